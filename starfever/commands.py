@@ -1,0 +1,148 @@
+"""Commands of the rules core and the exact math: eval, model, rtp, tune."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from starfever.engine import money
+from starfever.engine.lines import check_grid, evaluate_grid
+from starfever.engine.model import load_model
+from starfever.engine.symbols import Cents, check_line_bet
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add eval, model, rtp and tune."""
+    p = sub.add_parser("eval", help="evaluate the lines of one grid read as JSON on stdin")
+    p.add_argument("--line-bet", type=int, default=1, metavar="CENTS",
+                   help="line bet class in cents (default 1)")
+    p.set_defaults(handler=cmd_eval)
+
+    p = sub.add_parser("model", help="print a math model")
+    p.add_argument("--model", default="default", metavar="NAME|PATH")
+    p.add_argument("--json", action="store_true", help="print JSON (the default)")
+    p.set_defaults(handler=cmd_model)
+
+    p = sub.add_parser("rtp", help="exact theoretical return of a model")
+    p.add_argument("--model", default="default", metavar="NAME|PATH")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--exact", action="store_true",
+                   help="also print every figure as an exact fraction (with --json)")
+    p.set_defaults(handler=cmd_rtp)
+
+    p = sub.add_parser("tune", help="retune a model's Hold & Cash to a target total RTP")
+    p.add_argument("--model", default="default", metavar="NAME|PATH")
+    p.add_argument("--target", required=True, help="target total RTP, e.g. 0.955 or 95.5%%")
+    p.add_argument("--name", help="name of the new model (default: the old one)")
+    p.add_argument("--out", required=True, type=Path, help="where to write the model JSON")
+    p.set_defaults(handler=cmd_tune)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    bet = check_line_bet(args.line_bet)
+    try:
+        data = json.loads(sys.stdin.read())
+    except json.JSONDecodeError as error:
+        raise ValueError(f"stdin is not valid JSON: {error}") from None
+    if not isinstance(data, dict) or "grid" not in data:
+        raise ValueError('expected a JSON object {"grid": [[5 reels of 3 symbol codes]]}')
+    result = evaluate_grid(check_grid(data["grid"]))
+    print(json.dumps({
+        "line_wins": [{"line": w.line, "symbol": w.pay.symbol, "count": w.pay.count,
+                       "multiplier": w.pay.multiplier,
+                       "win": money.line_win(w.pay.factor, bet)} for w in result.line_wins],
+        "line_total": money.line_win(result.line_factor, Cents(bet)),
+        "jackpot_lines": list(result.jackpot_lines),
+        "star_coins": result.star_coins,
+        "feature": result.feature,
+    }))
+    return 0
+
+
+def cmd_model(args: argparse.Namespace) -> int:
+    print(json.dumps(load_model(args.model).to_dict(), indent=2))
+    return 0
+
+
+def rtp_json(report: Any, *, exact_fractions: bool = False) -> dict[str, Any]:
+    """The ``starfever rtp --json`` document of an exact report."""
+    from starfever.math.exact import ExactReport
+
+    assert isinstance(report, ExactReport)
+    out: dict[str, Any] = {
+        "model": report.model,
+        "total": float(report.total),
+        "game": float(report.game),
+        "components": {
+            "lines": float(report.lines),
+            "star_wild": float(report.star_wild),
+            "hold_and_cash": float(report.hold_and_cash),
+            "progressive": float(report.progressive),
+        },
+        "hit_frequency": float(report.hit_frequency),
+        "star_wild_frequency": float(report.star_wild_frequency),
+        "hold_and_cash_frequency": float(report.hold_and_cash_frequency),
+        "jackpot_frequency": float(report.jackpot_frequency),
+        "mega_frequency": float(report.mega_frequency),
+        "hold_and_cash_mean": float(report.hold_and_cash_mean),
+        "std_dev": float(report.std_dev),
+        "std_dev_note": report.std_dev_note,
+    }
+    if exact_fractions:
+        out["exact"] = {
+            "total": str(report.total), "lines": str(report.lines),
+            "star_wild": str(report.star_wild), "hold_and_cash": str(report.hold_and_cash),
+            "progressive": str(report.progressive), "hit_frequency": str(report.hit_frequency),
+        }
+    return out
+
+
+def cmd_rtp(args: argparse.Namespace) -> int:
+    from starfever.math.exact import compute
+
+    report = compute(load_model(args.model))
+    data = rtp_json(report, exact_fractions=args.exact)
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    c = data["components"]
+    print(f"Star Fever model {report.model!r}: theoretical RTP {data['total']:.4%}")
+    for key, label in (("lines", "line wins"), ("star_wild", "Star Wild respin"),
+                       ("hold_and_cash", "Hold & Cash (cash, Minor, Major, Mega)"),
+                       ("progressive", "EUR progressive contribution")):
+        print(f"  {label:<40} {c[key]:>9.4%}")
+    print(f"  hit frequency {data['hit_frequency']:.2%} (1 in {1 / data['hit_frequency']:.2f})")
+    print(f"  Star Wild 1 in {1 / data['star_wild_frequency']:.1f} spins, Hold & Cash 1 in "
+          f"{1 / data['hold_and_cash_frequency']:.1f}, Mega 1 in {1 / data['mega_frequency']:,.0f},"
+          f" EUR jackpot line 1 in {1 / data['jackpot_frequency']:,.0f}")
+    print(f"  standard deviation {data['std_dev']:.3f} x total bet ({data['std_dev_note']})")
+    return 0
+
+
+def parse_target(text: str) -> Fraction:
+    """``0.955``, ``95.5%`` or ``95.5`` (a number above 2 is read as a percentage)."""
+    raw = text.strip()
+    percent = raw.endswith("%")
+    try:
+        value = Fraction(Decimal(raw.rstrip("%").strip()))
+    except (InvalidOperation, ValueError):
+        raise ValueError(f"target {text!r} is not a number like 0.955 or 95.5%") from None
+    return value / 100 if percent or value > 2 else value
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from starfever.math.tune import tune
+
+    model, report = tune(load_model(args.model), parse_target(args.target), name=args.name)
+    data = model.to_dict()
+    data["description"] = (f"Tuned by 'starfever tune' to a total RTP of {float(report.total):.4%}"
+                           f" (exact {report.total})")
+    args.out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}: total RTP {float(report.total):.4%} (BLANK weight "
+          f"{model.hold_and_cash.cell_weights[0]})")
+    return 0

@@ -1,0 +1,202 @@
+"""Math models: every tunable number of the game (reel strips, weights, progressive settings)
+lives in a model file, ``starfever/models/<name>.json``; this module reads and checks them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from starfever.engine.symbols import (
+    CASH_VALUES,
+    CELL_KINDS,
+    COIN,
+    JACKPOT,
+    JACKPOT_REELS,
+    MWILD,
+    REELS,
+    ROWS,
+    SYMBOLS,
+    Cents,
+    Symbol,
+)
+
+ReelStrip = tuple[Symbol, ...]
+"""A reel strip, read cyclically: stop ``s`` shows ``strip[s], strip[s+1], strip[s+2]``."""
+Stop = int
+"""A reel stop: the index on the strip that shows on row 0."""
+
+
+class ModelError(ValueError):
+    """A model file that cannot be read or breaks a rule."""
+
+
+@dataclass(frozen=True, slots=True)
+class HoldAndCashModel:
+    """The weights that drive Hold & Cash (integers; probabilities are weight / sum)."""
+
+    cell_weights: tuple[int, ...]
+    """Weight of each of ``CELL_KINDS`` (BLANK, CASH, MINOR, MAJOR, UPGRADE, MULTIPLIER)
+    for every empty cell in every respin."""
+    coin_values: tuple[int, ...]
+    """Weights of the values 1..5 x total bet given to the triggering coins."""
+    cash_values: tuple[int, ...]
+    """Weights of the values 1..5 x total bet of CASH landing in respins."""
+
+
+@dataclass(frozen=True, slots=True)
+class MathModel:
+    """One complete, checked math model."""
+
+    name: str
+    """Short name, e.g. ``"default"``."""
+    version: str
+    """Version of the model; a round records name and version."""
+    base_reels: tuple[ReelStrip, ...]
+    """The 5 reel strips of a paid spin."""
+    star_wild_reels: tuple[ReelStrip, ...]
+    """The 5 reel strips of the Star Wild respin (no COIN)."""
+    hold_and_cash: HoldAndCashModel
+    """Hold & Cash weights."""
+    contribution_rate: Fraction
+    """Share of every total bet that flows into the €€€ pool."""
+    seed_cents: Cents
+    """The €€€ pool starts at, and is refilled to at least, this amount."""
+    description: str = ""
+    """Free text for people."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The model in its file format (what ``starfever model --json`` prints)."""
+        hc = self.hold_and_cash
+        return {
+            "name": self.name,
+            "version": self.version,
+            "description": self.description,
+            "reels": {
+                "base": [list(strip) for strip in self.base_reels],
+                "star_wild": [list(strip) for strip in self.star_wild_reels],
+            },
+            "hold_and_cash": {
+                "cell_weights": dict(zip(CELL_KINDS, hc.cell_weights, strict=True)),
+                "coin_values": {str(v): w for v, w in zip(CASH_VALUES, hc.coin_values, strict=True)},
+                "cash_values": {str(v): w for v, w in zip(CASH_VALUES, hc.cash_values, strict=True)},
+            },
+            "progressive": {
+                "contribution_rate": float(self.contribution_rate),
+                "seed_cents": int(self.seed_cents),
+            },
+        }
+
+
+def _strips(raw: object, where: str, *, coins: bool) -> tuple[ReelStrip, ...]:
+    if not isinstance(raw, list) or len(raw) != REELS:
+        raise ModelError(f"{where} must be a list of {REELS} reel strips")
+    strips: list[ReelStrip] = []
+    for reel, strip in enumerate(raw):
+        if not isinstance(strip, list) or len(strip) < ROWS:
+            raise ModelError(f"{where} reel {reel} must be a list of at least {ROWS} symbols")
+        for symbol in strip:
+            if not isinstance(symbol, str) or symbol not in SYMBOLS:
+                raise ModelError(f"{where} reel {reel}: unknown symbol code {symbol!r}")
+            if symbol == MWILD:
+                raise ModelError(f"{where} reel {reel}: MWILD appears only in the Star Wild feature")
+            if symbol == COIN and not coins:
+                raise ModelError(f"{where} reel {reel}: COIN is not allowed on these strips")
+            if symbol == JACKPOT and reel >= JACKPOT_REELS:
+                raise ModelError(f"{where} reel {reel}: JACKPOT is only placed on reels 0-2")
+        strips.append(tuple(strip))
+    return tuple(strips)
+
+
+def _weights(raw: object, keys: tuple[str, ...], where: str) -> tuple[int, ...]:
+    if not isinstance(raw, Mapping) or set(raw) != set(keys):
+        raise ModelError(f"{where} must have exactly the keys {', '.join(keys)}")
+    weights = []
+    for key in keys:
+        value = raw[key]
+        if type(value) is not int or value < 0:
+            raise ModelError(f"{where}[{key!r}] must be a non-negative integer, got {value!r}")
+        weights.append(value)
+    if sum(weights) == 0:
+        raise ModelError(f"{where} weights must not all be zero")
+    return tuple(weights)
+
+
+def _rate(raw: object) -> Fraction:
+    try:
+        rate = Fraction(Decimal(str(raw))) if not isinstance(raw, bool) else None
+    except (InvalidOperation, ValueError):
+        rate = None
+    if rate is None or not 0 <= rate < 1:
+        raise ModelError(f"progressive.contribution_rate must be a number in [0, 1), got {raw!r}")
+    return rate
+
+
+def model_from_dict(data: object) -> MathModel:
+    """Check a parsed model file and build the model; :class:`ModelError` names any problem."""
+    if not isinstance(data, Mapping):
+        raise ModelError("a model file must hold a JSON object")
+    try:
+        reels, hc, prog = data["reels"], data["hold_and_cash"], data["progressive"]
+        name = data["name"]
+    except KeyError as missing:
+        raise ModelError(f"model is missing the key {missing}") from None
+    if not isinstance(name, str) or not name:
+        raise ModelError(f"model name must be a non-empty string, got {name!r}")
+    if not isinstance(reels, Mapping) or not isinstance(hc, Mapping) or not isinstance(prog, Mapping):
+        raise ModelError("reels, hold_and_cash and progressive must be JSON objects")
+    value_keys = tuple(str(v) for v in CASH_VALUES)
+    cell_weights = _weights(hc.get("cell_weights"), CELL_KINDS, "hold_and_cash.cell_weights")
+    if cell_weights[0] == 0:
+        raise ModelError("hold_and_cash.cell_weights['BLANK'] must be positive, "
+                         "or the feature could never end")
+    seed = prog.get("seed_cents")
+    if type(seed) is not int or seed < 0:
+        raise ModelError(f"progressive.seed_cents must be a non-negative integer, got {seed!r}")
+    return MathModel(
+        name=name,
+        version=str(data.get("version", "1")),
+        description=str(data.get("description", "")),
+        base_reels=_strips(reels.get("base"), "reels.base", coins=True),
+        star_wild_reels=_strips(reels.get("star_wild"), "reels.star_wild", coins=False),
+        hold_and_cash=HoldAndCashModel(
+            cell_weights=cell_weights,
+            coin_values=_weights(hc.get("coin_values"), value_keys, "hold_and_cash.coin_values"),
+            cash_values=_weights(hc.get("cash_values"), value_keys, "hold_and_cash.cash_values"),
+        ),
+        contribution_rate=_rate(prog.get("contribution_rate")),
+        seed_cents=Cents(seed),
+    )
+
+
+def shipped_models() -> list[str]:
+    """Names of the models shipped in the package."""
+    folder = resources.files("starfever") / "models"
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json"))
+
+
+def load_model(name_or_path: str = "default") -> MathModel:
+    """Load a shipped model by name, or a model file by path."""
+    path = Path(name_or_path)
+    if path.suffix == ".json" or path.exists():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise ModelError(f"cannot read model file {name_or_path!r}: {error.strerror}") from None
+    else:
+        if name_or_path not in shipped_models():
+            raise ModelError(f"unknown model {name_or_path!r}; shipped models: "
+                             f"{', '.join(shipped_models())}, or give a path to a .json file")
+        text = (resources.files("starfever") / "models" / f"{name_or_path}.json").read_text(
+            encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ModelError(f"model {name_or_path!r} is not valid JSON: {error}") from None
+    return model_from_dict(data)

@@ -1,0 +1,181 @@
+"""One round of Star Fever: the paid spin, then the Star Wild respin or Hold & Cash, then the
+€€€ lines, with an ordered event log a client can replay and an auditor can re-derive.
+
+:func:`play_round` is a pure function of (model, line bet, pool, random draws): no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from starfever.engine import money
+from starfever.engine.holdcash import Cell, HoldAndCashOutcome, play_hold_and_cash
+from starfever.engine.lines import GridEvaluation, evaluate_grid
+from starfever.engine.model import MathModel, ReelStrip, Stop
+from starfever.engine.rng import RandomSource, RecordingSource, ReplaySource
+from starfever.engine.symbols import (
+    COIN,
+    MWILD,
+    REELS,
+    ROWS,
+    WILD,
+    Cents,
+    Symbol,
+    check_line_bet,
+)
+
+Event = dict[str, Any]
+Grid = list[list[Symbol]]
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    """Everything one round decided, in cents."""
+
+    line_bet: Cents
+    """The line bet class played."""
+    total_bet: Cents
+    """Line bet x 20."""
+    base_win: Cents
+    """Line wins of the paid spin."""
+    star_wild_win: Cents
+    """Line wins of the Star Wild respin."""
+    hold_and_cash_win: Cents
+    """Hold & Cash payout (cash, Minor, Major, Mega)."""
+    progressive_win: Cents
+    """€€€ shares won from the pool."""
+    feature: str | None
+    """``"star_wild"``, ``"hold_and_cash"`` or ``None``."""
+    pool_before: Cents
+    """The €€€ pool the round played against (after this bet's contribution)."""
+    pool_after: Cents
+    """The pool after €€€ wins and any refill."""
+    pool_refill: Cents
+    """Operator funding that brought the pool back up to its seed after a win."""
+    events: tuple[Event, ...]
+    """The ordered event log (JSON-ready)."""
+    draws: tuple[int, ...]
+    """Every random draw, in order: replaying them gives this round again."""
+    hold_and_cash: HoldAndCashOutcome | None = None
+    """Details of the Hold & Cash feature, when played."""
+
+    @property
+    def total_win(self) -> Cents:
+        """Everything the round pays."""
+        return Cents(self.base_win + self.star_wild_win + self.hold_and_cash_win
+                     + self.progressive_win)
+
+
+def window(strips: Sequence[ReelStrip], stops: Sequence[Stop]) -> Grid:
+    """The 5 x 3 window that ``stops`` show on ``strips`` (strips are read cyclically)."""
+    return [[strip[(stop + row) % len(strip)] for row in range(ROWS)]
+            for strip, stop in zip(strips, stops, strict=True)]
+
+
+def _spin(strips: Sequence[ReelStrip], source: RandomSource) -> tuple[list[Stop], Grid]:
+    stops = [source.randbelow(len(strip)) for strip in strips]
+    return stops, window(strips, stops)
+
+
+def star_wilds(grid: Grid) -> dict[Cell, Symbol]:
+    """What the 4 coins of a Star Wild trigger become: three on one reel are Multiplier Wilds."""
+    coins = [(reel, row) for reel in range(REELS) for row in range(ROWS) if grid[reel][row] == COIN]
+    wilds: dict[Cell, Symbol] = {}
+    for reel, row in coins:
+        stacked = sum(1 for r, _ in coins if r == reel) == ROWS
+        wilds[(reel, row)] = MWILD if stacked else WILD
+    return wilds
+
+
+def _line_events(phase: str, evaluation: GridEvaluation, line_bet: Cents) -> list[Event]:
+    return [{"type": "line_win", "phase": phase, "line": w.line, "symbol": w.pay.symbol,
+             "count": w.pay.count, "multiplier": w.pay.multiplier,
+             "win": money.line_win(w.pay.factor, line_bet)} for w in evaluation.line_wins]
+
+
+def play_round(model: MathModel, line_bet: int, source: RandomSource, *,
+               pool: int | None = None) -> RoundResult:
+    """Play one whole round at ``line_bet`` cents against a €€€ pool of ``pool`` cents.
+
+    ``pool`` is the pool after this bet's contribution (default: the model's seed).
+    """
+    bet = check_line_bet(line_bet)
+    pool_before = Cents(model.seed_cents if pool is None else pool)
+    if pool_before < 0:
+        raise ValueError(f"pool must not be negative, got {pool!r}")
+    recorder = RecordingSource(source)
+    events: list[Event] = []
+    jackpot_lines: list[tuple[str, int]] = []
+
+    stops, grid = _spin(model.base_reels, recorder)
+    base = evaluate_grid(grid)
+    events.append({"type": "reveal", "phase": "base", "stops": stops, "grid": grid})
+    events.extend(_line_events("base", base, bet))
+    jackpot_lines += [("base", line) for line in base.jackpot_lines]
+    if base.feature is not None:
+        events.append({"type": "feature", "feature": base.feature, "star_coins": base.star_coins})
+
+    star_wild_win = 0
+    hold: HoldAndCashOutcome | None = None
+    if base.feature == "star_wild":
+        wilds = star_wilds(grid)
+        events.append({"type": "star_wild", "wilds": [
+            {"reel": reel, "row": row, "symbol": symbol}
+            for (reel, row), symbol in sorted(wilds.items())]})
+        respin_stops, respin_grid = _spin(model.star_wild_reels, recorder)
+        for (reel, row), symbol in wilds.items():
+            respin_grid[reel][row] = symbol
+        respin = evaluate_grid(respin_grid)
+        events.append({"type": "reveal", "phase": "star_wild", "stops": respin_stops,
+                       "grid": respin_grid})
+        events.extend(_line_events("star_wild", respin, bet))
+        jackpot_lines += [("star_wild", line) for line in respin.jackpot_lines]
+        star_wild_win = money.line_win(respin.line_factor, bet)
+    elif base.feature == "hold_and_cash":
+        coins = [(reel, row) for reel in range(REELS) for row in range(ROWS)
+                 if grid[reel][row] == COIN]
+        hold = play_hold_and_cash(coins, model.hold_and_cash, bet, recorder, events)
+
+    remaining = pool_before
+    progressive = 0
+    for phase, line in jackpot_lines:
+        share = money.progressive_share(remaining, bet)
+        remaining = Cents(remaining - share)
+        progressive += share
+        events.append({"type": "jackpot", "phase": phase, "line": line,
+                       "percent": bet * 100 // money.JACKPOT_SHARE_BASE, "win": share,
+                       "pool_left": remaining})
+    refill = Cents(max(0, model.seed_cents - remaining)) if jackpot_lines else Cents(0)
+    result = RoundResult(
+        line_bet=bet,
+        total_bet=money.total_bet(bet),
+        base_win=money.line_win(base.line_factor, bet),
+        star_wild_win=Cents(star_wild_win),
+        hold_and_cash_win=money.feature_win(hold.multiple, bet) if hold else Cents(0),
+        progressive_win=Cents(progressive),
+        feature=base.feature,
+        pool_before=pool_before,
+        pool_after=Cents(remaining + refill),
+        pool_refill=refill,
+        events=(),
+        draws=(),
+        hold_and_cash=hold,
+    )
+    events.append({"type": "round_end", "total_win": result.total_win,
+                   "pool_after": result.pool_after})
+    return _with_log(result, events, recorder.draws)
+
+
+def _with_log(result: RoundResult, events: list[Event], draws: Iterable[int]) -> RoundResult:
+    return replace(result, events=tuple(events), draws=tuple(draws))
+
+
+def replay_round(model: MathModel, line_bet: int, draws: Iterable[int], *,
+                 pool: int | None = None) -> RoundResult:
+    """Play a round again from its recorded draws; every draw must be used exactly once."""
+    source = ReplaySource(draws)
+    result = play_round(model, line_bet, source, pool=pool)
+    source.check_used_up()
+    return result

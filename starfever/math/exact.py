@@ -1,0 +1,240 @@
+"""The exact theoretical return of a math model, in rational arithmetic.
+
+Parts (RTP as a fraction of the total bet):
+- lines: every line's 5 cells lie on 5 different reels, and with a uniform stop each row of a
+  cyclic strip shows the strip's symbol frequencies, so one line's expected pay is a sum over
+  independent cells, the same for all 20 lines; RTP = E[pay of one line] (total bet = 20 lines).
+- Star Wild: for each way the 5 reels can show exactly 4 coins, the wilds are fixed and the
+  respin's lines are evaluated over the respin strips' frequencies the same way.
+- Hold & Cash: the coin count's distribution times the exact feature value (``holdcash``).
+- progressive: the contribution rate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from itertools import product
+
+import numpy as np
+
+from starfever.engine.lines import evaluate_line, is_jackpot_line
+from starfever.engine.model import MathModel, ReelStrip
+from starfever.engine.round import star_wilds
+from starfever.engine.symbols import (
+    COIN,
+    HOLD_AND_CASH_COINS,
+    LINE_COUNT,
+    LINES,
+    PAYING_SYMBOLS,
+    REELS,
+    ROWS,
+    STAR_WILD_COINS,
+    SYMBOLS,
+    WILDS,
+    Symbol,
+)
+from starfever.math.holdcash import FeatureMoments, HoldAndCashSolver
+from starfever.math.variance import StdDev, std_dev
+
+F = Fraction
+CellDistribution = dict[Symbol, Fraction]
+
+
+def symbol_frequencies(strip: ReelStrip) -> CellDistribution:
+    """What one row of a uniformly stopped cyclic strip shows."""
+    return {s: F(n, len(strip)) for s, n in Counter(strip).items()}
+
+
+def expected_line_pay(cells: Sequence[CellDistribution]) -> Fraction:
+    """E[line factor] for 5 independent cells, by walking prefixes until the line is decided.
+
+    A prefix is decided once no paying symbol and no wild-only run can extend it; the rest of the
+    line then cannot change the pay, so ``evaluate_line`` is asked once per decided prefix.
+    """
+    total = F(0)
+
+    def walk(prefix: list[Symbol], prob: Fraction) -> None:
+        nonlocal total
+        depth = len(prefix)
+        if depth == REELS or not _alive(prefix):
+            pay = evaluate_line(prefix + [COIN] * (REELS - depth))
+            if pay is not None:
+                total += prob * pay.factor
+            return
+        for symbol, p in cells[depth].items():
+            walk(prefix + [symbol], prob * p)
+
+    walk([], F(1))
+    return total
+
+
+def _alive(prefix: list[Symbol]) -> bool:
+    """Whether a further cell could still lengthen a run from reel 0."""
+    if all(s in WILDS for s in prefix):
+        return True
+    named = {s for s in prefix if s not in WILDS}
+    return len(named) == 1 and next(iter(named)) in PAYING_SYMBOLS
+
+
+@dataclass
+class ExactReport:
+    """Exact figures of one model. RTPs as fractions of the total bet; frequencies per paid spin."""
+
+    model: str
+    lines: Fraction
+    star_wild: Fraction
+    hold_and_cash: Fraction
+    progressive: Fraction
+    hit_frequency: Fraction
+    star_wild_frequency: Fraction
+    hold_and_cash_frequency: Fraction
+    jackpot_frequency: Fraction
+    mega_frequency: Fraction
+    coin_counts: dict[int, Fraction]
+    hold_and_cash_by_coins: dict[int, FeatureMoments] = field(repr=False)
+    std: StdDev | None = None
+
+    @property
+    def std_dev(self) -> float:
+        """Standard deviation of a round's win per unit total bet (see ``variance``)."""
+        return self.std.value if self.std else float("nan")
+
+    @property
+    def std_dev_note(self) -> str:
+        """How the standard deviation was obtained."""
+        return self.std.note if self.std else "not computed"
+
+    @property
+    def game(self) -> Fraction:
+        """RTP of lines, Star Wild and Hold & Cash."""
+        return self.lines + self.star_wild + self.hold_and_cash
+
+    @property
+    def total(self) -> Fraction:
+        """Game plus the progressive contribution."""
+        return self.game + self.progressive
+
+    @property
+    def hold_and_cash_mean(self) -> Fraction:
+        """Expected Hold & Cash payout in total bets, given it triggers."""
+        return self.hold_and_cash / self.hold_and_cash_frequency
+
+
+def _reel_coin_masks(strip: ReelStrip) -> Counter[tuple[bool, ...]]:
+    """How often each pattern of coins (per row) shows on a reel."""
+    n = len(strip)
+    return Counter(tuple(strip[(stop + r) % n] == COIN for r in range(ROWS)) for stop in range(n))
+
+
+def coin_count_distribution(strips: Sequence[ReelStrip]) -> dict[int, Fraction]:
+    """P(k coins in the window) for k = 0..15."""
+    dist = {0: F(1)}
+    for strip in strips:
+        per_reel = Counter(sum(m) for m in _reel_coin_masks(strip).elements())
+        nxt: dict[int, Fraction] = {}
+        for have, p in dist.items():
+            for add, count in per_reel.items():
+                nxt[have + add] = nxt.get(have + add, F(0)) + p * F(count, len(strip))
+        dist = nxt
+    return dict(sorted(dist.items()))
+
+
+def star_wild_value(model: MathModel) -> Fraction:
+    """Expected Star Wild respin line pay per paid spin, in multiples of the line bet."""
+    masks = [_reel_coin_masks(s) for s in model.base_reels]
+    free = [symbol_frequencies(s) for s in model.star_wild_reels]
+    cache: dict[tuple[Symbol | None, ...], Fraction] = {}
+    total = F(0)
+    for combo in product(*(m.items() for m in masks)):
+        if sum(sum(mask) for mask, _ in combo) != STAR_WILD_COINS:
+            continue
+        prob = F(math.prod(count for _, count in combo),
+                 math.prod(len(s) for s in model.base_reels))
+        grid = [[COIN if mask[r] else "" for r in range(ROWS)] for mask, _ in combo]
+        wilds = star_wilds(grid)
+        pay = F(0)
+        for line in LINES:
+            fixed = tuple(wilds.get((reel, row)) for reel, row in enumerate(line))
+            if fixed not in cache:
+                cells = [{f: F(1)} if f else free[reel] for reel, f in enumerate(fixed)]
+                cache[fixed] = expected_line_pay(cells)
+            pay += cache[fixed]
+        total += prob * pay
+    return total
+
+
+def _first_three(model: MathModel) -> tuple[Fraction, dict[int, Fraction]]:
+    """From reels 0-2 alone: P(some €€€ line), and per coin count on reels 0-2 the probability
+    that no line can win (a line win needs 3 matching from reel 0, so reels 3-4 cannot make one).
+
+    Every combination of the three reels' stops is checked (counting, not sampling), with a
+    lookup table of which symbol triples pay, built by the one line evaluator.
+    """
+    strips = model.base_reels[:3]
+    index = {s: i for i, s in enumerate(SYMBOLS)}
+    n = len(SYMBOLS)
+    pays = np.zeros((n, n, n), dtype=bool)
+    jack = np.zeros((n, n, n), dtype=bool)
+    for a, b, c in product(SYMBOLS, repeat=3):
+        pays[index[a], index[b], index[c]] = evaluate_line([a, b, c, COIN, COIN]) is not None
+        jack[index[a], index[b], index[c]] = is_jackpot_line([a, b, c])
+    cols = [np.array([[index[s[(stop + r) % len(s)]] for r in range(ROWS)]
+                      for stop in range(len(s))]) for s in strips]
+    # axes: stop of reel 0, reel 1, reel 2
+    g0 = cols[0][:, None, None, :]
+    g1 = cols[1][None, :, None, :]
+    g2 = cols[2][None, None, :, :]
+    hit = np.zeros((len(cols[0]), len(cols[1]), len(cols[2])), dtype=bool)
+    jackpot = np.zeros_like(hit)
+    for line in LINES:
+        triple = (g0[..., line[0]], g1[..., line[1]], g2[..., line[2]])
+        hit |= pays[triple]
+        jackpot |= jack[triple]
+    coin = index[COIN]
+    coins = ((g0 == coin).sum(-1) + (g1 == coin).sum(-1) + (g2 == coin).sum(-1))
+    dead = ~hit & ~jackpot
+    space = hit.size
+    counts = np.bincount(coins[dead].ravel(), minlength=10)
+    return (F(int(jackpot.sum()), space),
+            {k: F(int(v), space) for k, v in enumerate(counts) if v})
+
+
+def compute(model: MathModel, *, with_std_dev: bool = True) -> ExactReport:
+    """Every exact figure of ``model`` (and the standard deviation, partly estimated)."""
+    base = [symbol_frequencies(s) for s in model.base_reels]
+    lines = expected_line_pay(base)  # one line, in line bets = all 20 lines, in total bets
+    coins = coin_count_distribution(model.base_reels)
+    solver = HoldAndCashSolver(model.hold_and_cash)
+    by_coins = {n: solver.feature(n) for n, p in coins.items() if n >= HOLD_AND_CASH_COINS and p}
+    hold = sum((coins[n] * m.mean for n, m in by_coins.items()), F(0))
+    mega = sum((coins[n] * m.mega for n, m in by_coins.items()), F(0))
+    jackpot, dead = _first_three(model)
+    last_two = coin_count_distribution(model.base_reels[3:])
+    no_hit = sum((p * q for k, p in dead.items() for m, q in last_two.items()
+                  if k + m < STAR_WILD_COINS), F(0))
+    report = ExactReport(
+        model=model.name,
+        lines=lines,
+        star_wild=star_wild_value(model) / LINE_COUNT,
+        hold_and_cash=hold,
+        progressive=model.contribution_rate,
+        hit_frequency=1 - no_hit,
+        star_wild_frequency=coins.get(STAR_WILD_COINS, F(0)),
+        hold_and_cash_frequency=sum((p for n, p in coins.items() if n >= HOLD_AND_CASH_COINS),
+                                    F(0)),
+        jackpot_frequency=jackpot,
+        mega_frequency=mega,
+        coin_counts=coins,
+        hold_and_cash_by_coins=by_coins,
+    )
+    if with_std_dev:
+        report.std = std_dev(model, report.game, by_coins, coins)
+    return report
+
+
+__all__ = ["ExactReport", "compute", "coin_count_distribution", "expected_line_pay",
+           "symbol_frequencies"]
