@@ -1,0 +1,182 @@
+"""Running the kernel over many chunks, in one or several processes, and merging exactly.
+
+Reproducibility: the spins are cut into chunks of :data:`CHUNK_SPINS` whatever the number of
+workers; chunk ``i`` plays from the ``i``-th child of ``SeedSequence(seed).spawn(chunks)`` and
+returns integer sums, which add up to the same totals in any order. So a (model, seed, spins)
+triple always gives the same :class:`SimulationResult`, on one process or many.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from tqdm import tqdm
+
+from starfever.engine.model import MathModel
+from starfever.sim import kernel
+from starfever.sim.result import Moments, SimulationResult
+from starfever.sim.rng import StreamState, chunk_states
+from starfever.sim.tables import kernel_tables
+
+CHUNK_SPINS = 1 << 18
+"""Spins per chunk. Changing it changes every seeded result: treat it as part of the format."""
+HISTOGRAM_EDGES = tuple(float(10 ** (k / 5)) for k in range(-5, 26))
+"""Bin edges of the win histograms, in total bets: 0.1 to 100,000, 5 bins per decade."""
+
+_SQUARE_CARRY = 1 << 62
+_WORKER_TABLES: kernel.KernelArgs | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkOutcome:
+    """What one chunk returns: its index and its integer sums."""
+
+    index: int
+    """Chunk number (its seed child)."""
+    sums: npt.NDArray[np.int64]
+    """The kernel's sums, laid out as ``kernel.SPINS`` ... ``kernel.WINNING_ROUNDS``."""
+    win_hist: npt.NDArray[np.int64]
+    """Rounds per game-win bin."""
+    hold_hist: npt.NDArray[np.int64]
+    """Hold & Cash features per payout bin."""
+
+
+def default_workers() -> int:
+    """All cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def play_chunk(tables: kernel.KernelArgs, index: int, state: StreamState,
+               spins: int) -> ChunkOutcome:
+    """Play one chunk in this process."""
+    edges = np.array(HISTOGRAM_EDGES, dtype=np.float64)
+    sums = np.zeros(kernel.N_SUMS, dtype=np.int64)
+    win_hist = np.zeros(len(edges) + 2, dtype=np.int64)
+    hold_hist = np.zeros(len(edges) + 2, dtype=np.int64)
+    kernel.run_chunk(tables, np.array(state, dtype=np.uint64), spins, sums, win_hist,
+                     hold_hist, edges)
+    return ChunkOutcome(index, sums, win_hist, hold_hist)
+
+
+def _init_worker(tables: kernel.KernelArgs) -> None:
+    global _WORKER_TABLES
+    _WORKER_TABLES = tables
+    _warm_up(tables)
+
+
+def _worker_chunk(index: int, state: StreamState, spins: int) -> ChunkOutcome:
+    assert _WORKER_TABLES is not None, "worker not initialised"
+    return play_chunk(_WORKER_TABLES, index, state, spins)
+
+
+def _warm_up(tables: kernel.KernelArgs) -> None:
+    """Compile (or load from numba's cache) before the clock and the pool start."""
+    play_chunk(tables, 0, np.ones(4, dtype=np.uint64), 0)
+
+
+def _check(spins: object, seed: object, workers: object) -> None:
+    if type(spins) is not int or spins < 1:
+        raise ValueError(f"spins must be a positive integer, got {spins!r}")
+    if type(seed) is not int or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if workers is not None and (type(workers) is not int or workers < 1):
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+
+
+def simulate(model: MathModel, spins: int, seed: int, workers: int | None = None,
+             progress: bool = False) -> SimulationResult:
+    """Play ``spins`` rounds of ``model`` from ``seed`` on ``workers`` processes (default: all
+    cores; 1 plays in this process) and return the merged result.
+
+    The result depends only on (model, seed, spins): not on ``workers``. ``progress`` shows a
+    tqdm bar on stderr. Raises ``ValueError`` on bad arguments.
+    """
+    _check(spins, seed, workers)
+    workers = default_workers() if workers is None else workers
+    tables = kernel_tables(model).as_tuple()
+    _warm_up(tables)
+    sizes = [CHUNK_SPINS] * (spins // CHUNK_SPINS)
+    if spins % CHUNK_SPINS:
+        sizes.append(spins % CHUNK_SPINS)
+    states = chunk_states(seed, len(sizes))
+    outcomes: list[ChunkOutcome] = []
+    started = time.perf_counter()
+    with tqdm(total=spins, unit="spin", unit_scale=True, disable=not progress,
+              desc="simulate", leave=False) as bar:
+        if workers == 1 or len(sizes) == 1:
+            for index, (state, size) in enumerate(zip(states, sizes, strict=True)):
+                outcomes.append(play_chunk(tables, index, state, size))
+                bar.update(size)
+        else:
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=min(workers, len(sizes)), mp_context=context,
+                                     initializer=_init_worker, initargs=(tables,)) as pool:
+                pending: set[Future[ChunkOutcome]] = {
+                    pool.submit(_worker_chunk, index, state, size)
+                    for index, (state, size) in enumerate(zip(states, sizes, strict=True))}
+                while pending:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        outcome = future.result()
+                        outcomes.append(outcome)
+                        bar.update(int(outcome.sums[kernel.SPINS]))
+    elapsed = time.perf_counter() - started
+    return _merge(model, seed, spins, workers, outcomes, elapsed)
+
+
+def _squares(sums: npt.NDArray[np.int64], at: int) -> int:
+    return int(sums[at]) + int(sums[at + 1]) * _SQUARE_CARRY
+
+
+def _merge(model: MathModel, seed: int, spins: int, workers: int,
+           outcomes: list[ChunkOutcome], elapsed: float) -> SimulationResult:
+    outcomes = sorted(outcomes, key=lambda o: o.index)
+
+    def total(at: int) -> int:
+        return sum(int(o.sums[at]) for o in outcomes)
+
+    def squares(at: int) -> int:
+        return sum(_squares(o.sums, at) for o in outcomes)
+
+    moments = {
+        name: Moments(total(at), squares(at + 1))
+        for name, at in (("lines", kernel.LINES_SUM), ("star_wild", kernel.STAR_WILD_SUM),
+                         ("hold_and_cash", kernel.HOLD_SUM), ("game", kernel.GAME_SUM))
+    }
+    counts = {name: total(at) for name, at in (
+        ("hits", kernel.HITS), ("winning_rounds", kernel.WINNING_ROUNDS),
+        ("star_wilds", kernel.STAR_WILDS), ("holds", kernel.HOLDS), ("megas", kernel.MEGAS),
+        ("minors", kernel.MINORS), ("majors", kernel.MAJORS),
+        ("hold_respins", kernel.HOLD_RESPINS), ("jackpot_spins", kernel.JACKPOT_SPINS),
+        ("jackpot_lines", kernel.JACKPOT_LINES),
+        ("respin_jackpot_lines", kernel.RESPIN_JACKPOT_LINES),
+        ("jackpot_rounds", kernel.JACKPOT_ROUNDS))}
+    if total(kernel.SPINS) != spins:
+        raise AssertionError(f"chunks played {total(kernel.SPINS)} spins, not {spins}")
+    return SimulationResult(
+        model=model.name,
+        seed=seed,
+        spins=spins,
+        workers=workers,
+        chunk_spins=CHUNK_SPINS,
+        contribution_rate=float(model.contribution_rate),
+        moments=moments,
+        counts=counts,
+        max_win=max(int(o.sums[kernel.MAX_WIN]) for o in outcomes)
+        / kernel.LINE_BETS_PER_TOTAL_BET,
+        histogram_edges=HISTOGRAM_EDGES,
+        win_histogram=tuple(int(x) for x in sum(o.win_hist for o in outcomes)),
+        hold_and_cash_histogram=tuple(int(x) for x in sum(o.hold_hist for o in outcomes)),
+        chunk_spin_counts=tuple(int(o.sums[kernel.SPINS]) for o in outcomes),
+        chunk_game_wins=tuple(int(o.sums[kernel.GAME_SUM]) for o in outcomes),
+        elapsed_seconds=elapsed,
+    )
