@@ -12,6 +12,8 @@ follow its field order.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 from numba import njit
@@ -66,7 +68,7 @@ ROUND_FIELDS = ("base_pay", "base_jackpot_lines", "coins", "star_wild_pay",
                 "respin_jackpot_lines", "hold_multiple", "minors", "majors", "mega",
                 "respins")
 
-KernelArgs = tuple[npt.NDArray[np.generic], ...]
+KernelArgs = tuple[npt.NDArray[Any], ...]
 
 
 @njit(cache=True)

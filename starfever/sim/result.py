@@ -85,15 +85,16 @@ class SimulationResult:
     counts: dict[str, int]
     """Event counts: ``hits`` (a line win, a €€€ line or a feature), ``winning_rounds``,
     ``star_wilds``, ``holds``, ``megas``, ``minors``, ``majors``, ``hold_respins``,
-    ``jackpot_spins`` (base spins with a €€€ line), ``jackpot_lines`` (base), ``respin_jackpot_lines``,
-    ``jackpot_rounds`` (rounds with any €€€ line)."""
+    ``jackpot_spins`` (base spins with a €€€ line), ``jackpot_lines`` (base),
+    ``respin_jackpot_lines``, ``jackpot_rounds`` (rounds with any €€€ line)."""
     max_win: float
     """Largest round win, in total bets."""
     histogram_edges: tuple[float, ...]
     """Log-spaced bin edges in total bets (5 per decade)."""
     win_histogram: tuple[int, ...]
     """Rounds by game win: ``[0]`` won nothing; ``[k]``, k >= 1, won in
-    ``[edges[k-2], edges[k-1])`` (``[1]``: above 0 and below ``edges[0]``; last: from ``edges[-1]``)."""
+    ``[edges[k-2], edges[k-1])`` (``[1]``: above 0 and below ``edges[0]``; the last bin: from
+    ``edges[-1]`` up)."""
     hold_and_cash_histogram: tuple[int, ...]
     """Hold & Cash features by payout (total bets), binned like ``win_histogram``."""
     chunk_spin_counts: tuple[int, ...]

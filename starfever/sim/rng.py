@@ -82,7 +82,7 @@ def draw_below(state: StreamState, n: int) -> int:
 
 def stream_state(seed_sequence: np.random.SeedSequence) -> StreamState:
     """A generator state from a seed sequence (never the all-zero state xoshiro cannot leave)."""
-    state = seed_sequence.generate_state(4, np.uint64)
+    state = np.asarray(seed_sequence.generate_state(4, np.uint64), dtype=np.uint64)
     if not state.any():
         state[0] = np.uint64(0x9E3779B97F4A7C15)
     return state

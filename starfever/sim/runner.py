@@ -174,8 +174,9 @@ def _merge(model: MathModel, seed: int, spins: int, workers: int,
         max_win=max(int(o.sums[kernel.MAX_WIN]) for o in outcomes)
         / kernel.LINE_BETS_PER_TOTAL_BET,
         histogram_edges=HISTOGRAM_EDGES,
-        win_histogram=tuple(int(x) for x in sum(o.win_hist for o in outcomes)),
-        hold_and_cash_histogram=tuple(int(x) for x in sum(o.hold_hist for o in outcomes)),
+        win_histogram=tuple(int(x) for x in np.sum([o.win_hist for o in outcomes], axis=0)),
+        hold_and_cash_histogram=tuple(
+            int(x) for x in np.sum([o.hold_hist for o in outcomes], axis=0)),
         chunk_spin_counts=tuple(int(o.sums[kernel.SPINS]) for o in outcomes),
         chunk_game_wins=tuple(int(o.sums[kernel.GAME_SUM]) for o in outcomes),
         elapsed_seconds=elapsed,

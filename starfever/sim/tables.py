@@ -78,7 +78,7 @@ class KernelTables:
 
     def as_tuple(self) -> tuple[npt.NDArray[np.generic], ...]:
         """The arrays in field order, as the kernel takes them."""
-        return tuple(getattr(self, name) for name in self.__slots__)  # type: ignore[attr-defined]
+        return tuple(getattr(self, name) for name in self.__slots__)
 
 
 def _padded_windows(strips: tuple[ReelStrip, ...]) -> tuple[Int64Array, Int8Array]:
