@@ -24,7 +24,6 @@ from starfever.engine.symbols import (
     MEGA_PAYS,
     MINOR,
     MINOR_PAYS,
-    MULTIPLIER,
     REELS,
     ROWS,
     UPGRADE,

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from starfever.engine.symbols import (
     COIN,
+    HOLD_AND_CASH_COINS,
     JACKPOT,
     JACKPOT_REELS,
     LINES,
@@ -19,7 +20,6 @@ from starfever.engine.symbols import (
     REELS,
     ROWS,
     STAR_WILD_COINS,
-    HOLD_AND_CASH_COINS,
     SYMBOLS,
     WILD,
     WILDS,

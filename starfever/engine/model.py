@@ -84,14 +84,18 @@ class MathModel:
             },
             "hold_and_cash": {
                 "cell_weights": dict(zip(CELL_KINDS, hc.cell_weights, strict=True)),
-                "coin_values": {str(v): w for v, w in zip(CASH_VALUES, hc.coin_values, strict=True)},
-                "cash_values": {str(v): w for v, w in zip(CASH_VALUES, hc.cash_values, strict=True)},
+                "coin_values": _by_value(hc.coin_values),
+                "cash_values": _by_value(hc.cash_values),
             },
             "progressive": {
                 "contribution_rate": float(self.contribution_rate),
                 "seed_cents": int(self.seed_cents),
             },
         }
+
+
+def _by_value(weights: tuple[int, ...]) -> dict[str, int]:
+    return {str(v): w for v, w in zip(CASH_VALUES, weights, strict=True)}
 
 
 def _strips(raw: object, where: str, *, coins: bool) -> tuple[ReelStrip, ...]:
@@ -105,7 +109,8 @@ def _strips(raw: object, where: str, *, coins: bool) -> tuple[ReelStrip, ...]:
             if not isinstance(symbol, str) or symbol not in SYMBOLS:
                 raise ModelError(f"{where} reel {reel}: unknown symbol code {symbol!r}")
             if symbol == MWILD:
-                raise ModelError(f"{where} reel {reel}: MWILD appears only in the Star Wild feature")
+                raise ModelError(
+                    f"{where} reel {reel}: MWILD appears only in the Star Wild feature")
             if symbol == COIN and not coins:
                 raise ModelError(f"{where} reel {reel}: COIN is not allowed on these strips")
             if symbol == JACKPOT and reel >= JACKPOT_REELS:
@@ -149,7 +154,7 @@ def model_from_dict(data: object) -> MathModel:
         raise ModelError(f"model is missing the key {missing}") from None
     if not isinstance(name, str) or not name:
         raise ModelError(f"model name must be a non-empty string, got {name!r}")
-    if not isinstance(reels, Mapping) or not isinstance(hc, Mapping) or not isinstance(prog, Mapping):
+    if not all(isinstance(part, Mapping) for part in (reels, hc, prog)):
         raise ModelError("reels, hold_and_cash and progressive must be JSON objects")
     value_keys = tuple(str(v) for v in CASH_VALUES)
     cell_weights = _weights(hc.get("cell_weights"), CELL_KINDS, "hold_and_cash.cell_weights")

@@ -21,7 +21,7 @@ from itertools import product
 
 import numpy as np
 
-from starfever.engine.lines import evaluate_line, is_jackpot_line
+from starfever.engine.lines import LinePay, evaluate_line, is_jackpot_line
 from starfever.engine.model import MathModel, ReelStrip
 from starfever.engine.round import star_wilds
 from starfever.engine.symbols import (
@@ -49,27 +49,31 @@ def symbol_frequencies(strip: ReelStrip) -> CellDistribution:
     return {s: F(n, len(strip)) for s, n in Counter(strip).items()}
 
 
-def expected_line_pay(cells: Sequence[CellDistribution]) -> Fraction:
-    """E[line factor] for 5 independent cells, by walking prefixes until the line is decided.
+def line_pay_distribution(cells: Sequence[CellDistribution]) -> dict[LinePay, Fraction]:
+    """P(each line pay) for 5 independent cells, walking prefixes until the line is decided.
 
     A prefix is decided once no paying symbol and no wild-only run can extend it; the rest of the
     line then cannot change the pay, so ``evaluate_line`` is asked once per decided prefix.
     """
-    total = F(0)
+    found: dict[LinePay, Fraction] = {}
 
     def walk(prefix: list[Symbol], prob: Fraction) -> None:
-        nonlocal total
         depth = len(prefix)
         if depth == REELS or not _alive(prefix):
             pay = evaluate_line(prefix + [COIN] * (REELS - depth))
             if pay is not None:
-                total += prob * pay.factor
+                found[pay] = found.get(pay, F(0)) + prob
             return
         for symbol, p in cells[depth].items():
-            walk(prefix + [symbol], prob * p)
+            walk([*prefix, symbol], prob * p)
 
     walk([], F(1))
-    return total
+    return found
+
+
+def expected_line_pay(cells: Sequence[CellDistribution]) -> Fraction:
+    """E[line pay] in line bets for 5 independent cells."""
+    return sum((pay.factor * p for pay, p in line_pay_distribution(cells).items()), F(0))
 
 
 def _alive(prefix: list[Symbol]) -> bool:
@@ -236,5 +240,5 @@ def compute(model: MathModel, *, with_std_dev: bool = True) -> ExactReport:
     return report
 
 
-__all__ = ["ExactReport", "compute", "coin_count_distribution", "expected_line_pay",
-           "symbol_frequencies"]
+__all__ = ["ExactReport", "coin_count_distribution", "compute", "expected_line_pay",
+           "line_pay_distribution", "symbol_frequencies"]

@@ -50,7 +50,8 @@ def tune(model: MathModel, target: Fraction, *, name: str | None = None,
     weights = model.hold_and_cash
     for scale in (1, 10, 100, 1000):
         low, high = 1, MAX_BLANK  # total(low) is the highest reachable, total(high) the lowest
-        top, bottom = total(_with_blank(weights, low, scale)), total(_with_blank(weights, high, scale))
+        top = total(_with_blank(weights, low, scale))
+        bottom = total(_with_blank(weights, high, scale))
         if not bottom <= goal <= top:
             raise TuneError(
                 f"target {goal:.4%} is out of reach for model {model.name!r}: the Hold & Cash "

@@ -57,7 +57,8 @@ def _spin(strips: tuple[tuple[str, ...], ...], rng: np.random.Generator, n: int)
 
 
 def std_dev(model: MathModel, game_rtp: Fraction, features: dict[int, FeatureMoments],
-            coin_counts: dict[int, Fraction], *, samples: int = SAMPLES, seed: int = SEED) -> StdDev:
+            coin_counts: dict[int, Fraction], *, samples: int = SAMPLES,
+            seed: int = SEED) -> StdDev:
     """Estimate the standard deviation of one round's win per unit total bet."""
     rng = np.random.default_rng(np.random.SeedSequence(seed))
     base = _spin(model.base_reels, rng, samples)
@@ -70,14 +71,16 @@ def std_dev(model: MathModel, game_rtp: Fraction, features: dict[int, FeatureMom
         grid = _spin(model.star_wild_reels, rng, star.size)
         mask = is_coin[star]
         stacked = mask.sum(axis=2, keepdims=True) == ROWS
-        grid = np.where(mask & stacked, SYMBOL_INDEX[MWILD], np.where(mask, SYMBOL_INDEX[WILD], grid))
+        wild = np.where(stacked, SYMBOL_INDEX[MWILD], SYMBOL_INDEX[WILD])
+        grid = np.where(mask, wild, grid)
         respin[star] = _line_pays(grid) / LINE_COUNT
     first = np.zeros(samples)
     for n, m in features.items():
         first[coins == n] = float(m.mean)
     paid = lines + respin
     # E[H^2] is exact: sum over coin counts of P(n) * E[payout^2 | n]
-    hold_second = float(sum((coin_counts[n] * m.second for n, m in features.items()), Fraction(0)))
+    hold_second = float(sum((coin_counts[n] * m.second for n, m in features.items()),
+                            Fraction(0)))
     per_spin = paid * paid + 2 * paid * first
     mean_sq = per_spin.mean() + hold_second
     half = Z99 * per_spin.std(ddof=1) / math.sqrt(samples)

@@ -1,0 +1,120 @@
+"""The command contracts of eval, model, rtp and tune, through the real command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+DATA = Path(__file__).parent.parent / "data"
+
+
+def test_eval_contract() -> None:
+    case = json.loads((DATA / "grid_cases.json").read_text())["cases"][2]
+    out = run_cli(["eval", "--line-bet", "10"], json.dumps({"grid": case["grid"]}))
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data == {
+        "line_wins": [{**w, "win": w["win"] * 10} for w in case["line_wins"]],
+        "line_total": case["line_total"] * 10,
+        "jackpot_lines": [],
+        "star_coins": 0,
+        "feature": None,
+    }
+
+
+def test_eval_default_line_bet_is_one_cent() -> None:
+    case = json.loads((DATA / "grid_cases.json").read_text())["cases"][1]
+    data = json.loads(run_cli(["eval"], json.dumps({"grid": case["grid"]})).stdout)
+    assert data["line_total"] == 5
+
+
+@pytest.mark.parametrize("stdin,args", [
+    ('{"grid": [["LEMON","LEMON","PEAR"],["LEMON","LEMON","LEMON"],["LEMON","LEMON","LEMON"],'
+     '["LEMON","LEMON","LEMON"],["LEMON","LEMON","LEMON"]]}', []),
+    ('{"grid": [["LEMON","LEMON","LEMON"]]}', []),
+    ("not json", []),
+    ('{"reels": []}', []),
+    ('{"grid": [["LEMON","LEMON","LEMON"],["LEMON","LEMON","LEMON"],["LEMON","LEMON","LEMON"],'
+     '["LEMON","LEMON","LEMON"],["LEMON","LEMON","LEMON"]]}', ["--line-bet", "7"]),
+])
+def test_eval_bad_input(stdin: str, args: list[str]) -> None:
+    out = run_cli(["eval", *args], stdin)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_model_contract() -> None:
+    out = run_cli(["model", "--json"])
+    data = json.loads(out.stdout)
+    assert data["name"] == "default"
+    assert len(data["reels"]["base"]) == 5 and len(data["reels"]["star_wild"]) == 5
+    assert all("COIN" not in strip for strip in data["reels"]["star_wild"])
+    hc = data["hold_and_cash"]
+    assert set(hc["cell_weights"]) == {"BLANK", "CASH", "MINOR", "MAJOR", "UPGRADE", "MULTIPLIER"}
+    assert set(hc["coin_values"]) == set(hc["cash_values"]) == {"1", "2", "3", "4", "5"}
+    assert all(isinstance(w, int) for w in hc["cell_weights"].values())
+    assert 0 < data["progressive"]["contribution_rate"] < 1
+    assert isinstance(data["progressive"]["seed_cents"], int)
+
+
+def test_rtp_contract() -> None:
+    out = run_cli(["rtp", "--json"])
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["model"] == "default"
+    assert abs(data["total"] - 0.955) < 0.0002
+    parts = data["components"]
+    assert set(parts) == {"lines", "star_wild", "hold_and_cash", "progressive"}
+    assert abs(sum(parts.values()) - data["total"]) < 1e-12
+    assert parts["progressive"] == 0.01
+    assert 0.25 <= data["hit_frequency"] <= 0.40
+    assert data["star_wild_frequency"] > data["hold_and_cash_frequency"] > 0
+    assert 1 < data["std_dev"] < 100
+
+
+def _write(tmp_path: Path, mutate: object) -> Path:
+    data = json.loads(run_cli(["model", "--json"]).stdout)
+    mutate(data)  # type: ignore[operator]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("mutate,needle", [
+    (lambda d: d["hold_and_cash"]["cell_weights"].update(CASH=-1), "non-negative"),
+    (lambda d: d["reels"]["base"][0].append("PEAR"), "unknown symbol"),
+    (lambda d: d["reels"]["star_wild"][0].append("COIN"), "COIN"),
+    (lambda d: d["reels"]["base"][4].append("JACKPOT"), "JACKPOT"),
+    (lambda d: d["progressive"].update(contribution_rate=1.5), "contribution_rate"),
+    (lambda d: d.pop("reels"), "reels"),
+])
+def test_bad_model_file(tmp_path: Path, mutate: object, needle: str) -> None:
+    out = run_cli(["rtp", "--model", str(_write(tmp_path, mutate))])
+    assert out.returncode == 2
+    assert needle in out.stderr and "Traceback" not in out.stderr
+
+
+def test_unknown_model() -> None:
+    out = run_cli(["model", "--model", "nope"])
+    assert out.returncode == 2 and "unknown model 'nope'" in out.stderr
+
+
+def test_tune_produces_the_target(tmp_path: Path) -> None:
+    out_file = tmp_path / "m95.json"
+    out = run_cli(["tune", "--target", "95%", "--name", "m95", "--out", str(out_file)])
+    assert out.returncode == 0, out.stderr
+    data = json.loads(run_cli(["rtp", "--json", "--model", str(out_file)]).stdout)
+    assert data["model"] == "m95"
+    assert abs(data["total"] - 0.95) < 0.0002
+
+
+@pytest.mark.parametrize("target", ["0.5", "250%", "abc"])
+def test_tune_impossible_target(tmp_path: Path, target: str) -> None:
+    out = run_cli(["tune", "--target", target, "--out", str(tmp_path / "x.json")])
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert not (tmp_path / "x.json").exists()
