@@ -18,7 +18,7 @@ from starfever.engine.symbols import check_line_bet
 from starfever.sim.result import COMPONENTS, FREQUENCIES, Estimate, SimulationResult
 from starfever.sim.runner import simulate
 
-_INTEGER = re.compile(r"\d[\d_]*(e\d+)?", re.IGNORECASE)
+_INTEGER = re.compile(r"\d[\d_]*(e\d{1,2})?", re.IGNORECASE)
 _LABELS = {"lines": "line wins", "star_wild": "Star Wild respin",
            "hold_and_cash": "Hold & Cash", "progressive": "EUR progressive (contribution)"}
 
@@ -41,13 +41,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def parse_count(text: str, what: str, *, minimum: int) -> int:
     """A whole number written as ``100000``, ``100_000`` or ``1e5``, at least ``minimum``."""
     raw = text.strip()
-    if not _INTEGER.fullmatch(raw):
+    value = -1
+    if _INTEGER.fullmatch(raw):
+        mantissa, _, exponent = raw.lower().replace("_", "").partition("e")
+        value = int(mantissa) * 10 ** int(exponent or 0)
+    if value < minimum:
         raise ValueError(f"{what} must be a whole number >= {minimum} (like 1000000 or 1e6), "
                          f"got {text!r}")
-    mantissa, _, exponent = raw.lower().replace("_", "").partition("e")
-    value = int(mantissa) * 10 ** int(exponent or 0)
-    if value < minimum:
-        raise ValueError(f"{what} must be at least {minimum}, got {text!r}")
     return value
 
 

@@ -73,8 +73,8 @@ class SimulationResult:
     """Entropy of the root ``SeedSequence``; chunk ``i`` plays from its ``i``-th spawned child."""
     spins: int
     """Paid spins (rounds) played."""
-    workers: int
-    """Processes asked for (the result does not depend on it)."""
+    workers: int = field(compare=False)
+    """Processes asked for (not part of the result's identity: it does not depend on them)."""
     chunk_spins: int
     """Spins per chunk (the last chunk may be shorter): part of what makes a run reproducible."""
     contribution_rate: float

@@ -1,0 +1,100 @@
+"""``simulate``: reproducible whatever the workers, right on the default model, and in agreement
+with the pure-Python engine."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import pytest
+
+from starfever.engine.model import load_model
+from starfever.engine.rng import SeededSource
+from starfever.engine.round import play_round
+from starfever.math.exact import ExactReport, compute
+from starfever.sim import CHUNK_SPINS, SimulationResult, simulate
+from starfever.sim.result import Z_99, Moments
+
+
+@pytest.fixture(scope="module")
+def exact() -> ExactReport:
+    return compute(load_model("default"), with_std_dev=False)
+
+
+@pytest.fixture(scope="module")
+def default_run() -> SimulationResult:
+    return simulate(load_model("default"), 4_000_000, 20240601, workers=1)
+
+
+def test_same_seed_same_result_on_one_or_two_workers() -> None:
+    spins = 2 * CHUNK_SPINS + 12_345  # two whole chunks and a short one
+    one = simulate(load_model("default"), spins, 11, workers=1)
+    two = simulate(load_model("default"), spins, 11, workers=2)
+    assert one == two  # every field but the wall-clock time and the workers
+    assert (one.workers, two.workers) == (1, 2)
+    assert one.chunk_spin_counts == (CHUNK_SPINS, CHUNK_SPINS, 12_345)
+    other = simulate(load_model("default"), spins, 12, workers=1)
+    assert other.moments != one.moments
+
+
+def test_default_model_total_rtp_interval_holds_the_exact_value(
+        default_run: SimulationResult, exact: ExactReport) -> None:
+    assert default_run.rtp.contains(float(exact.total))
+    assert abs(float(exact.total) - 0.95499) < 1e-5
+    for name in ("lines", "star_wild", "hold_and_cash"):
+        assert default_run.component(name).contains(float(getattr(exact, name))), name
+    assert default_run.frequency("hit").contains(float(exact.hit_frequency))
+    assert default_run.frequency("star_wild").contains(float(exact.star_wild_frequency))
+    assert default_run.frequency("hold_and_cash").contains(float(exact.hold_and_cash_frequency))
+    assert default_run.frequency("jackpot").contains(float(exact.jackpot_frequency))
+
+
+def test_result_bookkeeping(default_run: SimulationResult) -> None:
+    r = default_run
+    game = sum(r.moments[name].total for name in ("lines", "star_wild", "hold_and_cash"))
+    assert game == r.moments["game"].total
+    assert sum(r.win_histogram) == r.spins
+    assert r.win_histogram[0] == r.spins - r.counts["winning_rounds"]
+    assert sum(r.hold_and_cash_histogram) == r.counts["holds"]
+    assert r.counts["jackpot_lines"] >= r.counts["jackpot_spins"]
+    trace = r.rtp_trace()
+    assert len(trace) == math.ceil(r.spins / CHUNK_SPINS)
+    assert trace[-1][0] == r.spins
+    assert trace[-1][1] == pytest.approx(r.rtp.value, rel=1e-12)
+    assert r.spins_per_second > 0
+
+
+def test_interval_arithmetic_is_exact_on_a_tiny_sample() -> None:
+    # wins of 0, 20 and 40 line bets = 0, 1 and 2 total bets: mean 1, sample variance 1
+    estimate = Moments(total=60, squares=400 + 1600).estimate(3)
+    assert estimate.value == 1
+    se = math.sqrt(1 / 3)
+    assert estimate.std_error == pytest.approx(se)
+    assert estimate.ci99 == pytest.approx((1 - Z_99 * se, 1 + Z_99 * se))
+
+
+@pytest.mark.parametrize(("spins", "seed", "workers"), [
+    (0, 1, 1), (-3, 1, 1), (2.5, 1, 1), (10, -1, 1), (10, 1, 0), (10, 1.0, 1), (True, 1, 1)])
+def test_bad_arguments_raise_value_error(spins: object, seed: object, workers: object) -> None:
+    with pytest.raises(ValueError):
+        simulate(load_model("default"), spins, seed, workers=workers)  # type: ignore[arg-type]
+
+
+def test_engine_and_kernel_agree_within_their_intervals(default_run: SimulationResult) -> None:
+    """200k rounds of the pure-Python engine (Mersenne Twister) against the kernel's run."""
+    model = load_model("default")
+    source = SeededSource(31415)
+    sums = {"lines": [0, 0], "star_wild": [0, 0], "hold_and_cash": [0, 0]}
+    rounds = 200_000
+    for _ in range(rounds):
+        r = play_round(model, 1, source)  # line bet 1 cent: cents = line bets
+        for name, win in (("lines", r.base_win), ("star_wild", r.star_wild_win),
+                          ("hold_and_cash", r.hold_and_cash_win)):
+            sums[name][0] += win
+            sums[name][1] += win * win
+    for name, (total, squares) in sums.items():
+        engine = Moments(total, squares).estimate(rounds)
+        kernel = default_run.component(name)
+        gap = abs(engine.value - kernel.value)
+        assert gap <= Z_99 * math.hypot(engine.std_error, kernel.std_error), name
+    assert Fraction(default_run.counts["hits"], default_run.spins) > Fraction(3, 10)
