@@ -1,0 +1,1 @@
+"""Reports for test labs and game mathematicians: the PAR sheet."""

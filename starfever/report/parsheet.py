@@ -1,0 +1,271 @@
+"""The PAR sheet: exact figures from ``starfever.math``, an independent simulation from
+``starfever.sim`` to confirm them, and plots (matplotlib, written as PNG files)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from fractions import Fraction
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+from starfever.engine.model import MathModel
+from starfever.engine.symbols import (
+    BET_CLASSES,
+    CELL_KINDS,
+    HOLD_AND_CASH_COINS,
+    LINES,
+    MAJOR_PAYS,
+    MEGA_PAYS,
+    MINOR_PAYS,
+    PAYTABLE,
+    SYMBOLS,
+)
+from starfever.math import exact
+from starfever.report.document import Document
+from starfever.sim.result import SimulationResult
+
+Z99 = 2.5758293035489004
+Z90 = 1.6448536269514722
+
+
+def pct(x: Fraction | float, digits: int = 4) -> str:
+    """A fraction as a percentage."""
+    return f"{float(x) * 100:.{digits}f} %"
+
+
+def one_in(p: Fraction | float) -> str:
+    """A probability as '1 in N'."""
+    return "never" if not p else f"1 in {1 / float(p):,.1f}"
+
+
+def spins_to_confirm(std_dev: float, half_width: float = 0.001) -> int:
+    """Spins for a 99 % interval of +/- ``half_width`` around the RTP."""
+    return math.ceil((Z99 * std_dev / half_width) ** 2)
+
+
+def build(model: MathModel, report: exact.ExactReport, sim: SimulationResult,
+          out: Path) -> Document:
+    """Write the plots into ``out`` and return the document that shows them."""
+    doc = Document(f"PAR sheet — Star Fever, model '{model.name}' (version {model.version})")
+    doc.paragraph(model.description or "")
+    _summary(doc, report, sim)
+    _paytable(doc, model)
+    _reels(doc, model)
+    _hold_and_cash(doc, model, report)
+    _volatility(doc, report, sim)
+    _plots(doc, report, sim, out)
+    doc.heading("How these figures were obtained")
+    doc.paragraph(
+        "Exact figures come from 'starfever rtp' (rational arithmetic: lines and Star Wild over the"
+        " strips' symbol frequencies, Hold & Cash as a dynamic programme; see docs/math.md). The "
+        "simulation is an independent path through the rules ('starfever simulate', compiled "
+        f"kernel, seed {sim.seed}, {sim.spins:,} paid spins) and never calls the exact calculator.")
+    return doc
+
+
+def _summary(doc: Document, r: exact.ExactReport, sim: SimulationResult) -> None:
+    doc.heading("Return to player")
+    rows = []
+    for name, label in (("lines", "Line wins"), ("star_wild", "Star Wild respin"),
+                        ("hold_and_cash", "Hold & Cash (cash, Minor, Major, Mega)")):
+        value = getattr(r, name)
+        est = sim.component(name)
+        rows.append([label, pct(value), pct(est.value), f"[{pct(est.ci99[0])}, {pct(est.ci99[1])}]",
+                     "yes" if est.contains(float(value)) else "NO"])
+    game = sim.game
+    rows.append(["Game (lines + features)", pct(r.game), pct(game.value),
+                 f"[{pct(game.ci99[0])}, {pct(game.ci99[1])}]",
+                 "yes" if game.contains(float(r.game)) else "NO"])
+    rows.append(["EUR progressive contribution", pct(r.progressive), pct(r.progressive), "exact",
+                 "—"])
+    total = sim.rtp
+    rows.append(["**Total**", pct(r.total), pct(total.value),
+                 f"[{pct(total.ci99[0])}, {pct(total.ci99[1])}]",
+                 "yes" if total.contains(float(r.total)) else "NO"])
+    doc.table(["Component", "Exact", "Simulated", "99 % interval", "Exact inside"], rows)
+    doc.paragraph(f"Exact total RTP to 12 digits: {float(r.total):.12f} (the exact rational has "
+                  f"{len(str(r.total.denominator))}-digit terms; 'starfever rtp --json --exact' "
+                  "prints it).")
+    doc.heading("Frequencies (per paid spin)")
+    freq = []
+    for key, label, exact_value in (
+            ("hit", "Hit (a line win, a EUR line or a feature)", r.hit_frequency),
+            ("star_wild", "Star Wild (exactly 4 coins)", r.star_wild_frequency),
+            ("hold_and_cash", "Hold & Cash (5 or more coins)", r.hold_and_cash_frequency),
+            ("mega", "Mega jackpot", r.mega_frequency),
+            ("jackpot", "EUR jackpot line in the base spin", r.jackpot_frequency)):
+        est = sim.frequency(key)
+        freq.append([label, pct(exact_value, 5), one_in(exact_value), pct(est.value, 5),
+                     "yes" if est.contains(float(exact_value)) else "NO"])
+    doc.table(["Event", "Exact", "Exact, 1 in", "Simulated", "Exact inside 99 % CI"], freq)
+
+
+def _paytable(doc: Document, model: MathModel) -> None:
+    doc.heading("Paytable and line-win frequencies")
+    doc.paragraph("Pays in multiples of the line bet (total bet = 20 x line bet). Line bet classes:"
+                  f" {', '.join(f'EUR {c / 100:.2f}' for c in BET_CLASSES)}. Frequencies are per "
+                  "line and per paid spin; the RTP share is of the total bet.")
+    dist = exact.line_pay_distribution([exact.symbol_frequencies(s) for s in model.base_reels])
+    share: dict[tuple[str, int], Fraction] = {}
+    probs: dict[tuple[str, int], Fraction] = {}
+    for pay, p in dist.items():
+        key = (pay.symbol, pay.count)
+        share[key] = share.get(key, Fraction(0)) + p * pay.factor
+        probs[key] = probs.get(key, Fraction(0)) + p
+    rows = []
+    for symbol, factors in PAYTABLE.items():
+        for count, factor in zip((3, 4, 5), factors, strict=True):
+            p = probs.get((symbol, count), Fraction(0))
+            rows.append([f"{symbol} x{count}", factor, one_in(p),
+                         pct(share.get((symbol, count), Fraction(0)), 3)])
+    doc.table(["Combination", "Pays", "Per line", "RTP share"], rows)
+    doc.paragraph("Wilds substitute for every paying symbol (never COIN or JACKPOT) and are read as"
+                  " the highest win; 3 JACKPOT on reels 0-2 of a line win the share of the EUR pool"
+                  " of the line bet class (EUR 0.01 -> 1 %, ..., EUR 1.00 -> 100 %). Hold & Cash: "
+                  f"MINOR {MINOR_PAYS}x, MAJOR {MAJOR_PAYS}x, Mega {MEGA_PAYS}x the total bet.")
+    doc.table(["Line", "Rows on reels 1-5"],
+              [[n, " ".join(str(r) for r in line)] for n, line in enumerate(LINES, start=1)])
+
+
+def _reels(doc: Document, model: MathModel) -> None:
+    doc.heading("Reel strips")
+    for label, strips in (("Base game", model.base_reels),
+                          ("Star Wild respin", model.star_wild_reels)):
+        counts = [Counter(s) for s in strips]
+        present = [s for s in SYMBOLS if any(c[s] for c in counts)]
+        rows = [[s, *[c[s] for c in counts]] for s in present]
+        rows.append(["length", *[len(s) for s in strips]])
+        doc.paragraph(f"{label}: symbol counts per reel.")
+        doc.table(["Symbol", "Reel 1", "Reel 2", "Reel 3", "Reel 4", "Reel 5"], rows)
+    doc.paragraph("Full strips (stop s shows strip[s], strip[s+1], strip[s+2] on rows 1-3): "
+                  "see 'starfever model --json'.")
+
+
+def _hold_and_cash(doc: Document, model: MathModel, r: exact.ExactReport) -> None:
+    doc.heading("Hold & Cash")
+    hc = model.hold_and_cash
+    total = sum(hc.cell_weights)
+    doc.table(["Cell", "Weight", "Probability per empty cell and respin"],
+              [[k, w, pct(Fraction(w, total), 3)] for k, w in zip(CELL_KINDS, hc.cell_weights,
+                                                                  strict=True)])
+    doc.table(["Value (x total bet)", "Coin weight", "Respin CASH weight"],
+              [[v, c, w] for v, c, w in zip(range(1, 6), hc.coin_values, hc.cash_values,
+                                            strict=True)])
+    rows = []
+    for n, m in r.hold_and_cash_by_coins.items():
+        sd = math.sqrt(float(m.second - m.mean**2))
+        rows.append([n, one_in(r.coin_counts[n]), f"{float(m.mean):.3f}", f"{sd:.3f}",
+                     pct(m.mega, 3), f"{float(m.minors):.3f}", f"{float(m.majors):.4f}"])
+    doc.table(["Coins", "Frequency", "Mean payout (x total bet)", "Std dev", "P(Mega)",
+               "Minors", "Majors"], rows)
+    doc.paragraph(f"Given the feature, its mean payout is {float(r.hold_and_cash_mean):.3f} x the "
+                  f"total bet; triggers need {HOLD_AND_CASH_COINS} or more coins.")
+
+
+def _volatility(doc: Document, r: exact.ExactReport, sim: SimulationResult) -> None:
+    doc.heading("Volatility and max win")
+    sd = r.std_dev
+    doc.table(["Figure", "Value"], [
+        ["Standard deviation per round (x total bet)", f"{sd:.3f}"],
+        ["How it was obtained", r.std_dev_note],
+        ["Volatility index (90 %, 1.645 sd)", f"{Z90 * sd:.2f}"],
+        ["Spins to confirm RTP to +/-0.1 pp at 99 %", f"{spins_to_confirm(sd):,}"],
+        ["Largest round win seen in the simulation (x total bet)", f"{sim.max_win:,.1f}"],
+    ])
+    doc.paragraph(
+        "Max win: a base spin's line wins are bounded by 20 lines x 600 x the line bet, and the "
+        "Star Wild respin by 20 x 600 x 3 (Multiplier Wild). Hold & Cash has no finite maximum: a "
+        "chain of boosters keeps resetting the counter while cells are empty, and each MULTIPLIER "
+        "doubles the held values; the tail is geometric, and the simulated distribution below "
+        "shows how rare large payouts are. An operator who needs a cap sets it in the game "
+        "conditions.")
+    edges = sim.histogram_edges
+    counts = sim.win_histogram
+    tail = []
+    for threshold in (10, 100, 500, 1000, 2000):
+        k = next((i for i, e in enumerate(edges) if e >= threshold), None)
+        if k is None:
+            continue
+        above = sum(counts[k + 1:])
+        tail.append([f">= {threshold} x total bet", f"{above:,}",
+                     one_in(above / sim.spins) if above else "not seen"])
+    doc.table(["Round win", "Rounds in the simulation", "Frequency"], tail)
+
+
+def _plots(doc: Document, r: exact.ExactReport, sim: SimulationResult, out: Path) -> None:
+    doc.heading("Plots")
+    edges = list(sim.histogram_edges)
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    counts = sim.win_histogram[1:]
+    lefts = [edges[0] / 10 ** 0.2, *edges]
+    ax.bar(lefts[: len(counts)], [c / sim.spins for c in counts],
+           width=[b * (10 ** 0.2 - 1) for b in lefts[: len(counts)]], align="edge",
+           color="#d4a017", edgecolor="#7a5c00")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("round win (x total bet)")
+    ax.set_ylabel("frequency per paid spin")
+    ax.set_title(f"Win distribution ({sim.spins:,} simulated rounds; no win: "
+                 f"{sim.win_histogram[0] / sim.spins:.1%})")
+    fig.tight_layout()
+    fig.savefig(out / "win-distribution.png", dpi=110)
+    plt.close(fig)
+    doc.image("win-distribution.png", "Distribution of round wins (log-log)")
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    trace = sim.rtp_trace()
+    xs = [n for n, _ in trace]
+    ax.plot(xs, [100 * v for _, v in trace], color="#1f5fa8", label="simulated total RTP")
+    total = float(r.total)
+    ax.axhline(100 * total, color="#c0392b", label=f"exact {100 * total:.3f} %")
+    sd = r.std_dev
+    band = [100 * Z99 * sd / math.sqrt(n) for n in xs]
+    ax.fill_between(xs, [100 * total - b for b in band], [100 * total + b for b in band],
+                    color="#c0392b", alpha=0.12, label="99 % band around exact")
+    ax.set_xscale("log")
+    ax.set_xlabel("paid spins")
+    ax.set_ylabel("RTP (%)")
+    ax.set_ylim(100 * total - 3, 100 * total + 3)
+    ax.legend()
+    ax.set_title("RTP convergence of the simulation")
+    fig.tight_layout()
+    fig.savefig(out / "rtp-convergence.png", dpi=110)
+    plt.close(fig)
+    doc.image("rtp-convergence.png", "Simulated RTP converging on the exact value")
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    hold = sim.hold_and_cash_histogram
+    features = sum(hold)
+    ax.bar(lefts[: len(hold) - 1], [c / max(features, 1) for c in hold[1:]],
+           width=[b * (10 ** 0.2 - 1) for b in lefts[: len(hold) - 1]], align="edge",
+           color="#2e8b57", edgecolor="#1b5436")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("Hold & Cash payout (x total bet)")
+    ax.set_ylabel("share of features")
+    ax.set_title(f"Hold & Cash payout distribution ({features:,} features; exact mean "
+                 f"{float(r.hold_and_cash_mean):.2f} x)")
+    fig.tight_layout()
+    fig.savefig(out / "hold-and-cash.png", dpi=110)
+    plt.close(fig)
+    doc.image("hold-and-cash.png", "Hold & Cash payouts")
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    parts = [("lines", float(r.lines)), ("Star Wild", float(r.star_wild)),
+             ("Hold & Cash", float(r.hold_and_cash)), ("EUR progressive", float(r.progressive))]
+    ax.barh([p for p, _ in parts], [100 * v for _, v in parts], color="#6a4c93")
+    for i, (_, v) in enumerate(parts):
+        ax.text(100 * v + 0.5, i, f"{100 * v:.2f} %", va="center")
+    ax.set_xlabel("RTP (% of total bet)")
+    ax.set_title(f"RTP by component (total {100 * float(r.total):.2f} %)")
+    ax.set_xlim(0, 100 * max(v for _, v in parts) + 12)
+    fig.tight_layout()
+    fig.savefig(out / "rtp-split.png", dpi=110)
+    plt.close(fig)
+    doc.image("rtp-split.png", "RTP by component")
