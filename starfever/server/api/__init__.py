@@ -1,0 +1,1 @@
+"""The HTTP API under ``/api/v1``: thin routes over the services."""

@@ -1,0 +1,37 @@
+"""Stored rows and service results -> response bodies."""
+
+from __future__ import annotations
+
+import json
+
+from starfever.server.models import Round
+from starfever.server.schemas import RealityCheckPublic, RoundPublic, RoundSummary
+from starfever.server.services.protection import RealityCheck
+
+
+def reality_check(check: RealityCheck) -> RealityCheckPublic:
+    """The reality check as sent with wallet and spin responses."""
+    return RealityCheckPublic(due=check.due, elapsed_seconds=check.elapsed_seconds,
+                              net_result=check.net_result,
+                              interval_seconds=check.interval_seconds,
+                              next_due_at=check.next_due_at)
+
+
+def round_summary(r: Round) -> RoundSummary:
+    """A line of the round history."""
+    return RoundSummary(id=r.id, created_at=r.created_at, line_bet=r.line_bet,
+                        total_bet=r.total_bet, total_win=r.total_win, feature=r.feature,
+                        test=r.test)
+
+
+def round_public(r: Round) -> RoundPublic:
+    """Everything about a round (game recall)."""
+    return RoundPublic(
+        id=r.id, created_at=r.created_at, line_bet=r.line_bet, total_bet=r.total_bet,
+        total_win=r.total_win, feature=r.feature, test=r.test, model_name=r.model_name,
+        model_version=r.model_version, contribution=r.contribution, base_win=r.base_win,
+        star_wild_win=r.star_wild_win, hold_and_cash_win=r.hold_and_cash_win,
+        progressive_win=r.progressive_win, pool_before=r.pool_before, pool_after=r.pool_after,
+        pool_refill=r.pool_refill, balance_before=r.balance_before,
+        balance_after=r.balance_after, draws=json.loads(r.draws), events=json.loads(r.events),
+        prev_hash=r.prev_hash, hash=r.hash)

@@ -1,0 +1,66 @@
+"""Typed dependencies of the routes: the server context and the caller's identity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+
+from starfever.engine.model import MathModel
+from starfever.server.db import Database
+from starfever.server.models import OPERATOR, PLAYER
+from starfever.server.services import auth
+from starfever.server.services.auth import Principal
+from starfever.server.services.errors import Unauthorized
+from starfever.server.services.wallet import WalletPort
+from starfever.server.settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What every request may use: settings, database, the live model, the wallet."""
+
+    settings: Settings
+    db: Database
+    model: MathModel
+    wallet: WalletPort
+
+
+def get_context(request: Request) -> Context:
+    """The application's context."""
+    context: Context = request.app.state.context
+    return context
+
+
+ContextDep = Annotated[Context, Depends(get_context)]
+
+
+def current_principal(context: ContextDep,
+                      authorization: Annotated[str | None, Header()] = None) -> Principal:
+    """The caller, from ``Authorization: Bearer <token>``."""
+    if not authorization:
+        raise Unauthorized("send Authorization: Bearer <token>", code="missing_token")
+    scheme, _, token = authorization.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or len(token) > 256:
+        raise Unauthorized("the Authorization header must be 'Bearer <token>'",
+                           code="invalid_token")
+    return auth.authenticate(context.db, context.settings, token)
+
+
+PrincipalDep = Annotated[Principal, Depends(current_principal)]
+
+
+def current_player(principal: PrincipalDep) -> Principal:
+    """The caller, who must be a player."""
+    return auth.require_role(principal, PLAYER)
+
+
+def current_operator(principal: PrincipalDep) -> Principal:
+    """The caller, who must be an operator."""
+    return auth.require_role(principal, OPERATOR)
+
+
+PlayerDep = Annotated[Principal, Depends(current_player)]
+OperatorDep = Annotated[Principal, Depends(current_operator)]

@@ -1,0 +1,100 @@
+"""Every error as ``{"error": {"code": ..., "message": ...}}``: service refusals, validation
+errors, unknown paths and methods, oversized bodies and unexpected failures."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from starfever.server.services.errors import ServiceError
+
+log = logging.getLogger("starfever.server")
+
+HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+              405: "method_not_allowed", 413: "body_too_large", 415: "unsupported_media_type"}
+
+
+def error_response(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
+    """The one error body."""
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse({"error": {"code": code, "message": message, **extra}},
+                        status_code=status, headers=headers)
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc if part != "body") or "body"
+
+
+def install(app: FastAPI) -> None:
+    """Register the exception handlers."""
+
+    @app.exception_handler(ServiceError)
+    async def _service(_: Request, error: ServiceError) -> JSONResponse:
+        return error_response(error.status, error.code, error.message)
+
+    @app.exception_handler(HTTPException)
+    async def _http(_: Request, error: HTTPException) -> JSONResponse:
+        code = HTTP_CODES.get(error.status_code, "http_error")
+        return error_response(error.status_code, code, str(error.detail))
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_: Request, error: RequestValidationError) -> JSONResponse:
+        problems = error.errors()
+        if any(p.get("type") == "json_invalid" for p in problems):
+            return error_response(400, "malformed_json", "the body is not valid JSON")
+        fields = [{"field": _where(tuple(p.get("loc", ()))), "problem": str(p.get("msg"))}
+                  for p in problems[:20]]
+        message = "; ".join(f"{f['field']}: {f['problem']}" for f in fields[:3])
+        return error_response(422, "validation_error", message, fields=fields)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, error: Exception) -> JSONResponse:
+        log.exception("unexpected error", exc_info=error)
+        return error_response(500, "internal_error", "the server failed; nothing was changed")
+
+
+class BodyLimit:
+    """ASGI middleware: refuse request bodies over ``max_bytes`` with 413 (declared length or
+    counted while streaming)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    too_big = int(value) > self.max_bytes
+                except ValueError:
+                    too_big = True
+                if too_big:
+                    await self._refuse(scope, receive, send)
+                    return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise HTTPException(413, f"request bodies are limited to "
+                                             f"{self.max_bytes} bytes")
+            return message
+
+        await self.app(scope, limited, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = error_response(413, "body_too_large",
+                                  f"request bodies are limited to {self.max_bytes} bytes")
+        await response(scope, receive, send)

@@ -1,0 +1,43 @@
+"""Registration, and the operator's cashier (deposits, withdrawals)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Path, status
+
+from starfever.server.api.deps import ContextDep, OperatorDep
+from starfever.server.schemas import (
+    USERNAME_PATTERN,
+    CashierPublic,
+    DepositCreate,
+    PlayerCreate,
+    PlayerPublic,
+)
+from starfever.server.services import auth, cashier
+
+router = APIRouter(prefix="/players", tags=["players"])
+UsernamePath = Path(pattern=USERNAME_PATTERN)
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+def register(body: PlayerCreate, context: ContextDep) -> PlayerPublic:
+    """Register a player (username, password, optional birth date)."""
+    account = auth.register(context.db, context.wallet, body.username, body.password,
+                            birth_date=body.birth())
+    return PlayerPublic(username=account.username, role=account.role,
+                        birth_date=account.birth_date, created_at=account.created_at)
+
+
+@router.post("/{username}/deposits", status_code=status.HTTP_201_CREATED)
+def deposit(body: DepositCreate, context: ContextDep, _operator: OperatorDep,
+            username: str = UsernamePath) -> CashierPublic:
+    """Cashier: credit a player's wallet (operator only; limits and self-exclusion apply)."""
+    result = cashier.deposit(context.db, context.settings, context.wallet, username, body.amount)
+    return CashierPublic(username=result.username, amount=result.amount, balance=result.balance)
+
+
+@router.post("/{username}/withdrawals", status_code=status.HTTP_201_CREATED)
+def withdraw(body: DepositCreate, context: ContextDep, _operator: OperatorDep,
+             username: str = UsernamePath) -> CashierPublic:
+    """Cashier: pay out of a player's wallet (operator only)."""
+    result = cashier.withdraw(context.db, context.wallet, username, body.amount)
+    return CashierPublic(username=result.username, amount=result.amount, balance=result.balance)

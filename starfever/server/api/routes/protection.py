@@ -1,0 +1,67 @@
+"""Player protection: deposit limits, self-exclusion, reality check."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from starfever.server.api.convert import reality_check
+from starfever.server.api.deps import ContextDep, PlayerDep
+from starfever.server.schemas import (
+    LimitsPublic,
+    LimitUpdate,
+    RealityCheckPublic,
+    SelfExclusionCreate,
+    SelfExclusionPublic,
+)
+from starfever.server.services import protection
+from starfever.server.services.protection import LimitState
+
+router = APIRouter(tags=["player protection"])
+
+
+def _limits(state: LimitState) -> LimitsPublic:
+    return LimitsPublic(weekly_deposit_limit=state.weekly_deposit_limit,
+                        default_limit=state.default_limit,
+                        deposited_last_7_days=state.deposited_last_7_days,
+                        remaining=state.remaining, pending_limit=state.pending_limit,
+                        pending_effective_at=state.pending_effective_at)
+
+
+@router.get("/limits")
+def read_limits(context: ContextDep, player: PlayerDep) -> LimitsPublic:
+    """The weekly deposit limit in force, what is left, and any pending increase."""
+    return _limits(protection.read_limits(context.db, context.settings, player))
+
+
+@router.put("/limits")
+def set_limits(body: LimitUpdate, context: ContextDep, player: PlayerDep) -> LimitsPublic:
+    """Set the weekly deposit limit: a decrease applies now, an increase after 72 hours."""
+    return _limits(protection.set_limit(context.db, context.settings, player,
+                                        body.weekly_deposit_limit))
+
+
+@router.get("/self-exclusion")
+def read_exclusion(context: ContextDep, player: PlayerDep) -> SelfExclusionPublic:
+    """Whether a self-exclusion runs, and until when."""
+    until = protection.exclusion(context.db, player)
+    return SelfExclusionPublic(excluded=until is not None, excluded_until=until)
+
+
+@router.post("/self-exclusion", status_code=201)
+def exclude(body: SelfExclusionCreate, context: ContextDep,
+            player: PlayerDep) -> SelfExclusionPublic:
+    """Exclude yourself from bets and deposits for ``days`` days (cannot be shortened)."""
+    until = protection.self_exclude(context.db, player, body.days)
+    return SelfExclusionPublic(excluded=True, excluded_until=until)
+
+
+@router.get("/reality-check")
+def read_reality_check(context: ContextDep, player: PlayerDep) -> RealityCheckPublic:
+    """The session's reality check."""
+    return reality_check(protection.read_reality_check(context.db, context.settings, player))
+
+
+@router.post("/reality-check/acknowledge")
+def acknowledge(context: ContextDep, player: PlayerDep) -> RealityCheckPublic:
+    """The player has seen the reality check; the next is due one interval from now."""
+    return reality_check(protection.acknowledge(context.db, context.settings, player))

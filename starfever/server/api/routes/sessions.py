@@ -1,0 +1,25 @@
+"""Log in and log out."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response, status
+
+from starfever.server.api.deps import ContextDep, PrincipalDep
+from starfever.server.schemas import Credentials, TokenPublic
+from starfever.server.services import auth
+
+router = APIRouter(prefix="/sessions", tags=["sessions"])
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+def log_in(body: Credentials, context: ContextDep) -> TokenPublic:
+    """Exchange username and password for a bearer token that expires."""
+    token, expires = auth.login(context.db, context.settings, body.username, body.password)
+    return TokenPublic(token=token, expires_at=expires)
+
+
+@router.delete("/current", status_code=status.HTTP_204_NO_CONTENT)
+def log_out(context: ContextDep, principal: PrincipalDep) -> Response:
+    """End the session of the token sent."""
+    auth.logout(context.db, principal)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,37 @@
+"""Spins: one request, one round, one transaction."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Response, status
+
+from starfever.server.api.convert import reality_check, round_public
+from starfever.server.api.deps import ContextDep, PlayerDep
+from starfever.server.schemas import IDEMPOTENCY_KEY_PATTERN, SpinCreate, SpinPublic
+from starfever.server.services import rounds
+from starfever.server.services.errors import BadRequest
+
+router = APIRouter(prefix="/spins", tags=["spins"])
+_KEY = re.compile(IDEMPOTENCY_KEY_PATTERN)
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+def spin(body: SpinCreate, context: ContextDep, player: PlayerDep, response: Response,
+         idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+         ) -> SpinPublic:
+    """Bet ``line_bet`` x 20 and play a round. Send a fresh ``Idempotency-Key`` per spin and
+    the same one when retrying: a retry returns the same round and moves no money."""
+    if idempotency_key is None:
+        raise BadRequest("send an Idempotency-Key header", code="idempotency_key_required")
+    if not _KEY.match(idempotency_key):
+        raise BadRequest("the Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 _ . : -",
+                         code="invalid_idempotency_key")
+    outcome = rounds.spin(context.db, context.settings, context.model, context.wallet, player,
+                          body.line_bet, idempotency_key, body.test_draws)
+    if outcome.replayed:
+        response.status_code = status.HTTP_200_OK
+    return SpinPublic(round=round_public(outcome.round), balance=outcome.balance,
+                      replayed=outcome.replayed,
+                      reality_check=reality_check(outcome.reality_check))

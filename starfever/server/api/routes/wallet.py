@@ -1,0 +1,34 @@
+"""The player's wallet: balance and ledger."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from starfever.server.api.convert import reality_check
+from starfever.server.api.deps import ContextDep, PlayerDep
+from starfever.server.schemas import LedgerEntryPublic, LedgerPagePublic, WalletPublic
+from starfever.server.services import players
+
+router = APIRouter(prefix="/wallet", tags=["wallet"])
+
+
+@router.get("")
+def wallet(context: ContextDep, player: PlayerDep) -> WalletPublic:
+    """The balance in cents, with the reality check."""
+    status = players.read_wallet(context.db, context.settings, context.wallet, player)
+    return WalletPublic(balance=status.balance, reality_check=reality_check(status.reality_check))
+
+
+@router.get("/entries")
+def entries(context: ContextDep, player: PlayerDep,
+            limit: Annotated[int, Query(ge=1, le=100)] = 50,
+            before: Annotated[int | None, Query(ge=1)] = None) -> LedgerPagePublic:
+    """The wallet's ledger, newest first (page with ``before`` = the last id seen)."""
+    rows = players.ledger_entries(context.db, player, limit, before)
+    return LedgerPagePublic(
+        entries=[LedgerEntryPublic(id=e.id, kind=e.kind, amount=e.amount,
+                                   balance_after=e.balance_after, round_id=e.round_id,
+                                   created_at=e.created_at) for e in rows],
+        next_before=rows[-1].id if len(rows) == limit else None)

@@ -1,0 +1,202 @@
+"""The audit: re-derive every stored round from its draws and check that the books balance.
+
+Checked, in one read transaction:
+- the hash chain: ids 1..n without gaps, each ``prev_hash`` the hash of the round before, each
+  ``hash`` recomputed over the frozen field order (``services.chain``);
+- every round replayed with ``engine.replay_round`` from its draws at its recorded
+  ``pool_before``: wins, feature, pool after, refill and the event log must match;
+- the money of each round: balance after = before - bet + win; its ledger entries sum to zero
+  and its wallet entries to win - bet; the pool runs continuously from its seed, with each
+  contribution re-derived (rate and carried fraction);
+- every wallet equals the sum of its ledger entries; the pool equals its entries and meters;
+  all entries of all books sum to zero.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from starfever.engine import money
+from starfever.engine.model import MathModel, ModelError, load_model
+from starfever.engine.rng import ReplayError
+from starfever.engine.round import replay_round
+from starfever.engine.symbols import Cents
+from starfever.server.db import Database
+from starfever.server.models import POOL, WALLET, ChainHead, JackpotPool, LedgerEntry, Round, Wallet
+from starfever.server.services import ledger
+from starfever.server.services.chain import GENESIS_HASH, canonical_json, round_hash
+from starfever.server.services.jackpot import POOL_ID
+
+BATCH = 1000
+REPLAYED = ("base_win", "star_wild_win", "hold_and_cash_win", "progressive_win", "total_win",
+            "feature", "pool_after", "pool_refill", "total_bet")
+
+
+@dataclass
+class AuditReport:
+    """What the audit checked and what did not match."""
+
+    rounds_checked: int = 0
+    wallets_checked: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """No mismatch at all."""
+        return not self.problems
+
+    def summary(self) -> str:
+        """One line for people."""
+        verdict = "OK" if self.ok else "FAILED"
+        return (f"audit {verdict}: {self.rounds_checked} rounds replayed and chained, "
+                f"{self.wallets_checked} wallets checked against the ledger, "
+                f"{len(self.problems)} mismatches")
+
+
+class _Models:
+    def __init__(self) -> None:
+        self._cache: dict[tuple[str, str], MathModel | None] = {}
+
+    def get(self, name: str, version: str) -> MathModel | None:
+        key = (name, version)
+        if key not in self._cache:
+            try:
+                model: MathModel | None = load_model(name)
+            except ModelError:
+                model = None
+            self._cache[key] = model if model is not None and model.version == version else None
+        return self._cache[key]
+
+
+def _rounds(session: Session) -> Iterator[Round]:
+    last = 0
+    while True:
+        batch = list(session.scalars(select(Round).where(Round.id > last)
+                                     .order_by(Round.id).limit(BATCH)))
+        if not batch:
+            return
+        yield from batch
+        last = batch[-1].id
+        session.expunge_all()
+
+
+def _round_books(session: Session) -> dict[int, dict[str, int]]:
+    books: dict[int, dict[str, int]] = defaultdict(dict)
+    query = (select(LedgerEntry.round_id, LedgerEntry.book, func.sum(LedgerEntry.amount))
+             .where(LedgerEntry.round_id.is_not(None))
+             .group_by(LedgerEntry.round_id, LedgerEntry.book))
+    for round_id, book, total in session.execute(query):
+        books[int(round_id or 0)][book] = int(total)
+    return books
+
+
+def _check_round(r: Round, model: MathModel, report: AuditReport) -> None:
+    where = f"round {r.id}"
+    try:
+        replayed = replay_round(model, r.line_bet, json.loads(r.draws), pool=r.pool_before)
+    except (ReplayError, ValueError) as error:
+        report.problems.append(f"{where}: does not replay from its draws: {error}")
+        return
+    for name in REPLAYED:
+        stored, derived = getattr(r, name), getattr(replayed, name)
+        if stored != derived:
+            report.problems.append(f"{where}: {name} is {stored!r}, replay gives {derived!r}")
+    if r.events != canonical_json(list(replayed.events)):
+        report.problems.append(f"{where}: the event log differs from the replay")
+    if r.balance_after != r.balance_before - r.total_bet + r.total_win:
+        report.problems.append(f"{where}: balance {r.balance_before} - {r.total_bet} + "
+                               f"{r.total_win} != {r.balance_after}")
+
+
+def run_audit(db: Database) -> AuditReport:
+    """Audit the whole database; see the module docstring."""
+    report = AuditReport()
+    models = _Models()
+    with db.read() as session:
+        pool_row = session.get(JackpotPool, POOL_ID)
+        books = _round_books(session)
+        pool = pool_row.seed if pool_row else 0
+        carry = Fraction(0)
+        prev_id, prev_hash = 0, GENESIS_HASH
+        for r in _rounds(session):
+            report.rounds_checked += 1
+            where = f"round {r.id}"
+            if r.id != prev_id + 1:
+                report.problems.append(f"{where}: follows round {prev_id} (gap in the chain)")
+            if r.prev_hash != prev_hash:
+                report.problems.append(f"{where}: prev_hash does not match round {prev_id}")
+            if r.hash != round_hash(r):
+                report.problems.append(f"{where}: stored hash does not match its fields")
+            model = models.get(r.model_name, r.model_version)
+            if model is None:
+                report.problems.append(f"{where}: model {r.model_name} {r.model_version} "
+                                       "is not available to replay it")
+            else:
+                _check_round(r, model, report)
+                contribution, carry = money.progressive_contribution(
+                    Cents(r.total_bet), model.contribution_rate, carry)
+                if contribution != r.contribution:
+                    report.problems.append(f"{where}: contribution {r.contribution} != "
+                                           f"{contribution} re-derived")
+            if r.pool_before != pool + r.contribution:
+                report.problems.append(f"{where}: pool_before {r.pool_before} != pool "
+                                       f"{pool} + contribution {r.contribution}")
+            pool = r.pool_after
+            round_books = books.pop(r.id, {})
+            if sum(round_books.values()) != 0:
+                report.problems.append(f"{where}: its ledger entries do not sum to zero")
+            if round_books.get(WALLET, 0) != r.total_win - r.total_bet:
+                report.problems.append(f"{where}: wallet entries {round_books.get(WALLET, 0)}"
+                                       f" != win - bet {r.total_win - r.total_bet}")
+            prev_id, prev_hash = r.id, r.hash
+        for orphan in sorted(books):
+            report.problems.append(f"ledger entries name round {orphan}, which is not stored")
+        head = session.get(ChainHead, 1)
+        if head is not None and (head.last_round_id, head.last_hash) != (prev_id, prev_hash):
+            report.problems.append(f"chain head names round {head.last_round_id}, the last "
+                                   f"stored round is {prev_id}")
+        _check_books(session, report, pool_row, pool, carry)
+    return report
+
+
+def _check_books(session: Session, report: AuditReport, pool_row: JackpotPool | None,
+                 pool: int, carry: Fraction) -> None:
+    sums: dict[int, int] = {
+        int(account_id or 0): int(total or 0) for account_id, total in session.execute(
+            select(LedgerEntry.account_id, func.sum(LedgerEntry.amount))
+            .where(LedgerEntry.book == WALLET).group_by(LedgerEntry.account_id))}
+    for account_id, balance in session.execute(select(Wallet.account_id, Wallet.balance)):
+        report.wallets_checked += 1
+        entries = sums.pop(account_id, 0)
+        if balance != entries:
+            report.problems.append(f"wallet of account {account_id}: balance {balance} != "
+                                   f"ledger sum {entries}")
+    for account_id in sums:
+        report.problems.append(f"wallet entries of account {account_id}, which has no wallet")
+    pool_entries = int(session.scalar(select(func.coalesce(func.sum(LedgerEntry.amount), 0))
+                                      .where(LedgerEntry.book == POOL)) or 0)
+    if pool_row is not None:
+        if pool_row.amount != pool:
+            report.problems.append(f"pool is {pool_row.amount}, the rounds leave {pool}")
+        if pool_row.amount != pool_entries:
+            report.problems.append(f"pool is {pool_row.amount}, its entries sum to "
+                                   f"{pool_entries}")
+        if pool_row.amount != pool_row.contributions - pool_row.wins + pool_row.refills:
+            report.problems.append("pool meters: contributions - wins + refills != pool")
+        if Fraction(pool_row.carry) != carry:
+            report.problems.append(f"pool carry {pool_row.carry} != {carry} re-derived")
+    total = int(session.scalar(select(func.coalesce(func.sum(LedgerEntry.amount), 0))) or 0)
+    if total != 0:
+        report.problems.append(f"all ledger entries sum to {total}, not zero")
+    kinds = set(session.scalars(select(LedgerEntry.kind).distinct()))
+    known = {ledger.DEPOSIT, ledger.WITHDRAWAL, ledger.BET, ledger.WIN, ledger.JACKPOT_WIN,
+             ledger.CONTRIBUTION, ledger.REFILL, ledger.SEED}
+    for kind in sorted(kinds - known):
+        report.problems.append(f"ledger entries of unknown kind {kind!r}")

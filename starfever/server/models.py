@@ -1,0 +1,190 @@
+"""The tables. Money columns are integer cents (BIGINT); a wallet's balance and the pool can
+never go negative (CHECK constraints back the services' checks). The schema itself is created
+by the Alembic migrations in ``migrations/versions``; these classes must match them."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Date,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+Id = BigInteger().with_variant(Integer(), "sqlite")
+"""A 64-bit key that SQLite also auto-increments (it needs ``INTEGER PRIMARY KEY``)."""
+
+PLAYER = "player"
+OPERATOR = "operator"
+ROLES = (PLAYER, OPERATOR)
+
+# Ledger books: every movement of money is a set of entries that sum to zero.
+WALLET = "wallet"
+POOL = "pool"
+HOUSE = "house"
+CASHIER = "cashier"
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A UTC instant stored as a naive UTC timestamp, read back timezone-aware, with the
+    microseconds intact on every database (the round hash covers it)."""
+
+    impl = DateTime(timezone=False)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetimes are not stored; use datetime.now(UTC)")
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        return None if value is None else value.replace(tzinfo=UTC)
+
+
+class Base(DeclarativeBase):
+    """Base of every table."""
+
+
+class Account(Base):
+    """A player or an operator."""
+
+    __tablename__ = "accounts"
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    username: Mapped[str] = mapped_column(String(32), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(16))
+    birth_date: Mapped[date | None] = mapped_column(Date)
+    excluded_until: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    __table_args__ = (CheckConstraint("role IN ('player', 'operator')", name="ck_accounts_role"),)
+
+
+class SessionToken(Base):
+    """A log-in: the HMAC of the bearer token, never the token itself."""
+
+    __tablename__ = "sessions"
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    reality_check_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    """When the reality-check interval last started (log-in or last acknowledgement)."""
+
+
+class Wallet(Base):
+    """A player's balance; always the sum of the player's wallet ledger entries."""
+
+    __tablename__ = "wallets"
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), primary_key=True)
+    balance: Mapped[int] = mapped_column(BigInteger)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    __table_args__ = (CheckConstraint("balance >= 0", name="ck_wallets_balance"),)
+
+
+class LedgerEntry(Base):
+    """One booking on one book (wallet, pool, house or cashier)."""
+
+    __tablename__ = "ledger_entries"
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    book: Mapped[str] = mapped_column(String(16))
+    account_id: Mapped[int | None] = mapped_column(ForeignKey("accounts.id"))
+    kind: Mapped[str] = mapped_column(String(24))
+    amount: Mapped[int] = mapped_column(BigInteger)
+    balance_after: Mapped[int | None] = mapped_column(BigInteger)
+    round_id: Mapped[int | None] = mapped_column(ForeignKey("rounds.id"), index=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    __table_args__ = (Index("ix_ledger_entries_account", "account_id", "id"),)
+
+
+class JackpotPool(Base):
+    """The €€€ pool shared by every player, with its meters."""
+
+    __tablename__ = "jackpot_pool"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    amount: Mapped[int] = mapped_column(BigInteger)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    carry: Mapped[str] = mapped_column(String(64))
+    """The fraction of a cent contributed but not yet booked, as ``"n/d"``."""
+    contributions: Mapped[int] = mapped_column(BigInteger)
+    wins: Mapped[int] = mapped_column(BigInteger)
+    refills: Mapped[int] = mapped_column(BigInteger)
+    """Operator funding, the initial seed included."""
+    hits: Mapped[int] = mapped_column(BigInteger)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    __table_args__ = (CheckConstraint("amount >= 0", name="ck_jackpot_pool_amount"),)
+
+
+class ChainHead(Base):
+    """The newest round of the hash chain (one row)."""
+
+    __tablename__ = "chain_head"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    last_round_id: Mapped[int] = mapped_column(BigInteger)
+    last_hash: Mapped[str] = mapped_column(String(64))
+
+
+class Round(Base):
+    """One played round: what was bet, drawn, shown and paid, chained by hash."""
+
+    __tablename__ = "rounds"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    """The round's position in the hash chain (1, 2, ...)."""
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
+    session_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id"), index=True)
+    idempotency_key: Mapped[str] = mapped_column(String(128))
+    request_hash: Mapped[str] = mapped_column(String(64))
+    model_name: Mapped[str] = mapped_column(String(64))
+    model_version: Mapped[str] = mapped_column(String(32))
+    line_bet: Mapped[int] = mapped_column(BigInteger)
+    total_bet: Mapped[int] = mapped_column(BigInteger)
+    contribution: Mapped[int] = mapped_column(BigInteger)
+    base_win: Mapped[int] = mapped_column(BigInteger)
+    star_wild_win: Mapped[int] = mapped_column(BigInteger)
+    hold_and_cash_win: Mapped[int] = mapped_column(BigInteger)
+    progressive_win: Mapped[int] = mapped_column(BigInteger)
+    total_win: Mapped[int] = mapped_column(BigInteger)
+    feature: Mapped[str | None] = mapped_column(String(16))
+    pool_before: Mapped[int] = mapped_column(BigInteger)
+    pool_after: Mapped[int] = mapped_column(BigInteger)
+    pool_refill: Mapped[int] = mapped_column(BigInteger)
+    balance_before: Mapped[int] = mapped_column(BigInteger)
+    balance_after: Mapped[int] = mapped_column(BigInteger)
+    draws: Mapped[str] = mapped_column(Text)
+    """JSON array of every random draw, in order."""
+    events: Mapped[str] = mapped_column(Text)
+    """The engine's event log as canonical JSON."""
+    test: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    prev_hash: Mapped[str] = mapped_column(String(64))
+    hash: Mapped[str] = mapped_column(String(64))
+    __table_args__ = (
+        UniqueConstraint("account_id", "idempotency_key", name="uq_rounds_idempotency"),
+        Index("ix_rounds_account", "account_id", "id"),
+    )
+
+
+class DepositLimit(Base):
+    """A player's own weekly deposit limit, and a pending increase."""
+
+    __tablename__ = "deposit_limits"
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), primary_key=True)
+    amount: Mapped[int] = mapped_column(BigInteger)
+    pending_amount: Mapped[int | None] = mapped_column(BigInteger)
+    pending_effective_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime)

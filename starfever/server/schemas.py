@@ -1,0 +1,251 @@
+"""Request and response bodies. Requests are strict: exact JSON types (no "5" for 5, no true
+for 1), bounded numbers and strings, and unknown fields refused."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+MAX_AMOUNT = 10**9
+USERNAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{2,31}$"
+"""3-32 characters: lower-case letters, digits, ``_ . -``; starting with a letter or digit."""
+IDEMPOTENCY_KEY_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
+MAX_TEST_DRAWS = 4096
+
+Username = Annotated[str, StringConstraints(pattern=USERNAME_PATTERN)]
+Password = Annotated[str, StringConstraints(min_length=8, max_length=128)]
+Amount = Annotated[int, Field(ge=1, le=MAX_AMOUNT, description="cents, 1..10^9")]
+
+
+class Request(BaseModel):
+    """Base of every request body."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Credentials(Request):
+    """Log in."""
+
+    username: Username
+    password: Password
+
+
+class PlayerCreate(Credentials):
+    """Register a player; the birth date (``YYYY-MM-DD``) is optional."""
+
+    birth_date: Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")] | None = None
+
+    @field_validator("birth_date")
+    @classmethod
+    def _real_date(cls, value: str | None) -> str | None:
+        if value is not None:
+            day = date.fromisoformat(value)
+            if day.year < 1900 or day > date.today():
+                raise ValueError("birth_date must be a past date after 1900")
+        return value
+
+    def birth(self) -> date | None:
+        """The birth date as a date."""
+        return date.fromisoformat(self.birth_date) if self.birth_date else None
+
+
+class DepositCreate(Request):
+    """A cashier deposit or withdrawal."""
+
+    amount: Amount
+
+
+class SpinCreate(Request):
+    """A spin at one line bet class (cents)."""
+
+    line_bet: Annotated[int, Field(ge=1, le=MAX_AMOUNT)]
+    test_draws: Annotated[list[Annotated[int, Field(ge=0, le=MAX_AMOUNT)]],
+                          Field(min_length=1, max_length=MAX_TEST_DRAWS)] | None = None
+
+
+class LimitUpdate(Request):
+    """Set the weekly deposit limit (cents)."""
+
+    weekly_deposit_limit: Amount
+
+
+class SelfExclusionCreate(Request):
+    """Exclude oneself for a number of days."""
+
+    days: Annotated[int, Field(ge=1, le=3650)]
+
+
+class Public(BaseModel):
+    """Base of every response body."""
+
+
+class ErrorBody(Public):
+    code: str
+    message: str
+
+
+class ErrorPublic(Public):
+    error: ErrorBody
+
+
+class PlayerPublic(Public):
+    username: str
+    role: str
+    birth_date: date | None
+    created_at: datetime
+
+
+class TokenPublic(Public):
+    token: str
+    token_type: str = "bearer"
+    expires_at: datetime
+
+
+class RealityCheckPublic(Public):
+    due: bool
+    elapsed_seconds: int
+    net_result: int
+    interval_seconds: int
+    next_due_at: datetime
+
+
+class WalletPublic(Public):
+    balance: int
+    currency: str = "EUR"
+    reality_check: RealityCheckPublic
+
+
+class LedgerEntryPublic(Public):
+    id: int
+    kind: str
+    amount: int
+    balance_after: int | None
+    round_id: int | None
+    created_at: datetime
+
+
+class LedgerPagePublic(Public):
+    entries: list[LedgerEntryPublic]
+    next_before: int | None
+
+
+class CashierPublic(Public):
+    username: str
+    amount: int
+    balance: int
+
+
+class RoundSummary(Public):
+    id: int
+    created_at: datetime
+    line_bet: int
+    total_bet: int
+    total_win: int
+    feature: str | None
+    test: bool
+
+
+class RoundPublic(RoundSummary):
+    model_name: str
+    model_version: str
+    contribution: int
+    base_win: int
+    star_wild_win: int
+    hold_and_cash_win: int
+    progressive_win: int
+    pool_before: int
+    pool_after: int
+    pool_refill: int
+    balance_before: int
+    balance_after: int
+    draws: list[int]
+    events: list[dict[str, Any]]
+    prev_hash: str
+    hash: str
+
+
+class RoundPagePublic(Public):
+    rounds: list[RoundSummary]
+    next_before: int | None
+
+
+class SpinPublic(Public):
+    round: RoundPublic
+    balance: int
+    replayed: bool
+    reality_check: RealityCheckPublic
+
+
+class JackpotPublic(Public):
+    pool: int
+    seed: int
+    currency: str = "EUR"
+    contribution_rate: str
+    updated_at: datetime | None
+
+
+class LimitsPublic(Public):
+    weekly_deposit_limit: int
+    default_limit: int
+    deposited_last_7_days: int
+    remaining: int
+    pending_limit: int | None
+    pending_effective_at: datetime | None
+
+
+class SelfExclusionPublic(Public):
+    excluded: bool
+    excluded_until: datetime | None
+
+
+class HealthPublic(Public):
+    status: str
+    database: str
+    model: str
+    model_version: str
+    test_mode: bool
+
+
+class PoolMetersPublic(Public):
+    pool: int
+    seed: int
+    contributions: int
+    wins: int
+    refills: int
+    hits: int
+    carry: str
+    updated_at: datetime | None
+
+
+class RtpRowPublic(Public):
+    model_name: str
+    model_version: str
+    line_bet: int | None
+    rounds: int
+    total_bet: int
+    total_win: int
+    progressive_win: int
+    actual_rtp: float | None
+    actual_game_rtp: float | None
+    interval_99: tuple[float, float] | None
+    theoretical_rtp: float | None
+    theoretical_game_rtp: float | None
+
+
+class RtpPublic(Public):
+    by_model: list[RtpRowPublic]
+    by_bet_class: list[RtpRowPublic]
+    note: str
+
+
+class PlayerRowPublic(Public):
+    username: str
+    balance: int
+    created_at: datetime
+    excluded_until: datetime | None
+
+
+class PlayersPublic(Public):
+    players: list[PlayerRowPublic]

@@ -1,0 +1,121 @@
+"""Accounts and sessions: argon2 password hashes, bearer tokens stored only as an HMAC."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from starfever.server.db import Database
+from starfever.server.models import OPERATOR, PLAYER, ROLES, Account, SessionToken
+from starfever.server.services.errors import Conflict, Forbidden, Unauthorized, utcnow
+from starfever.server.services.wallet import WalletPort
+from starfever.server.settings import Settings
+
+_hasher = PasswordHasher()
+_DUMMY_HASH = _hasher.hash("not a password of anyone")
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who a valid bearer token belongs to."""
+
+    account_id: int
+    """The account."""
+    username: str
+    """Its name."""
+    role: str
+    """``player`` or ``operator``."""
+    session_id: int
+    """The log-in session the token opened."""
+
+
+def token_hash(settings: Settings, token: str) -> str:
+    """What is stored of a token: HMAC-SHA256 under the server's secret key."""
+    return hmac.new(settings.secret_key.encode(), token.encode(), hashlib.sha256).hexdigest()
+
+
+def register(db: Database, wallet: WalletPort, username: str, password: str, *,
+             role: str = PLAYER, birth_date: date | None = None) -> Account:
+    """Create an account (players get an empty wallet); ``username_taken`` if it exists."""
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role!r}")
+    password_hash = _hasher.hash(password)  # slow on purpose: outside the transaction
+    now = utcnow()
+    try:
+        with db.write() as session:
+            if session.scalar(select(Account.id).where(Account.username == username)):
+                raise Conflict(f"username {username!r} is taken", code="username_taken")
+            account = Account(username=username, password_hash=password_hash, role=role,
+                              birth_date=birth_date, created_at=now)
+            session.add(account)
+            session.flush()
+            if role == PLAYER:
+                wallet.open(session, account.id, now)
+            return account
+    except IntegrityError:
+        raise Conflict(f"username {username!r} is taken", code="username_taken") from None
+
+
+def login(db: Database, settings: Settings, username: str, password: str) -> tuple[str, datetime]:
+    """Check the password and open a session; return the bearer token and its expiry."""
+    with db.read() as session:
+        account = session.scalar(select(Account).where(Account.username == username))
+        stored = account.password_hash if account else _DUMMY_HASH
+        account_id = account.id if account else None
+    try:
+        _hasher.verify(stored, password)
+        ok = account_id is not None
+    except (VerificationError, InvalidHashError):
+        ok = False
+    if not ok or account_id is None:
+        raise Unauthorized("wrong username or password", code="invalid_credentials")
+    token = secrets.token_urlsafe(32)
+    now = utcnow()
+    expires = now + timedelta(seconds=settings.token_ttl_seconds)
+    with db.write() as session:
+        session.add(SessionToken(account_id=account_id, token_hash=token_hash(settings, token),
+                                 created_at=now, expires_at=expires, reality_check_at=now))
+    return token, expires
+
+
+def authenticate(db: Database, settings: Settings, token: str) -> Principal:
+    """The principal of a live token; ``invalid_token`` or ``token_expired`` otherwise."""
+    digest = token_hash(settings, token)
+    with db.read() as session:
+        row = session.execute(
+            select(SessionToken, Account.username, Account.role)
+            .join(Account, Account.id == SessionToken.account_id)
+            .where(SessionToken.token_hash == digest)).first()
+    if row is None:
+        raise Unauthorized("the bearer token is not valid", code="invalid_token")
+    token_row, username, role = row
+    if token_row.revoked_at is not None:
+        raise Unauthorized("the session was logged out", code="invalid_token")
+    if token_row.expires_at <= utcnow():
+        raise Unauthorized("the bearer token has expired; log in again", code="token_expired")
+    return Principal(account_id=token_row.account_id, username=username, role=role,
+                     session_id=token_row.id)
+
+
+def logout(db: Database, principal: Principal) -> None:
+    """End the token's session."""
+    with db.write() as session:
+        row = session.get(SessionToken, principal.session_id)
+        if row is not None and row.revoked_at is None:
+            row.revoked_at = utcnow()
+
+
+def require_role(principal: Principal, role: str) -> Principal:
+    """The principal if it has ``role``; ``Forbidden`` otherwise."""
+    if principal.role != role:
+        what = "an operator" if role == OPERATOR else "a player"
+        raise Forbidden(f"this needs {what} account", code=f"{role}_only")
+    return principal

@@ -1,0 +1,63 @@
+"""Refusals a service can give: each carries an HTTP status and a machine-readable code, and the
+API turns it into ``{"error": {"code": ..., "message": ...}}``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def utcnow() -> datetime:
+    """Now, in UTC (the one clock of the server)."""
+    return datetime.now(UTC)
+
+
+class ServiceError(Exception):
+    """A request the server refuses; nothing was changed."""
+
+    status = 400
+    code = "bad_request"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+class BadRequest(ServiceError):
+    """The request is malformed."""
+
+
+class Unauthorized(ServiceError):
+    """No valid credentials."""
+
+    status = 401
+    code = "unauthorized"
+
+
+class Forbidden(ServiceError):
+    """Valid credentials, but not allowed (role, self-exclusion, limits)."""
+
+    status = 403
+    code = "forbidden"
+
+
+class NotFound(ServiceError):
+    """No such thing (or not yours)."""
+
+    status = 404
+    code = "not_found"
+
+
+class Conflict(ServiceError):
+    """The request conflicts with the current state."""
+
+    status = 409
+    code = "conflict"
+
+
+class Unprocessable(ServiceError):
+    """Well-formed, but the values are not acceptable."""
+
+    status = 422
+    code = "invalid_request"

@@ -1,0 +1,120 @@
+"""Operator views: pool meters, and actual against theoretical RTP per model and bet class.
+
+Actual RTP is over every played round except test rounds (their outcomes were forced). The
+99 % interval is for the game RTP (wins without €€€ shares), whose theoretical value is exact;
+it uses the ratio estimator sum(win) / sum(bet) and its normal approximation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+from sqlalchemy import Float, cast, func, select
+
+from starfever.engine.model import ModelError, load_model
+from starfever.server.db import Database
+from starfever.server.models import Round
+
+Z99 = 2.5758293035489004
+
+
+@dataclass(frozen=True, slots=True)
+class Theory:
+    """Exact RTPs of a model (fractions of the total bet)."""
+
+    total: Fraction
+    game: Fraction
+
+
+@lru_cache(maxsize=8)
+def theoretical(name: str, version: str) -> Theory | None:
+    """The model's exact RTP, computed once per process (``None`` if that version is gone)."""
+    from starfever.math.exact import compute
+
+    try:
+        model = load_model(name)
+    except ModelError:
+        return None
+    if model.version != version:
+        return None
+    report = compute(model, with_std_dev=False)
+    return Theory(total=report.total, game=report.game)
+
+
+@dataclass
+class RtpRow:
+    """Sums of one group of rounds, and what follows from them."""
+
+    model_name: str
+    model_version: str
+    line_bet: int | None
+    rounds: int = 0
+    total_bet: int = 0
+    total_win: int = 0
+    progressive_win: int = 0
+    sum_game_sq: float = 0.0
+    """sum(game_win^2)"""
+    sum_game_bet: float = 0.0
+    """sum(game_win * total_bet)"""
+    sum_bet_sq: float = 0.0
+    """sum(total_bet^2)"""
+
+    def add(self, other: RtpRow) -> None:
+        """Fold another group into this one."""
+        self.rounds += other.rounds
+        self.total_bet += other.total_bet
+        self.total_win += other.total_win
+        self.progressive_win += other.progressive_win
+        self.sum_game_sq += other.sum_game_sq
+        self.sum_game_bet += other.sum_game_bet
+        self.sum_bet_sq += other.sum_bet_sq
+
+    @property
+    def actual_rtp(self) -> float | None:
+        """All wins over all bets."""
+        return self.total_win / self.total_bet if self.total_bet else None
+
+    @property
+    def actual_game_rtp(self) -> float | None:
+        """Wins without €€€ shares over all bets."""
+        return (self.total_win - self.progressive_win) / self.total_bet if self.total_bet else None
+
+    @property
+    def interval_99(self) -> tuple[float, float] | None:
+        """99 % interval of the game RTP (ratio estimator, normal approximation)."""
+        ratio = self.actual_game_rtp
+        if ratio is None or self.rounds < 2:
+            return None
+        residual = (self.sum_game_sq - 2 * ratio * self.sum_game_bet
+                    + ratio * ratio * self.sum_bet_sq)
+        variance = max(residual, 0.0) / (self.rounds - 1)
+        mean_bet = self.total_bet / self.rounds
+        half = Z99 * math.sqrt(variance / self.rounds) / mean_bet
+        return (ratio - half, ratio + half)
+
+
+def rtp(db: Database) -> tuple[list[RtpRow], list[RtpRow]]:
+    """RTP rows per model (and version) and per model and bet class."""
+    game = Round.total_win - Round.progressive_win
+    query = (select(Round.model_name, Round.model_version, Round.line_bet, func.count(),
+                    func.sum(Round.total_bet), func.sum(Round.total_win),
+                    func.sum(Round.progressive_win),
+                    func.sum(cast(game, Float) * cast(game, Float)),
+                    func.sum(cast(game, Float) * cast(Round.total_bet, Float)),
+                    func.sum(cast(Round.total_bet, Float) * cast(Round.total_bet, Float)))
+             .where(Round.test.is_(False))
+             .group_by(Round.model_name, Round.model_version, Round.line_bet)
+             .order_by(Round.model_name, Round.model_version, Round.line_bet))
+    with db.read() as session:
+        rows = session.execute(query).all()
+    by_class: list[RtpRow] = []
+    by_model: dict[tuple[str, str], RtpRow] = {}
+    for name, version, line_bet, n, bet, win, prog, gsq, gbet, bsq in rows:
+        row = RtpRow(name, version, int(line_bet), int(n), int(bet), int(win), int(prog),
+                     float(gsq), float(gbet), float(bsq))
+        by_class.append(row)
+        by_model.setdefault((name, version), RtpRow(name, version, None)).add(row)
+    return list(by_model.values()), by_class

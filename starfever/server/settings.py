@@ -1,0 +1,119 @@
+"""Server settings, read from ``STARFEVER_*`` environment variables (the ``serve`` command sets
+them from its options, so every uvicorn worker process sees the same settings)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+log = logging.getLogger("starfever.server")
+
+DEFAULT_DATABASE_URL = "sqlite:///starfever.db"
+DEVELOPMENT_SECRET = "development-only-secret-change-me"
+ENVIRONMENTS = ("development", "production")
+
+
+class SettingsError(ValueError):
+    """Settings the server refuses to start with."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything an operator can configure."""
+
+    database_url: str = DEFAULT_DATABASE_URL
+    """SQLAlchemy-style URL: ``sqlite:///file.db`` or ``postgresql://user@host/db``."""
+    model: str = "default"
+    """The math model new rounds are played with (name or path)."""
+    environment: str = "development"
+    """``development`` or ``production``; production refuses the development secret."""
+    secret_key: str = DEVELOPMENT_SECRET
+    """Key of the HMAC under which session tokens are stored."""
+    token_ttl_seconds: int = 12 * 3600
+    """How long a session token lives."""
+    reality_check_seconds: int = 60 * 60
+    """Interval of the reality check."""
+    weekly_deposit_limit: int = 40_000
+    """Default rolling 7-day deposit limit in cents."""
+    young_weekly_deposit_limit: int = 20_000
+    """Default limit for players younger than :attr:`young_age` (birth date known)."""
+    young_age: int = 26
+    """Players younger than this get the lower default limit."""
+    limit_increase_delay_seconds: int = 72 * 3600
+    """A raised deposit limit takes effect after this delay; a lowered one at once."""
+    max_body_bytes: int = 16 * 1024
+    """Requests with a larger body are refused with 413."""
+    test_mode: bool = False
+    """``STARFEVER_TEST_MODE=1``: spins may carry ``test_draws``. Never in production."""
+
+    @property
+    def is_postgres(self) -> bool:
+        """Whether the database is PostgreSQL."""
+        return self.database_url.startswith(("postgresql", "postgres:"))
+
+    def check(self) -> Settings:
+        """Refuse unsafe or impossible settings; return self."""
+        if self.environment not in ENVIRONMENTS:
+            raise SettingsError(f"STARFEVER_ENV must be one of {', '.join(ENVIRONMENTS)}, "
+                                f"got {self.environment!r}")
+        if self.environment != "development" and self.secret_key == DEVELOPMENT_SECRET:
+            raise SettingsError("STARFEVER_SECRET_KEY must be set outside development")
+        if self.environment != "development" and self.test_mode:
+            raise SettingsError("STARFEVER_TEST_MODE is refused in production")
+        if len(self.secret_key) < 16:
+            raise SettingsError("STARFEVER_SECRET_KEY must be at least 16 characters")
+        if not self.database_url.startswith(("sqlite", "postgresql", "postgres:")):
+            raise SettingsError(f"unsupported database URL {self.database_url!r}: "
+                                "use sqlite:///FILE or postgresql://...")
+        for name in ("token_ttl_seconds", "reality_check_seconds", "weekly_deposit_limit",
+                     "young_weekly_deposit_limit", "max_body_bytes"):
+            if getattr(self, name) <= 0:
+                raise SettingsError(f"{name} must be positive")
+        return self
+
+
+ENV_NAMES: dict[str, str] = {
+    "database_url": "STARFEVER_DATABASE_URL",
+    "model": "STARFEVER_MODEL",
+    "environment": "STARFEVER_ENV",
+    "secret_key": "STARFEVER_SECRET_KEY",
+    "token_ttl_seconds": "STARFEVER_TOKEN_TTL_SECONDS",
+    "reality_check_seconds": "STARFEVER_REALITY_CHECK_SECONDS",
+    "weekly_deposit_limit": "STARFEVER_WEEKLY_DEPOSIT_LIMIT",
+    "young_weekly_deposit_limit": "STARFEVER_YOUNG_WEEKLY_DEPOSIT_LIMIT",
+    "young_age": "STARFEVER_YOUNG_AGE",
+    "limit_increase_delay_seconds": "STARFEVER_LIMIT_INCREASE_DELAY_SECONDS",
+    "max_body_bytes": "STARFEVER_MAX_BODY_BYTES",
+    "test_mode": "STARFEVER_TEST_MODE",
+}
+"""Setting -> environment variable (documented in docs/server.md)."""
+
+
+def settings_from_env(environ: Mapping[str, str]) -> Settings:
+    """Build and check settings from an environment mapping."""
+    values: dict[str, object] = {}
+    defaults = Settings()
+    for field, env in ENV_NAMES.items():
+        raw = environ.get(env)
+        if raw is None or raw == "":
+            continue
+        default = getattr(defaults, field)
+        if isinstance(default, bool):
+            values[field] = raw.strip().lower() in ("1", "true", "yes", "on")
+        elif isinstance(default, int):
+            try:
+                values[field] = int(raw)
+            except ValueError:
+                raise SettingsError(f"{env} must be an integer, got {raw!r}") from None
+        else:
+            values[field] = raw
+    return Settings(**values).check()  # type: ignore[arg-type]
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process's settings, from the environment (cached)."""
+    return settings_from_env(os.environ)
