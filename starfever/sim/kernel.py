@@ -6,8 +6,8 @@ them, drawing in the same order as ``starfever.engine.round.play_round``. Wins a
 **line bets** (a Hold & Cash multiple of the total bet counts 20 line bets), so every sum merges
 exactly. The €€€ lines are counted, not paid: the progressive's return is its contribution rate.
 
-Arrays of the model come as the tuple ``KernelTables.as_tuple()``; ``t[0]`` .. ``t[13]`` below
-follow its field order.
+Arrays of the model come as the tuple ``KernelTables.as_tuple()``, indexed by the ``T_*``
+positions of ``starfever.sim.tables``.
 """
 
 from __future__ import annotations
@@ -31,13 +31,35 @@ from starfever.engine.symbols import (
     STAR_WILD_COINS,
 )
 from starfever.sim.rng import StreamState, below, pick
-from starfever.sim.tables import COIN_INDEX, JACKPOT_LINE, MWILD_INDEX, WILD_INDEX
+from starfever.sim.tables import (
+    COIN_INDEX,
+    JACKPOT_LINE,
+    MWILD_INDEX,
+    T_BASE_COINS,
+    T_BASE_LENGTHS,
+    T_BASE_LINE_CODES,
+    T_BASE_WINDOWS,
+    T_CASH_MULTIPLES,
+    T_CASH_VALUES,
+    T_CELL_WEIGHTS,
+    T_COIN_VALUES,
+    T_FINISH,
+    T_JACKPOT,
+    T_LINE_PAY,
+    T_LINE_ROWS,
+    T_PREFIX,
+    T_STAR_WILD_LENGTHS,
+    T_STAR_WILD_WINDOWS,
+    WILD_INDEX,
+)
 
 LINE_BETS_PER_TOTAL_BET = LINE_COUNT
 """A total bet is 20 line bets: the kernel's unit of money is the line bet."""
 MAX_ROUND_WIN = (1 << 31) - 1
 """Largest round win (line bets) whose square the int64 sums hold; beyond it the kernel stops."""
 _SQUARE_CARRY = 1 << 62
+_SMALL_WINS = 2048
+"""Wins below this many line bets are binned by a lookup table, not a search."""
 
 # Layout of a chunk's int64 sums. Each *_SQ is followed by its carry (count of 2**62).
 SPINS = 0
@@ -75,8 +97,9 @@ KernelArgs = tuple[npt.NDArray[Any], ...]
 def _star_wild(t: KernelArgs, stops: npt.NDArray[np.int64], state: StreamState,
                grid: npt.NDArray[np.int8]) -> tuple[int, int]:
     """The respin after exactly 4 coins: (line pay in line bets, €€€ lines)."""
-    base_windows, base_coins = t[1], t[2]
-    sw_lengths, sw_windows, line_rows, line_pay, jackpot = t[3], t[4], t[5], t[8], t[9]
+    base_windows, base_coins = t[T_BASE_WINDOWS], t[T_BASE_COINS]
+    sw_lengths, sw_windows = t[T_STAR_WILD_LENGTHS], t[T_STAR_WILD_WINDOWS]
+    line_rows, line_pay, jackpot = t[T_LINE_ROWS], t[T_LINE_PAY], t[T_JACKPOT]
     respin = np.empty(REELS, dtype=np.int64)
     for reel in range(REELS):
         respin[reel] = below(state, sw_lengths[reel])
@@ -103,8 +126,9 @@ def _hold_and_cash(t: KernelArgs, stops: npt.NDArray[np.int64], state: StreamSta
                    kinds: npt.NDArray[np.int64], values: npt.NDArray[np.int64],
                    boosters: npt.NDArray[np.int64]) -> tuple[int, int, int, int, int]:
     """The feature after 5+ coins: (payout in total bets, minors, majors, mega, respins)."""
-    base_windows = t[1]
-    cell_w, coin_w, cash_w, multiples = t[10], t[11], t[12], t[13]
+    base_windows = t[T_BASE_WINDOWS]
+    cell_w, coin_w, cash_w = t[T_CELL_WEIGHTS], t[T_COIN_VALUES], t[T_CASH_VALUES]
+    multiples = t[T_CASH_MULTIPLES]
     cell_total, coin_total, cash_total = cell_w.sum(), coin_w.sum(), cash_w.sum()
     held = 0
     for cell in range(CELLS):  # cell = reel * 3 + row: reading order
@@ -162,22 +186,20 @@ def _hold_and_cash(t: KernelArgs, stops: npt.NDArray[np.int64], state: StreamSta
 def _base_spin(t: KernelArgs, stops: npt.NDArray[np.int64],
                state: StreamState) -> tuple[int, int, int]:
     """Draw the 5 stops: (line pay in line bets, €€€ lines, coins). The hot path."""
-    lengths, windows, coins, line_rows, prefix, finish = t[0], t[1], t[2], t[5], t[6], t[7]
+    lengths, coins, codes = t[T_BASE_LENGTHS], t[T_BASE_COINS], t[T_BASE_LINE_CODES]
+    prefix, finish = t[T_PREFIX], t[T_FINISH]
     s0 = below(state, lengths[0])
     s1 = below(state, lengths[1])
     s2 = below(state, lengths[2])
     s3 = below(state, lengths[3])
     s4 = below(state, lengths[4])
     stops[0], stops[1], stops[2], stops[3], stops[4] = s0, s1, s2, s3, s4
-    w0, w1, w2, w3, w4 = windows[0, s0], windows[1, s1], windows[2, s2], windows[3, s3], \
-        windows[4, s4]
     pay = 0
     jackpots = 0
-    for line in range(line_rows.shape[0]):
-        r = line_rows[line]
-        p = prefix[w0[r[0]], w1[r[1]], w2[r[2]]]
-        if p >= 0:
-            pay += finish[p, w3[r[3]], w4[r[4]]]
+    for line in range(codes.shape[2]):
+        p = prefix[codes[0, s0, line] + codes[1, s1, line] + codes[2, s2, line]]
+        if p >= 0:  # only lines still alive after reel 2 read reels 3 and 4
+            pay += finish[p, codes[3, s3, line] + codes[4, s4, line]]
         elif p == JACKPOT_LINE:
             jackpots += 1
     n_coins = coins[0, s0] + coins[1, s1] + coins[2, s2] + coins[3, s3] + coins[4, s4]
@@ -206,6 +228,16 @@ def _bin(edges: npt.NDArray[np.float64], x: float) -> int:
 
 
 @njit(cache=True)
+def _fold_square(sums: npt.NDArray[np.int64], at: int, squares: int, carries: int) -> None:
+    """Add a local sum of squares (below 2**62) and its carries to ``sums[at]``."""
+    sums[at] += squares
+    sums[at + 1] += carries
+    if sums[at] >= _SQUARE_CARRY:
+        sums[at] -= _SQUARE_CARRY
+        sums[at + 1] += 1
+
+
+@njit(cache=True)
 def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[np.int64],
               win_hist: npt.NDArray[np.int64], hold_hist: npt.NDArray[np.int64],
               edges: npt.NDArray[np.float64]) -> None:
@@ -220,20 +252,20 @@ def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[n
     kinds = np.empty(CELLS, dtype=np.int64)
     values = np.empty(CELLS, dtype=np.int64)
     boosters = np.empty(CELLS, dtype=np.int64)
+    small_bins = np.zeros(_SMALL_WINS, dtype=np.int64)  # bins of the common small wins
+    for win in range(1, _SMALL_WINS):
+        small_bins[win] = _bin(edges, win / LINE_BETS_PER_TOTAL_BET)
+    # hot counters live in registers; features update ``sums`` directly
+    lines_sum = lines_sq = lines_carry = 0
+    game_sum = game_sq = game_carry = 0
+    hits = winning = max_win = 0
     for _ in range(spins):
         pay, jackpots, n_coins = _base_spin(t, stops, state)
         star = 0
         hold = 0
-        respin_jackpots = 0
-        if n_coins >= STAR_WILD_COINS:
-            if n_coins < HOLD_AND_CASH_COINS:
-                star, respin_jackpots = _star_wild(t, stops, state, grid)
-                sums[STAR_WILDS] += 1
-                sums[RESPIN_JACKPOT_LINES] += respin_jackpots
-                if star > 0:
-                    sums[STAR_WILD_SUM] += star
-                    _add_square(sums, STAR_WILD_SQ, star)
-            else:
+        if n_coins >= STAR_WILD_COINS or jackpots > 0:  # off the hot path
+            respin_jackpots = 0
+            if n_coins >= HOLD_AND_CASH_COINS:
                 multiple, minors, majors, mega, played = _hold_and_cash(
                     t, stops, state, kinds, values, boosters)
                 if multiple > MAX_ROUND_WIN // LINE_BETS_PER_TOTAL_BET:
@@ -247,28 +279,51 @@ def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[n
                 sums[HOLD_SUM] += hold
                 _add_square(sums, HOLD_SQ, hold)
                 hold_hist[_bin(edges, float(multiple))] += 1
-        if jackpots > 0:
-            sums[JACKPOT_SPINS] += 1
-            sums[JACKPOT_LINES] += jackpots
-        if jackpots + respin_jackpots > 0:
-            sums[JACKPOT_ROUNDS] += 1
-        if pay > 0 or jackpots > 0 or n_coins >= STAR_WILD_COINS:
-            sums[HITS] += 1
+            elif n_coins == STAR_WILD_COINS:
+                star, respin_jackpots = _star_wild(t, stops, state, grid)
+                sums[STAR_WILDS] += 1
+                sums[RESPIN_JACKPOT_LINES] += respin_jackpots
+                if star > 0:
+                    sums[STAR_WILD_SUM] += star
+                    _add_square(sums, STAR_WILD_SQ, star)
+            if jackpots > 0:
+                sums[JACKPOT_SPINS] += 1
+                sums[JACKPOT_LINES] += jackpots
+            if jackpots + respin_jackpots > 0:
+                sums[JACKPOT_ROUNDS] += 1
+            hits += 1
+        elif pay > 0:
+            hits += 1
         if pay > 0:
-            sums[LINES_SUM] += pay
-            _add_square(sums, LINES_SQ, pay)
+            lines_sum += pay
+            lines_sq += pay * pay
+            if lines_sq >= _SQUARE_CARRY:
+                lines_sq -= _SQUARE_CARRY
+                lines_carry += 1
         win = pay + star + hold
         if win > 0:
             if win > MAX_ROUND_WIN:
                 raise OverflowError("a round win exceeds the simulator's range")
-            sums[WINNING_ROUNDS] += 1
-            sums[GAME_SUM] += win
-            _add_square(sums, GAME_SQ, win)
-            sums[MAX_WIN] = max(sums[MAX_WIN], win)
-            win_hist[_bin(edges, win / LINE_BETS_PER_TOTAL_BET)] += 1
-        else:
-            win_hist[0] += 1
+            winning += 1
+            game_sum += win
+            game_sq += win * win
+            if game_sq >= _SQUARE_CARRY:
+                game_sq -= _SQUARE_CARRY
+                game_carry += 1
+            max_win = max(max_win, win)
+            if win < _SMALL_WINS:
+                win_hist[small_bins[win]] += 1
+            else:
+                win_hist[_bin(edges, win / LINE_BETS_PER_TOTAL_BET)] += 1
+    win_hist[0] += spins - winning
     sums[SPINS] += spins
+    sums[HITS] += hits
+    sums[WINNING_ROUNDS] += winning
+    sums[LINES_SUM] += lines_sum
+    _fold_square(sums, LINES_SQ, lines_sq, lines_carry)
+    sums[GAME_SUM] += game_sum
+    _fold_square(sums, GAME_SQ, game_sq, game_carry)
+    sums[MAX_WIN] = max(sums[MAX_WIN], max_win)
 
 
 @njit(cache=True)
