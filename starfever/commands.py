@@ -33,6 +33,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--exact", action="store_true",
                    help="also print every figure as an exact fraction (with --json)")
+    p.add_argument("--full-cycle", action="store_true",
+                   help="also enumerate every base stop combination, check it agrees with the "
+                        "calculator to the last digit, and use it for the standard deviation")
     p.set_defaults(handler=cmd_rtp)
 
     p = sub.add_parser("tune", help="retune a model's Hold & Cash to a target total RTP")
@@ -102,14 +105,51 @@ def rtp_json(report: Any, *, exact_fractions: bool = False) -> dict[str, Any]:
     return out
 
 
+def full_cycle_check(model: Any, report: Any) -> dict[str, Any]:
+    """Enumerate the full cycle, compare it with ``report`` and refine its standard deviation."""
+    from starfever.math.exact import star_wild_cases
+    from starfever.math.fullcycle import full_cycle
+    from starfever.math.variance import std_dev_full_cycle
+
+    cycle = full_cycle(model)
+    checks = {
+        "lines": cycle.lines_rtp == report.lines,
+        "hit_frequency": cycle.fraction(cycle.hits) == report.hit_frequency,
+        "jackpot_frequency": cycle.fraction(cycle.jackpots) == report.jackpot_frequency,
+        "coin_counts": all(cycle.fraction(cycle.coin_counts[n]) == p
+                           for n, p in report.coin_counts.items()),
+    }
+    report.std = std_dev_full_cycle(model, report.game, report.hold_and_cash_by_coins,
+                                    report.coin_counts, cycle, star_wild_cases(model))
+    n = cycle.combinations
+    mean = Fraction(cycle.line_win_sum, n * 20)
+    variance = Fraction(cycle.line_win_squares, n * 400) - mean * mean
+    return {
+        "combinations": n,
+        "agrees": all(checks.values()),
+        "checks": checks,
+        "lines": float(cycle.lines_rtp),
+        "hit_frequency": float(cycle.fraction(cycle.hits)),
+        "line_win_variance": float(variance),
+        "line_win_frequency": float(cycle.fraction(int(cycle.line_win_histogram.sum()))),
+        "coin_counts": {str(k): float(cycle.fraction(v)) for k, v in enumerate(cycle.coin_counts)
+                        if v},
+        "distinct_line_wins": int((cycle.line_win_histogram > 0).sum()),
+    }
+
+
 def cmd_rtp(args: argparse.Namespace) -> int:
     from starfever.math.exact import compute
 
-    report = compute(load_model(args.model))
+    model = load_model(args.model)
+    report = compute(model)
+    cycle = full_cycle_check(model, report) if args.full_cycle else None
     data = rtp_json(report, exact_fractions=args.exact)
+    if cycle is not None:
+        data["full_cycle"] = cycle
     if args.json:
         print(json.dumps(data, indent=2))
-        return 0
+        return 0 if cycle is None or cycle["agrees"] else 1
     c = data["components"]
     print(f"Star Fever model {report.model!r}: theoretical RTP {data['total']:.4%}")
     for key, label in (("lines", "line wins"), ("star_wild", "Star Wild respin"),
@@ -121,6 +161,11 @@ def cmd_rtp(args: argparse.Namespace) -> int:
           f"{1 / data['hold_and_cash_frequency']:.1f}, Mega 1 in {1 / data['mega_frequency']:,.0f},"
           f" EUR jackpot line 1 in {1 / data['jackpot_frequency']:,.0f}")
     print(f"  standard deviation {data['std_dev']:.3f} x total bet ({data['std_dev_note']})")
+    if cycle is not None:
+        verdict = "agrees to the last digit" if cycle["agrees"] else f"DISAGREES: {cycle['checks']}"
+        print(f"  full cycle: {cycle['combinations']:,} base stop combinations, {verdict}; "
+              f"line-win variance {cycle['line_win_variance']:.4f} (total bets squared)")
+        return 0 if cycle["agrees"] else 1
     return 0
 
 

@@ -147,17 +147,34 @@ def coin_count_distribution(strips: Sequence[ReelStrip]) -> dict[int, Fraction]:
     return dict(sorted(dist.items()))
 
 
-def star_wild_value(model: MathModel) -> Fraction:
-    """Expected Star Wild respin line pay per paid spin, in multiples of the line bet."""
+CoinPattern = tuple[bool, ...]
+"""Which of a reel's 3 rows show a COIN."""
+
+
+@dataclass(frozen=True)
+class StarWildCase:
+    """One way the 5 reels can show exactly 4 coins."""
+
+    patterns: tuple[CoinPattern, ...]
+    """Per reel, the rows holding a coin."""
+    probability: Fraction
+    """Probability per paid spin."""
+    wilds: dict[tuple[int, int], Symbol]
+    """What the coins become (WILD, or MWILD when 3 sit on one reel)."""
+    expected_pay: Fraction
+    """Expected respin line pay, in line bets."""
+
+
+def star_wild_cases(model: MathModel) -> list[StarWildCase]:
+    """Every 4-coin pattern of the base reels with its probability and expected respin pay."""
     masks = [_reel_coin_masks(s) for s in model.base_reels]
     free = [symbol_frequencies(s) for s in model.star_wild_reels]
     cache: dict[tuple[Symbol | None, ...], Fraction] = {}
-    total = F(0)
+    space = math.prod(len(s) for s in model.base_reels)
+    cases = []
     for combo in product(*(m.items() for m in masks)):
         if sum(sum(mask) for mask, _ in combo) != STAR_WILD_COINS:
             continue
-        prob = F(math.prod(count for _, count in combo),
-                 math.prod(len(s) for s in model.base_reels))
         grid = [[COIN if mask[r] else "" for r in range(ROWS)] for mask, _ in combo]
         wilds = star_wilds(grid)
         pay = F(0)
@@ -167,8 +184,16 @@ def star_wild_value(model: MathModel) -> Fraction:
                 cells = [{f: F(1)} if f else free[reel] for reel, f in enumerate(fixed)]
                 cache[fixed] = expected_line_pay(cells)
             pay += cache[fixed]
-        total += prob * pay
-    return total
+        cases.append(StarWildCase(
+            patterns=tuple(mask for mask, _ in combo),
+            probability=F(math.prod(count for _, count in combo), space),
+            wilds=wilds, expected_pay=pay))
+    return cases
+
+
+def star_wild_value(model: MathModel) -> Fraction:
+    """Expected Star Wild respin line pay per paid spin, in multiples of the line bet."""
+    return sum((c.probability * c.expected_pay for c in star_wild_cases(model)), F(0))
 
 
 def _first_three(model: MathModel) -> tuple[Fraction, dict[int, Fraction]]:
