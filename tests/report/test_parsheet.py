@@ -1,0 +1,39 @@
+"""The PAR sheet command writes a complete report with real plots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import run_cli
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def test_par_sheet(tmp_path: Path) -> None:
+    out = tmp_path / "par"
+    result = run_cli(["par-sheet", "--out", str(out), "--spins", "300000", "--workers", "1"])
+    assert result.returncode == 0, result.stderr
+    md = (out / "par-sheet.md").read_text()
+    html = (out / "par-sheet.html").read_text()
+    for section in ("Return to player", "Frequencies", "Paytable", "Reel strips", "Hold & Cash",
+                    "Volatility and max win", "Plots"):
+        assert f"## {section}" in md
+        assert section.replace("&", "&amp;") in html
+    assert "95.4990 %" in md  # the exact total of the default model
+    assert "Spins to confirm RTP to +/-0.1 pp at 99 %" in md
+    for plot in ("win-distribution.png", "rtp-convergence.png", "hold-and-cash.png",
+                 "rtp-split.png"):
+        data = (out / plot).read_bytes()
+        assert data.startswith(PNG) and len(data) > 10_000
+        assert f"({plot})" in md and f'src="{plot}"' in html
+    assert "| DIAMOND x5 | 600 |" in md
+
+
+def test_par_sheet_bad_input(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for args in (["--spins", "5"], ["--out", str(blocker)], ["--model", "nope"]):
+        full = ["par-sheet", "--out", str(tmp_path / "o"), *args]
+        result = run_cli(full)
+        assert result.returncode == 2, args
+        assert "Traceback" not in result.stderr
