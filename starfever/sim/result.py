@@ -74,7 +74,7 @@ class SimulationResult:
     spins: int
     """Paid spins (rounds) played."""
     workers: int = field(compare=False)
-    """Processes asked for (not part of the result's identity: it does not depend on them)."""
+    """Processes that played (not part of the result's identity: it does not depend on them)."""
     chunk_spins: int
     """Spins per chunk (the last chunk may be shorter): part of what makes a run reproducible."""
     contribution_rate: float

@@ -26,6 +26,9 @@ from starfever.sim.tables import kernel_tables
 
 CHUNK_SPINS = 1 << 18
 """Spins per chunk. Changing it changes every seeded result: treat it as part of the format."""
+IN_PROCESS_CHUNKS = 8
+"""With the default worker count, runs of at most this many chunks (a fraction of a second)
+play in this process: starting workers would take longer than the run."""
 HISTOGRAM_EDGES = tuple(float(10 ** (k / 5)) for k in range(-5, 26))
 """Bin edges of the win histograms, in total bets: 0.1 to 100,000, 5 bins per decade."""
 
@@ -95,13 +98,17 @@ def _check(spins: object, seed: object, workers: object) -> None:
 def simulate(model: MathModel, spins: int, seed: int, workers: int | None = None,
              progress: bool = False) -> SimulationResult:
     """Play ``spins`` rounds of ``model`` from ``seed`` on ``workers`` processes (default: all
-    cores; 1 plays in this process) and return the merged result.
+    cores, or this process alone for a short run; 1 plays in this process; never more processes
+    than chunks) and return the merged result.
 
     The result depends only on (model, seed, spins): not on ``workers``. ``progress`` shows a
     tqdm bar on stderr. Raises ``ValueError`` on bad arguments.
     """
     _check(spins, seed, workers)
-    workers = default_workers() if workers is None else workers
+    chunks = -(-spins // CHUNK_SPINS)
+    if workers is None:
+        workers = default_workers() if chunks > IN_PROCESS_CHUNKS else 1
+    workers = min(workers, chunks)
     tables = kernel_tables(model).as_tuple()
     _warm_up(tables)
     sizes = [CHUNK_SPINS] * (spins // CHUNK_SPINS)
@@ -112,13 +119,13 @@ def simulate(model: MathModel, spins: int, seed: int, workers: int | None = None
     started = time.perf_counter()
     with tqdm(total=spins, unit="spin", unit_scale=True, disable=not progress,
               desc="simulate", leave=False) as bar:
-        if workers == 1 or len(sizes) == 1:
+        if workers == 1:
             for index, (state, size) in enumerate(zip(states, sizes, strict=True)):
                 outcomes.append(play_chunk(tables, index, state, size))
                 bar.update(size)
         else:
             context = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=min(workers, len(sizes)), mp_context=context,
+            with ProcessPoolExecutor(max_workers=workers, mp_context=context,
                                      initializer=_init_worker, initargs=(tables,)) as pool:
                 pending: set[Future[ChunkOutcome]] = {
                     pool.submit(_worker_chunk, index, state, size)
