@@ -1,0 +1,658 @@
+// Star Fever in the browser: wiring of the views to the game server. The server decides every
+// outcome; the page asks, then shows.
+import { Api, ApiError, newKey } from "./api.js";
+import { formatCents, formatDuration, parseEuros } from "./money.js";
+import { formatWhen, has, initialLanguage, lang, setLanguage, t } from "./i18n.js";
+import { installSprite } from "./symbols.js";
+import { ReelView } from "./reels.js";
+import { HoldBoard } from "./holdcash.js";
+import { RoundPlayer } from "./player.js";
+import { renderPaytable, renderRules } from "./pages.js";
+import { buildTimeline, finalGrid } from "./timeline.js";
+
+const $ = (sel) => document.querySelector(sel);
+const PENDING_KEY = "sf.pendingRound";
+const BET_KEY = "sf.betIndex";
+const POOL_POLL_MS = 5000;
+const WALLET_POLL_MS = 60000;
+const START_GRID = [
+  ["SEVEN", "BELL", "CHERRY"], ["DIAMOND", "SEVEN", "LEMON"], ["BAR", "COIN", "SEVEN"],
+  ["MELON", "WILD", "GOLD"], ["CHERRY", "JACKPOT", "BELL"],
+];
+
+const api = new Api();
+const state = {
+  game: null, balance: null, betIndex: 0, busy: false, recall: false, pool: null,
+  sessionStart: null, lastRound: null, historyBefore: null,
+};
+// What tests and the screenshot script read (and, against a test-mode server only, the draws
+// they force); nothing in here lets the page decide an outcome.
+const hooks = { log: [], ready: false, rounds: 0, nextTestDraws: null, state };
+window.starfever = hooks;
+
+const money = (cents) => formatCents(cents, lang());
+let reels;
+let board;
+let player;
+
+// ---------------------------------------------------------------- small views
+
+const banner = {
+  el: null,
+  show(title, text, kind = "") {
+    this.el.className = `banner ${kind}`;
+    this.el.innerHTML = `<strong>${title}</strong>${text ? `<span>${text}</span>` : ""}`;
+    this.el.hidden = false;
+  },
+  hide() { this.el.hidden = true; },
+};
+
+function status(text, kind = "error") {
+  const el = $("#status");
+  el.textContent = text || "";
+  el.className = `status ${text ? kind : ""}`;
+}
+
+function toast(text) {
+  const el = $("#toast");
+  el.textContent = text;
+  el.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { el.hidden = true; }, 3500);
+}
+
+/** A readable sentence for a server refusal. */
+export function errorText(error) {
+  if (!(error instanceof ApiError)) return String(error);
+  if (error.code === "network") return t("networkError");
+  const key = `err_${error.code}`;
+  return has(key) ? t(key, { message: error.message }) : error.message;
+}
+
+function setBalance(cents) {
+  state.balance = cents;
+  $("#balance").textContent = cents === null ? "–" : money(cents);
+  $("#balance").dataset.cents = cents === null ? "" : String(cents);
+}
+
+let winAnim = 0;
+function setWin(cents) {
+  cancelAnimationFrame(winAnim);
+  const el = $("#win");
+  el.textContent = cents ? money(cents) : money(0);
+  el.dataset.cents = String(cents || 0);
+  el.classList.toggle("big", cents > 0);
+}
+
+function countWin(from, to, ms) {
+  cancelAnimationFrame(winAnim);
+  if (ms <= 0 || to <= from) { setWin(to); return; }
+  const el = $("#win");
+  el.classList.add("big", "counting");
+  const start = performance.now();
+  const step = (now) => {
+    const p = Math.min(1, (now - start) / ms);
+    const value = from + Math.round((to - from) * (1 - (1 - p) ** 3));
+    el.textContent = money(value);
+    el.dataset.cents = String(value);
+    if (p < 1) winAnim = requestAnimationFrame(step);
+    else el.classList.remove("counting");
+  };
+  winAnim = requestAnimationFrame(step);
+}
+
+function lineBet() { return state.game.bet_classes[state.betIndex]; }
+function totalBet() { return lineBet() * state.game.line_count; }
+
+function showBet() {
+  if (!state.game) return;
+  $("#total-bet").textContent = money(totalBet());
+  $("#total-bet").dataset.cents = String(totalBet());
+  $("#line-bet").textContent = t("lineBetOf", { n: state.game.line_count, bet: money(lineBet()) });
+  $("#bet-down").disabled = state.busy || state.betIndex === 0;
+  $("#bet-up").disabled = state.busy || state.betIndex === state.game.bet_classes.length - 1;
+  $("#bet-down").setAttribute("aria-label", `${t("bet")} −`);
+  $("#bet-up").setAttribute("aria-label", `${t("bet")} +`);
+}
+
+function setBusy(busy) {
+  state.busy = busy;
+  document.body.classList.toggle("busy", busy);
+  $("#spin").disabled = busy;
+  $("#spin").setAttribute("aria-busy", String(busy));
+  $("#skip").hidden = !busy;
+  showBet();
+}
+
+function setPool(cents) {
+  if (!Number.isInteger(cents)) return;
+  const el = $("#pool-amount");
+  if (state.pool !== null && cents !== state.pool) {
+    el.classList.remove("tick");
+    void el.offsetWidth;
+    el.classList.add("tick");
+  }
+  state.pool = cents;
+  el.textContent = money(cents);
+  el.dataset.cents = String(cents);
+}
+
+function symbolName(code) {
+  const s = state.game?.symbols.find((x) => x.code === code);
+  return s ? (s.name[lang()] || s.name.en) : code;
+}
+
+// ---------------------------------------------------------------- celebration
+
+let celebrateResolve = null;
+function celebrate(scene, skipping) {
+  const el = $("#celebrate");
+  $("#cel-amount").textContent = money(scene.win);
+  $("#cel-title").textContent = t("jackpot");
+  $("#cel-kicker").textContent = "★ ★ ★";
+  $("#cel-sub").textContent = t("jackpotText", { line: scene.line, percent: scene.percent });
+  const confetti = $("#confetti");
+  confetti.innerHTML = Array.from({ length: 60 }, (_, i) =>
+    `<i style="--x:${(i * 37) % 100};--d:${(i * 13) % 20 / 10};--h:${(i * 47) % 360}"></i>`).join("");
+  el.hidden = false;
+  $("#cel-close").focus();
+  if (skipping) return Promise.resolve();
+  return new Promise((resolve) => {
+    celebrateResolve = resolve;
+    setTimeout(() => closeCelebration(false), 7000 * player.speed);
+  });
+}
+
+function closeCelebration(hide = true) {
+  if (hide) $("#celebrate").hidden = true;
+  if (celebrateResolve) { celebrateResolve(); celebrateResolve = null; }
+}
+
+// ---------------------------------------------------------------- rounds
+
+function speedFactor() {
+  const param = Number(new URLSearchParams(location.search).get("speed"));
+  if (param > 0) return param;
+  return $("#turbo").checked ? 0.35 : 1;
+}
+
+function resetStage() {
+  banner.hide();
+  player.clearLines();
+  $("#recall-ribbon").hidden = true;
+  $("#win-line").innerHTML = "&nbsp;";
+  $("#holdboard").dataset.respin = "";
+  if (!$("#holdboard").hidden && reels.grid) {
+    board.show(false);
+    reels.root.hidden = false;
+  }
+}
+
+async function spin() {
+  if (state.busy || !state.game || state.recall === "playing") return;
+  if (!$("#dlg-reality").open && document.querySelector("dialog[open]")) return;
+  setBusy(true);
+  status("");
+  resetStage();
+  state.recall = false;
+  setWin(0);
+  const key = newKey(); // one key per click; retries of this click reuse it
+  const draws = hooks.nextTestDraws;
+  hooks.nextTestDraws = null;
+  reels.startSpin();
+  const started = performance.now();
+  let response = null;
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        response = await api.spin(lineBet(), key, draws);
+        break;
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.code !== "network" || attempt >= 2) throw error;
+        await new Promise((r) => setTimeout(r, 800));
+      }
+    }
+  } catch (error) {
+    reels.render(reels.grid || START_GRID);
+    setBusy(false);
+    handleError(error);
+    return;
+  }
+  const round = response.round;
+  localStorage.setItem(PENDING_KEY, String(round.id));
+  hooks.rounds += 1;
+  setBalance(round.balance_before - round.total_bet);
+  const minSpin = 450 * player.speed - (performance.now() - started);
+  if (minSpin > 0) await new Promise((r) => setTimeout(r, minSpin));
+  player.speed = speedFactor();
+  try {
+    await player.play(round, { spinning: true });
+  } finally {
+    state.lastRound = round;
+    setBalance(response.balance);
+    setWin(round.total_win);
+    setPool(round.pool_after);
+    localStorage.removeItem(PENDING_KEY);
+    setBusy(false);
+    if (response.reality_check) noteRealityCheck(response.reality_check);
+  }
+}
+
+/** Game recall: play a stored round again (no money moves). */
+async function replay(id, { instant = false, note = null } = {}) {
+  if (state.busy) return;
+  let round;
+  try {
+    round = await api.round(id);
+  } catch (error) {
+    handleError(error);
+    return;
+  }
+  setBusy(true);
+  resetStage();
+  state.recall = "playing";
+  setWin(0);
+  const ribbon = $("#recall-ribbon");
+  ribbon.textContent = note || t("recall", { id: round.id, when: formatWhen(round.created_at) });
+  ribbon.hidden = false;
+  ribbon.dataset.round = String(round.id);
+  player.speed = speedFactor();
+  try {
+    await player.play(round, { instant });
+  } finally {
+    state.recall = true;
+    setBusy(false);
+    ribbon.hidden = false;
+  }
+}
+
+function handleError(error) {
+  if (error instanceof ApiError && error.status === 401) {
+    api.setToken(null);
+    showAuth(t("sessionEnded"));
+    return;
+  }
+  status(errorText(error));
+}
+
+// ---------------------------------------------------------------- session
+
+function showAuth(message = "") {
+  stopPolling();
+  $("#game").hidden = true;
+  $("#auth").hidden = false;
+  $("#auth-error").textContent = message;
+  for (const d of document.querySelectorAll("dialog[open]")) d.close();
+  $("#auth-username").focus();
+}
+
+let authMode = "login";
+function setAuthMode(mode) {
+  authMode = mode;
+  $("#tab-login").setAttribute("aria-selected", String(mode === "login"));
+  $("#tab-signup").setAttribute("aria-selected", String(mode === "signup"));
+  for (const el of document.querySelectorAll(".signup-only")) el.hidden = mode !== "signup";
+  $("#auth-submit").dataset.i18n = mode;
+  $("#auth-submit").textContent = t(mode);
+  $("#auth-password").autocomplete = mode === "signup" ? "new-password" : "current-password";
+}
+
+async function submitAuth(event) {
+  event.preventDefault();
+  const username = $("#auth-username").value.trim().toLowerCase();
+  const password = $("#auth-password").value;
+  $("#auth-error").textContent = "";
+  $("#auth-submit").disabled = true;
+  try {
+    if (authMode === "signup") {
+      await api.register(username, password, $("#auth-birth").value || null);
+      toast(t("signupDone"));
+    }
+    await api.login(username, password);
+    $("#auth-password").value = "";
+    await enterGame(username);
+  } catch (error) {
+    $("#auth-error").textContent = errorText(error);
+  } finally {
+    $("#auth-submit").disabled = false;
+  }
+}
+
+async function enterGame(username = localStorage.getItem("sf.user")) {
+  if (username) localStorage.setItem("sf.user", username);
+  const wallet = await api.wallet();
+  $("#auth").hidden = true;
+  $("#game").hidden = false;
+  $("#game").dataset.user = username || "";
+  setBalance(wallet.balance);
+  noteRealityCheck(wallet.reality_check, { quiet: true });
+  startPolling();
+  pollPool();
+  await recoverInterrupted();
+  $("#spin").focus();
+}
+
+/** A round whose animation a reload cut off: show its outcome. */
+async function recoverInterrupted() {
+  const id = localStorage.getItem(PENDING_KEY);
+  if (!id) return;
+  localStorage.removeItem(PENDING_KEY);
+  await replay(id, { instant: true, note: t("interrupted", { id }) });
+  const ribbon = $("#recall-ribbon");
+  ribbon.classList.add("interrupted");
+  if (state.lastRound === null) setWin((await api.round(id).catch(() => ({ total_win: 0 }))).total_win);
+}
+
+async function logout() {
+  try { await api.logout(); } catch { /* the token is dropped either way */ }
+  showAuth();
+}
+
+// ---------------------------------------------------------------- polling
+
+let timers = [];
+function startPolling() {
+  stopPolling();
+  timers.push(setInterval(pollPool, POOL_POLL_MS));
+  timers.push(setInterval(pollWallet, WALLET_POLL_MS));
+  timers.push(setInterval(tickClock, 1000));
+}
+function stopPolling() { timers.forEach(clearInterval); timers = []; }
+
+async function pollPool() {
+  try {
+    const pool = await api.jackpot();
+    if (!state.busy) setPool(pool.pool);
+  } catch { /* the meter keeps its last value */ }
+}
+
+async function pollWallet() {
+  if (state.busy) return;
+  try {
+    const wallet = await api.wallet();
+    if (!state.busy) setBalance(wallet.balance);
+    noteRealityCheck(wallet.reality_check);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) handleError(error);
+  }
+}
+
+function tickClock() {
+  if (state.sessionStart === null) return;
+  const secs = (Date.now() - state.sessionStart) / 1000;
+  $("#session-clock").textContent = `${t("session")} ${formatDuration(secs)}`;
+}
+
+// ---------------------------------------------------------------- player protection
+
+function rcFacts(rc) {
+  return `<dt>${t("elapsed")}</dt><dd data-testid="rc-elapsed">${formatDuration(rc.elapsed_seconds)}</dd>
+    <dt>${t("netResult")}</dt><dd data-testid="rc-net" class="${rc.net_result < 0 ? "neg" : "pos"}">${money(rc.net_result)}</dd>
+    <dt>${t("nextCheck")}</dt><dd>${formatWhen(rc.next_due_at)}</dd>`;
+}
+
+function noteRealityCheck(rc, { quiet = false } = {}) {
+  if (!rc) return;
+  state.sessionStart = Date.now() - rc.elapsed_seconds * 1000;
+  tickClock();
+  if (rc.due && !quiet && !state.busy) openRealityCheck(rc);
+  else if (rc.due && quiet) setTimeout(() => openRealityCheck(rc), 50);
+}
+
+function openRealityCheck(rc) {
+  const dlg = $("#dlg-reality");
+  $("#rc-dialog-facts").innerHTML = rcFacts(rc);
+  if (!dlg.open) dlg.showModal();
+  $("#rc-continue").focus();
+}
+
+async function acknowledgeReality() {
+  try {
+    const rc = await api.acknowledge();
+    $("#dlg-reality").close();
+    noteRealityCheck(rc, { quiet: true });
+  } catch (error) {
+    $("#dlg-reality").close();
+    handleError(error);
+  }
+}
+
+async function openProtection() {
+  const dlg = $("#dlg-protection");
+  $("#limit-msg").textContent = "";
+  $("#exclusion-msg").textContent = "";
+  dlg.showModal();
+  await refreshProtection();
+}
+
+async function refreshProtection() {
+  try {
+    const [limits, exclusion, rc] = await Promise.all([api.limits(), api.exclusion(), api.realityCheck()]);
+    let facts = `<dt>${t("limitNow")}</dt><dd data-testid="limit-now">${money(limits.weekly_deposit_limit)}</dd>
+      <dt>${t("limitUsed")}</dt><dd>${money(limits.deposited_last_7_days)}</dd>
+      <dt>${t("limitLeft")}</dt><dd>${money(limits.remaining)}</dd>`;
+    if (limits.pending_limit !== null && limits.pending_limit !== undefined) {
+      facts += `<dt>${t("limitPending", { when: formatWhen(limits.pending_effective_at) })}</dt>
+        <dd data-testid="limit-pending">${money(limits.pending_limit)}</dd>`;
+    }
+    $("#limit-facts").innerHTML = facts;
+    $("#rc-facts").innerHTML = rcFacts(rc);
+    showExclusion(exclusion);
+  } catch (error) {
+    $("#limit-msg").textContent = errorText(error);
+  }
+}
+
+function showExclusion(exclusion) {
+  const el = $("#exclusion-state");
+  el.textContent = exclusion.excluded
+    ? t("excludedUntil", { when: formatWhen(exclusion.excluded_until) }) : t("notExcluded");
+  el.classList.toggle("excluded", exclusion.excluded);
+  document.body.classList.toggle("excluded", exclusion.excluded);
+}
+
+async function saveLimit(event) {
+  event.preventDefault();
+  const cents = parseEuros($("#limit-input").value);
+  const msg = $("#limit-msg");
+  if (cents === null || cents < 1) { msg.textContent = t("limitInvalid"); msg.className = "msg error"; return; }
+  try {
+    await api.setLimit(cents);
+    msg.textContent = t("limitSaved");
+    msg.className = "msg ok";
+    $("#limit-input").value = "";
+    await refreshProtection();
+  } catch (error) {
+    msg.textContent = errorText(error);
+    msg.className = "msg error";
+  }
+}
+
+async function selfExclude(event) {
+  event.preventDefault();
+  const msg = $("#exclusion-msg");
+  if (!$("#exclusion-confirm").checked) {
+    msg.textContent = t("exclusionConfirmNeeded");
+    msg.className = "msg error";
+    return;
+  }
+  try {
+    const exclusion = await api.exclude(Number($("#exclusion-days").value));
+    showExclusion(exclusion);
+    msg.textContent = "";
+    $("#exclusion-confirm").checked = false;
+  } catch (error) {
+    msg.textContent = errorText(error);
+    msg.className = "msg error";
+  }
+}
+
+// ---------------------------------------------------------------- history and pages
+
+function featureLabel(feature) {
+  if (feature === "star_wild") return t("featureStarWild");
+  if (feature === "hold_and_cash") return t("featureHoldAndCash");
+  return "";
+}
+
+async function openHistory() {
+  $("#history-list").innerHTML = "";
+  state.historyBefore = null;
+  $("#dlg-history").showModal();
+  await loadHistory();
+}
+
+async function loadHistory() {
+  const list = $("#history-list");
+  try {
+    const page = await api.rounds(20, state.historyBefore);
+    if (!page.rounds.length && !list.children.length) {
+      list.innerHTML = `<li class="empty">${t("historyEmpty")}</li>`;
+    }
+    for (const r of page.rounds) {
+      const li = document.createElement("li");
+      const feature = featureLabel(r.feature);
+      li.innerHTML = `<button type="button" data-round="${r.id}" class="${r.total_win > 0 ? "won" : ""}">
+        <span class="h-id">#${r.id}</span>
+        <span class="h-when">${formatWhen(r.created_at)}</span>
+        <span class="h-bet">${t("bet")} ${money(r.total_bet)}</span>
+        <span class="h-win">${t("win")} ${money(r.total_win)}</span>
+        ${feature ? `<span class="h-feature ${r.feature}">${feature}</span>` : ""}</button>`;
+      list.appendChild(li);
+    }
+    state.historyBefore = page.next_before;
+    $("#history-more").hidden = !page.next_before;
+  } catch (error) {
+    list.innerHTML = `<li class="empty error">${errorText(error)}</li>`;
+  }
+}
+
+function renderPages() {
+  if (!state.game) return;
+  const opts = { t, lang: lang(), money, lineBet: lineBet() };
+  renderPaytable($("#paytable-body"), state.game, opts);
+  renderRules($("#rules-body"), state.game, opts);
+}
+
+function showPageTab(which) {
+  $("#tab-paytable").setAttribute("aria-selected", String(which === "paytable"));
+  $("#tab-rules").setAttribute("aria-selected", String(which === "rules"));
+  $("#paytable-body").hidden = which !== "paytable";
+  $("#rules-body").hidden = which !== "rules";
+}
+
+function changeLanguage(code) {
+  setLanguage(code);
+  setAuthMode(authMode);
+  showBet();
+  if (state.balance !== null) setBalance(state.balance);
+  if (state.pool !== null) setPool(state.pool);
+  setWin(Number($("#win").dataset.cents || 0));
+  renderPages();
+}
+
+// ---------------------------------------------------------------- start
+
+function bind() {
+  $("#auth-form").addEventListener("submit", submitAuth);
+  $("#tab-login").addEventListener("click", () => setAuthMode("login"));
+  $("#tab-signup").addEventListener("click", () => setAuthMode("signup"));
+  for (const b of document.querySelectorAll("[data-lang]")) {
+    b.addEventListener("click", () => changeLanguage(b.dataset.lang));
+  }
+  $("#spin").addEventListener("click", spin);
+  $("#skip").addEventListener("click", () => player.skip());
+  $("#bet-down").addEventListener("click", () => changeBet(-1));
+  $("#bet-up").addEventListener("click", () => changeBet(1));
+  $("#turbo").addEventListener("change", () => {
+    localStorage.setItem("sf.turbo", $("#turbo").checked ? "1" : "0");
+    player.speed = speedFactor();
+  });
+  $("#logout").addEventListener("click", logout);
+  $("#open-paytable").addEventListener("click", () => { renderPages(); showPageTab("paytable"); $("#dlg-paytable").showModal(); });
+  $("#tab-paytable").addEventListener("click", () => showPageTab("paytable"));
+  $("#tab-rules").addEventListener("click", () => showPageTab("rules"));
+  $("#open-history").addEventListener("click", openHistory);
+  $("#history-more").addEventListener("click", loadHistory);
+  $("#history-list").addEventListener("click", (event) => {
+    const button = event.target.closest("button[data-round]");
+    if (!button) return;
+    $("#dlg-history").close();
+    replay(button.dataset.round);
+  });
+  $("#open-protection").addEventListener("click", openProtection);
+  $("#limit-form").addEventListener("submit", saveLimit);
+  $("#exclusion-form").addEventListener("submit", selfExclude);
+  $("#rc-continue").addEventListener("click", acknowledgeReality);
+  $("#rc-history").addEventListener("click", async () => { await acknowledgeReality(); openHistory(); });
+  $("#rc-logout").addEventListener("click", async () => { $("#dlg-reality").close(); await logout(); });
+  $("#dlg-reality").addEventListener("cancel", (event) => event.preventDefault());
+  $("#cel-close").addEventListener("click", () => closeCelebration());
+  for (const b of document.querySelectorAll("[data-close]")) {
+    b.addEventListener("click", () => b.closest("dialog").close());
+  }
+  document.addEventListener("keydown", (event) => {
+    if (event.code !== "Space" || event.repeat || $("#game").hidden) return;
+    const target = event.target;
+    if (target.closest("input, select, textarea, button, a, dialog, [contenteditable]")) return;
+    if (!$("#celebrate").hidden) return;
+    event.preventDefault();
+    if (state.busy) player.skip();
+    else spin();
+  });
+}
+
+function changeBet(delta) {
+  if (state.busy || !state.game) return;
+  const n = state.game.bet_classes.length;
+  state.betIndex = Math.min(n - 1, Math.max(0, state.betIndex + delta));
+  localStorage.setItem(BET_KEY, String(state.betIndex));
+  showBet();
+  renderPages();
+}
+
+async function main() {
+  installSprite($("#sprite-host"));
+  setLanguage(initialLanguage());
+  banner.el = $("#banner");
+  reels = new ReelView($("#reels"));
+  reels.render(START_GRID);
+  board = new HoldBoard($("#holdboard"), { format: money });
+  player = new RoundPlayer({
+    reels, board, banner, sticky: $("#sticky"), paylines: $("#paylines"), winLine: $("#win-line"),
+    setWin, countWin, celebrate, celebrateDone: () => closeCelebration(false), t, money, symbolName,
+    winText: () => $("#win").textContent, log: hooks.log,
+    get game() { return state.game; },
+  });
+  $("#turbo").checked = localStorage.getItem("sf.turbo") === "1";
+  player.speed = speedFactor();
+  bind();
+  setAuthMode("login");
+  try {
+    state.game = await api.game();
+  } catch (error) {
+    showAuth(errorText(error));
+    hooks.ready = true;
+    return;
+  }
+  const saved = Number(localStorage.getItem(BET_KEY));
+  state.betIndex = Number.isInteger(saved) && saved >= 0 && saved < state.game.bet_classes.length ? saved : 0;
+  showBet();
+  setWin(0);
+  if (api.token) {
+    try {
+      await enterGame();
+    } catch (error) {
+      api.setToken(null);
+      showAuth(error instanceof ApiError && error.status === 401 ? t("sessionEnded") : errorText(error));
+    }
+  } else {
+    showAuth();
+  }
+  hooks.ready = true;
+}
+
+// Exposed for the browser tests of the pure logic.
+hooks.lib = { formatCents, parseEuros, buildTimeline, finalGrid };
+
+main();

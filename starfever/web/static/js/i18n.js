@@ -1,0 +1,188 @@
+// Every text the page shows, in German (the binding language of the game conditions) and English.
+
+const STRINGS = {
+  de: {
+    login: "Anmelden", signup: "Registrieren", username: "Benutzername", password: "Passwort",
+    birthDate: "Geburtsdatum (optional)",
+    usernameHint: "3–32 Zeichen: a–z, 0–9, _ . -; Passwort mindestens 8 Zeichen.",
+    responsible: "18+ · Spielen Sie verantwortungsvoll.",
+    paytable: "Gewinnplan", rules: "Spielregeln", paytableRules: "Gewinnplan & Spielregeln",
+    history: "Verlauf", protection: "Spielerschutz", logout: "Abmelden",
+    balance: "Guthaben", bet: "Einsatz", win: "Gewinn", spin: "Drehen", skip: "Überspringen",
+    turbo: "Turbo", respins: "Respins", more: "Mehr laden",
+    historyHint: "Wählen Sie eine Runde, um sie erneut abzuspielen.",
+    historyEmpty: "Noch keine Runden gespielt.",
+    depositLimit: "Wöchentliches Einzahlungslimit", newLimit: "Neues Limit (EUR)", save: "Speichern",
+    limitHint: "Eine Senkung gilt sofort, eine Erhöhung nach 72 Stunden.",
+    limitNow: "Limit", limitUsed: "Eingezahlt (7 Tage)", limitLeft: "Verfügbar",
+    limitPending: "Ab {when}", limitSaved: "Gespeichert.", limitInvalid: "Bitte einen Betrag in Euro eingeben, z. B. 100,00.",
+    realityCheck: "Realitätscheck", selfExclusion: "Selbstsperre", exclusionPeriod: "Dauer (Tage)",
+    exclusionConfirm: "Ich verstehe, dass die Sperre nicht vorzeitig aufgehoben werden kann.",
+    exclude: "Mich sperren", excludedUntil: "Gesperrt bis {when}. Einsätze und Einzahlungen sind nicht möglich.",
+    notExcluded: "Keine Selbstsperre aktiv.", exclusionConfirmNeeded: "Bitte bestätigen Sie die Sperre.",
+    realityText: "Sie spielen schon eine Weile. Ihre bisherige Sitzung:",
+    elapsed: "Spielzeit", netResult: "Ergebnis (Gewinne − Einsätze)", nextCheck: "Nächster Check",
+    continue: "Weiterspielen", stop: "Spiel beenden", collect: "Einsammeln",
+    lineBetOf: "{n} Linien × {bet}", lineWin: "Linie {line}: {count} × {symbol} = {win}",
+    lineWinMult: "Linie {line}: {count} × {symbol} ×{mult} = {win}",
+    winTotal: "Gewinn {win}", noWin: "Kein Gewinn – viel Glück beim nächsten Dreh!",
+    goodLuck: "Viel Glück!", starWild: "STAR WILD", starWildText: "Die Star Coins werden WILD – ein Respin!",
+    holdAndCash: "HOLD & CASH", holdAndCashText: "{n} Star Coins – Hold & Cash!",
+    upgrade: "UPGRADE", multiplier: "MULTIPLIKATOR", upgradeText: "UPGRADE: +{amount} auf jeden Geldwert",
+    multiplierText: "MULTIPLIKATOR: jeder Geldwert ×2", respinReset: "Neue Symbole – Respins wieder auf 3!",
+    mega: "MEGA JACKPOT", megaText: "Alle 15 Felder gefüllt!", hcEnd: "Hold & Cash: {win}",
+    jackpot: "€€€ JACKPOT", jackpotText: "Linie {line} · {percent} % des Pools",
+    recall: "Rückschau Runde #{id} · {when}", interrupted: "Runde #{id} wurde unterbrochen – hier ist ihr Ergebnis.",
+    featureStarWild: "Star Wild", featureHoldAndCash: "Hold & Cash", featureNone: "–",
+    roundNo: "Runde", time: "Zeit", signupDone: "Konto angelegt – willkommen!",
+    networkError: "Der Server ist nicht erreichbar. Bitte versuchen Sie es erneut.",
+    sessionEnded: "Ihre Sitzung ist abgelaufen. Bitte melden Sie sich erneut an.",
+    betChanged: "Einsatz {total}",
+    err_insufficient_funds: "Ihr Guthaben reicht für diesen Einsatz nicht aus. Senken Sie den Einsatz oder zahlen Sie ein.",
+    err_self_excluded: "Sie sind selbst gesperrt – Einsätze sind bis zum Ende der Sperre nicht möglich.",
+    err_invalid_credentials: "Benutzername oder Passwort ist falsch.",
+    err_username_taken: "Dieser Benutzername ist bereits vergeben.",
+    err_validation_error: "Bitte prüfen Sie Ihre Eingaben: {message}",
+    err_deposit_limit_exceeded: "Diese Einzahlung überschreitet Ihr Einzahlungslimit.",
+    err_invalid_bet: "Dieser Einsatz ist nicht erlaubt.",
+    err_round_not_found: "Diese Runde wurde nicht gefunden.",
+    err_operator_only: "Dafür ist ein Betreiberkonto nötig.",
+    err_player_only: "Das Spiel ist nur mit einem Spielerkonto möglich.",
+    err_internal_error: "Ein Serverfehler ist aufgetreten; es wurde nichts verändert.",
+    err_body_too_large: "Die Anfrage ist zu groß.",
+    // Paytable & rules
+    ptIntro: "Gewinne in Vielfachen des Linieneinsatzes. Beim aktuellen Einsatz ({bet} pro Linie):",
+    ptSymbol: "Symbol", ptOf: "{n}×",
+    wildRule: "WILD ersetzt alle Gewinnsymbole (nicht Star Coin und €€€). Multiplikator Wild wirkt als WILD und verdreifacht den Liniengewinn.",
+    coinRule: "Star Coin ist ein Scatter: genau {sw} Coins lösen Star Wild aus, {hc} oder mehr Hold & Cash.",
+    jackpotRule: "3 × €€€ auf den Walzen 1–3 einer Linie gewinnen einen Anteil am progressiven Jackpot.",
+    rulesHtml: `
+      <h3>Spielablauf</h3>
+      <p>5 Walzen × 3 Reihen, {lines} feste Gewinnlinien. Einsatz = {lines} × Linieneinsatz; Linieneinsätze: {classes}.</p>
+      <p>Linien gewinnen mit 3, 4 oder 5 gleichen Symbolen nebeneinander ab der ersten Walze links. Pro Linie wird nur der höchste Gewinn bezahlt; Gewinne aller Linien werden addiert.</p>
+      <h3>Wild</h3>
+      <p>WILD und Multiplikator Wild ersetzen jedes Gewinnsymbol, nicht aber Star Coin und €€€. Enthält ein Liniengewinn ein Multiplikator Wild, wird er ×{mult} bezahlt.</p>
+      <h3>Star Wild</h3>
+      <p>Genau {sw} Star Coins: Nach den Liniengewinnen werden die Coins zu WILDs und bleiben stehen; alle anderen Felder drehen einmal neu. Liegen 3 der 4 Coins auf einer Walze, werden diese drei zu Multiplikator Wilds (×{mult}).</p>
+      <h3>Hold &amp; Cash</h3>
+      <p>{hc} oder mehr Star Coins: Jeder Coin wird zu einem festgehaltenen Geldsymbol mit {cash} × Einsatz. Sie haben {respins} Respins; jedes neue Symbol setzt den Zähler auf {respins} zurück.</p>
+      <p>Neu landen können Geldsymbole, MINOR ({minor} × Einsatz), MAJOR ({major} × Einsatz), UPGRADE (jeder Geldwert +1 × Einsatz) und MULTIPLIKATOR (jeder Geldwert ×2). Booster wirken nach dem Festhalten der neuen Symbole, in Lesereihenfolge, und verschwinden danach.</p>
+      <p>Sind alle 15 Felder gefüllt, gewinnen Sie zusätzlich den MEGA Jackpot ({mega} × Einsatz). Am Ende werden alle Werte ausgezahlt.</p>
+      <h3>€€€ Jackpot</h3>
+      <p>3 × €€€ auf den Walzen 1–3 einer Linie (ohne Wild) gewinnen einen Anteil des Pools: Linieneinsatz / 1,00 € (0,01 € → 1 %, 1,00 € → 100 %), abgerundet auf den Cent. Der Pool wird von allen Spielern gespeist.</p>
+      <h3>Auszahlungsquote</h3>
+      <p>Die durchschnittliche Auszahlungsquote beträgt ca. {rtp} %. Fehlfunktionen machen alle Gewinne und Auszahlungen ungültig.</p>`,
+    linesTitle: "Gewinnlinien",
+    session: "Sitzung", respinsLeftText: "Noch {n} Respins",
+    marquee: "20 GEWINNLINIEN · STAR WILD · HOLD & CASH · €€€",
+  },
+  en: {
+    login: "Log in", signup: "Sign up", username: "Username", password: "Password",
+    birthDate: "Date of birth (optional)",
+    usernameHint: "3–32 characters: a–z, 0–9, _ . -; password at least 8 characters.",
+    responsible: "18+ · Play responsibly.",
+    paytable: "Paytable", rules: "Rules", paytableRules: "Paytable & rules",
+    history: "History", protection: "Limits", logout: "Log out",
+    balance: "Balance", bet: "Bet", win: "Win", spin: "Spin", skip: "Skip",
+    turbo: "Turbo", respins: "Respins", more: "Load more",
+    historyHint: "Select a round to replay it.", historyEmpty: "No rounds played yet.",
+    depositLimit: "Weekly deposit limit", newLimit: "New limit (EUR)", save: "Save",
+    limitHint: "A lower limit applies at once, a higher one after 72 hours.",
+    limitNow: "Limit", limitUsed: "Deposited (7 days)", limitLeft: "Available",
+    limitPending: "From {when}", limitSaved: "Saved.", limitInvalid: "Please enter an amount in euros, e.g. 100.00.",
+    realityCheck: "Reality check", selfExclusion: "Self-exclusion", exclusionPeriod: "Period (days)",
+    exclusionConfirm: "I understand that this cannot be lifted early.",
+    exclude: "Exclude me", excludedUntil: "Excluded until {when}. Bets and deposits are not possible.",
+    notExcluded: "No self-exclusion in force.", exclusionConfirmNeeded: "Please confirm the exclusion.",
+    realityText: "You have been playing for a while. Your session so far:",
+    elapsed: "Time played", netResult: "Net result (wins − bets)", nextCheck: "Next check",
+    continue: "Continue playing", stop: "Stop playing", collect: "Collect",
+    lineBetOf: "{n} lines × {bet}", lineWin: "Line {line}: {count} × {symbol} = {win}",
+    lineWinMult: "Line {line}: {count} × {symbol} ×{mult} = {win}",
+    winTotal: "Win {win}", noWin: "No win – good luck on the next spin!",
+    goodLuck: "Good luck!", starWild: "STAR WILD", starWildText: "The Star Coins turn WILD – one respin!",
+    holdAndCash: "HOLD & CASH", holdAndCashText: "{n} Star Coins – Hold & Cash!",
+    upgrade: "UPGRADE", multiplier: "MULTIPLIER", upgradeText: "UPGRADE: +{amount} on every cash value",
+    multiplierText: "MULTIPLIER: every cash value ×2", respinReset: "New symbols – respins reset to 3!",
+    mega: "MEGA JACKPOT", megaText: "All 15 cells filled!", hcEnd: "Hold & Cash: {win}",
+    jackpot: "€€€ JACKPOT", jackpotText: "Line {line} · {percent} % of the pool",
+    recall: "Recall of round #{id} · {when}", interrupted: "Round #{id} was interrupted – here is its result.",
+    featureStarWild: "Star Wild", featureHoldAndCash: "Hold & Cash", featureNone: "–",
+    roundNo: "Round", time: "Time", signupDone: "Account created – welcome!",
+    networkError: "The server cannot be reached. Please try again.",
+    sessionEnded: "Your session has ended. Please log in again.",
+    betChanged: "Bet {total}",
+    err_insufficient_funds: "Your balance does not cover this bet. Lower the bet or make a deposit.",
+    err_self_excluded: "You are self-excluded – bets are not possible until the exclusion ends.",
+    err_invalid_credentials: "Wrong username or password.",
+    err_username_taken: "This username is taken.",
+    err_validation_error: "Please check your input: {message}",
+    err_deposit_limit_exceeded: "This deposit exceeds your deposit limit.",
+    err_invalid_bet: "This bet is not allowed.",
+    err_round_not_found: "This round was not found.",
+    err_operator_only: "This needs an operator account.",
+    err_player_only: "The game needs a player account.",
+    err_internal_error: "The server failed; nothing was changed.",
+    err_body_too_large: "The request is too large.",
+    ptIntro: "Wins in multiples of the line bet. At the current bet ({bet} per line):",
+    ptSymbol: "Symbol", ptOf: "{n}×",
+    wildRule: "WILD substitutes for every paying symbol (not Star Coin or €€€). The Multiplier Wild acts as WILD and triples the line win.",
+    coinRule: "Star Coin is a scatter: exactly {sw} coins trigger Star Wild, {hc} or more Hold & Cash.",
+    jackpotRule: "3 × €€€ on reels 1–3 of a line win a share of the progressive jackpot.",
+    rulesHtml: `
+      <h3>How to play</h3>
+      <p>5 reels × 3 rows, {lines} fixed paylines. Total bet = {lines} × line bet; line bets: {classes}.</p>
+      <p>Lines win with 3, 4 or 5 matching symbols side by side from the leftmost reel. Only the highest win per line is paid; wins on all lines add up.</p>
+      <h3>Wild</h3>
+      <p>WILD and Multiplier Wild substitute for every paying symbol, never for Star Coin or €€€. A line win that includes a Multiplier Wild pays ×{mult}.</p>
+      <h3>Star Wild</h3>
+      <p>Exactly {sw} Star Coins: after the line wins, the coins turn into WILDs that stay in place while every other cell respins once. If 3 of the 4 coins fill one reel, those three become Multiplier Wilds (×{mult}).</p>
+      <h3>Hold &amp; Cash</h3>
+      <p>{hc} or more Star Coins: every coin becomes a held cash symbol worth {cash} × total bet. You get {respins} respins; every new symbol resets the counter to {respins}.</p>
+      <p>New cells can land cash symbols, MINOR ({minor} × total bet), MAJOR ({major} × total bet), UPGRADE (every cash value +1 × total bet) and MULTIPLIER (every cash value ×2). Boosters act after the new symbols are held, in reading order, and then vanish.</p>
+      <p>Fill all 15 cells to win the MEGA jackpot as well ({mega} × total bet). At the end every value is paid.</p>
+      <h3>€€€ jackpot</h3>
+      <p>3 × €€€ on reels 1–3 of a line (no wilds) win a share of the pool: line bet / €1.00 (€0.01 → 1 %, €1.00 → 100 %), rounded down to the cent. Every player's bets feed the pool.</p>
+      <h3>Return to player</h3>
+      <p>The average return to player is about {rtp} %. Malfunction voids all pays and plays.</p>`,
+    linesTitle: "Paylines",
+    session: "Session", respinsLeftText: "{n} respins left",
+    marquee: "20 LINES · STAR WILD · HOLD & CASH · €€€",
+  },
+};
+
+let current = "en";
+
+export function initialLanguage() {
+  const saved = localStorage.getItem("sf.lang");
+  if (saved === "de" || saved === "en") return saved;
+  return (navigator.language || "").toLowerCase().startsWith("de") ? "de" : "en";
+}
+
+export function setLanguage(lang) {
+  current = STRINGS[lang] ? lang : "en";
+  localStorage.setItem("sf.lang", current);
+  document.documentElement.lang = current;
+  for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
+  for (const el of document.querySelectorAll("[data-i18n-title]")) el.title = t(el.dataset.i18nTitle);
+  for (const el of document.querySelectorAll("[data-lang]")) {
+    el.setAttribute("aria-pressed", String(el.dataset.lang === current));
+  }
+}
+
+export function lang() { return current; }
+
+/** The text for ``key`` in the current language, with ``{name}`` replaced from ``vars``. */
+export function t(key, vars = {}) {
+  const text = STRINGS[current][key] ?? STRINGS.en[key] ?? key;
+  return text.replace(/\{(\w+)\}/g, (m, name) => (name in vars ? String(vars[name]) : m));
+}
+
+export function has(key) { return key in STRINGS[current]; }
+
+/** A date-time for people, in the current language. */
+export function formatWhen(iso) {
+  const d = new Date(iso);
+  return d.toLocaleString(current === "de" ? "de-AT" : "en-GB",
+    { dateStyle: "medium", timeStyle: "short" });
+}

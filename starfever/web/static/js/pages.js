@@ -1,0 +1,59 @@
+// Paytable and rules, generated from GET /api/v1/game (the engine's own data).
+import { symbolSvg } from "./symbols.js";
+
+function miniLine(rows, n) {
+  const cells = [];
+  for (let row = 0; row < 3; row++) {
+    for (let reel = 0; reel < 5; reel++) {
+      cells.push(`<rect x="${reel * 12 + 1}" y="${row * 12 + 1}" width="10" height="10" rx="2" class="${rows[reel] === row ? "on" : ""}"/>`);
+    }
+  }
+  const pts = rows.map((row, reel) => `${reel * 12 + 6},${row * 12 + 6}`).join(" ");
+  return `<figure class="mini-line"><svg viewBox="0 0 60 36" aria-hidden="true">${cells.join("")}<polyline points="${pts}"/></svg><figcaption>${n}</figcaption></figure>`;
+}
+
+/** The paytable: every symbol with its 3/4/5 wins in multiples and in EUR at ``lineBet``. */
+export function renderPaytable(el, game, { t, lang, money, lineBet }) {
+  const name = (s) => s.name[lang] || s.name.en;
+  const rows = game.symbols.filter((s) => s.pays).slice().reverse().map((s) => {
+    const mult = s.code === "MWILD" ? game.mwild_multiplier : 1;
+    const cells = s.pays.map((f) => `<td><b>${f * mult}×</b><small>${money(f * mult * lineBet)}</small></td>`).join("");
+    return `<tr data-symbol="${s.code}"><th scope="row">${symbolSvg(s.code, "pt-sym")}<span>${name(s)}</span></th>${cells}</tr>`;
+  }).join("");
+  const coin = game.symbols.find((s) => s.code === "COIN");
+  const jackpot = game.symbols.find((s) => s.code === "JACKPOT");
+  const hc = game.hold_and_cash;
+  el.innerHTML = `
+    <p>${t("ptIntro", { bet: money(lineBet) })}</p>
+    <table class="paytable">
+      <thead><tr><th scope="col">${t("ptSymbol")}</th>${[3, 4, 5].map((n) => `<th scope="col">${t("ptOf", { n })}</th>`).join("")}</tr></thead>
+      <tbody>${rows}</tbody>
+    </table>
+    <div class="pt-specials">
+      <div class="special">${symbolSvg("WILD", "pt-sym")}${symbolSvg("MWILD", "pt-sym")}<p>${t("wildRule")}</p></div>
+      <div class="special">${symbolSvg("COIN", "pt-sym")}<p><b>${name(coin)}</b> – ${t("coinRule", { sw: game.star_wild_coins, hc: game.hold_and_cash_coins })}</p></div>
+      <div class="special">${symbolSvg("JACKPOT", "pt-sym")}<p><b>${name(jackpot)}</b> – ${t("jackpotRule")}</p></div>
+      <div class="special hc-pays">
+        ${symbolSvg("MINOR", "pt-sym")}<p><b>MINOR</b> ${hc.minor}× · <b>MAJOR</b> ${hc.major}× · <b>MEGA</b> ${hc.mega}× · CASH ${hc.cash_values.join("/")}× (${t("bet")} ${money(lineBet * game.line_count)})</p></div>
+    </div>
+    <h3>${t("linesTitle")}</h3>
+    <div class="lines-grid">${game.lines.map((rows, i) => miniLine(rows, i + 1)).join("")}</div>`;
+}
+
+/** The rules text, with the numbers from the engine's data. */
+export function renderRules(el, game, { t, money, lang }) {
+  const hc = game.hold_and_cash;
+  el.innerHTML = t("rulesHtml", {
+    lines: game.line_count,
+    classes: game.bet_classes.map((c) => money(c)).join(", "),
+    mult: game.mwild_multiplier,
+    sw: game.star_wild_coins,
+    hc: game.hold_and_cash_coins,
+    cash: hc.cash_values.join(", "),
+    respins: hc.respins,
+    minor: hc.minor,
+    major: hc.major,
+    mega: hc.mega,
+    rtp: lang === "de" ? game.advertised_rtp.replace(".", ",") : game.advertised_rtp,
+  });
+}

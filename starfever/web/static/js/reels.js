@@ -1,0 +1,108 @@
+// The 5 x 3 reels: drawing a grid, spinning, stopping reel by reel, highlighting cells.
+import { REEL_SYMBOLS, symbolSvg } from "./symbols.js";
+
+const REELS = 5;
+const ROWS = 3;
+const FILLER = 5; // blurred symbols that scroll past before a reel lands
+
+const randomSymbol = () => REEL_SYMBOLS[Math.floor(Math.random() * REEL_SYMBOLS.length)];
+
+function cellHtml(symbol, reel, row) {
+  const attrs = reel === undefined ? "" : ` data-reel="${reel}" data-row="${row}"`;
+  return `<div class="cell"${attrs} data-symbol="${symbol}">${symbolSvg(symbol)}</div>`;
+}
+
+export class ReelView {
+  constructor(root) {
+    this.root = root;
+    this.root.innerHTML = Array.from({ length: REELS }, (_, reel) =>
+      `<div class="reel" data-reel="${reel}"><div class="strip"></div></div>`).join("");
+    this.reels = [...root.querySelectorAll(".reel")];
+    this.grid = null;
+  }
+
+  /** Show ``grid`` (grid[reel][row]) at rest. */
+  render(grid) {
+    this.grid = grid.map((col) => [...col]);
+    this.reels.forEach((reel, r) => this.#settle(reel, r, grid[r]));
+  }
+
+  #settle(reel, r, column) {
+    const strip = reel.querySelector(".strip");
+    reel.classList.remove("spinning", "landing");
+    strip.style.transition = "none";
+    strip.style.transform = "";
+    strip.innerHTML = column.map((s, row) => cellHtml(s, r, row)).join("");
+  }
+
+  cell(reel, row) {
+    return this.root.querySelector(`.cell[data-reel="${reel}"][data-row="${row}"]`);
+  }
+
+  /** Start every reel spinning (a loop of random symbols) until :meth:`stop` lands it. */
+  startSpin() {
+    this.reels.forEach((reel) => {
+      const strip = reel.querySelector(".strip");
+      const loop = Array.from({ length: 8 }, randomSymbol);
+      strip.style.transition = "none";
+      strip.style.transform = "";
+      strip.innerHTML = [...loop, ...loop].map((s) => cellHtml(s)).join("");
+      reel.classList.remove("landing");
+      reel.classList.add("spinning");
+    });
+  }
+
+  get spinning() { return this.reels.some((r) => r.classList.contains("spinning")); }
+
+  /** Land the reels on ``grid`` one after another; ``wait(ms)`` paces it (and may be skipped). */
+  async stop(grid, wait, { gap = 170, land = 320, instant = () => false } = {}) {
+    this.grid = grid.map((col) => [...col]);
+    for (let r = 0; r < REELS; r++) {
+      const reel = this.reels[r];
+      if (instant()) { this.#settle(reel, r, grid[r]); continue; }
+      const strip = reel.querySelector(".strip");
+      const filler = Array.from({ length: FILLER }, randomSymbol);
+      const cells = [...grid[r].map((s, row) => cellHtml(s, r, row)), ...filler.map((s) => cellHtml(s))];
+      reel.classList.remove("spinning");
+      reel.classList.add("landing");
+      strip.style.transition = "none";
+      strip.innerHTML = cells.join("");
+      strip.style.transform = `translateY(-${(FILLER / (ROWS + FILLER)) * 100}%)`;
+      void strip.offsetHeight; // apply the start position before the transition
+      strip.style.transition = `transform ${land}ms cubic-bezier(.2,.9,.3,1.25)`;
+      strip.style.transform = "translateY(0)";
+      const landed = r;
+      setTimeout(() => {
+        if (this.grid && reel.classList.contains("landing")) this.#settle(reel, landed, this.grid[landed]);
+      }, land + 20);
+      await wait(gap);
+    }
+    await wait(land);
+    this.reels.forEach((reel, r) => { if (reel.classList.contains("landing")) this.#settle(reel, r, grid[r]); });
+  }
+
+  /** Mark winning cells (and dim the rest); ``null`` clears. */
+  highlight(cells) {
+    this.root.classList.toggle("dim", Boolean(cells && cells.length));
+    for (const el of this.root.querySelectorAll(".cell.win")) el.classList.remove("win");
+    for (const { reel, row } of cells || []) this.cell(reel, row)?.classList.add("win");
+  }
+
+  /** Replace one cell's symbol with a flip (coin -> wild). */
+  transform(reel, row, symbol, { instant = false } = {}) {
+    const el = this.cell(reel, row);
+    if (!el) return;
+    const swap = () => {
+      el.dataset.symbol = symbol;
+      el.innerHTML = symbolSvg(symbol);
+    };
+    if (instant) swap();
+    else {
+      el.classList.add("flip");
+      setTimeout(swap, 200);
+    }
+    if (this.grid) this.grid[reel][row] = symbol;
+  }
+}
+
+export const SIZE = { REELS, ROWS };
