@@ -29,6 +29,7 @@ from starfever.server.db import Database
 from starfever.server.services.jackpot import ensure_pool
 from starfever.server.services.wallet import LedgerWallet, WalletPort
 from starfever.server.settings import Settings, get_settings
+from starfever.web import mount_web
 
 log = logging.getLogger("starfever.server")
 API_PREFIX = "/api/v1"
@@ -61,6 +62,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None) -> FastA
                    protection, operator):
         api.include_router(module.router)
     app.include_router(api)
+    mount_web(app, api_prefix=API_PREFIX)
     return app
 
 
