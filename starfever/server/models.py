@@ -85,6 +85,8 @@ class SessionToken(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     reality_check_at: Mapped[datetime] = mapped_column(UtcDateTime)
     """When the reality-check interval last started (log-in or last acknowledgement)."""
+    net_result: Mapped[int] = mapped_column(BigInteger, default=0)
+    """Wins minus bets of the rounds played in this session, in cents."""
 
 
 class Wallet(Base):

@@ -82,7 +82,8 @@ def login(db: Database, settings: Settings, username: str, password: str) -> tup
     expires = now + timedelta(seconds=settings.token_ttl_seconds)
     with db.write() as session:
         session.add(SessionToken(account_id=account_id, token_hash=token_hash(settings, token),
-                                 created_at=now, expires_at=expires, reality_check_at=now))
+                                 created_at=now, expires_at=expires, reality_check_at=now,
+                                 net_result=0))
     return token, expires
 
 

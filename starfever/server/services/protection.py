@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from starfever.server.db import Database
-from starfever.server.models import WALLET, Account, DepositLimit, LedgerEntry, Round, SessionToken
+from starfever.server.models import WALLET, Account, DepositLimit, LedgerEntry, SessionToken
 from starfever.server.services import ledger
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import Forbidden, NotFound, utcnow
@@ -177,14 +177,12 @@ def reality_check(session: Session, settings: Settings, session_id: int,
     token = session.get(SessionToken, session_id)
     if token is None:
         raise NotFound("no such session", code="session_not_found")
-    net = session.scalar(select(func.coalesce(func.sum(Round.total_win - Round.total_bet), 0))
-                         .where(Round.session_id == session_id))
     interval = timedelta(seconds=settings.reality_check_seconds)
     next_due = token.reality_check_at + interval
     return RealityCheck(due=now >= next_due,
                         elapsed_seconds=int((now - token.created_at).total_seconds()),
-                        net_result=int(net or 0), interval_seconds=settings.reality_check_seconds,
-                        next_due_at=next_due)
+                        net_result=token.net_result,
+                        interval_seconds=settings.reality_check_seconds, next_due_at=next_due)
 
 
 def read_reality_check(db: Database, settings: Settings, principal: Principal) -> RealityCheck:

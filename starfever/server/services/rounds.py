@@ -21,7 +21,7 @@ from starfever.engine.rng import RandomSource, ReplayError, ReplaySource, System
 from starfever.engine.round import RoundResult, play_round
 from starfever.engine.symbols import Cents, InvalidBet, check_line_bet
 from starfever.server.db import Database
-from starfever.server.models import HOUSE, POOL, Account, ChainHead, Round
+from starfever.server.models import HOUSE, POOL, Account, ChainHead, Round, SessionToken
 from starfever.server.services import jackpot, ledger, protection
 from starfever.server.services.auth import Principal
 from starfever.server.services.chain import GENESIS_HASH, canonical_json, round_hash
@@ -154,7 +154,6 @@ def _spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort
             created_at=now, prev_hash=head.last_hash, hash="")
         stored.hash = round_hash(stored)
         session.add(stored)
-        session.flush()
         _book(session, wallet, principal.account_id, stored, game_win)
         pool.amount = result.pool_after
         pool.carry = str(carry)
@@ -164,7 +163,9 @@ def _spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort
         pool.hits += sum(1 for e in result.events if e["type"] == "jackpot")
         pool.updated_at = now
         head.last_round_id, head.last_hash = stored.id, stored.hash
-        session.flush()
+        login = session.get(SessionToken, principal.session_id)
+        if login is not None:
+            login.net_result += stored.total_win - stored.total_bet
         check = protection.reality_check(session, settings, principal.session_id, now)
         return SpinOutcome(round=stored, balance=stored.balance_after, replayed=False,
                            reality_check=check)

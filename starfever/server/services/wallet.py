@@ -71,7 +71,8 @@ class LedgerWallet:
                 round_id: int | None) -> int:
         if kind not in ledger.WALLET_KINDS:
             raise ValueError(f"unknown wallet entry kind {kind!r}")
-        row = self._row(session, account_id, lock=True)
+        # the caller locked the row (lock()); the identity map holds it, so no query here
+        row = session.get(Wallet, account_id) or self._row(session, account_id, lock=True)
         if row.balance + delta < 0:
             raise Conflict(f"the balance of {row.balance} cents does not cover {-delta} cents",
                            code="insufficient_funds")

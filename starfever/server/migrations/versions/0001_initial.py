@@ -41,6 +41,7 @@ def upgrade() -> None:
         sa.Column("expires_at", Instant(), nullable=False),
         sa.Column("revoked_at", Instant(), nullable=True),
         sa.Column("reality_check_at", Instant(), nullable=False),
+        sa.Column("net_result", Money(), nullable=False, server_default="0"),
     )
     op.create_index("ix_sessions_account_id", "sessions", ["account_id"])
     op.create_table(

@@ -1,0 +1,47 @@
+"""Operator views and the cashier."""
+
+from __future__ import annotations
+
+from tests.server.conftest import Server
+from tests.server.helpers import books
+
+
+def test_pool_meters_add_up(server: Server) -> None:
+    _, token = server.player(deposit=2_000)
+    for _ in range(5):
+        server.spin(token, line_bet=2)
+    meters = server.call("GET", "/operator/jackpot", server.operator_token).json()
+    assert meters["pool"] == meters["contributions"] - meters["wins"] + meters["refills"]
+    assert meters["pool"] == server.call("GET", "/jackpot").json()["pool"]
+    assert meters["contributions"] > 0
+
+
+def test_rtp_view_per_model_and_bet_class(server: Server) -> None:
+    _, token = server.player(deposit=10_000)
+    for line_bet in (1, 1, 2, 5):
+        server.spin(token, line_bet=line_bet)
+    view = server.call("GET", "/operator/rtp", server.operator_token)
+    assert view.status_code == 200, view.text
+    body = view.json()
+    (model,) = [r for r in body["by_model"] if r["model_name"] == "default"]
+    assert abs(model["theoretical_rtp"] - 0.955) < 0.0002
+    assert model["rounds"] == sum(r["rounds"] for r in body["by_bet_class"])
+    low, high = model["interval_99"]
+    assert low <= model["actual_game_rtp"] <= high
+    assert {r["line_bet"] for r in body["by_bet_class"]} >= {1, 2, 5}
+
+
+def test_player_list_and_withdrawal(server: Server) -> None:
+    name, token = server.player(deposit=3_000)
+    paid = server.call("POST", f"/players/{name}/withdrawals", server.operator_token,
+                       json={"amount": 1_000})
+    assert paid.status_code == 201 and paid.json()["balance"] == 2_000
+    listed = server.call("GET", "/operator/players", server.operator_token,
+                         params={"limit": 1000}).json()["players"]
+    assert {"username": name, "balance": 2_000} in [
+        {"username": p["username"], "balance": p["balance"]} for p in listed]
+    entries = server.call("GET", "/wallet/entries", token).json()["entries"]
+    assert [(e["kind"], e["amount"]) for e in entries] == [("withdrawal", -1_000),
+                                                          ("deposit", 3_000)]
+    sums = books(server.engine())
+    assert sums["wallets_stored"] == sums["wallet"]
