@@ -124,3 +124,13 @@ def test_insufficient_funds_moves_nothing(server: Server) -> None:
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "insufficient_funds"
     assert server.balance(token) == 19
+
+
+def test_openapi_and_health_are_served(server: Server) -> None:
+    spec = server.http.get(server.base.replace("/api/v1", "/openapi.json")).json()
+    for path in ("/api/v1/spins", "/api/v1/rounds/{round_id}", "/api/v1/jackpot",
+                 "/api/v1/players/{username}/deposits", "/api/v1/limits",
+                 "/api/v1/self-exclusion", "/api/v1/reality-check", "/api/v1/operator/rtp"):
+        assert path in spec["paths"], path
+    health = server.call("GET", "/health").json()
+    assert health["status"] == "ok" and health["test_mode"] is True

@@ -1,0 +1,57 @@
+"""In-process checks: settings, the frozen round hash, the OpenAPI document, the CLI."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from starfever.server.models import Round
+from starfever.server.services.chain import GENESIS_HASH, HASH_FIELDS, round_hash
+from starfever.server.settings import DEVELOPMENT_SECRET, SettingsError, settings_from_env
+from tests.server.conftest import run_cli
+
+
+def test_production_refuses_the_default_secret() -> None:
+    with pytest.raises(SettingsError, match="SECRET_KEY"):
+        settings_from_env({"STARFEVER_ENV": "production"})
+    with pytest.raises(SettingsError, match="TEST_MODE"):
+        settings_from_env({"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": "x" * 32,
+                           "STARFEVER_TEST_MODE": "1"})
+    ok = settings_from_env({"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": "x" * 32})
+    assert ok.secret_key != DEVELOPMENT_SECRET and not ok.test_mode
+    with pytest.raises(SettingsError, match="integer"):
+        settings_from_env({"STARFEVER_REALITY_CHECK_SECONDS": "soon"})
+
+
+def _round() -> Round:
+    return Round(id=1, prev_hash=GENESIS_HASH, account_id=7, idempotency_key="k",
+                 request_hash="r", model_name="default", model_version="1.0", line_bet=1,
+                 total_bet=20, contribution=0, base_win=0, star_wild_win=0,
+                 hold_and_cash_win=0, progressive_win=0, total_win=0, feature=None,
+                 pool_before=100000, pool_after=100000, pool_refill=0, balance_before=20,
+                 balance_after=0, draws="[0,0,0,0,0]", events="[]", test=False,
+                 created_at=datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC))
+
+
+def test_round_hash_is_frozen() -> None:
+    """Changing the hashed fields or their order breaks every stored chain: this pins them."""
+    assert len(HASH_FIELDS) == 25
+    assert round_hash(_round()) == GOLDEN_HASH
+    tampered = _round()
+    tampered.total_win = 1
+    assert round_hash(tampered) != GOLDEN_HASH
+
+
+GOLDEN_HASH = "276cb67143c6b401b4af850da5166329694758f299a7064078bf2359e8f0022f"
+
+
+def test_cli_refuses_bad_operator_input(tmp_path: object) -> None:
+    done = run_cli("operator", "create", "Bad Name", "--database-url",
+                   "sqlite:///" + str(tmp_path) + "/x.db", stdin="password-1\n")
+    assert done.returncode == 2 and "operator name" in done.stderr
+    done = run_cli("operator", "create", "boss", "--database-url",
+                   "sqlite:///" + str(tmp_path) + "/x.db", stdin="short\n")
+    assert done.returncode == 2 and "8-128" in done.stderr
+    done = run_cli("audit", "--database-url", "sqlite:///" + str(tmp_path) + "/empty.db")
+    assert done.returncode == 2 and "no Star Fever database" in done.stderr
