@@ -161,8 +161,10 @@ export class RoundPlayer {
     const ui = this.ui;
     ui.reels.highlight(scene.wilds);
     for (const w of scene.wilds) {
-      ui.reels.transform(w.reel, w.row, w.symbol, { instant: this.skipping });
-      await this.wait(260);
+      if (!this.skipping) ui.reels.flip(w.reel, w.row);
+      await this.wait(200);
+      ui.reels.setSymbol(w.reel, w.row, w.symbol);
+      await this.wait(160);
     }
     await this.wait(700);
     ui.winLine.textContent = ui.t("starWildText");

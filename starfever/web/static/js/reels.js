@@ -88,18 +88,20 @@ export class ReelView {
     for (const { reel, row } of cells || []) this.cell(reel, row)?.classList.add("win");
   }
 
-  /** Replace one cell's symbol with a flip (coin -> wild). */
-  transform(reel, row, symbol, { instant = false } = {}) {
+  /** Start a cell's flip (the coin turning); :meth:`setSymbol` shows its new face. */
+  flip(reel, row) {
     const el = this.cell(reel, row);
     if (!el) return;
-    const swap = () => {
+    el.classList.remove("flip");
+    void el.offsetWidth;
+    el.classList.add("flip");
+  }
+
+  setSymbol(reel, row, symbol) {
+    const el = this.cell(reel, row);
+    if (el) {
       el.dataset.symbol = symbol;
       el.innerHTML = symbolSvg(symbol);
-    };
-    if (instant) swap();
-    else {
-      el.classList.add("flip");
-      setTimeout(swap, 200);
     }
     if (this.grid) this.grid[reel][row] = symbol;
   }

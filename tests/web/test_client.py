@@ -1,0 +1,373 @@
+"""End-to-end tests of the browser client against a real test-mode server, in headless Chromium.
+
+Outcomes are forced with ``test_draws`` (tests/web/forcing.py builds and engine-checks them); the
+page's step log (``window.starfever.log``) is a picture of the DOM taken after every scene.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from starfever.engine.model import MathModel
+from starfever.engine.symbols import BET_CLASSES, PAYTABLE
+from tests.web import forcing
+from tests.web.conftest import Game
+from tests.web.harness import running_server
+
+pytestmark = pytest.mark.browser
+
+
+def euro(cents: int) -> str:
+    """What the page shows in English."""
+    sign = "−" if cents < 0 else ""
+    cents = abs(cents)
+    return f"{sign}€{cents // 100:,}.{cents % 100:02d}"
+
+
+def events(round_: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [e for e in round_["events"] if e["type"] == kind]
+
+
+def test_sign_up_deposit_and_spin_until_a_win(game: Game) -> None:
+    page = game.page
+    game.open()
+    page.click("#tab-signup")
+    page.fill("#auth-username", "newcomer")
+    page.fill("#auth-password", "short")
+    page.click("#auth-submit")
+    assert "password" in game.text("#auth-error").lower()  # the server's refusal, readable
+    page.fill("#auth-password", "player-password-1")
+    page.click("#auth-submit")
+    page.wait_for_selector("#game:not([hidden])")
+    assert game.cents("#balance") == 0
+    assert game.text("#total-bet") == "€0.20"
+    assert game.text("#line-bet") == "20 lines × €0.01"
+    pool = game.server.client.get("/jackpot").json()["pool"]
+    page.wait_for_function(f"document.querySelector('#pool-amount').dataset.cents === '{pool}'")
+
+    game.server.deposit("newcomer", 5_000)
+    page.reload()
+    page.wait_for_function("window.starfever.ready")
+    assert game.text("#balance") == "€50.00"
+
+    won = None
+    for spin in range(60):
+        round_ = game.spin(key=spin % 2 == 1)  # the button and the Space key
+        server_balance = game.server.balance("newcomer")
+        assert game.cents("#balance") == server_balance == round_["balance_after"]
+        assert game.text("#balance") == euro(server_balance)
+        if round_["total_win"] > 0:
+            won = round_
+            break
+    assert won is not None, "60 spins without a win"
+    assert game.text("#win") == euro(won["total_win"])
+
+
+def test_a_double_click_places_one_bet(game: Game) -> None:
+    name = game.new_player(1_000)
+    game.page.dblclick("#spin")
+    game.wait_idle()
+    game.page.wait_for_timeout(300)
+    game.wait_idle()
+    token = game.server.token(name)
+    rounds = game.server.client.get("/rounds", headers={"Authorization": f"Bearer {token}"})
+    assert len(rounds.json()["rounds"]) == 1
+    assert game.page.evaluate("window.starfever.rounds") == 1
+
+
+def test_line_wins_are_drawn_with_symbol_count_and_amount(game: Game, model: MathModel) -> None:
+    game.new_player(2_000)
+    game.page.click("#bet-up")  # line bet 0.02, total 0.40
+    assert game.text("#total-bet") == "€0.40"
+    game.force(forcing.line_win_draws(model))
+    round_ = game.spin()
+    wins = events(round_, "line_win")
+    assert round_["line_bet"] == BET_CLASSES[1] and len(wins) >= 2
+    last = game.log()[-1]
+    assert sorted(last["lines"]) == sorted(w["line"] for w in wins)
+    text = game.text("#win-line")
+    for w in wins:
+        assert f"Line {w['line']}: {w['count']} ×" in text
+        assert euro(w["win"]) in text
+    assert game.page.locator("#paylines polyline").count() == len(wins)
+    assert game.page.locator(".cell.win").count() >= 3
+    assert game.text("#win") == euro(round_["total_win"])
+    reveal = events(round_, "reveal")[0]
+    shown = game.log()[0]["grid"]
+    assert shown == [f"{r},{w}:{reveal['grid'][r][w]}" for r in range(5) for w in range(3)]
+
+
+def test_star_wild_turns_coins_wild_then_respins(game: Game, model: MathModel) -> None:
+    game.new_player(2_000)
+    game.force(forcing.star_wild_draws(model))
+    round_ = game.spin()
+    log = game.log()
+    kinds = [s["kind"] for s in log]
+    assert kinds[:3] == ["reveal", "feature", "star_wild"] and "reveal" in kinds[3:]
+    wilds = events(round_, "star_wild")[0]["wilds"]
+    assert sum(w["symbol"] == "MWILD" for w in wilds) == 3
+    after_wild = log[kinds.index("star_wild")]["grid"]
+    for w in wilds:  # the coins visibly became WILD / MWILD (x3)
+        assert f"{w['reel']},{w['row']}:{w['symbol']}" in after_wild
+    respin = events(round_, "reveal")[1]
+    final = log[-1]["grid"]
+    assert final == [f"{r},{w}:{respin['grid'][r][w]}" for r in range(5) for w in range(3)]
+    respin_wins = [e for e in events(round_, "line_win") if e["phase"] == "star_wild"]
+    assert respin_wins and any(w["multiplier"] == 3 for w in respin_wins)
+    assert "×3" in game.text("#win-line")
+    assert game.text("#win") == euro(round_["total_win"])
+
+
+def _hold_and_cash(model: MathModel) -> list[int]:
+    return forcing.hold_and_cash_draws(model, [1, 2, 3, 1, 5], [
+        [("CASH", 2)], [], [("MINOR", 0), ("UPGRADE", 0)], [],
+        [("MULTIPLIER", 0), ("MAJOR", 0)]])
+
+
+def test_hold_and_cash_plays_every_respin_from_the_log(game: Game, model: MathModel) -> None:
+    name = game.new_player(2_000)
+    game.force(_hold_and_cash(model))
+    round_ = game.spin()
+    log = game.log()
+    start = events(round_, "hold_and_cash_start")[0]
+    first = next(s for s in log if s["kind"] == "hc_start")
+    assert first["respinsLeft"] == "3"
+    assert sorted(first["board"]) == sorted(
+        f"{c['reel']},{c['row']}:CASH:{euro(c['value'])}" for c in start["cells"])
+
+    shown = [s for s in log if s["kind"] == "hc_respin"]
+    respins = events(round_, "respin")
+    assert [s["index"] for s in shown] == [r["index"] for r in respins]
+    held: dict[str, str] = {f"{c['reel']},{c['row']}": f"CASH:{euro(c['value'])}"
+                            for c in start["cells"]}
+    for step, respin in zip(shown, respins, strict=True):
+        assert step["respinsLeft"] == str(respin["respins_left"])
+        for c in respin["landed"]:
+            if c["kind"] in ("CASH", "MINOR", "MAJOR"):
+                label = euro(c["value"]) if c["kind"] == "CASH" else c["kind"]
+                held[f"{c['reel']},{c['row']}"] = f"{c['kind']}:{label}"
+        for booster in respin["boosters"]:
+            for v in booster["values"]:
+                held[f"{v['reel']},{v['row']}"] = f"CASH:{euro(v['value'])}"
+        assert sorted(step["board"]) == sorted(f"{k}:{v}" for k, v in held.items())
+    # the counter visibly reset to 3 after a respin that landed something
+    assert any(r["landed"] and r["respins_left"] == 3 for r in respins)
+    kinds_landed = {c["kind"] for r in respins for c in r["landed"]}
+    assert {"UPGRADE", "MULTIPLIER", "MINOR", "MAJOR"} <= kinds_landed
+    assert game.page.locator('.hc-cell[data-kind="MINOR"]').count() == 1
+    assert game.page.locator('.hc-cell[data-kind="MAJOR"]').count() == 1
+
+    end = events(round_, "hold_and_cash_end")[0]
+    assert game.text("#win") == euro(round_["total_win"])
+    assert euro(end["win"]) in game.text("#win-line")
+    assert game.text("#balance") == euro(game.server.balance(name))
+
+
+def test_skip_jumps_to_the_result(game: Game, model: MathModel) -> None:
+    game.new_player(2_000, speed=1)
+    game.force(_hold_and_cash(model))
+    game.page.click("#spin")
+    game.page.wait_for_selector("#holdboard:not([hidden])", timeout=15_000)
+    game.page.click("#skip")
+    game.wait_idle(timeout=5_000)
+    round_ = game.page.evaluate("window.starfever.state.lastRound")
+    assert game.text("#win") == euro(round_["total_win"])
+    end = events(round_, "hold_and_cash_end")[0]
+    held = len(events(round_, "hold_and_cash_start")[0]["cells"]) + sum(
+        c["kind"] in ("CASH", "MINOR", "MAJOR") for r in events(round_, "respin")
+        for c in r["landed"])
+    assert game.page.locator('.hc-cell:not([data-kind="EMPTY"])').count() == held
+    assert euro(end["win"]) in game.text("#win-line")
+
+
+def test_mega_fills_the_board(game: Game, model: MathModel) -> None:
+    game.new_player(2_000)
+    game.force(forcing.hold_and_cash_draws(model, [1, 2, 3, 1, 5], [[("CASH", 1)] * 10]))
+    round_ = game.spin()
+    assert "mega" in [s["kind"] for s in game.log()]
+    assert game.page.locator('.hc-cell[data-kind="EMPTY"]').count() == 0
+    assert game.text("#win") == euro(round_["total_win"])
+
+
+def test_jackpot_win_is_celebrated(game: Game, model: MathModel) -> None:
+    game.new_player(2_000)
+    game.force(forcing.jackpot_draws(model))
+    round_ = game.spin()
+    jackpot = events(round_, "jackpot")[0]
+    assert game.page.is_visible("#celebrate")
+    assert game.text("#cel-amount") == euro(jackpot["win"])
+    assert "1 %" in game.text("#cel-sub")
+    game.page.click("#cel-close")
+    assert not game.page.is_visible("#celebrate")
+    assert game.text("#win") == euro(round_["total_win"])
+    game.page.wait_for_function(
+        f"document.querySelector('#pool-amount').dataset.cents === '{round_['pool_after']}'")
+
+
+def test_history_replays_a_round(game: Game, model: MathModel) -> None:
+    game.new_player(2_000)
+    game.force(_hold_and_cash(model))
+    hc_round = game.spin()
+    game.force(forcing.no_win_draws(model))
+    game.spin()
+    balance = game.text("#balance")
+    game.page.click("#open-history")
+    items = game.page.locator("#history-list button")
+    items.first.wait_for()
+    assert items.count() == 2
+    game.page.click(f'#history-list button[data-round="{hc_round["id"]}"]')
+    game.page.wait_for_selector("#recall-ribbon:not([hidden])")
+    game.wait_idle()
+    assert f"#{hc_round['id']}" in game.text("#recall-ribbon")
+    assert game.text("#win") == euro(hc_round["total_win"])
+    assert game.page.is_visible("#holdboard")
+    assert game.text("#balance") == balance  # a recall moves no money
+
+
+def test_reload_mid_round_shows_its_outcome(game: Game, model: MathModel) -> None:
+    game.new_player(2_000, speed=1)
+    game.force(_hold_and_cash(model))
+    game.page.click("#spin")
+    game.page.wait_for_selector("#holdboard:not([hidden])", timeout=15_000)
+    round_id = game.page.evaluate("localStorage.getItem('sf.pendingRound')")
+    assert round_id
+    game.page.reload()
+    game.page.wait_for_function("window.starfever.ready", timeout=15_000)
+    game.wait_idle()
+    ribbon = game.text("#recall-ribbon")
+    assert f"#{round_id}" in ribbon and "interrupted" in ribbon
+    token = game.server.token(game.username)
+    stored = game.server.client.get(f"/rounds/{round_id}",
+                                    headers={"Authorization": f"Bearer {token}"}).json()
+    assert game.text("#win") == euro(stored["total_win"])
+    assert game.page.is_visible("#holdboard")
+    assert game.text("#balance") == euro(stored["balance_after"])
+    assert game.page.evaluate("localStorage.getItem('sf.pendingRound')") is None
+
+
+def test_paytable_and_rules_in_german_and_english(game: Game) -> None:
+    game.new_player(0)
+    page = game.page
+    page.click("#open-paytable")
+    rows = page.locator("#paytable-body tbody tr")
+    assert rows.count() == len(PAYTABLE) + 1  # + the Multiplier Wild
+    for code, pays in PAYTABLE.items():
+        cells = page.locator(f'#paytable-body tr[data-symbol="{code}"] td b').all_inner_texts()
+        assert cells == [f"{p}×" for p in pays]
+    mwild = page.locator('#paytable-body tr[data-symbol="MWILD"] td b').all_inner_texts()
+    assert mwild == [f"{p * 3}×" for p in PAYTABLE["WILD"]]
+    assert "Lemon" in game.text("#paytable-body")
+    assert page.locator("#paytable-body .mini-line").count() == 20
+    page.click('#dlg-paytable [data-lang="de"]')
+    assert "Zitrone" in game.text("#paytable-body")
+    assert "0,01\u00a0€" in game.text("#paytable-body")
+    page.click("#tab-rules")
+    rules = game.text("#rules-body")
+    assert "Walzen" in rules and "95,5" in rules and "0,01\u00a0€, 0,02\u00a0€" in rules
+    page.click('#dlg-paytable [data-lang="en"]')
+    assert "reels" in game.text("#rules-body")
+    page.keyboard.press("Escape")
+    assert not page.is_visible("#dlg-paytable")
+
+
+def test_refused_bet_shows_a_readable_message(game: Game) -> None:
+    game.new_player(0)
+    game.page.click("#spin")
+    game.page.wait_for_selector("#status.error")
+    assert "balance does not cover" in game.text("#status")
+    assert game.cents("#balance") == 0
+    assert not game.page.is_disabled("#spin")
+
+
+def test_deposit_limit_and_self_exclusion(game: Game) -> None:
+    name = game.new_player(1_000)
+    page = game.page
+    page.click("#open-protection")
+    page.wait_for_selector('[data-testid="limit-now"]')
+    page.fill("#limit-input", "50,00")
+    page.click("#limit-form button[type=submit]")
+    page.wait_for_selector("#limit-msg.ok")
+    assert game.text('[data-testid="limit-now"]') == "€50.00"
+    page.fill("#limit-input", "abc")
+    page.click("#limit-form button[type=submit]")
+    assert "amount" in game.text("#limit-msg")
+    # the server refuses a deposit over the new limit
+    refused = game.server.client.post(
+        f"/players/{name}/deposits", json={"amount": 10_000},
+        headers={"Authorization": f"Bearer {game.server.operator_token}"})
+    assert refused.status_code == 403
+
+    page.click("#exclusion-form button[type=submit]")
+    assert "confirm" in game.text("#exclusion-msg")
+    page.select_option("#exclusion-days", "7")
+    page.check("#exclusion-confirm")
+    page.click("#exclusion-form button[type=submit]")
+    page.wait_for_selector("#exclusion-state.excluded")
+    page.keyboard.press("Escape")
+    page.click("#spin")
+    page.wait_for_selector("#status.error")
+    assert "self-excluded" in game.text("#status")
+    assert game.cents("#balance") == 1_000
+
+
+def test_phone_width_keyboard_and_language(game: Game, model: MathModel) -> None:
+    page = game.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    game.new_player(1_000)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    box = page.locator("#spin").bounding_box()
+    assert box and box["y"] + box["height"] <= 844  # the spin button is on screen
+    game.force(forcing.line_win_draws(model))
+    page.focus("#spin")
+    page.keyboard.press("Enter")
+    game.wait_idle()
+    assert game.page.evaluate("window.starfever.rounds") == 1
+    page.click('#game [data-lang="de"]')
+    assert game.text("#balance").endswith("\u00a0€") and "," in game.text("#balance")
+    assert game.text("#spin") == "DREHEN" or game.text("#spin").lower() == "drehen"
+
+
+def test_money_and_timeline_logic(game: Game) -> None:
+    game.open()
+    lib = "window.starfever.lib"
+    assert game.page.evaluate(f"{lib}.formatCents(123456789, 'de')") == "1.234.567,89\u00a0€"
+    assert game.page.evaluate(f"{lib}.formatCents(5, 'en')") == "€0.05"
+    assert game.page.evaluate(f"{lib}.formatCents(-250, 'en')") == "−€2.50"
+    assert game.page.evaluate(f"[{lib}.parseEuros('100'), {lib}.parseEuros('1.000,5'), "
+                              f"{lib}.parseEuros('99.99'), {lib}.parseEuros('x')]") == [
+        10_000, 100_050, 9_999, None]
+    scenes = game.page.evaluate(f"""{lib}.buildTimeline([
+        {{type: 'reveal', phase: 'base', stops: [0,0,0,0,0], grid: []}},
+        {{type: 'line_win', phase: 'base', line: 1, symbol: 'BAR', count: 3, multiplier: 1,
+          win: 5}},
+        {{type: 'line_win', phase: 'base', line: 2, symbol: 'BAR', count: 3, multiplier: 1,
+          win: 5}},
+        {{type: 'jackpot', phase: 'base', line: 1, percent: 1, win: 1000, pool_left: 99000}},
+        {{type: 'round_end', total_win: 1010, pool_after: 100000}}]).map(
+            s => [s.kind, s.winSoFar])""")
+    assert scenes == [["reveal", 0], ["lines", 10], ["jackpot", 1010], ["end", 1010]]
+
+
+def test_reality_check_dialog(browser: Any, tmp_path_factory: pytest.TempPathFactory,
+                              model: MathModel) -> None:
+    from tests.web.harness import ConsoleWatch
+
+    with running_server(tmp_path_factory.mktemp("rc"), reality_check_seconds="2") as server:
+        context = browser.new_context(viewport={"width": 1280, "height": 860})
+        page = context.new_page()
+        watch = ConsoleWatch(page)
+        game = Game(page, server, watch)
+        game.new_player(1_000)
+        page.wait_for_timeout(2_100)
+        game.force(forcing.no_win_draws(model))
+        game.spin()
+        page.wait_for_selector("#dlg-reality[open]")
+        assert game.text('[data-testid="rc-net"]') == "−€0.20"
+        elapsed = game.text('[data-testid="rc-elapsed"]')
+        assert elapsed.startswith("0:0")
+        page.click("#rc-continue")
+        page.wait_for_selector("#dlg-reality", state="hidden")
+        context.close()
+        assert watch.errors == []

@@ -1,0 +1,50 @@
+"""The web package without a browser: the rules endpoint agrees with the engine, and
+``mount_web`` serves the page and its modules."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from starfever.engine import symbols
+from starfever.web import STATIC_DIR, mount_web
+from starfever.web.routes import SYMBOL_NAMES, game_data
+
+
+def test_game_data_is_the_engine_data() -> None:
+    data = game_data()
+    assert data["lines"] == [list(line) for line in symbols.LINES]
+    assert data["bet_classes"] == list(symbols.BET_CLASSES)
+    by_code = {s["code"]: s for s in data["symbols"]}
+    assert list(by_code) == list(symbols.SYMBOLS)
+    for code, pays in symbols.PAYTABLE.items():
+        assert by_code[code]["pays"] == list(pays)
+    assert by_code["MWILD"]["pays"] == list(symbols.PAYTABLE["WILD"])
+    assert by_code["COIN"]["pays"] is None and by_code["JACKPOT"]["kind"] == "jackpot"
+    assert set(SYMBOL_NAMES) == set(symbols.SYMBOLS)
+    assert by_code["LEMON"]["name"] == {"de": "Zitrone", "en": "Lemon"}
+    hc = data["hold_and_cash"]
+    assert (hc["minor"], hc["major"], hc["mega"]) == (
+        symbols.MINOR_PAYS, symbols.MAJOR_PAYS, symbols.MEGA_PAYS)
+
+
+def test_mount_web_serves_page_modules_and_rules() -> None:
+    app = FastAPI()
+    mount_web(app)
+    client = TestClient(app)
+    page = client.get("/")
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    assert '<script type="module" src="/static/js/app.js">' in page.text
+    for path in sorted(STATIC_DIR.rglob("*.js")):
+        response = client.get(f"/static/{path.relative_to(STATIC_DIR)}")
+        assert response.status_code == 200
+        assert "javascript" in response.headers["content-type"]
+    assert client.get("/static/css/app.css").status_code == 200
+    assert client.get("/api/v1/game").json()["line_count"] == 20
+
+
+def test_the_page_loads_nothing_from_elsewhere() -> None:
+    for path in STATIC_DIR.rglob("*"):
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            assert "http://" not in text and "https://" not in text, path
