@@ -38,6 +38,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "calculator to the last digit, and use it for the standard deviation")
     p.set_defaults(handler=cmd_rtp)
 
+    p = sub.add_parser("rng-stream",
+                       help="write the live generator's raw bytes to stdout (for dieharder)")
+    p.add_argument("--bytes", type=int, default=0, metavar="N",
+                   help="how many bytes (default 0: until the reader closes the pipe)")
+    p.set_defaults(handler=cmd_rng_stream)
+
     p = sub.add_parser("tune", help="retune a model's Hold & Cash to a target total RTP")
     p.add_argument("--model", default="default", metavar="NAME|PATH")
     p.add_argument("--target", required=True, help="target total RTP, e.g. 0.955 or 95.5%%")
@@ -190,4 +196,26 @@ def cmd_tune(args: argparse.Namespace) -> int:
     args.out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {args.out}: total RTP {float(report.total):.4%} (BLANK weight "
           f"{model.hold_and_cash.cell_weights[0]})")
+    return 0
+
+
+def cmd_rng_stream(args: argparse.Namespace) -> int:
+    """Stream the live source's byte reader (os.urandom), e.g. ``| dieharder -g 200 -a``."""
+    from starfever.engine.rng import SystemRandomSource
+
+    if args.bytes < 0:
+        raise ValueError(f"--bytes must not be negative, got {args.bytes}")
+    read = SystemRandomSource().reader
+    out = sys.stdout.buffer
+    left = args.bytes or -1
+    block = 1 << 16
+    try:
+        while left != 0:
+            size = block if left < 0 else min(block, left)
+            out.write(read(size))
+            left = left - size if left > 0 else left
+        out.flush()
+    except BrokenPipeError:
+        # the reader (dieharder) has what it wanted; stop quietly
+        sys.stderr.close()
     return 0

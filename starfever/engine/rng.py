@@ -1,15 +1,15 @@
 """Sources of random draws. The engine asks only for ``randbelow(n)``: an integer in ``[0, n)``.
 
-Live play uses :class:`SystemRandomSource` (the OS CSPRNG via :mod:`secrets`, whose
-``randbelow`` maps random bits to the range by rejection, never by a plain modulo). Every draw of
-a round can be recorded and replayed, which is how game recall and the audit re-derive a round.
+Live play uses :class:`SystemRandomSource`: bytes from the operating system's CSPRNG
+(``os.urandom``), mapped to the range by rejection, never by a plain modulo. Every draw of a
+round can be recorded and replayed, which is how game recall and the audit re-derive a round.
 """
 
 from __future__ import annotations
 
+import os
 import random
-import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
 
@@ -26,13 +26,38 @@ class ReplayError(ValueError):
 
 
 class SystemRandomSource:
-    """The operating system's cryptographically secure generator: the only live-play source."""
+    """The operating system's cryptographically secure generator: the only live-play source.
+
+    ``randbelow(n)`` reads the fewest whole bytes that hold ``k = (n - 1).bit_length()`` bits,
+    keeps the top ``k`` bits as an integer ``r`` and returns it if ``r < n``; otherwise it reads
+    again. Every value below ``n`` therefore comes from exactly the same number of byte strings
+    (``2 ** (8 * nbytes - k)``): the mapping is exactly uniform, which tests check exhaustively by
+    feeding every byte string through ``read``.
+    """
 
     live = True
 
+    def __init__(self, read: Callable[[int], bytes] = os.urandom) -> None:
+        self._read = read
+
+    @property
+    def reader(self) -> Callable[[int], bytes]:
+        """The raw byte source (for statistical batteries such as dieharder)."""
+        return self._read
+
     def randbelow(self, n: int) -> int:
-        """A uniform integer in ``[0, n)`` from :func:`secrets.randbelow` (rejection sampling)."""
-        return secrets.randbelow(n)
+        """A uniform integer in ``[0, n)`` by rejection sampling of CSPRNG bytes."""
+        if type(n) is not int or n < 1:
+            raise ValueError(f"randbelow needs a positive integer bound, got {n!r}")
+        if n == 1:
+            return 0
+        bits = (n - 1).bit_length()
+        size = (bits + 7) // 8
+        shift = 8 * size - bits
+        while True:
+            value = int.from_bytes(self._read(size), "big") >> shift
+            if value < n:
+                return value
 
 
 class SeededSource:
