@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from starfever.engine import money
@@ -148,28 +148,26 @@ def play_round(model: MathModel, line_bet: int, source: RandomSource, *,
                        "percent": bet * 100 // money.JACKPOT_SHARE_BASE, "win": share,
                        "pool_left": remaining})
     refill = Cents(max(0, model.seed_cents - remaining)) if jackpot_lines else Cents(0)
-    result = RoundResult(
+    base_win = money.line_win(base.line_factor, bet)
+    hold_win = money.feature_win(hold.multiple, bet) if hold else Cents(0)
+    pool_after = Cents(remaining + refill)
+    total_win = base_win + star_wild_win + hold_win + progressive
+    events.append({"type": "round_end", "total_win": total_win, "pool_after": pool_after})
+    return RoundResult(
         line_bet=bet,
         total_bet=money.total_bet(bet),
-        base_win=money.line_win(base.line_factor, bet),
+        base_win=base_win,
         star_wild_win=Cents(star_wild_win),
-        hold_and_cash_win=money.feature_win(hold.multiple, bet) if hold else Cents(0),
+        hold_and_cash_win=hold_win,
         progressive_win=Cents(progressive),
         feature=base.feature,
         pool_before=pool_before,
-        pool_after=Cents(remaining + refill),
+        pool_after=pool_after,
         pool_refill=refill,
-        events=(),
-        draws=(),
+        events=tuple(events),
+        draws=tuple(recorder.draws),
         hold_and_cash=hold,
     )
-    events.append({"type": "round_end", "total_win": result.total_win,
-                   "pool_after": result.pool_after})
-    return _with_log(result, events, recorder.draws)
-
-
-def _with_log(result: RoundResult, events: list[Event], draws: Iterable[int]) -> RoundResult:
-    return replace(result, events=tuple(events), draws=tuple(draws))
 
 
 def replay_round(model: MathModel, line_bet: int, draws: Iterable[int], *,
