@@ -26,8 +26,19 @@ const state = {
   sessionStart: null, lastRound: null, historyBefore: null,
 };
 // What tests and the screenshot script read (and, against a test-mode server only, the draws
-// they force); nothing in here lets the page decide an outcome.
-const hooks = { log: [], ready: false, rounds: 0, nextTestDraws: null, state };
+// they force, or a scene to hold the picture at); nothing in here lets the page decide an outcome.
+const hooks = { log: [], ready: false, rounds: 0, nextTestDraws: null, state, holdAt: null, held: false };
+
+/** Stop after the scene ``hooks.holdAt`` ({kind, index?}) names, until ``hooks.release()``. */
+function holdAfter(scene) {
+  const at = hooks.holdAt;
+  if (!at || at.kind !== scene.kind || (at.index && at.index !== scene.index)) return null;
+  hooks.holdAt = null;
+  hooks.held = true;
+  return new Promise((resolve) => {
+    hooks.release = () => { hooks.held = false; resolve(); };
+  });
+}
 window.starfever = hooks;
 
 const money = (cents) => formatCents(cents, lang());
@@ -621,7 +632,7 @@ async function main() {
   player = new RoundPlayer({
     reels, board, banner, sticky: $("#sticky"), paylines: $("#paylines"), winLine: $("#win-line"),
     setWin, countWin, celebrate, celebrateDone: () => closeCelebration(false), t, money, symbolName,
-    winText: () => $("#win").textContent, log: hooks.log,
+    winText: () => $("#win").textContent, log: hooks.log, holdAfter,
     get game() { return state.game; },
   });
   $("#turbo").checked = localStorage.getItem("sf.turbo") === "1";

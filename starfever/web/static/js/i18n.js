@@ -73,7 +73,7 @@ const STRINGS = {
       <h3>Auszahlungsquote</h3>
       <p>Die durchschnittliche Auszahlungsquote beträgt ca. {rtp} %. Fehlfunktionen machen alle Gewinne und Auszahlungen ungültig.</p>`,
     linesTitle: "Gewinnlinien",
-    session: "Sitzung", respinsLeftText: "Noch {n} Respins",
+    protectionTitle: "Spielerschutz", session: "Sitzung", respinsLeftText: "Noch {n} Respins",
     marquee: "20 GEWINNLINIEN · STAR WILD · HOLD & CASH · €€€",
   },
   en: {
@@ -146,7 +146,7 @@ const STRINGS = {
       <h3>Return to player</h3>
       <p>The average return to player is about {rtp} %. Malfunction voids all pays and plays.</p>`,
     linesTitle: "Paylines",
-    session: "Session", respinsLeftText: "{n} respins left",
+    protectionTitle: "Player protection", session: "Session", respinsLeftText: "{n} respins left",
     marquee: "20 LINES · STAR WILD · HOLD & CASH · €€€",
   },
 };

@@ -15,10 +15,10 @@ function miniLine(rows, n) {
 /** The paytable: every symbol with its 3/4/5 wins in multiples and in EUR at ``lineBet``. */
 export function renderPaytable(el, game, { t, lang, money, lineBet }) {
   const name = (s) => s.name[lang] || s.name.en;
-  const rows = game.symbols.filter((s) => s.pays).slice().reverse().map((s) => {
-    const mult = s.code === "MWILD" ? game.mwild_multiplier : 1;
-    const cells = s.pays.map((f) => `<td><b>${f * mult}×</b><small>${money(f * mult * lineBet)}</small></td>`).join("");
-    return `<tr data-symbol="${s.code}"><th scope="row">${symbolSvg(s.code, "pt-sym")}<span>${name(s)}</span></th>${cells}</tr>`;
+  // The Multiplier Wild pays as WILD (x3 on the line win): it gets its note below, not a row.
+  const rows = game.symbols.filter((s) => s.pays && s.code !== "MWILD").slice().reverse().map((s) => {
+    const cells = s.pays.map((f) => `<td><b>${f}×</b><small>${money(f * lineBet)}</small></td>`).join("");
+    return `<tr data-symbol="${s.code}"><th scope="row"><span class="pt-name">${symbolSvg(s.code, "pt-sym")}<span>${name(s)}</span></span></th>${cells}</tr>`;
   }).join("");
   const coin = game.symbols.find((s) => s.code === "COIN");
   const jackpot = game.symbols.find((s) => s.code === "JACKPOT");

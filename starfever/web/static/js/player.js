@@ -56,6 +56,7 @@ export class RoundPlayer {
       }
       shownWin = scene.winSoFar;
       ui.log.push(this.#snapshot(scene));
+      if (ui.holdAfter && !this.skipping) await ui.holdAfter(scene);
     }
     this.skipping = false;
     return scenes;
