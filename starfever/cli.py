@@ -26,13 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="starfever", description="Star Fever slot game: math, simulation and server.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as missing:
-            if name.startswith(missing.name or "?"):
-                continue
-            raise
-        module.register(sub)
+        importlib.import_module(name).register(sub)
     return parser
 
 
