@@ -157,7 +157,8 @@ def cmd_rtp(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2))
         return 0 if cycle is None or cycle["agrees"] else 1
     c = data["components"]
-    print(f"Star Fever model {report.model!r}: theoretical RTP {data['total']:.4%}")
+    print(f"Star Fever model {report.model!r}: theoretical RTP {data['total']:.2%} "
+          f"({data['total']:.5%} to 5 decimals, computed exactly)")
     for key, label in (("lines", "line wins"), ("star_wild", "Star Wild respin"),
                        ("hold_and_cash", "Hold & Cash (cash, Minor, Major, Mega)"),
                        ("progressive", "EUR progressive contribution")):
