@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from starfever.engine.symbols import (
     CELLS,
@@ -30,24 +31,35 @@ from starfever.engine.symbols import (
     ROWS,
     STAR_WILD_COINS,
 )
-from starfever.sim.rng import StreamState, below, pick
+from starfever.sim.rng import StreamState, below, below_local, spin_stops_local
 from starfever.sim.tables import (
     COIN_INDEX,
+    COINS_COLUMN,
+    HOT_COLUMNS,
     JACKPOT_LINE,
+    JACKPOT_SHIFT,
+    LANE_BITS,
+    LANE_MASK,
+    MASK_WORDS,
     MWILD_INDEX,
+    N_SYMBOLS,
+    SENTINEL_LINE,
     T_BASE_COINS,
     T_BASE_LENGTHS,
-    T_BASE_LINE_CODES,
     T_BASE_WINDOWS,
     T_CASH_MULTIPLES,
     T_CASH_VALUES,
     T_CELL_WEIGHTS,
     T_COIN_VALUES,
     T_FINISH,
-    T_JACKPOT,
-    T_LINE_PAY,
+    T_HOT_CODES,
+    T_HOT_FINISH,
+    T_HOT_MASKS,
+    T_HOT_ROWS,
+    T_HOT_STRIDE,
     T_LINE_ROWS,
     T_PREFIX,
+    T_SPIN_THRESHOLD,
     T_STAR_WILD_LENGTHS,
     T_STAR_WILD_WINDOWS,
     WILD_INDEX,
@@ -60,6 +72,12 @@ MAX_ROUND_WIN = (1 << 31) - 1
 _SQUARE_CARRY = 1 << 62
 _SMALL_WINS = 2048
 """Wins below this many line bets are binned by a lookup table, not a search."""
+_ONE = np.uint64(1)
+_LANE_1 = np.uint64(LANE_BITS)
+_LANE_2 = np.uint64(JACKPOT_SHIFT)
+_LANE_MASK = np.uint64(LANE_MASK)
+_BELOW_JACKPOT = np.uint64((1 << JACKPOT_SHIFT) - 1)
+_SENTINEL = np.uint64(1 << SENTINEL_LINE)
 
 # Layout of a chunk's int64 sums. Each *_SQ is followed by its carry (count of 2**62).
 SPINS = 0
@@ -80,7 +98,13 @@ RESPIN_JACKPOT_LINES = 22
 MAX_WIN = 23
 JACKPOT_ROUNDS = 24
 WINNING_ROUNDS = 25
-N_SUMS = 26
+LINES_X_STAR_WILD = 26
+"""Sum over Star Wild rounds of base line pay x respin pay (for the variance-reduced estimator)."""
+HOLDS_BY_COINS = 27
+"""``HOLDS_BY_COINS + n``: Hold & Cash features triggered by ``n`` coins (n = 0..15)."""
+LINES_BY_COINS = HOLDS_BY_COINS + CELLS + 1
+"""``LINES_BY_COINS + n``: base line pay summed over the rounds that triggered with ``n`` coins."""
+N_SUMS = LINES_BY_COINS + CELLS + 1
 
 # Hold & Cash cell kinds, in CELL_KINDS order (0 also marks an empty cell).
 _BLANK, _CASH, _MINOR, _MAJOR, _UPGRADE = 0, 1, 2, 3, 4
@@ -95,18 +119,20 @@ KernelArgs = tuple[npt.NDArray[Any], ...]
 
 @njit(cache=True)
 def _star_wild(t: KernelArgs, stops: npt.NDArray[np.int64], state: StreamState,
-               grid: npt.NDArray[np.int8]) -> tuple[int, int]:
-    """The respin after exactly 4 coins: (line pay in line bets, €€€ lines)."""
+               grid: npt.NDArray[np.int8], respin: npt.NDArray[np.int64]) -> tuple[int, int]:
+    """The respin after exactly 4 coins: (line pay in line bets, €€€ lines).
+
+    Lines are read through the prefix and finish tables (46 KB), not the 1 MB full table."""
     base_windows, base_coins = t[T_BASE_WINDOWS], t[T_BASE_COINS]
     sw_lengths, sw_windows = t[T_STAR_WILD_LENGTHS], t[T_STAR_WILD_WINDOWS]
-    line_rows, line_pay, jackpot = t[T_LINE_ROWS], t[T_LINE_PAY], t[T_JACKPOT]
-    respin = np.empty(REELS, dtype=np.int64)
-    for reel in range(REELS):
+    line_rows, prefix, finish = t[T_LINE_ROWS], t[T_PREFIX], t[T_FINISH]
+    for reel in range(REELS):  # the respin's stops first, in reel order, as the engine draws
         respin[reel] = below(state, sw_lengths[reel])
     for reel in range(REELS):
-        stacked = base_coins[reel, stops[reel]] == ROWS
+        stop = stops[reel]
+        stacked = base_coins[reel, stop] == ROWS
         for row in range(ROWS):
-            if base_windows[reel, stops[reel], row] == COIN_INDEX:
+            if base_windows[reel, stop, row] == COIN_INDEX:
                 grid[reel, row] = MWILD_INDEX if stacked else WILD_INDEX
             else:
                 grid[reel, row] = sw_windows[reel, respin[reel], row]
@@ -114,9 +140,11 @@ def _star_wild(t: KernelArgs, stops: npt.NDArray[np.int64], state: StreamState,
     jackpots = 0
     for line in range(line_rows.shape[0]):
         r = line_rows[line]
-        a, b, c = grid[0, r[0]], grid[1, r[1]], grid[2, r[2]]
-        pay += line_pay[a, b, c, grid[3, r[3]], grid[4, r[4]]]
-        if jackpot[a, b, c]:
+        p = prefix[(np.int64(grid[0, r[0]]) * N_SYMBOLS + grid[1, r[1]]) * N_SYMBOLS
+                   + grid[2, r[2]]]
+        if p >= 0:
+            pay += finish[p, np.int64(grid[3, r[3]]) * N_SYMBOLS + grid[4, r[4]]]
+        elif p == JACKPOT_LINE:
             jackpots += 1
     return pay, jackpots
 
@@ -124,35 +152,46 @@ def _star_wild(t: KernelArgs, stops: npt.NDArray[np.int64], state: StreamState,
 @njit(cache=True)
 def _hold_and_cash(t: KernelArgs, stops: npt.NDArray[np.int64], state: StreamState,
                    kinds: npt.NDArray[np.int64], values: npt.NDArray[np.int64],
-                   boosters: npt.NDArray[np.int64]) -> tuple[int, int, int, int, int]:
-    """The feature after 5+ coins: (payout in total bets, minors, majors, mega, respins)."""
+                   boosters: npt.NDArray[np.int64],
+                   empty: npt.NDArray[np.int64]) -> tuple[int, int, int, int, int]:
+    """The feature after 5+ coins: (payout in total bets, minors, majors, mega, respins).
+
+    Draws as ``engine.holdcash`` does (weighted picks by one bounded draw of the weights' sum,
+    cells in reading order); the generator stays in registers for the whole feature."""
     base_windows = t[T_BASE_WINDOWS]
     cell_w, coin_w, cash_w = t[T_CELL_WEIGHTS], t[T_COIN_VALUES], t[T_CASH_VALUES]
     multiples = t[T_CASH_MULTIPLES]
     cell_total, coin_total, cash_total = cell_w.sum(), coin_w.sum(), cash_w.sum()
+    blank_w = cell_w[_BLANK]
+    x0, x1, x2, x3 = state[0], state[1], state[2], state[3]
     held = 0
+    n_empty = 0
     for cell in range(CELLS):  # cell = reel * 3 + row: reading order
         kinds[cell] = _BLANK
         values[cell] = 0
         if base_windows[cell // ROWS, stops[cell // ROWS], cell % ROWS] == COIN_INDEX:
+            draw, x0, x1, x2, x3 = below_local(x0, x1, x2, x3, coin_total)
             kinds[cell] = _CASH
-            values[cell] = multiples[pick(state, coin_w, coin_total)]
+            values[cell] = multiples[_index(coin_w, draw)]
             held += 1
+        else:
+            empty[n_empty] = cell  # the empty cells, in reading order: no test per cell below
+            n_empty += 1
     left = HOLD_AND_CASH_RESPINS
     played = 0
     while left > 0 and held < CELLS:
         played += 1
-        landed = False
         n_boosters = 0
-        for cell in range(CELLS):
-            if kinds[cell] != _BLANK:
+        n_held = held
+        for k in range(n_empty):
+            draw, x0, x1, x2, x3 = below_local(x0, x1, x2, x3, cell_total)
+            if draw < blank_w:  # most cells stay empty
                 continue
-            kind = pick(state, cell_w, cell_total)
-            if kind == _BLANK:
-                continue
-            landed = True
+            cell = empty[k]
+            kind = _index(cell_w, draw)
             if kind == _CASH:
-                values[cell] = multiples[pick(state, cash_w, cash_total)]
+                draw, x0, x1, x2, x3 = below_local(x0, x1, x2, x3, cash_total)
+                values[cell] = multiples[_index(cash_w, draw)]
             if kind <= _MAJOR:
                 kinds[cell] = kind
                 held += 1
@@ -166,7 +205,16 @@ def _hold_and_cash(t: KernelArgs, stops: npt.NDArray[np.int64], state: StreamSta
                         values[cell] += 1
                     else:
                         values[cell] *= 2
+        if held > n_held:  # drop the newly held cells from the empty list, keeping the order
+            kept = 0
+            for k in range(n_empty):
+                if kinds[empty[k]] == _BLANK:
+                    empty[kept] = empty[k]
+                    kept += 1
+            n_empty = kept
+        landed = held > n_held or n_boosters > 0
         left = HOLD_AND_CASH_RESPINS if landed else left - 1
+    state[0], state[1], state[2], state[3] = x0, x1, x2, x3
     cash = 0
     minors = 0
     majors = 0
@@ -182,28 +230,63 @@ def _hold_and_cash(t: KernelArgs, stops: npt.NDArray[np.int64], state: StreamSta
     return multiple, minors, majors, mega, played
 
 
-@njit(cache=True)
-def _base_spin(t: KernelArgs, stops: npt.NDArray[np.int64],
-               state: StreamState) -> tuple[int, int, int]:
-    """Draw the 5 stops: (line pay in line bets, €€€ lines, coins). The hot path."""
-    lengths, coins, codes = t[T_BASE_LENGTHS], t[T_BASE_COINS], t[T_BASE_LINE_CODES]
-    prefix, finish = t[T_PREFIX], t[T_FINISH]
-    s0 = below(state, lengths[0])
-    s1 = below(state, lengths[1])
-    s2 = below(state, lengths[2])
-    s3 = below(state, lengths[3])
-    s4 = below(state, lengths[4])
-    stops[0], stops[1], stops[2], stops[3], stops[4] = s0, s1, s2, s3, s4
-    pay = 0
-    jackpots = 0
-    for line in range(codes.shape[2]):
-        p = prefix[codes[0, s0, line] + codes[1, s1, line] + codes[2, s2, line]]
-        if p >= 0:  # only lines still alive after reel 2 read reels 3 and 4
-            pay += finish[p, codes[3, s3, line] + codes[4, s4, line]]
-        elif p == JACKPOT_LINE:
-            jackpots += 1
-    n_coins = coins[0, s0] + coins[1, s1] + coins[2, s2] + coins[3, s3] + coins[4, s4]
-    return pay, jackpots, n_coins
+@njit(cache=True, inline="always")
+def _index(weights: npt.NDArray[np.int64], draw: int) -> int:
+    """The weighted pick's rule (``rng.pick``) for a draw already made below the weights' sum."""
+    for index in range(weights.shape[0]):
+        if draw < weights[index]:
+            return index
+        draw -= weights[index]
+    return -1  # unreachable while the draw is below the weights' sum
+
+
+@njit(cache=True, inline="always")
+def _base_spin(t: KernelArgs, s0: int, s1: int, s2: int, s3: int,
+               s4: int) -> tuple[int, int, int]:
+    """The paid spin at these stops: (line pay in line bets, €€€ line mask, coins). The hot path.
+
+    The line masks of reels 0-2 say in 9 loads which lines are still alive after reel 2 (and
+    which are €€€ lines); only those read the prefix and finish tables. Flat unsigned tables
+    with constant row lengths keep the loop's working set in registers."""
+    codes, masks = t[T_HOT_CODES], t[T_HOT_MASKS]
+    rows, finish, stride = t[T_HOT_ROWS], t[T_HOT_FINISH], t[T_HOT_STRIDE][0]
+    m0 = s0 * MASK_WORDS
+    m1 = (stride + s1) * MASK_WORDS
+    m2 = (2 * stride + s2) * MASK_WORDS
+    w0 = masks[m0] & masks[m1] & masks[m2]
+    w1 = masks[m0 + 1] & masks[m1 + 1] & masks[m2 + 1]
+    w2 = masks[m0 + 2] & masks[m1 + 2] & masks[m2 + 2]
+    lanes = w0 | w1 | (w2 & _BELOW_JACKPOT)
+    alive = (lanes | (lanes >> _LANE_1) | (lanes >> _LANE_2)) & _LANE_MASK
+    jackpot_mask = w2 >> _LANE_2
+    c0 = s0 * HOT_COLUMNS
+    c1 = (stride + s1) * HOT_COLUMNS
+    c2 = (2 * stride + s2) * HOT_COLUMNS
+    c3 = (3 * stride + s3) * HOT_COLUMNS
+    c4 = (4 * stride + s4) * HOT_COLUMNS
+    # the first alive line, or the sentinel (which pays 0): no branch on "any line alive?"
+    line = trailing_zeros(alive | _SENTINEL)
+    row = rows[codes[c0 + line] + codes[c1 + line] + codes[c2 + line]]
+    pay = np.int64(finish[row + codes[c3 + line] + codes[c4 + line]])
+    alive &= alive - _ONE
+    while alive:  # a second alive line: about one spin in nine
+        line = trailing_zeros(alive)
+        alive &= alive - _ONE
+        row = rows[codes[c0 + line] + codes[c1 + line] + codes[c2 + line]]
+        pay += finish[row + codes[c3 + line] + codes[c4 + line]]
+    n_coins = (codes[c0 + COINS_COLUMN] + codes[c1 + COINS_COLUMN] + codes[c2 + COINS_COLUMN]
+               + codes[c3 + COINS_COLUMN] + codes[c4 + COINS_COLUMN])
+    return pay, int(jackpot_mask), n_coins
+
+
+@njit(cache=True, inline="always")
+def _bit_count(x: int) -> int:
+    bits = np.uint64(x)
+    n = 0
+    while bits:
+        bits &= bits - _ONE
+        n += 1
+    return n
 
 
 @njit(cache=True)
@@ -240,18 +323,23 @@ def _fold_square(sums: npt.NDArray[np.int64], at: int, squares: int, carries: in
 @njit(cache=True)
 def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[np.int64],
               win_hist: npt.NDArray[np.int64], hold_hist: npt.NDArray[np.int64],
-              edges: npt.NDArray[np.float64]) -> None:
+              edges: npt.NDArray[np.float64], jackpots_at: npt.NDArray[np.int64]) -> None:
     """Play ``spins`` rounds from ``state`` and add them to ``sums`` and the histograms.
 
     ``win_hist[0]`` counts rounds that win nothing, ``win_hist[k]`` rounds whose game win in
     total bets falls in ``[edges[k-2], edges[k-1])`` (k = 1: below ``edges[0]``); ``hold_hist``
-    bins Hold & Cash payouts the same way.
+    bins Hold & Cash payouts the same way. ``jackpots_at[i] = (spin, lines)`` records the i-th
+    round with €€€ lines (its index in the chunk and how many lines), for as many rounds as it
+    has rows; ``sums[JACKPOT_ROUNDS]`` says how many there were.
     """
+    lengths, threshold = t[T_BASE_LENGTHS], t[T_SPIN_THRESHOLD][0]
     stops = np.empty(REELS, dtype=np.int64)
+    respin = np.empty(REELS, dtype=np.int64)
     grid = np.empty((REELS, ROWS), dtype=np.int8)
     kinds = np.empty(CELLS, dtype=np.int64)
     values = np.empty(CELLS, dtype=np.int64)
     boosters = np.empty(CELLS, dtype=np.int64)
+    empty = np.empty(CELLS, dtype=np.int64)
     small_bins = np.zeros(_SMALL_WINS, dtype=np.int64)  # bins of the common small wins
     for win in range(1, _SMALL_WINS):
         small_bins[win] = _bin(edges, win / LINE_BETS_PER_TOTAL_BET)
@@ -259,19 +347,27 @@ def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[n
     lines_sum = lines_sq = lines_carry = 0
     game_sum = game_sq = game_carry = 0
     hits = winning = max_win = 0
-    for _ in range(spins):
-        pay, jackpots, n_coins = _base_spin(t, stops, state)
-        star = 0
-        hold = 0
-        if n_coins >= STAR_WILD_COINS or jackpots > 0:  # off the hot path
+    x0, x1, x2, x3 = state[0], state[1], state[2], state[3]  # the generator, in registers
+    for spin in range(spins):
+        (s0, s1, s2, s3, s4), (x0, x1, x2, x3) = spin_stops_local(x0, x1, x2, x3, lengths,
+                                                                  threshold)
+        pay, jackpot_mask, n_coins = _base_spin(t, s0, s1, s2, s3, s4)
+        win = pay
+        if n_coins >= STAR_WILD_COINS or jackpot_mask != 0:  # off the hot path
+            state[0], state[1], state[2], state[3] = x0, x1, x2, x3
+            stops[0], stops[1], stops[2], stops[3], stops[4] = s0, s1, s2, s3, s4
+            jackpots = _bit_count(jackpot_mask)
             respin_jackpots = 0
             if n_coins >= HOLD_AND_CASH_COINS:
                 multiple, minors, majors, mega, played = _hold_and_cash(
-                    t, stops, state, kinds, values, boosters)
+                    t, stops, state, kinds, values, boosters, empty)
                 if multiple > MAX_ROUND_WIN // LINE_BETS_PER_TOTAL_BET:
                     raise OverflowError("a Hold & Cash payout exceeds the simulator's range")
                 hold = multiple * LINE_BETS_PER_TOTAL_BET
+                win += hold
                 sums[HOLDS] += 1
+                sums[HOLDS_BY_COINS + n_coins] += 1
+                sums[LINES_BY_COINS + n_coins] += pay
                 sums[MEGAS] += mega
                 sums[MINORS] += minors
                 sums[MAJORS] += majors
@@ -280,42 +376,47 @@ def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[n
                 _add_square(sums, HOLD_SQ, hold)
                 hold_hist[_bin(edges, float(multiple))] += 1
             elif n_coins == STAR_WILD_COINS:
-                star, respin_jackpots = _star_wild(t, stops, state, grid)
+                star, respin_jackpots = _star_wild(t, stops, state, grid, respin)
+                win += star
                 sums[STAR_WILDS] += 1
                 sums[RESPIN_JACKPOT_LINES] += respin_jackpots
                 if star > 0:
                     sums[STAR_WILD_SUM] += star
+                    sums[LINES_X_STAR_WILD] += pay * star
                     _add_square(sums, STAR_WILD_SQ, star)
             if jackpots > 0:
                 sums[JACKPOT_SPINS] += 1
                 sums[JACKPOT_LINES] += jackpots
             if jackpots + respin_jackpots > 0:
+                at = sums[JACKPOT_ROUNDS]
+                if at < jackpots_at.shape[0]:
+                    jackpots_at[at, 0] = spin
+                    jackpots_at[at, 1] = jackpots + respin_jackpots
                 sums[JACKPOT_ROUNDS] += 1
-            hits += 1
-        elif pay > 0:
-            hits += 1
-        if pay > 0:
-            lines_sum += pay
-            lines_sq += pay * pay
-            if lines_sq >= _SQUARE_CARRY:
-                lines_sq -= _SQUARE_CARRY
-                lines_carry += 1
-        win = pay + star + hold
-        if win > 0:
             if win > MAX_ROUND_WIN:
                 raise OverflowError("a round win exceeds the simulator's range")
-            winning += 1
-            game_sum += win
-            game_sq += win * win
-            if game_sq >= _SQUARE_CARRY:
-                game_sq -= _SQUARE_CARRY
-                game_carry += 1
-            max_win = max(max_win, win)
-            if win < _SMALL_WINS:
-                win_hist[small_bins[win]] += 1
-            else:
-                win_hist[_bin(edges, win / LINE_BETS_PER_TOTAL_BET)] += 1
-    win_hist[0] += spins - winning
+            hits += 1
+            x0, x1, x2, x3 = state[0], state[1], state[2], state[3]
+        else:
+            hits += pay > 0
+        # the rest without branches: a third of the spins win, in no predictable pattern
+        lines_sum += pay
+        lines_sq += pay * pay
+        if lines_sq >= _SQUARE_CARRY:
+            lines_sq -= _SQUARE_CARRY
+            lines_carry += 1
+        winning += win > 0
+        game_sum += win
+        game_sq += win * win
+        if game_sq >= _SQUARE_CARRY:
+            game_sq -= _SQUARE_CARRY
+            game_carry += 1
+        max_win = max(max_win, win)
+        if win < _SMALL_WINS:  # not taken once in 10^5 spins
+            win_hist[small_bins[win]] += 1
+        else:
+            win_hist[_bin(edges, win / LINE_BETS_PER_TOTAL_BET)] += 1
+    state[0], state[1], state[2], state[3] = x0, x1, x2, x3
     sums[SPINS] += spins
     sums[HITS] += hits
     sums[WINNING_ROUNDS] += winning
@@ -330,20 +431,29 @@ def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[n
 def play_rounds(t: KernelArgs, state: StreamState, rounds: int) -> npt.NDArray[np.int64]:
     """Each round's outcome, one row per round, columns :data:`ROUND_FIELDS` (for tests that
     replay the same stream through the engine)."""
+    lengths, threshold = t[T_BASE_LENGTHS], t[T_SPIN_THRESHOLD][0]
+    x0, x1, x2, x3 = state[0], state[1], state[2], state[3]
     out = np.zeros((rounds, len(ROUND_FIELDS)), dtype=np.int64)
     stops = np.empty(REELS, dtype=np.int64)
+    respin = np.empty(REELS, dtype=np.int64)
     grid = np.empty((REELS, ROWS), dtype=np.int8)
     kinds = np.empty(CELLS, dtype=np.int64)
     values = np.empty(CELLS, dtype=np.int64)
     boosters = np.empty(CELLS, dtype=np.int64)
+    empty = np.empty(CELLS, dtype=np.int64)
     for i in range(rounds):
-        pay, jackpots, n_coins = _base_spin(t, stops, state)
-        out[i, 0], out[i, 1], out[i, 2] = pay, jackpots, n_coins
+        (s0, s1, s2, s3, s4), (x0, x1, x2, x3) = spin_stops_local(x0, x1, x2, x3, lengths,
+                                                                  threshold)
+        state[0], state[1], state[2], state[3] = x0, x1, x2, x3
+        stops[0], stops[1], stops[2], stops[3], stops[4] = s0, s1, s2, s3, s4
+        pay, jackpot_mask, n_coins = _base_spin(t, s0, s1, s2, s3, s4)
+        out[i, 0], out[i, 1], out[i, 2] = pay, _bit_count(jackpot_mask), n_coins
         if n_coins == STAR_WILD_COINS:
-            out[i, 3], out[i, 4] = _star_wild(t, stops, state, grid)
+            out[i, 3], out[i, 4] = _star_wild(t, stops, state, grid, respin)
         elif n_coins >= HOLD_AND_CASH_COINS:
             multiple, minors, majors, mega, played = _hold_and_cash(
-                t, stops, state, kinds, values, boosters)
+                t, stops, state, kinds, values, boosters, empty)
             out[i, 5], out[i, 6], out[i, 7], out[i, 8], out[i, 9] = (
                 multiple, minors, majors, mega, played)
+        x0, x1, x2, x3 = state[0], state[1], state[2], state[3]
     return out

@@ -7,6 +7,10 @@ this generator is 256 bits that anyone who knows the seed can rebuild, which is 
 - ``state`` is a ``uint64[4]`` array, advanced in place.
 - :func:`below` maps the top 32 bits of one output to ``[0, n)`` with Lemire's multiply-shift
   and rejection of the biased low products, so every value is exactly equally likely.
+- :func:`spin_stops` draws all five reel stops of a spin from **one** bounded draw below the
+  product of the strip lengths (80^3 x 40^2 < 2^32 for the shipped models), read as mixed-radix
+  digits by a chain of 32 x 32-bit multiplications (no division): one generator output per
+  spin, still exactly uniform (the rejection is Lemire's, on the product).
 - :func:`pick` draws a weighted index from integer weights with one :func:`below` of their sum,
   exactly as ``starfever.engine.rng.weighted_index`` does, so a round played by the kernel and by
   the engine from the same stream makes the same draws in the same order.
@@ -60,7 +64,103 @@ def below(state: StreamState, n: int) -> int:
         while low < threshold:
             product = (next_u64(state) >> _SHIFT_32) * bound
             low = product & _U32_MASK
-    return int(product >> _SHIFT_32)
+    return np.int64(product >> _SHIFT_32)
+
+
+@njit(cache=True, inline="always")
+def next_local(s0: np.uint64, s1: np.uint64, s2: np.uint64,
+               s3: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64, np.uint64]:
+    """:func:`next_u64` on a state held in four locals: (output, new state words). Hot loops
+    keep the state in registers this way even when they pass the array to rare, non-inlined
+    feature code (which would otherwise force a store and a reload on every draw)."""
+    result = _rotl(s1 * np.uint64(5), np.uint64(7)) * np.uint64(9)
+    t = s1 << np.uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, np.uint64(45))
+    return result, s0, s1, s2, s3
+
+
+@njit(cache=True, inline="always")
+def below_local(s0: np.uint64, s1: np.uint64, s2: np.uint64, s3: np.uint64, n: int
+                ) -> tuple[int, np.uint64, np.uint64, np.uint64, np.uint64]:
+    """:func:`below` on a state held in locals: (value, new state words)."""
+    bound = np.uint64(n)
+    out, s0, s1, s2, s3 = next_local(s0, s1, s2, s3)
+    product = (out >> _SHIFT_32) * bound
+    low = product & _U32_MASK
+    if low < bound:
+        threshold = (_TWO_32 - bound) % bound
+        while low < threshold:
+            out, s0, s1, s2, s3 = next_local(s0, s1, s2, s3)
+            product = (out >> _SHIFT_32) * bound
+            low = product & _U32_MASK
+    return np.int64(product >> _SHIFT_32), s0, s1, s2, s3
+
+
+@njit(cache=True, inline="always")
+def spin_stops_local(s0: np.uint64, s1: np.uint64, s2: np.uint64, s3: np.uint64,
+                     lengths: npt.NDArray[np.int64], threshold: int
+                     ) -> tuple[tuple[int, int, int, int, int],
+                                tuple[np.uint64, np.uint64, np.uint64, np.uint64]]:
+    """:func:`spin_stops` on a state held in locals: (stops, new state words)."""
+    n0, n1, n2 = np.uint64(lengths[0]), np.uint64(lengths[1]), np.uint64(lengths[2])
+    n3, n4 = np.uint64(lengths[3]), np.uint64(lengths[4])
+    limit = np.uint64(threshold)
+    while True:
+        out, s0, s1, s2, s3 = next_local(s0, s1, s2, s3)
+        r = out >> _SHIFT_32
+        m = r * n0
+        h0, low = m >> _SHIFT_32, m & _U32_MASK
+        m = low * n1
+        h1, low = m >> _SHIFT_32, m & _U32_MASK
+        m = low * n2
+        h2, low = m >> _SHIFT_32, m & _U32_MASK
+        m = low * n3
+        h3, low = m >> _SHIFT_32, m & _U32_MASK
+        m = low * n4
+        if (m & _U32_MASK) >= limit:
+            return ((np.int64(h0), np.int64(h1), np.int64(h2), np.int64(h3),
+                     np.int64(m >> _SHIFT_32)),
+                    (s0, s1, s2, s3))
+
+
+@njit(cache=True, inline="always")
+def spin_stops(state: StreamState, lengths: npt.NDArray[np.int64],
+               threshold: int) -> tuple[int, int, int, int, int]:
+    """Five stops, uniform on ``[0, lengths[r])`` each, from one draw below their product.
+
+    ``x = floor(r * N / 2**32)`` for the top 32 bits ``r`` of one output and ``N`` the product
+    (Lemire's draw below ``N``, rejecting the ``threshold = 2**32 mod N`` biased low products);
+    its mixed-radix digits, reel 0 most significant, come out of the same product one
+    multiplication at a time: ``r * n0 = h0 * 2**32 + l0``, ``l0 * n1 = h1 * 2**32 + l1``, ...
+    so ``x = (((h0 n1 + h1) n2 + h2) n3 + h3) n4 + h4`` and the last low word is ``r N mod 2**32``.
+    """
+    stops, words = spin_stops_local(state[0], state[1], state[2], state[3], lengths, threshold)
+    state[0], state[1], state[2], state[3] = words
+    return stops
+
+
+def spin_threshold(lengths: tuple[int, ...] | npt.NDArray[np.int64]) -> int:
+    """``2**32 mod N`` for the product ``N`` of five strip lengths (``N <= 2**32``): the low
+    products :func:`spin_stops` rejects. Raises ``ValueError`` if the product is too large."""
+    product = 1
+    for n in lengths:
+        product *= int(n)
+    if len(lengths) != 5 or not 1 <= product <= MAX_BOUND:
+        raise ValueError(f"the product of the strip lengths {tuple(int(n) for n in lengths)!r} "
+                         "must be at most 2**32 for one draw per spin")
+    return MAX_BOUND % product
+
+
+@njit(cache=True)
+def draw_spin(state: StreamState, lengths: npt.NDArray[np.int64],
+              threshold: int) -> tuple[int, int, int, int, int]:
+    """:func:`spin_stops` callable from Python (for :class:`KernelSource`)."""
+    return spin_stops(state, lengths, threshold)
 
 
 @njit(cache=True, inline="always")
@@ -96,15 +196,43 @@ def chunk_states(seed: int, chunks: int) -> list[StreamState]:
 class KernelSource:
     """The kernel's stream as an engine ``RandomSource``: the engine's :func:`play_round` fed by
     this source makes exactly the draws the kernel makes from the same state. For tests and
-    audits of the simulator; never for live play."""
+    audits of the simulator; never for live play.
+
+    The kernel draws a paid spin's five stops at once (:func:`spin_stops`). Call
+    :meth:`start_round` before each round: the engine's next five ``randbelow`` calls (one per
+    base reel, ranges ``spin_lengths``) then get the digits of that one draw; every other call is
+    one :func:`below` draw, as in the kernel."""
 
     live = False
 
-    def __init__(self, state: StreamState) -> None:
+    def __init__(self, state: StreamState, spin_lengths: tuple[int, ...] = ()) -> None:
         self.state = np.array(state, dtype=np.uint64)
+        self.spin_lengths = tuple(int(n) for n in spin_lengths)
+        self._lengths = np.array(self.spin_lengths, dtype=np.int64)
+        self._threshold = spin_threshold(self.spin_lengths) if self.spin_lengths else 0
+        self._round_due = False
+        self._pending: list[int] = []
+
+    def start_round(self) -> None:
+        """The next five draws are a paid spin's stops, decoded from one combined draw."""
+        if not self.spin_lengths:
+            raise ValueError("this source was made without spin_lengths")
+        self._round_due = True
+        self._pending = []
 
     def randbelow(self, n: int) -> int:
         """A uniform integer in ``[0, n)`` from the kernel's generator."""
         if not 1 <= n <= MAX_BOUND:
             raise ValueError(f"range {n!r} is outside 1..2**32")
+        if self._round_due:
+            self._round_due = False
+            self._pending = [int(x) for x in draw_spin(self.state, self._lengths,
+                                                       self._threshold)]
+        if self._pending:
+            reel = len(self.spin_lengths) - len(self._pending)
+            if n != self.spin_lengths[reel]:
+                raise ValueError(f"the engine asks for a draw below {n!r} where the kernel "
+                                 f"draws the stop of reel {reel} (length "
+                                 f"{self.spin_lengths[reel]})")
+            return self._pending.pop(0)
         return int(draw_below(self.state, n))

@@ -65,8 +65,9 @@ def play_chunk(tables: kernel.KernelArgs, index: int, state: StreamState,
     sums = np.zeros(kernel.N_SUMS, dtype=np.int64)
     win_hist = np.zeros(len(edges) + 2, dtype=np.int64)
     hold_hist = np.zeros(len(edges) + 2, dtype=np.int64)
+    jackpots_at = np.zeros((64, 2), dtype=np.int64)
     kernel.run_chunk(tables, np.array(state, dtype=np.uint64), spins, sums, win_hist,
-                     hold_hist, edges)
+                     hold_hist, edges, jackpots_at)
     return ChunkOutcome(index, sums, win_hist, hold_hist)
 
 

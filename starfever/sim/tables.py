@@ -10,6 +10,14 @@ module only reshapes it for the hot loop:
 - ``line_codes[reel, stop, line]``: the symbol each stop shows on each line, already scaled
   (x 144, x 12, x 1 on reels 0-2; x 12, x 1 on reels 3-4), so a line costs five loads, two
   additions per lookup and no index arithmetic in the hot loop.
+- ``line_masks[reel, stop, word]`` (reels 0-2): for each of up to 9 symbol classes (the
+  paying symbols, each with the wilds, and the €€€ symbol alone) the 20-bit set of lines on
+  which this stop shows a symbol of the class, three classes to a 64-bit word (bits 0, 21, 42).
+  ANDing the words of reels 0-2 and folding the lanes gives at once the lines still alive after
+  reel 2 and the €€€ lines: a spin does 9 loads and a dozen bit operations, then reads the
+  prefix and finish tables for the alive lines only (half a line per spin on average). That
+  this equals ``prefix >= 0`` and ``prefix == JACKPOT_LINE`` for every one of the 1728 triples
+  is checked whenever the tables are built.
 - ``windows[reel, stop, row]`` and ``coins[reel, stop]`` per stop of each (padded) strip.
 """
 
@@ -21,7 +29,18 @@ import numpy as np
 import numpy.typing as npt
 
 from starfever.engine.model import MathModel, ReelStrip
-from starfever.engine.symbols import CASH_VALUES, COIN, LINES, MWILD, REELS, ROWS, WILD
+from starfever.engine.symbols import (
+    CASH_VALUES,
+    COIN,
+    JACKPOT,
+    LINE_COUNT,
+    LINES,
+    MWILD,
+    REELS,
+    ROWS,
+    SYMBOLS,
+    WILD,
+)
 from starfever.math.tables import (
     N_SYMBOLS,
     SYMBOL_INDEX,
@@ -29,12 +48,21 @@ from starfever.math.tables import (
     line_pay_table,
     strip_windows,
 )
-from starfever.sim.rng import MAX_BOUND
+from starfever.sim.rng import MAX_BOUND, spin_threshold
 
 DEAD = -1
 """``prefix`` value: reels 0-2 of the line neither pay nor make a €€€ line."""
 JACKPOT_LINE = -2
 """``prefix`` value: JACKPOT on reels 0-2 of the line."""
+SENTINEL_LINE = LINE_COUNT
+"""Index of the extra line in ``base_line_codes`` that always pays 0."""
+LANE_BITS = 21
+"""Stride of the 20-line lanes in a ``line_masks`` word."""
+LANE_MASK = (1 << LINE_COUNT) - 1
+MASK_WORDS = 3
+"""Words per stop in ``line_masks``: 3 x 3 lanes = 8 paying classes and the €€€ lane."""
+JACKPOT_SHIFT = 2 * LANE_BITS
+"""The €€€ lane is the last lane of the last word."""
 
 COIN_INDEX = SYMBOL_INDEX[COIN]
 WILD_INDEX = SYMBOL_INDEX[WILD]
@@ -49,7 +77,12 @@ Int64Array = npt.NDArray[np.int64]
 # Positions in KernelTables.as_tuple(): compile-time constants for the kernel.
 (T_BASE_LENGTHS, T_BASE_WINDOWS, T_BASE_COINS, T_BASE_LINE_CODES, T_STAR_WILD_LENGTHS,
  T_STAR_WILD_WINDOWS, T_LINE_ROWS, T_PREFIX, T_FINISH, T_LINE_PAY, T_JACKPOT, T_CELL_WEIGHTS,
- T_COIN_VALUES, T_CASH_VALUES, T_CASH_MULTIPLES) = range(15)
+ T_COIN_VALUES, T_CASH_VALUES, T_CASH_MULTIPLES, T_LINE_MASKS, T_SPIN_THRESHOLD, T_HOT_CODES,
+ T_HOT_MASKS, T_HOT_ROWS, T_HOT_FINISH, T_HOT_STRIDE) = range(22)
+
+HOT_COLUMNS = LINE_COUNT + 2
+"""Columns per stop in ``hot_codes``: the 20 lines, the sentinel line, the stop's coins."""
+COINS_COLUMN = LINE_COUNT + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +96,8 @@ class KernelTables:
     base_coins: Int8Array
     """``[reel, stop]`` COINs shown by each base stop."""
     base_line_codes: Int16Array
-    """``[reel, stop, line]``: the scaled symbol index each base stop shows on each line."""
+    """``[reel, stop, line]``: the scaled symbol index each base stop shows on each line; line
+    :data:`SENTINEL_LINE` is the sentinel, which always reads a zero pay."""
     star_wild_lengths: Int64Array
     """Length of each Star Wild respin strip."""
     star_wild_windows: Int8Array
@@ -71,7 +105,8 @@ class KernelTables:
     line_rows: Int64Array
     """``[line, reel]``: the 20 paylines."""
     prefix: Int16Array
-    """``[144 a + 12 b + c]``: :data:`DEAD`, :data:`JACKPOT_LINE` or a live prefix id."""
+    """``[144 a + 12 b + c]``: :data:`DEAD`, :data:`JACKPOT_LINE` or a live prefix id; entry
+    1728 (the sentinel line's) is the id of the last, all-zero, ``finish`` row."""
     finish: Int16Array
     """``[id, 12 d + e]``: pay of a live prefix completed by reels 3 and 4, in line bets."""
     line_pay: Int32Array
@@ -86,6 +121,23 @@ class KernelTables:
     """Weights of respin CASH values 1..5."""
     cash_multiples: Int64Array
     """The values 1..5 (x total bet) the value weights pick from."""
+    line_masks: npt.NDArray[np.uint64]
+    """``[reel, stop, word]`` for reels 0-2: the lines each stop can still carry, per class."""
+    spin_threshold: Int64Array
+    """``[2**32 mod N]`` for ``N`` the product of the base strip lengths (see ``rng``)."""
+    hot_codes: npt.NDArray[np.uint16]
+    """The hot loop's copy of ``base_line_codes`` and ``base_coins``, flat and unsigned (no
+    shapes, strides or negative-index checks to keep in registers): entry
+    ``(reel * hot_stride + stop) * HOT_COLUMNS + column``."""
+    hot_masks: npt.NDArray[np.uint64]
+    """``line_masks`` flat: ``(reel * hot_stride + stop) * MASK_WORDS + word``."""
+    hot_rows: npt.NDArray[np.uint16]
+    """``prefix`` for the hot loop: the offset in ``hot_finish`` of each live prefix's row
+    (``id * 144``); unused (0) for dead and €€€ prefixes, which the hot loop never reads."""
+    hot_finish: Int16Array
+    """``finish`` flat: ``row offset + 12 d + e``."""
+    hot_stride: Int64Array
+    """``[longest base strip]``: stops per reel in the flat tables."""
 
     def as_tuple(self) -> tuple[npt.NDArray[np.generic], ...]:
         """The arrays in field order, as the kernel takes them (``T_*`` name the positions)."""
@@ -119,6 +171,42 @@ def _prefix_tables() -> tuple[Int16Array, Int16Array]:
     return prefix.reshape(-1), finish.astype(np.int16).reshape(len(finishes), -1)
 
 
+def _mask_classes(prefix: Int16Array) -> list[set[int]]:
+    """The symbol sets whose lanes ``line_masks`` holds: per paying symbol, it and the wilds;
+    last, the €€€ symbol alone. Checked against ``prefix`` for every triple."""
+    wilds = {WILD_INDEX, MWILD_INDEX}
+    table = prefix.reshape((N_SYMBOLS,) * 3)
+    paying = [k for k in range(N_SYMBOLS) if k not in wilds and table[k, k, k] >= 0]
+    lanes = MASK_WORDS * 3 - 1
+    if len(paying) > lanes:
+        raise ValueError(f"{len(paying)} paying symbols: line_masks holds {lanes}")
+    classes = [{k, *wilds} for k in paying] + [set()] * (lanes - len(paying))
+    classes.append({SYMBOL_INDEX[JACKPOT]})
+    for a in range(N_SYMBOLS):
+        for b in range(N_SYMBOLS):
+            for c in range(N_SYMBOLS):
+                alive = any({a, b, c} <= cls for cls in classes[:-1])
+                jackpot = {a, b, c} <= classes[-1]
+                if alive != (table[a, b, c] >= 0) or jackpot != (table[a, b, c] == JACKPOT_LINE):
+                    raise AssertionError(f"line masks disagree with the prefix table at "
+                                         f"{(SYMBOLS[a], SYMBOLS[b], SYMBOLS[c])!r}")
+    return classes
+
+
+def _line_masks(windows: Int8Array, prefix: Int16Array) -> npt.NDArray[np.uint64]:
+    classes = _mask_classes(prefix)
+    rows = np.array(LINES, dtype=np.int64)
+    masks = np.zeros((3, windows.shape[1], MASK_WORDS), dtype=np.uint64)
+    for reel in range(3):
+        shown = windows[reel][:, rows[:, reel]]  # [stop, line]
+        for lane, cls in enumerate(classes):
+            word, shift = divmod(lane, 3)
+            hits = np.isin(shown, sorted(cls)) if cls else np.zeros_like(shown, dtype=bool)
+            bits = (hits.astype(np.uint64) << np.arange(LINE_COUNT, dtype=np.uint64)).sum(axis=1)
+            masks[reel, :, word] |= bits.astype(np.uint64) << np.uint64(shift * LANE_BITS)
+    return masks
+
+
 def _weights(weights: tuple[int, ...], what: str) -> Int64Array:
     if sum(weights) > MAX_BOUND:
         raise ValueError(f"hold_and_cash.{what} weights sum to more than 2**32; "
@@ -131,11 +219,22 @@ def kernel_tables(model: MathModel) -> KernelTables:
     base_lengths, base_windows = _padded_windows(model.base_reels)
     sw_lengths, sw_windows = _padded_windows(model.star_wild_reels)
     prefix, finish = _prefix_tables()
+    masks = _line_masks(base_windows, prefix)
     coins = (base_windows == COIN_INDEX).sum(axis=2).astype(np.int8)
     rows = np.array(LINES, dtype=np.int64)
     scale = (N_SYMBOLS * N_SYMBOLS, N_SYMBOLS, 1, N_SYMBOLS, 1)
     line_codes = np.stack([base_windows[reel][:, rows[:, reel]].astype(np.int16) * scale[reel]
                            for reel in range(REELS)])
+    # The sentinel line: codes (N^3, 0, 0, 0, 0) -> prefix entry N^3 -> an all-zero finish row,
+    # so the kernel can read one line per spin without asking whether any line is alive.
+    sentinel = np.zeros((REELS, line_codes.shape[1], 1), dtype=np.int16)
+    sentinel[0] = N_SYMBOLS ** 3
+    line_codes = np.concatenate([line_codes, sentinel], axis=2)
+    prefix = np.append(prefix, np.int16(len(finish)))
+    finish = np.vstack([finish, np.zeros((1, finish.shape[1]), dtype=np.int16)])
+    longest = base_windows.shape[1]
+    hot_codes = np.concatenate([line_codes, coins[:, :, None].astype(np.int16)], axis=2)
+    hot_rows = np.where(prefix >= 0, prefix.astype(np.int64) * finish.shape[1], 0)
     hc = model.hold_and_cash
     return KernelTables(
         base_lengths=base_lengths,
@@ -153,4 +252,11 @@ def kernel_tables(model: MathModel) -> KernelTables:
         coin_values=_weights(hc.coin_values, "coin_values"),
         cash_values=_weights(hc.cash_values, "cash_values"),
         cash_multiples=np.array(CASH_VALUES, dtype=np.int64),
+        line_masks=masks,
+        spin_threshold=np.array([spin_threshold(base_lengths)], dtype=np.int64),
+        hot_codes=hot_codes.astype(np.uint16).reshape(-1),
+        hot_masks=masks.reshape(-1).copy(),
+        hot_rows=hot_rows.astype(np.uint16),
+        hot_finish=finish.reshape(-1).copy(),
+        hot_stride=np.array([longest], dtype=np.int64),
     )

@@ -34,9 +34,11 @@ def _kernel_rounds(model: MathModel, seed: int, rounds: int) -> list[dict[str, i
 
 def _engine_rounds(model: MathModel, seed: int, rounds: int) -> list[dict[str, int]]:
     """The same stream through the engine (line bet 1 cent: cents = line bets)."""
-    source = KernelSource(stream_state(np.random.SeedSequence(seed)))
+    source = KernelSource(stream_state(np.random.SeedSequence(seed)),
+                          spin_lengths=tuple(len(strip) for strip in model.base_reels))
     out = []
     for _ in range(rounds):
+        source.start_round()  # the kernel draws the 5 base stops at once
         r = play_round(model, 1, source)
         hold = r.hold_and_cash
         jackpots = [e["phase"] for e in r.events if e["type"] == "jackpot"]
