@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from starfever.engine import money
 from starfever.engine.model import MathModel
 from starfever.engine.rng import RandomSource, ReplayError, ReplaySource, SystemRandomSource
-from starfever.engine.round import RoundResult, play_round
+from starfever.engine.round import RoundResult, play_round, replay_round
 from starfever.engine.symbols import Cents, InvalidBet, check_line_bet
 from starfever.server.db import Database
 from starfever.server.models import HOUSE, POOL, Account, ChainHead, Round, SessionToken
@@ -77,7 +77,14 @@ def _play(model: MathModel, line_bet: int, pool_before: int,
 def spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort,
          principal: Principal, line_bet: int, idempotency_key: str,
          test_draws: Sequence[int] | None = None) -> SpinOutcome:
-    """Play and book one round for ``principal`` (see the module docstring)."""
+    """Play and book one round for ``principal`` (see the module docstring).
+
+    The outcome is drawn before the transaction (the draws never depend on the pool or on
+    anyone's balance), so the serialized part holds no engine work: under the pool lock the
+    round is only re-derived from its draws at the real pool (ADR 0009). Draws of a request
+    that is then refused (a retry, short funds, self-exclusion) are discarded unseen; which
+    requests are refused never depends on what was drawn.
+    """
     try:
         bet = check_line_bet(line_bet)
     except InvalidBet as error:
@@ -86,9 +93,10 @@ def spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort,
         raise Unprocessable("test_draws are accepted only in test mode",
                             code="test_draws_not_allowed")
     fingerprint = request_hash(bet, test_draws)
+    drawn = _play(model, bet, model.seed_cents, test_draws)
     try:
         return _spin(db, settings, model, wallet, principal, bet, idempotency_key,
-                     fingerprint, test_draws)
+                     fingerprint, drawn, test=test_draws is not None)
     except IntegrityError:
         # A concurrent request with the same key won the race (possible only if the wallet
         # lock was bypassed); answer with its round.
@@ -116,7 +124,7 @@ def _existing(session: Session, settings: Settings, wallet: WalletPort, principa
 
 def _spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort,
           principal: Principal, bet: int, key: str, fingerprint: str,
-          test_draws: Sequence[int] | None) -> SpinOutcome:
+          drawn: RoundResult, *, test: bool) -> SpinOutcome:
     with db.write() as session:
         now = utcnow()
         balance_before = wallet.lock(session, principal.account_id)  # lock order: wallet,
@@ -131,11 +139,14 @@ def _spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort
         if balance_before < total:
             raise Conflict(f"the balance of {balance_before} cents does not cover the total "
                            f"bet of {total} cents", code="insufficient_funds")
+        login = session.get(SessionToken, principal.session_id)  # loaded before the pool lock
+        # --- serialized from here to the commit: keep it short (ADR 0009) ---
         pool = jackpot.lock_pool(session, model, now)  # ... then pool,
         contribution, carry = money.progressive_contribution(
             total, model.contribution_rate, Fraction(pool.carry))
         pool_before = pool.amount + contribution
-        result = _play(model, bet, pool_before, test_draws)
+        result = drawn if drawn.pool_before == pool_before else \
+            replay_round(model, bet, drawn.draws, pool=pool_before)
         head = _lock_chain(session)  # ... then chain head
         game_win = result.total_win - result.progressive_win
         stored = Round(
@@ -150,7 +161,7 @@ def _spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort
             balance_before=balance_before,
             balance_after=balance_before - total + result.total_win,
             draws=json.dumps(list(result.draws), separators=(",", ":")),
-            events=canonical_json(list(result.events)), test=test_draws is not None,
+            events=canonical_json(list(result.events)), test=test,
             created_at=now, prev_hash=head.last_hash, hash="")
         stored.hash = round_hash(stored)
         session.add(stored)
@@ -163,7 +174,6 @@ def _spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort
         pool.hits += sum(1 for e in result.events if e["type"] == "jackpot")
         pool.updated_at = now
         head.last_round_id, head.last_hash = stored.id, stored.hash
-        login = session.get(SessionToken, principal.session_id)
         if login is not None:
             login.net_result += stored.total_win - stored.total_bet
         check = protection.reality_check(session, settings, principal.session_id, now)

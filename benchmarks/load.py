@@ -1,0 +1,427 @@
+"""Load test of ``starfever serve``: N concurrent players spin for a bounded time, then the
+whole database is checked (money conservation and ``starfever audit``). Not a test: prints one
+report (and ``--json``). Only ever talks to 127.0.0.1.
+
+    python benchmarks/load.py --db postgresql --workers 2 --players 64 --duration 20
+    python benchmarks/load.py --db sqlite --workers 2
+
+What it does:
+1. creates a fresh database (SQLite file in a temp dir, or a new PostgreSQL database on
+   127.0.0.1:5432 that is dropped afterwards unless ``--keep``), an operator, and starts
+   ``starfever serve --workers W`` on a free port of 127.0.0.1 (no test mode);
+2. before the clock starts: registers the players, logs them in and deposits for each;
+3. timed phase: one asyncio task per player, each on its own HTTP/1.1 keep-alive connection
+   (raw asyncio streams: a few microseconds of client CPU per request, so the generator does
+   not eat the 2-core budget), spins back to back (fresh ``Idempotency-Key`` each) for
+   ``--duration`` seconds after ``--warmup`` seconds that are not counted;
+4. reports settled spins/s, p50/p95/p99/max latency, errors, the machine's CPU use and load,
+   the generator's own CPU, and on PostgreSQL how often a server backend was waiting on a row
+   lock (sampled from ``pg_stat_activity``: that is the pool / chain-head contention);
+5. stops the server and checks: every wallet + pool + house book = deposits - withdrawals, the
+   ledger sums to zero, and ``starfever audit`` (every round replayed, hash chain) exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HOST = "127.0.0.1"
+PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
+OPERATOR, OPERATOR_PASSWORD = "loadboss", "load-operator-password"
+PLAYER_PASSWORD = "load-player-password"
+SECRET = "load-test-secret-key-0123456789"
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on now."""
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return int(s.getsockname()[1])
+
+
+class Connection:
+    """One HTTP/1.1 keep-alive connection, JSON in and out, nothing else."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def request(self, method: str, path: str, body: Any = None,
+                      headers: dict[str, str] | None = None) -> tuple[int, Any]:
+        """Send one request, read one response: (status, parsed JSON or None). A kept-alive
+        connection the server closed meanwhile is reopened once (the request is resent as is:
+        spins carry an idempotency key)."""
+        reused = self.writer is not None
+        try:
+            return await self._request(method, path, body, headers)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            if not reused:
+                raise
+            return await self._request(method, path, body, headers)
+
+    async def _request(self, method: str, path: str, body: Any,
+                       headers: dict[str, str] | None) -> tuple[int, Any]:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(HOST, self.port)
+        assert self.reader is not None
+        payload = b"" if body is None else json.dumps(body).encode()
+        lines = [f"{method} {path} HTTP/1.1", f"Host: {HOST}:{self.port}",
+                 f"Content-Length: {len(payload)}"]
+        if body is not None:
+            lines.append("Content-Type: application/json")
+        lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
+        self.writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + payload)
+        try:
+            head = await self.reader.readuntil(b"\r\n\r\n")
+            status = int(head[9:12])
+            length = 0
+            for line in head.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            data = await self.reader.readexactly(length) if length else b""
+        except (asyncio.IncompleteReadError, ConnectionError):
+            self.close()
+            raise
+        return status, (json.loads(data) if data else None)
+
+    def close(self) -> None:
+        """Drop the connection (the next request opens a new one)."""
+        if self.writer is not None:
+            self.writer.close()
+        self.reader = self.writer = None
+
+
+@dataclass
+class Tally:
+    """What the timed phase saw."""
+
+    latencies: list[float] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)
+    counting: bool = False
+    stop: bool = False
+
+    def error(self, what: str) -> None:
+        """Count one failed spin (only while counting)."""
+        if self.counting:
+            self.errors[what] = self.errors.get(what, 0) + 1
+
+
+async def player_loop(port: int, token: str, line_bet: int, tally: Tally) -> None:
+    """Spin back to back until told to stop."""
+    conn = Connection(port)
+    headers = {"Authorization": f"Bearer {token}"}
+    body = {"line_bet": line_bet}
+    while not tally.stop:
+        headers["Idempotency-Key"] = uuid.uuid4().hex
+        counted = tally.counting
+        started = time.perf_counter()
+        try:
+            status, answer = await conn.request("POST", "/api/v1/spins", body, headers)
+        except (OSError, asyncio.IncompleteReadError) as error:
+            tally.error(type(error).__name__)
+            await asyncio.sleep(0.05)
+            continue
+        elapsed = time.perf_counter() - started
+        if status != 201:
+            code = (answer or {}).get("error", {}).get("code", "?") if answer else "?"
+            tally.error(f"{status} {code}")
+        elif counted and tally.counting:
+            tally.latencies.append(elapsed)
+    conn.close()
+
+
+async def setup_players(port: int, players: int, deposit: int, prefix: str) -> list[str]:
+    """Register, log in and fund every player; their tokens."""
+    op = Connection(port)
+    status, answer = await op.request("POST", "/api/v1/sessions",
+                                      {"username": OPERATOR, "password": OPERATOR_PASSWORD})
+    assert status == 201, answer
+    op_headers = {"Authorization": f"Bearer {answer['token']}"}
+    semaphore = asyncio.Semaphore(8)
+
+    async def one(i: int) -> str:
+        async with semaphore:
+            name = f"{prefix}{i}"
+            conn = Connection(port)
+            status, answer = await conn.request(
+                "POST", "/api/v1/players", {"username": name, "password": PLAYER_PASSWORD})
+            assert status == 201, answer
+            status, answer = await conn.request(
+                "POST", "/api/v1/sessions", {"username": name, "password": PLAYER_PASSWORD})
+            assert status == 201, answer
+            conn.close()
+            return str(answer["token"])
+
+    tokens = await asyncio.gather(*(one(i) for i in range(players)))
+    for i in range(players):
+        status, answer = await op.request("POST", f"/api/v1/players/{prefix}{i}/deposits",
+                                          {"amount": deposit}, op_headers)
+        assert status == 201, answer
+    op.close()
+    return list(tokens)
+
+
+class CpuMeter:
+    """Machine-wide CPU busy share from /proc/stat between start() and stop()."""
+
+    @staticmethod
+    def _read() -> tuple[int, int]:
+        with open("/proc/stat") as f:
+            values = [int(v) for v in f.readline().split()[1:]]
+        idle = values[3] + values[4]
+        return sum(values) - idle, sum(values)
+
+    def start(self) -> None:
+        """Begin measuring."""
+        self.busy0, self.total0 = self._read()
+        self.proc0 = os.times()
+
+    def stop(self) -> dict[str, float]:
+        """Busy share of all CPUs, and the generator's own CPU seconds."""
+        busy, total = self._read()
+        proc = os.times()
+        return {"machine_busy": (busy - self.busy0) / max(1, total - self.total0),
+                "generator_cpu_s": (proc.user + proc.system) - (self.proc0.user
+                                                                 + self.proc0.system)}
+
+
+class LockSampler(threading.Thread):
+    """Samples pg_stat_activity of the load database: backends waiting on a lock vs busy."""
+
+    def __init__(self, url: str, dbname: str) -> None:
+        super().__init__(daemon=True)
+        self.url, self.dbname = url, dbname
+        self.samples = 0
+        self.waiting = 0
+        self.active = 0
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            while not self.done.is_set():
+                rows = conn.execute(
+                    "SELECT wait_event_type, count(*) FROM pg_stat_activity WHERE datname = %s"
+                    " AND state = 'active' AND pid <> pg_backend_pid() GROUP BY 1",
+                    (self.dbname,)).fetchall()
+                self.samples += 1
+                for kind, count in rows:
+                    self.active += count
+                    if kind == "Lock":
+                        self.waiting += count
+                time.sleep(0.02)
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-quantile (0..1) of the values, nearest rank."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
+
+
+def conservation(url: str) -> dict[str, int]:
+    """The books as stored: wallets + pool + house must equal deposits - withdrawals."""
+    from sqlalchemy import create_engine, text
+
+    from starfever.server.db import sqlalchemy_url
+
+    engine = create_engine(sqlalchemy_url(url))
+    with engine.connect() as conn:
+        q = lambda sql: int(conn.execute(text(sql)).scalar_one() or 0)  # noqa: E731
+        figures = {
+            "wallets": q("SELECT COALESCE(SUM(balance), 0) FROM wallets"),
+            "pool": q("SELECT amount FROM jackpot_pool"),
+            "house": q("SELECT COALESCE(SUM(amount), 0) FROM ledger_entries WHERE book='house'"),
+            "deposits": q("SELECT COALESCE(SUM(amount), 0) FROM ledger_entries "
+                          "WHERE book='wallet' AND kind='deposit'"),
+            "withdrawals": q("SELECT COALESCE(-SUM(amount), 0) FROM ledger_entries "
+                             "WHERE book='wallet' AND kind='withdrawal'"),
+            "ledger_sum": q("SELECT COALESCE(SUM(amount), 0) FROM ledger_entries"),
+            "rounds": q("SELECT COUNT(*) FROM rounds"),
+        }
+    engine.dispose()
+    figures["conserved"] = int(
+        figures["wallets"] + figures["pool"] + figures["house"]
+        == figures["deposits"] - figures["withdrawals"] and figures["ledger_sum"] == 0)
+    return figures
+
+
+def run_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """``starfever ARGS`` in a subprocess."""
+    return subprocess.run([sys.executable, "-m", "starfever.cli", *args], input=stdin,
+                          capture_output=True, text=True, timeout=1800,
+                          env={**os.environ, "STARFEVER_SECRET_KEY": SECRET})
+
+
+def new_database(kind: str, tmp: Path) -> tuple[str, str | None]:
+    """A fresh database URL, and the PostgreSQL database name to drop later."""
+    if kind == "sqlite":
+        return f"sqlite:///{tmp / 'load.db'}", None
+    import psycopg
+
+    name = f"starfever_load_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return f"postgresql://postgres@127.0.0.1:5432/{name}", name
+
+
+def drop_database(name: str) -> None:
+    """Drop a PostgreSQL database made by :func:`new_database`."""
+    import psycopg
+
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def start_server(url: str, workers: int, tmp: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """``starfever serve`` on a free port; returns once /health answers."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STARFEVER_")}
+    env.update({"STARFEVER_SECRET_KEY": SECRET, "STARFEVER_WEEKLY_DEPOSIT_LIMIT": str(10**9)})
+    log = open(tmp / "server.log", "ab")  # noqa: SIM115 - lives as long as the server
+    process = subprocess.Popen(
+        [sys.executable, "-m", "starfever.cli", "serve", "--host", HOST, "--port", str(port),
+         "--workers", str(workers), "--database-url", url, "--log-level", "warning"],
+        stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tmp)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError((tmp / "server.log").read_text()[-3000:])
+        try:
+            with socket.create_connection((HOST, port), timeout=1) as s:
+                s.sendall(b"GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+                if s.recv(64).startswith(b"HTTP/1.1 200"):
+                    return process, port
+        except OSError:
+            pass
+        time.sleep(0.2)
+    process.kill()
+    raise RuntimeError("server did not start")
+
+
+async def timed_phase(port: int, tokens: list[str], line_bet: int, warmup: float,
+                      duration: float, sampler: LockSampler | None) -> dict[str, Any]:
+    """Warm up, then count ``duration`` seconds of spins."""
+    tally = Tally()
+    tasks = [asyncio.create_task(player_loop(port, t, line_bet, tally)) for t in tokens]
+    await asyncio.sleep(warmup)
+    meter = CpuMeter()
+    load_before = os.getloadavg()
+    tally.counting = True
+    meter.start()
+    if sampler is not None:
+        sampler.start()
+    started = time.perf_counter()
+    await asyncio.sleep(duration)
+    tally.counting = False
+    elapsed = time.perf_counter() - started
+    cpu = meter.stop()
+    if sampler is not None:
+        sampler.done.set()
+    tally.stop = True
+    await asyncio.gather(*tasks)
+    lat = tally.latencies
+    result: dict[str, Any] = {
+        "settled": len(lat), "seconds": round(elapsed, 2),
+        "spins_per_s": round(len(lat) / elapsed, 1),
+        "p50_ms": round(percentile(lat, 0.50) * 1000, 1),
+        "p95_ms": round(percentile(lat, 0.95) * 1000, 1),
+        "p99_ms": round(percentile(lat, 0.99) * 1000, 1),
+        "max_ms": round(max(lat, default=float("nan")) * 1000, 1),
+        "mean_ms": round(statistics.fmean(lat) * 1000, 1) if lat else None,
+        "errors": sum(tally.errors.values()), "error_kinds": tally.errors,
+        "machine_cpu_busy": round(cpu["machine_busy"], 3),
+        "generator_cpu_s": round(cpu["generator_cpu_s"], 2),
+        "loadavg_before": [round(x, 2) for x in load_before],
+        "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+    }
+    if sampler is not None:
+        result["pg_active_backends_avg"] = round(sampler.active / max(1, sampler.samples), 2)
+        result["pg_lock_waiting_avg"] = round(sampler.waiting / max(1, sampler.samples), 2)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", choices=("sqlite", "postgresql"), default="postgresql")
+    parser.add_argument("--workers", type=int, default=2, help="server worker processes")
+    parser.add_argument("--players", type=int, default=64)
+    parser.add_argument("--duration", type=float, default=20.0, help="counted seconds")
+    parser.add_argument("--warmup", type=float, default=3.0, help="uncounted seconds first")
+    parser.add_argument("--line-bet", type=int, default=1)
+    parser.add_argument("--deposit", type=int, default=10_000_000, help="cents per player")
+    parser.add_argument("--skip-audit", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="keep the database")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    args = parser.parse_args(argv)
+    if args.duration > 600:
+        parser.error("--duration is bounded to 600 s")
+
+    tmp = Path(tempfile.mkdtemp(prefix="starfever-load-"))
+    url, pg_name = new_database(args.db, tmp)
+    process = None
+    report: dict[str, Any] = {"db": args.db, "workers": args.workers, "players": args.players,
+                              "duration_s": args.duration, "line_bet": args.line_bet,
+                              "cpus": os.cpu_count()}
+    try:
+        made = run_cli("operator", "create", OPERATOR, "--database-url", url,
+                       stdin=OPERATOR_PASSWORD + "\n")
+        assert made.returncode == 0, made.stderr
+        process, port = start_server(url, args.workers, tmp)
+        tokens = asyncio.run(setup_players(port, args.players, args.deposit,
+                                           f"load{uuid.uuid4().hex[:6]}"))
+        sampler = LockSampler(url, pg_name) if pg_name else None
+        report.update(asyncio.run(timed_phase(port, tokens, args.line_bet, args.warmup,
+                                              args.duration, sampler)))
+        process.terminate()
+        process.wait(timeout=30)
+        process = None
+        report["books"] = conservation(url)
+        if not args.skip_audit:
+            started = time.perf_counter()
+            audit = run_cli("audit", "--database-url", url)
+            report["audit"] = audit.stdout.strip().splitlines()[0] if audit.stdout else \
+                audit.stderr.strip()[-500:]
+            report["audit_ok"] = audit.returncode == 0
+            report["audit_s"] = round(time.perf_counter() - started, 1)
+    finally:
+        if process is not None:
+            process.kill()
+            process.wait()
+        if pg_name and not args.keep:
+            drop_database(pg_name)
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+        elif pg_name is None:
+            report["database_url"] = url
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        for key, value in report.items():
+            print(f"{key:>24}: {value}")
+    ok = (report.get("errors") == 0 and report.get("books", {}).get("conserved") == 1
+          and report.get("audit_ok", True))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
