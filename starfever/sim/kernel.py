@@ -12,12 +12,12 @@ positions of ``starfever.sim.tables``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 from numba import njit
-from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.cpython.unsafe.numbers import trailing_zeros as _trailing_zeros
 
 from starfever.engine.symbols import (
     CELLS,
@@ -72,6 +72,8 @@ MAX_ROUND_WIN = (1 << 31) - 1
 _SQUARE_CARRY = 1 << 62
 _SMALL_WINS = 2048
 """Wins below this many line bets are binned by a lookup table, not a search."""
+trailing_zeros = cast(Any, _trailing_zeros)
+"""LLVM's count-trailing-zeros (one ``tzcnt``), as numba exposes it."""
 _ONE = np.uint64(1)
 _LANE_1 = np.uint64(LANE_BITS)
 _LANE_2 = np.uint64(JACKPOT_SHIFT)
@@ -276,7 +278,7 @@ def _base_spin(t: KernelArgs, s0: int, s1: int, s2: int, s3: int,
         pay += finish[row + codes[c3 + line] + codes[c4 + line]]
     n_coins = (codes[c0 + COINS_COLUMN] + codes[c1 + COINS_COLUMN] + codes[c2 + COINS_COLUMN]
                + codes[c3 + COINS_COLUMN] + codes[c4 + COINS_COLUMN])
-    return pay, int(jackpot_mask), n_coins
+    return pay, int(jackpot_mask), n_coins  # type: ignore[return-value]
 
 
 @njit(cache=True, inline="always")
@@ -320,7 +322,7 @@ def _fold_square(sums: npt.NDArray[np.int64], at: int, squares: int, carries: in
         sums[at + 1] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[np.int64],
               win_hist: npt.NDArray[np.int64], hold_hist: npt.NDArray[np.int64],
               edges: npt.NDArray[np.float64], jackpots_at: npt.NDArray[np.int64]) -> None:

@@ -7,6 +7,7 @@ result is the same whatever the number of workers; RTPs are per unit total bet (
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 Z_99 = 2.5758293035489004
@@ -63,6 +64,24 @@ def proportion(count: int, trials: int) -> Estimate:
                     math.sqrt(p * (1 - p) / trials))
 
 
+@dataclass(frozen=True, slots=True)
+class VarianceReduced:
+    """The variance-reduced estimate of the game's RTP. NOT an independent check of the exact
+    maths: it uses two exact figures (see :meth:`SimulationResult.variance_reduced`)."""
+
+    game: Estimate
+    """RTP of lines, Star Wild and Hold & Cash (total bets), with its 99 % interval."""
+    rtp: Estimate
+    """``game`` plus the contribution rate."""
+    beta: float
+    """The fitted control-variate coefficient on the base line win."""
+    variance_ratio: float
+    """Per-spin variance of the plain estimator over that of this one: each spin here is worth
+    this many plain spins."""
+    effective_spins: float
+    """Spins a plain run would need for the same interval: spins x ``variance_ratio``."""
+
+
 @dataclass(frozen=True)
 class SimulationResult:
     """Everything one ``simulate`` run measured. Reproducible from (model, seed, spins)."""
@@ -103,6 +122,17 @@ class SimulationResult:
     """Game win (line bets) of each chunk, in chunk order: the convergence trace."""
     elapsed_seconds: float = field(compare=False)
     """Wall-clock time of the run (not part of the result's identity)."""
+    jackpot_rounds_at: tuple[tuple[int, int], ...] = ()
+    """(spin number in the run, €€€ lines) of every round with €€€ lines, in play order: what
+    :mod:`starfever.sim.pool` replays against a pool."""
+    holds_by_coins: tuple[int, ...] = ()
+    """``[n]``: Hold & Cash features triggered by ``n`` coins."""
+    lines_by_coins: tuple[int, ...] = ()
+    """``[n]``: base line wins (line bets) summed over the spins that triggered with ``n``."""
+    lines_x_star_wild: int = 0
+    """Sum over spins of base line win x Star Wild win (line bets squared)."""
+    cluster: str | None = field(default=None, compare=False)
+    """The Dask scheduler the run played on, if any (not part of the result's identity)."""
 
     @property
     def spins_per_second(self) -> float:
@@ -131,6 +161,48 @@ class SimulationResult:
         key = {"hit": "hits", "star_wild": "star_wilds", "hold_and_cash": "holds",
                "mega": "megas", "jackpot": "jackpot_spins"}[name]
         return proportion(self.counts[key], self.spins)
+
+    def variance_reduced(self, lines_rtp: float,
+                         hold_means: Mapping[int, float]) -> VarianceReduced:
+        """The game's RTP with two exact figures plugged in, for a narrower interval:
+
+        - each Hold & Cash is replaced by its exact conditional mean given the trigger's coin
+          count, ``hold_means[n]`` in total bets (``HoldAndCashSolver.feature(n).mean``), so the
+          feature's own spread drops out (conditional Monte Carlo);
+        - the base line win ``L`` is a control variate with known mean ``lines_rtp`` (total
+          bets, ``exact.compute(...).lines``): the estimate is ``mean(Y) - beta (mean(L) -
+          lines_rtp)`` with ``beta = Cov(Y, L) / Var(L)`` fitted on the run (a regression
+          estimator: its bias is O(1/spins), far below its interval).
+
+        Everything comes from the run's integer sums, in any merge order."""
+        n = self.spins
+        per_total = LINE_BETS_PER_TOTAL_BET
+        lines, star = self.moments["lines"], self.moments["star_wild"]
+        hold = {k: per_total * float(hold_means[k]) for k, c in enumerate(self.holds_by_coins)
+                if c}
+        h_sum = sum(self.holds_by_coins[k] * h for k, h in hold.items())
+        h_sq = sum(self.holds_by_coins[k] * h * h for k, h in hold.items())
+        l_h = sum(self.lines_by_coins[k] * h for k, h in hold.items())
+        mean_l = lines.total / n
+        mean_y = (lines.total + star.total + h_sum) / n
+        second_y = (lines.squares + star.squares + h_sq + 2 * self.lines_x_star_wild
+                    + 2 * l_h) / n
+        var_y = second_y - mean_y * mean_y
+        var_l = lines.squares / n - mean_l * mean_l
+        cov = (lines.squares + self.lines_x_star_wild + l_h) / n - mean_y * mean_l
+        beta = cov / var_l if var_l > 0 else 0.0
+        value = mean_y - beta * (mean_l - per_total * lines_rtp)
+        var_vr = max(var_y - beta * cov, 0.0)
+        se = math.sqrt(var_vr / max(n - 1, 1)) / per_total
+        mean = value / per_total
+        game = Estimate(mean, (mean - Z_99 * se, mean + Z_99 * se), se)
+        rate = self.contribution_rate
+        plain_se = self.game.std_error
+        ratio = (plain_se / se) ** 2 if se > 0 else math.inf
+        return VarianceReduced(
+            game=game,
+            rtp=Estimate(mean + rate, (game.ci99[0] + rate, game.ci99[1] + rate), se),
+            beta=beta, variance_ratio=ratio, effective_spins=n * ratio)
 
     def rtp_trace(self) -> list[tuple[int, float]]:
         """(spins so far, total RTP so far) after each chunk: a convergence plot's points."""

@@ -25,6 +25,8 @@ from numba import njit
 StreamState = npt.NDArray[np.uint64]
 """The 4 words of one xoshiro256** generator."""
 
+# Draws are returned as np.int64, not uint64: numba compares uint64 with int64 weights in
+# floating point, which is slow (and typed as ``int`` here for the callers' sake).
 _U32_MASK = np.uint64(0xFFFFFFFF)
 _SHIFT_32 = np.uint64(32)
 _TWO_32 = np.uint64(1 << 32)
@@ -64,7 +66,7 @@ def below(state: StreamState, n: int) -> int:
         while low < threshold:
             product = (next_u64(state) >> _SHIFT_32) * bound
             low = product & _U32_MASK
-    return np.int64(product >> _SHIFT_32)
+    return np.int64(product >> _SHIFT_32)  # type: ignore[return-value]
 
 
 @njit(cache=True, inline="always")
@@ -98,7 +100,7 @@ def below_local(s0: np.uint64, s1: np.uint64, s2: np.uint64, s3: np.uint64, n: i
             out, s0, s1, s2, s3 = next_local(s0, s1, s2, s3)
             product = (out >> _SHIFT_32) * bound
             low = product & _U32_MASK
-    return np.int64(product >> _SHIFT_32), s0, s1, s2, s3
+    return np.int64(product >> _SHIFT_32), s0, s1, s2, s3  # type: ignore[return-value]
 
 
 @njit(cache=True, inline="always")
@@ -123,8 +125,8 @@ def spin_stops_local(s0: np.uint64, s1: np.uint64, s2: np.uint64, s3: np.uint64,
         h3, low = m >> _SHIFT_32, m & _U32_MASK
         m = low * n4
         if (m & _U32_MASK) >= limit:
-            return ((np.int64(h0), np.int64(h1), np.int64(h2), np.int64(h3),
-                     np.int64(m >> _SHIFT_32)),
+            return ((np.int64(h0), np.int64(h1), np.int64(h2),  # type: ignore[return-value]
+                     np.int64(h3), np.int64(m >> _SHIFT_32)),
                     (s0, s1, s2, s3))
 
 
@@ -191,6 +193,13 @@ def stream_state(seed_sequence: np.random.SeedSequence) -> StreamState:
 def chunk_states(seed: int, chunks: int) -> list[StreamState]:
     """One independent generator state per chunk: ``SeedSequence(seed).spawn(chunks)``."""
     return [stream_state(child) for child in np.random.SeedSequence(seed).spawn(chunks)]
+
+
+def chunk_state(seed: int, index: int) -> StreamState:
+    """The state of chunk ``index`` alone: the ``index``-th child that
+    ``SeedSequence(seed).spawn`` would make (same spawn key), so a worker on any machine can
+    build its own chunks' streams from (seed, index)."""
+    return stream_state(np.random.SeedSequence(seed, spawn_key=(index,)))
 
 
 class KernelSource:

@@ -11,17 +11,20 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from tqdm import tqdm
 
 from starfever.engine.model import MathModel
+from starfever.engine.symbols import CELLS
 from starfever.sim import kernel
 from starfever.sim.result import Moments, SimulationResult
-from starfever.sim.rng import StreamState, chunk_states
+from starfever.sim.rng import StreamState, chunk_state
 from starfever.sim.tables import kernel_tables
 
 CHUNK_SPINS = 1 << 18
@@ -29,8 +32,13 @@ CHUNK_SPINS = 1 << 18
 IN_PROCESS_CHUNKS = 8
 """With the default worker count, runs of at most this many chunks (a fraction of a second)
 play in this process: starting workers would take longer than the run."""
+BATCH_CHUNKS = 16
+"""Most chunks one task plays (about 0.1 s): few enough messages, small enough to balance."""
 HISTOGRAM_EDGES = tuple(float(10 ** (k / 5)) for k in range(-5, 26))
 """Bin edges of the win histograms, in total bets: 0.1 to 100,000, 5 bins per decade."""
+JACKPOT_ROWS = 64
+"""Rows a chunk first gets for its €€€ rounds (about 9 expected); a chunk with more plays
+again with room for all of them (same stream, same result)."""
 
 _SQUARE_CARRY = 1 << 62
 _WORKER_TABLES: kernel.KernelArgs | None = None
@@ -43,11 +51,25 @@ class ChunkOutcome:
     index: int
     """Chunk number (its seed child)."""
     sums: npt.NDArray[np.int64]
-    """The kernel's sums, laid out as ``kernel.SPINS`` ... ``kernel.WINNING_ROUNDS``."""
+    """The kernel's sums, laid out as ``kernel.SPINS`` ... ``kernel.N_SUMS``."""
     win_hist: npt.NDArray[np.int64]
     """Rounds per game-win bin."""
     hold_hist: npt.NDArray[np.int64]
     """Hold & Cash features per payout bin."""
+    jackpots_at: npt.NDArray[np.int64]
+    """``[k, 2]``: (spin within the chunk, €€€ lines) of each round with €€€ lines."""
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Consecutive chunks one task plays: a few integers, so any machine can take it."""
+
+    seed: int
+    """Root seed of the run."""
+    first: int
+    """Index of the first chunk."""
+    sizes: tuple[int, ...]
+    """Spins of each chunk."""
 
 
 def default_workers() -> int:
@@ -62,13 +84,24 @@ def play_chunk(tables: kernel.KernelArgs, index: int, state: StreamState,
                spins: int) -> ChunkOutcome:
     """Play one chunk in this process."""
     edges = np.array(HISTOGRAM_EDGES, dtype=np.float64)
-    sums = np.zeros(kernel.N_SUMS, dtype=np.int64)
-    win_hist = np.zeros(len(edges) + 2, dtype=np.int64)
-    hold_hist = np.zeros(len(edges) + 2, dtype=np.int64)
-    jackpots_at = np.zeros((64, 2), dtype=np.int64)
-    kernel.run_chunk(tables, np.array(state, dtype=np.uint64), spins, sums, win_hist,
-                     hold_hist, edges, jackpots_at)
-    return ChunkOutcome(index, sums, win_hist, hold_hist)
+    rows = max(JACKPOT_ROWS, spins >> 12)  # ample for any game with €€€ below 1 in 4096
+    while True:
+        sums = np.zeros(kernel.N_SUMS, dtype=np.int64)
+        win_hist = np.zeros(len(edges) + 2, dtype=np.int64)
+        hold_hist = np.zeros(len(edges) + 2, dtype=np.int64)
+        jackpots_at = np.zeros((rows, 2), dtype=np.int64)
+        kernel.run_chunk(tables, np.array(state, dtype=np.uint64), spins, sums, win_hist,
+                         hold_hist, edges, jackpots_at)
+        found = int(sums[kernel.JACKPOT_ROUNDS])
+        if found <= rows:
+            return ChunkOutcome(index, sums, win_hist, hold_hist, jackpots_at[:found].copy())
+        rows = found  # replay the same stream with room for every €€€ round
+
+
+def play_batch(tables: kernel.KernelArgs, batch: Batch) -> list[ChunkOutcome]:
+    """Play a batch's chunks, each from its own spawned stream."""
+    return [play_chunk(tables, batch.first + i, chunk_state(batch.seed, batch.first + i), size)
+            for i, size in enumerate(batch.sizes)]
 
 
 def _init_worker(tables: kernel.KernelArgs) -> None:
@@ -77,9 +110,14 @@ def _init_worker(tables: kernel.KernelArgs) -> None:
     _warm_up(tables)
 
 
-def _worker_chunk(index: int, state: StreamState, spins: int) -> ChunkOutcome:
+def _worker_batch(batch: Batch) -> list[ChunkOutcome]:
     assert _WORKER_TABLES is not None, "worker not initialised"
-    return play_chunk(_WORKER_TABLES, index, state, spins)
+    return play_batch(_WORKER_TABLES, batch)
+
+
+def cluster_batch(tables: kernel.KernelArgs, batch: Batch) -> list[ChunkOutcome]:
+    """A Dask task: play one batch on whichever worker the scheduler picks."""
+    return play_batch(tables, batch)
 
 
 def _warm_up(tables: kernel.KernelArgs) -> None:
@@ -96,14 +134,29 @@ def _check(spins: object, seed: object, workers: object) -> None:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
 
 
+def batches(spins: int, seed: int, parallel: int) -> list[Batch]:
+    """The run's chunks (all of :data:`CHUNK_SPINS`, the last one shorter), cut into batches of
+    at most :data:`BATCH_CHUNKS`, at least about 4 per worker. Batches only group chunks: the
+    chunks, and so the result, do not depend on them."""
+    sizes = [CHUNK_SPINS] * (spins // CHUNK_SPINS)
+    if spins % CHUNK_SPINS:
+        sizes.append(spins % CHUNK_SPINS)
+    per_batch = max(1, min(BATCH_CHUNKS, len(sizes) // (4 * parallel)))
+    return [Batch(seed, first, tuple(sizes[first:first + per_batch]))
+            for first in range(0, len(sizes), per_batch)]
+
+
 def simulate(model: MathModel, spins: int, seed: int, workers: int | None = None,
-             progress: bool = False) -> SimulationResult:
+             progress: bool = False, *, cluster: str | Any | None = None) -> SimulationResult:
     """Play ``spins`` rounds of ``model`` from ``seed`` on ``workers`` processes (default: all
     cores, or this process alone for a short run; 1 plays in this process; never more processes
     than chunks) and return the merged result.
 
-    The result depends only on (model, seed, spins): not on ``workers``. ``progress`` shows a
-    tqdm bar on stderr. Raises ``ValueError`` on bad arguments.
+    ``cluster``: the address of a running Dask scheduler (``tcp://host:8786``) or a
+    ``distributed.Client``; the chunks then play on its workers and ``workers`` is ignored.
+
+    The result depends only on (model, seed, spins): not on ``workers`` nor on the cluster.
+    ``progress`` shows a tqdm bar on stderr. Raises ``ValueError`` on bad arguments.
     """
     _check(spins, seed, workers)
     chunks = -(-spins // CHUNK_SPINS)
@@ -111,34 +164,62 @@ def simulate(model: MathModel, spins: int, seed: int, workers: int | None = None
         workers = default_workers() if chunks > IN_PROCESS_CHUNKS else 1
     workers = min(workers, chunks)
     tables = kernel_tables(model).as_tuple()
-    _warm_up(tables)
-    sizes = [CHUNK_SPINS] * (spins // CHUNK_SPINS)
-    if spins % CHUNK_SPINS:
-        sizes.append(spins % CHUNK_SPINS)
-    states = chunk_states(seed, len(sizes))
     outcomes: list[ChunkOutcome] = []
-    started = time.perf_counter()
     with tqdm(total=spins, unit="spin", unit_scale=True, disable=not progress,
               desc="simulate", leave=False) as bar:
-        if workers == 1:
-            for index, (state, size) in enumerate(zip(states, sizes, strict=True)):
-                outcomes.append(play_chunk(tables, index, state, size))
-                bar.update(size)
+        def done(found: list[ChunkOutcome]) -> None:
+            outcomes.extend(found)
+            bar.update(sum(int(o.sums[kernel.SPINS]) for o in found))
+
+        if cluster is not None:
+            started = time.perf_counter()
+            workers = _run_on_cluster(cluster, tables, spins, seed, done)
         else:
-            context = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                     initializer=_init_worker, initargs=(tables,)) as pool:
-                pending: set[Future[ChunkOutcome]] = {
-                    pool.submit(_worker_chunk, index, state, size)
-                    for index, (state, size) in enumerate(zip(states, sizes, strict=True))}
-                while pending:
-                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        outcome = future.result()
-                        outcomes.append(outcome)
-                        bar.update(int(outcome.sums[kernel.SPINS]))
+            _warm_up(tables)
+            started = time.perf_counter()
+            work = batches(spins, seed, workers)
+            if workers == 1:
+                for batch in work:
+                    done(play_batch(tables, batch))
+            else:
+                context = multiprocessing.get_context("spawn")
+                with ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                         initializer=_init_worker,
+                                         initargs=(tables,)) as pool:
+                    pending: set[Future[list[ChunkOutcome]]] = {
+                        pool.submit(_worker_batch, batch) for batch in work}
+                    while pending:
+                        finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                        for future in finished:
+                            done(future.result())
     elapsed = time.perf_counter() - started
-    return _merge(model, seed, spins, workers, outcomes, elapsed)
+    return _merge(model, seed, spins, workers, outcomes, elapsed, _cluster_name(cluster))
+
+
+def _cluster_name(cluster: str | Any | None) -> str | None:
+    if cluster is None or isinstance(cluster, str):
+        return cluster
+    return str(cluster.scheduler.address)
+
+
+def _run_on_cluster(cluster: str | Any, tables: kernel.KernelArgs, spins: int, seed: int,
+                    done: Callable[[list[ChunkOutcome]], None]) -> int:
+    """Play every batch on a Dask cluster; returns how many workers it has."""
+    from distributed import Client, as_completed
+
+    client = cluster if isinstance(cluster, Client) else Client(cluster)
+    try:
+        n_workers = max(1, len(client.scheduler_info()["workers"]))
+        [shared] = client.scatter([tables], broadcast=True)  # one object: the tuple
+        futures = [client.submit(cluster_batch, shared, batch, pure=False)
+                   for batch in batches(spins, seed, n_workers)]
+        for future in as_completed(futures):
+            done(future.result())
+            future.release()
+        return n_workers
+    finally:
+        if client is not cluster:
+            client.close()
 
 
 def _squares(sums: npt.NDArray[np.int64], at: int) -> int:
@@ -146,7 +227,7 @@ def _squares(sums: npt.NDArray[np.int64], at: int) -> int:
 
 
 def _merge(model: MathModel, seed: int, spins: int, workers: int,
-           outcomes: list[ChunkOutcome], elapsed: float) -> SimulationResult:
+           outcomes: list[ChunkOutcome], elapsed: float, cluster: str | None) -> SimulationResult:
     outcomes = sorted(outcomes, key=lambda o: o.index)
 
     def total(at: int) -> int:
@@ -188,4 +269,10 @@ def _merge(model: MathModel, seed: int, spins: int, workers: int,
         chunk_spin_counts=tuple(int(o.sums[kernel.SPINS]) for o in outcomes),
         chunk_game_wins=tuple(int(o.sums[kernel.GAME_SUM]) for o in outcomes),
         elapsed_seconds=elapsed,
+        jackpot_rounds_at=tuple((o.index * CHUNK_SPINS + int(spin), int(lines))
+                                for o in outcomes for spin, lines in o.jackpots_at),
+        holds_by_coins=tuple(total(kernel.HOLDS_BY_COINS + n) for n in range(CELLS + 1)),
+        lines_by_coins=tuple(total(kernel.LINES_BY_COINS + n) for n in range(CELLS + 1)),
+        lines_x_star_wild=total(kernel.LINES_X_STAR_WILD),
+        cluster=cluster,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from subprocess import CompletedProcess
 from typing import Any
@@ -53,3 +54,48 @@ def test_json_contract(cli: Cli) -> None:
                 "jackpot_frequency", "spins_per_second"):
         assert isinstance(data[key], float)
     assert data["frequencies"]["jackpot"]["exact"] == pytest.approx(3.3203125e-05)
+
+
+def test_every_bet_class_with_its_pool(cli: Cli) -> None:
+    done = cli(["simulate", "--spins", "200_000", "--seed", "3", "--workers", "1",
+                "--line-bet", "all", "--json"])
+    assert done.returncode == 0, done.stderr
+    data: dict[str, Any] = json.loads(done.stdout)
+    classes = data["bet_classes"]
+    assert [c["line_bet"] for c in classes] == [1, 2, 3, 4, 5, 10, 25, 50, 75, 100]
+    assert [c["seed"] for c in classes] == list(range(3, 13))
+    for c in classes:
+        pool = c["progressive_pool"]
+        assert pool["line_bet"] == c["line_bet"]
+        assert pool["balanced"] is True
+        assert pool["staked_cents"] == 200_000 * 20 * c["line_bet"]
+        assert pool["seed_cents"] == 100_000
+        assert c["average_win_cents"] == pytest.approx(c["rtp"] * 20 * c["line_bet"])
+    # a full share empties the pool: at EUR 1.00 every round with a hit ends in a refill
+    top = classes[-1]["progressive_pool"]
+    assert top["hits"] > 0
+    assert 1 <= top["refill_count"] <= top["hits"]
+    assert top["paid_cents"] >= top["refill_count"] * 100_000
+    human = cli(["simulate", "--spins", "20_000", "--seed", "3", "--workers", "1",
+                 "--line-bet", "all"])
+    assert human.returncode == 0, human.stderr
+    assert "per bet class" in human.stdout
+    rows = [line.split()[0] for line in human.stdout.splitlines()
+            if re.match(r"\s+\d+\s+\d+\.\d+%", line)]
+    assert rows == ["1", "2", "3", "4", "5", "10", "25", "50", "75", "100"]
+
+
+def test_variance_reduction_is_a_separate_labelled_block(cli: Cli) -> None:
+    done = cli(["simulate", "--spins", "500_000", "--seed", "4", "--workers", "1",
+                "--variance-reduction", "--json"])
+    assert done.returncode == 0, done.stderr
+    data: dict[str, Any] = json.loads(done.stdout)
+    vr = data["variance_reduced"]
+    assert "NOT independent" in vr["label"]
+    assert vr["variance_ratio"] > 1
+    assert vr["std_error"] < vr["plain_std_error"]
+    assert vr["exact"] == data["exact"]
+    plain = cli(["simulate", "--spins", "500_000", "--seed", "4", "--workers", "1", "--json"])
+    plain_data = json.loads(plain.stdout)
+    assert "variance_reduced" not in plain_data
+    assert plain_data["rtp"] == data["rtp"]  # the plain estimate is unchanged

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import numpy as np
 import pytest
 
-from starfever.sim.rng import KernelSource, chunk_states, draw_below, stream_state
+from starfever.sim.rng import (
+    KernelSource,
+    chunk_state,
+    chunk_states,
+    draw_below,
+    draw_spin,
+    spin_threshold,
+    stream_state,
+)
 
 MASK = (1 << 64) - 1
 
@@ -86,3 +95,61 @@ def test_kernel_source_refuses_ranges_it_cannot_draw() -> None:
         source.randbelow(0)
     with pytest.raises(ValueError, match="outside"):
         source.randbelow((1 << 32) + 1)
+
+
+def _reference_spin(reference: ReferenceXoshiro, lengths: tuple[int, ...]) -> list[int]:
+    """Lemire's draw below the product, split into mixed-radix digits (reel 0 first)."""
+    x = reference.below(math.prod(lengths))
+    digits = []
+    for n in reversed(lengths):
+        x, digit = divmod(x, n)
+        digits.append(digit)
+    return digits[::-1]
+
+
+@pytest.mark.parametrize("lengths", [(80, 80, 80, 40, 40), (10, 9, 8, 7, 6), (1, 1, 1, 1, 1),
+                                     (256, 256, 256, 256, 1), (255, 255, 255, 255, 1)])
+def test_one_draw_per_spin_is_the_mixed_radix_digits_of_one_bounded_draw(
+        lengths: tuple[int, ...]) -> None:
+    state = stream_state(np.random.SeedSequence(2024))
+    reference = ReferenceXoshiro([int(x) for x in state])
+    array = np.array(lengths, dtype=np.int64)
+    threshold = spin_threshold(lengths)
+    for _ in range(3000):
+        assert list(draw_spin(state, array, threshold)) == _reference_spin(reference, lengths)
+
+
+def test_spin_stops_are_uniform_per_reel_and_jointly() -> None:
+    lengths = (3, 2, 2, 1, 5)
+    state = stream_state(np.random.SeedSequence(8))
+    array = np.array(lengths, dtype=np.int64)
+    seen = Counter(tuple(draw_spin(state, array, spin_threshold(lengths)))
+                   for _ in range(60_000))
+    assert len(seen) == 60
+    assert all(850 < count < 1150 for count in seen.values())
+
+
+def test_product_of_strip_lengths_must_fit_one_draw() -> None:
+    assert spin_threshold((80, 80, 80, 40, 40)) == (1 << 32) % 819_200_000
+    with pytest.raises(ValueError, match="at most 2\\*\\*32"):
+        spin_threshold((100, 100, 100, 100, 100))
+
+
+def test_kernel_source_hands_the_engine_the_spin_digits_then_plain_draws() -> None:
+    lengths = (80, 80, 80, 40, 40)
+    state = stream_state(np.random.SeedSequence(9))
+    reference = ReferenceXoshiro([int(x) for x in state])
+    source = KernelSource(state, spin_lengths=lengths)
+    source.start_round()
+    assert [source.randbelow(n) for n in lengths] == _reference_spin(reference, lengths)
+    assert source.randbelow(31) == reference.below(31)  # e.g. a Star Wild respin reel
+    source.start_round()
+    with pytest.raises(ValueError, match="reel 0"):
+        source.randbelow(31)
+    with pytest.raises(ValueError, match="without spin_lengths"):
+        KernelSource(state).start_round()
+
+
+def test_a_chunk_state_is_its_spawned_child() -> None:
+    states = chunk_states(77, 40)
+    assert all(np.array_equal(chunk_state(77, i), states[i]) for i in (0, 1, 17, 39))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from starfever.engine.model import load_model
@@ -13,12 +14,15 @@ from starfever.engine.rng import SeededSource
 from starfever.engine.round import play_round
 from starfever.math.exact import ExactReport, compute
 from starfever.sim import CHUNK_SPINS, SimulationResult, simulate
+from starfever.sim.kernel import ROUND_FIELDS, play_rounds
 from starfever.sim.result import Z_99, Moments
+from starfever.sim.rng import chunk_state
+from starfever.sim.tables import kernel_tables
 
 
 @pytest.fixture(scope="module")
 def exact() -> ExactReport:
-    return compute(load_model("default"), with_std_dev=False)
+    return compute(load_model("default"), with_std_dev=False, rational_hold=False)
 
 
 @pytest.fixture(scope="module")
@@ -98,3 +102,51 @@ def test_engine_and_kernel_agree_within_their_intervals(default_run: SimulationR
         gap = abs(engine.value - kernel.value)
         assert gap <= Z_99 * math.hypot(engine.std_error, kernel.std_error), name
     assert Fraction(default_run.counts["hits"], default_run.spins) > Fraction(3, 10)
+
+
+def test_a_dask_cluster_gives_the_identical_result() -> None:
+    distributed = pytest.importorskip("distributed")
+    spins = 3 * CHUNK_SPINS + 777
+    local = simulate(load_model("default"), spins, 21, workers=2)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        on_cluster = simulate(load_model("default"), spins, 21,
+                              cluster=cluster.scheduler_address)
+    assert on_cluster == local
+    assert on_cluster.cluster == cluster.scheduler_address
+    assert on_cluster.workers == 2
+    assert on_cluster.jackpot_rounds_at == local.jackpot_rounds_at
+
+
+def test_variance_reduced_sums_match_the_rounds_played(exact: ExactReport) -> None:
+    """One short chunk replayed round by round: the kernel's cross sums and the estimator equal
+    a direct computation over the per-round outcomes."""
+    model = load_model("default")
+    spins = 150_000
+    result = simulate(model, spins, 8, workers=1)
+    rounds = play_rounds(kernel_tables(model).as_tuple(), chunk_state(8, 0), spins)
+    col = {name: rounds[:, i].astype(np.float64) for i, name in enumerate(ROUND_FIELDS)}
+    lines, star, coins = col["base_pay"], col["star_wild_pay"], rounds[:, 2]
+    hold_means = {n: float(m.mean) for n, m in exact.hold_and_cash_by_coins.items()}
+    assert result.moments["lines"].total == int(lines.sum())
+    assert result.lines_x_star_wild == int((lines * star).sum())
+    for n in range(5, 16):
+        assert result.holds_by_coins[n] == int((coins == n).sum())
+        assert result.lines_by_coins[n] == int(lines[coins == n].sum())
+    hold = np.array([20 * hold_means.get(int(n), 0.0) if n >= 5 else 0.0 for n in coins])
+    y = lines + star + hold
+    beta = np.cov(y, lines, bias=True)[0, 1] / lines.var()
+    direct = (y.mean() - beta * (lines.mean() - 20 * float(exact.lines))) / 20
+    vr = result.variance_reduced(float(exact.lines), hold_means)
+    assert vr.game.value == pytest.approx(direct, rel=1e-9)
+    assert vr.beta == pytest.approx(beta, rel=1e-9)
+    assert vr.variance_ratio > 2
+
+
+def test_variance_reduced_interval_holds_the_exact_value(default_run: SimulationResult,
+                                                         exact: ExactReport) -> None:
+    vr = default_run.variance_reduced(
+        float(exact.lines), {n: float(m.mean) for n, m in exact.hold_and_cash_by_coins.items()})
+    assert vr.rtp.contains(float(exact.total))
+    assert vr.rtp.std_error < default_run.rtp.std_error / 2
+    assert vr.effective_spins == pytest.approx(default_run.spins * vr.variance_ratio)
