@@ -26,6 +26,7 @@ from starfever.server.api.routes import (
     wallet as wallet_routes,
 )
 from starfever.server.db import Database
+from starfever.server.schemas import ErrorPublic
 from starfever.server.services.jackpot import ensure_pool
 from starfever.server.services.wallet import LedgerWallet, WalletPort
 from starfever.server.settings import Settings, get_settings
@@ -33,6 +34,20 @@ from starfever.web import mount_web
 
 log = logging.getLogger("starfever.server")
 API_PREFIX = "/api/v1"
+ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
+    status: {"model": ErrorPublic, "description": description} for status, description in (
+        (400, "Malformed request (bad JSON, missing or invalid Idempotency-Key)"),
+        (401, "Missing, invalid or expired bearer token, or wrong credentials"),
+        (403, "Wrong role, self-excluded, or over the deposit limit"),
+        (404, "No such resource (or not yours)"),
+        (405, "Method not allowed"),
+        (409, "Conflicts with the current state (funds, taken name, reused key)"),
+        (413, "Request body over the size limit"),
+        (422, "Values not acceptable (validation_error lists the fields)"),
+        (429, "Too many failed log-ins; the Retry-After header says when to try again"),
+        (500, "The server failed; nothing was changed"),
+    )}
+"""Every API operation documents the one error body for each status it can answer."""
 TEST_MODE_WARNING = ("STARFEVER_TEST_MODE=1: spins accept test_draws, outcomes can be forced. "
                      "NEVER run a real-money installation like this.")
 
@@ -57,7 +72,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None) -> FastA
     app.state.context = context
     errors.install(app)
     app.add_middleware(errors.BodyLimit, max_bytes=settings.max_body_bytes)
-    api = APIRouter(prefix=API_PREFIX)
+    api = APIRouter(prefix=API_PREFIX, responses=ERROR_RESPONSES)
     for module in (health, players, sessions, wallet_routes, spins, rounds, jackpot,
                    protection, operator):
         api.include_router(module.router)

@@ -81,12 +81,25 @@ class Public(BaseModel):
     """Base of every response body."""
 
 
+class FieldProblem(Public):
+    """One invalid field of a request (validation errors)."""
+
+    field: str
+    problem: str
+
+
 class ErrorBody(Public):
+    """A machine-readable ``code`` (docs/server.md lists them) and a message for people."""
+
     code: str
     message: str
+    fields: list[FieldProblem] | None = None
+    """Only for ``validation_error``: what was wrong where."""
 
 
 class ErrorPublic(Public):
+    """Every error response: ``{"error": {"code", "message"[, "fields"]}}``."""
+
     error: ErrorBody
 
 

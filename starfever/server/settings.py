@@ -46,6 +46,10 @@ class Settings:
     """A raised deposit limit takes effect after this delay; a lowered one at once."""
     max_body_bytes: int = 16 * 1024
     """Requests with a larger body are refused with 413."""
+    login_max_failures: int = 5
+    """Failed log-ins per username within :attr:`login_window_seconds` before 429."""
+    login_window_seconds: int = 300
+    """The brute-force window: a failure stops counting this long after it happened."""
     test_mode: bool = False
     """``STARFEVER_TEST_MODE=1``: spins may carry ``test_draws``. Never in production."""
 
@@ -69,7 +73,8 @@ class Settings:
             raise SettingsError(f"unsupported database URL {self.database_url!r}: "
                                 "use sqlite:///FILE or postgresql://...")
         for name in ("token_ttl_seconds", "reality_check_seconds", "weekly_deposit_limit",
-                     "young_weekly_deposit_limit", "max_body_bytes"):
+                     "young_weekly_deposit_limit", "max_body_bytes", "login_max_failures",
+                     "login_window_seconds"):
             if getattr(self, name) <= 0:
                 raise SettingsError(f"{name} must be positive")
         return self
@@ -87,6 +92,8 @@ ENV_NAMES: dict[str, str] = {
     "young_age": "STARFEVER_YOUNG_AGE",
     "limit_increase_delay_seconds": "STARFEVER_LIMIT_INCREASE_DELAY_SECONDS",
     "max_body_bytes": "STARFEVER_MAX_BODY_BYTES",
+    "login_max_failures": "STARFEVER_LOGIN_MAX_FAILURES",
+    "login_window_seconds": "STARFEVER_LOGIN_WINDOW_SECONDS",
     "test_mode": "STARFEVER_TEST_MODE",
 }
 """Setting -> environment variable (documented in docs/server.md)."""

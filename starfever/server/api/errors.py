@@ -20,11 +20,14 @@ HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "n
               405: "method_not_allowed", 413: "body_too_large", 415: "unsupported_media_type"}
 
 
-def error_response(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
-    """The one error body."""
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+def error_response(status: int, code: str, message: str, *, retry_after: int | None = None,
+                   **extra: Any) -> JSONResponse:
+    """The one error body (401 adds ``WWW-Authenticate``, 429 ``Retry-After``)."""
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
+    if retry_after is not None:
+        headers["Retry-After"] = str(retry_after)
     return JSONResponse({"error": {"code": code, "message": message, **extra}},
-                        status_code=status, headers=headers)
+                        status_code=status, headers=headers or None)
 
 
 def _where(loc: tuple[Any, ...]) -> str:
@@ -36,7 +39,8 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(ServiceError)
     async def _service(_: Request, error: ServiceError) -> JSONResponse:
-        return error_response(error.status, error.code, error.message)
+        return error_response(error.status, error.code, error.message,
+                              retry_after=getattr(error, "retry_after", None))
 
     @app.exception_handler(HTTPException)
     async def _http(_: Request, error: HTTPException) -> JSONResponse:

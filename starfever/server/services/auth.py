@@ -4,18 +4,32 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import secrets
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import select
+from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 
 from starfever.server.db import Database
-from starfever.server.models import OPERATOR, PLAYER, ROLES, Account, SessionToken
-from starfever.server.services.errors import Conflict, Forbidden, Unauthorized, utcnow
+from starfever.server.models import (
+    OPERATOR,
+    PLAYER,
+    ROLES,
+    Account,
+    LoginFailure,
+    SessionToken,
+)
+from starfever.server.services.errors import (
+    Conflict,
+    Forbidden,
+    TooManyRequests,
+    Unauthorized,
+    utcnow,
+)
 from starfever.server.services.wallet import WalletPort
 from starfever.server.settings import Settings
 
@@ -64,8 +78,40 @@ def register(db: Database, wallet: WalletPort, username: str, password: str, *,
         raise Conflict(f"username {username!r} is taken", code="username_taken") from None
 
 
+def _claim_attempt(db: Database, settings: Settings, username: str, now: datetime) -> int:
+    """Record this attempt as a failure *before* the password is checked, then count: every
+    attempt's row is committed before it counts the others, so across all worker processes at
+    most ``login_max_failures`` failures per window reach the password check (concurrent
+    attempts at the edge may both be refused, never both admitted).
+    Returns the attempt's row id; raises ``too_many_attempts`` (its row removed) when over."""
+    window = timedelta(seconds=settings.login_window_seconds)
+    with db.write() as session:
+        attempt = LoginFailure(username=username, created_at=now)
+        session.add(attempt)
+        session.flush()
+        attempt_id = attempt.id
+    with db.write() as session:
+        recent = select(LoginFailure).where(LoginFailure.username == username,
+                                            LoginFailure.created_at > now - window)
+        others = session.scalar(select(func.count()).select_from(
+            recent.where(LoginFailure.id != attempt_id).subquery()))
+        if (others or 0) < settings.login_max_failures:
+            return attempt_id
+        session.execute(delete(LoginFailure).where(LoginFailure.id == attempt_id))
+        oldest = session.scalar(select(func.min(LoginFailure.created_at))
+                                .where(LoginFailure.username == username,
+                                       LoginFailure.created_at > now - window))
+    wait = (oldest or now) + window - now
+    retry_after = max(1, math.ceil(wait.total_seconds()))
+    raise TooManyRequests(f"too many failed log-ins for {username!r}; try again in "
+                          f"{retry_after} s", retry_after=retry_after)
+
+
 def login(db: Database, settings: Settings, username: str, password: str) -> tuple[str, datetime]:
-    """Check the password and open a session; return the bearer token and its expiry."""
+    """Check the password and open a session; return the bearer token and its expiry.
+    More than ``login_max_failures`` failures for one username within the window answer
+    ``429 too_many_attempts`` (with the seconds to wait), whatever the password."""
+    attempt_id = _claim_attempt(db, settings, username, utcnow())
     with db.read() as session:
         account = session.scalar(select(Account).where(Account.username == username))
         stored = account.password_hash if account else _DUMMY_HASH
@@ -77,6 +123,8 @@ def login(db: Database, settings: Settings, username: str, password: str) -> tup
         ok = False
     if not ok or account_id is None:
         raise Unauthorized("wrong username or password", code="invalid_credentials")
+    with db.write() as session:  # a success is not a failure
+        session.execute(delete(LoginFailure).where(LoginFailure.id == attempt_id))
     token = secrets.token_urlsafe(32)
     now = utcnow()
     expires = now + timedelta(seconds=settings.token_ttl_seconds)

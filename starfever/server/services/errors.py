@@ -61,3 +61,14 @@ class Unprocessable(ServiceError):
 
     status = 422
     code = "invalid_request"
+
+
+class TooManyRequests(ServiceError):
+    """Too many attempts; try again after :attr:`retry_after` seconds."""
+
+    status = 429
+    code = "too_many_attempts"
+
+    def __init__(self, message: str, *, retry_after: int, code: str | None = None) -> None:
+        super().__init__(message, code=code)
+        self.retry_after = retry_after
