@@ -1,0 +1,196 @@
+"""Hostile input, by hand: oversized and deeply nested bodies, unicode look-alike usernames,
+SQL/HTML injection strings, integer overflow amounts, replayed and forged tokens, and brute-force
+log-ins (429 with Retry-After, counted in the database so it holds across worker processes).
+Each runs against a real server on SQLite and on PostgreSQL; none may answer 5xx or change
+anything it should not."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import text
+
+from tests.server.conftest import Databases, Server, free_port, start_server, unique
+
+INJECTIONS = ["x' OR '1'='1", "'; DROP TABLE accounts; --", "<script>alert(1)</script>",
+              "\" onmouseover=\"alert(1)", "${jndi:ldap://x/a}", "../../etc/passwd", "%00",
+              "admin'--", "1; SELECT pg_sleep(5)"]
+UNICODE_NAMES = ["älice", "ａｄｍｉｎ", "admin\u0000", "adm\u202ein", "bo\u0301ss", "😀player",
+                 "ıstanbul", "Alice", "boss\u200b", "x" * 33]
+HUGE = [2**31, 2**53 + 1, 2**63, 2**64, -(2**63), 10**9 + 1, 10**100]
+
+
+def errors_only(response: httpx.Response, *statuses: int) -> dict[str, str]:
+    assert response.status_code in statuses, (response.status_code, response.text[:300])
+    body = response.json()
+    assert set(body) == {"error"} and {"code", "message"} <= set(body["error"])
+    return dict(body["error"])
+
+
+def count(server: Server, table: str) -> int:
+    with server.engine().connect() as conn:
+        return int(conn.execute(text(f"SELECT COUNT(*) FROM {table}")).scalar_one())
+
+
+def test_oversized_and_deeply_nested_bodies_are_refused(server: Server) -> None:
+    _, token = server.player(deposit=1_000)
+    big = b'{"line_bet": 1, "pad": "' + b"x" * 100_000 + b'"}'
+    headers = {"Idempotency-Key": secrets.token_hex(8), "content-type": "application/json"}
+    assert errors_only(server.call("POST", "/spins", token, content=big, headers=headers),
+                       413)["code"] == "body_too_large"
+
+    def chunks() -> object:  # no Content-Length: counted while streaming
+        yield b'{"line_bet": 1, "pad": "'
+        for _ in range(40):
+            yield b"y" * 1024
+        yield b'"}'
+
+    streamed = server.call("POST", "/spins", token, content=chunks(), headers=headers)
+    assert errors_only(streamed, 413)["code"] == "body_too_large"
+    for depth in (1_000, 8_000):
+        nested = "[" * depth + "]" * depth
+        body = f'{{"line_bet": {nested}}}'.encode()
+        errors_only(server.call("POST", "/spins", token, content=body, headers=headers),
+                    400, 422)
+        levels = min(depth, 2_700)  # 6 bytes a level: stay under the body limit
+        obj = '{"a":' * levels + "1" + "}" * levels
+        errors_only(server.call("POST", "/players", content=obj.encode(),
+                                headers={"content-type": "application/json"}), 400, 422)
+    assert server.balance(token) == 1_000
+
+
+def test_unicode_and_injection_usernames_are_refused(server: Server) -> None:
+    accounts = count(server, "accounts")
+    for name in UNICODE_NAMES + INJECTIONS:
+        response = server.call("POST", "/players", json={"username": name,
+                                                         "password": "password-1"})
+        assert errors_only(response, 422)["code"] == "validation_error"
+        login = server.call("POST", "/sessions", json={"username": name,
+                                                       "password": "password-1"})
+        errors_only(login, 401, 422)
+    assert count(server, "accounts") == accounts
+    # injection strings where they are allowed (passwords) are just data
+    name = unique()
+    registered = server.call("POST", "/players", json={"username": name,
+                                                       "password": INJECTIONS[1]})
+    assert registered.status_code == 201, registered.text
+    assert server.login(name, INJECTIONS[1])
+    errors_only(server.call("POST", "/sessions", json={"username": name,
+                                                       "password": INJECTIONS[0]}), 401)
+    # injection in paths and query strings
+    op = server.operator_token
+    for bad in INJECTIONS:
+        response = server.call("POST", f"/players/{bad}/deposits", op, json={"amount": 1})
+        errors_only(response, 404, 405, 422)
+        page = server.call("GET", "/rounds", op, params={"before": bad})
+        errors_only(page, 403, 422)
+    assert count(server, "accounts") == accounts + 1
+
+
+def test_overflowing_and_odd_amounts_are_refused(server: Server) -> None:
+    name, token = server.player(deposit=1_000)
+    op = server.operator_token
+    for amount in [*HUGE, 0, -1, 1.5, "100", True, None, [1], {"v": 1}]:
+        deposit = server.call("POST", f"/players/{name}/deposits", op, json={"amount": amount})
+        errors_only(deposit, 422)
+        spin = server.call("POST", "/spins", token, json={"line_bet": amount},
+                           headers={"Idempotency-Key": secrets.token_hex(8)})
+        errors_only(spin, 422)
+        limit = server.call("PUT", "/limits", token, json={"weekly_deposit_limit": amount})
+        errors_only(limit, 422)
+    for literal in (b"NaN", b"Infinity", b"-Infinity", b"1e309", b"9" * 4000):
+        raw = server.call("POST", f"/players/{name}/deposits", op,
+                          content=b'{"amount": ' + literal + b"}",
+                          headers={"content-type": "application/json"})
+        errors_only(raw, 400, 422)
+    assert server.balance(token) == 1_000
+
+
+def test_replayed_and_forged_tokens_are_refused(server: Server) -> None:
+    name, token = server.player(deposit=1_000)
+    assert server.call("GET", "/wallet", token).status_code == 200
+    forged = [secrets.token_urlsafe(32), token[:-1], token + "A", token.upper(), "x" * 300,
+              "eyJhbGciOiJub25lIn0.eyJzdWIiOiJib3NzIn0.", "null", token + "\u00e9"]
+    for bad in forged:
+        try:
+            response = server.call("GET", "/wallet", bad)
+        except UnicodeEncodeError:
+            continue  # the client cannot even send it
+        assert errors_only(response, 401)["code"] in ("invalid_token", "missing_token")
+    for header in ("Basic dXNlcjpwYXNz", "Bearer", "bearer x y", token):
+        response = server.http.get(f"{server.base}/wallet", headers={"Authorization": header})
+        errors_only(response, 401)
+    assert server.call("DELETE", "/sessions/current", token).status_code == 204
+    for _ in range(2):  # the logged-out token, replayed
+        replay = server.call("POST", "/spins", token, json={"line_bet": 1},
+                             headers={"Idempotency-Key": secrets.token_hex(8)})
+        assert errors_only(replay, 401)["code"] == "invalid_token"
+    # a token of this server under another secret (as if stolen from another installation)
+    assert errors_only(server.call("GET", "/wallet", "A" * 43), 401)["code"] == "invalid_token"
+    assert server.balance(server.login(name, "password-1")) == 1_000
+
+
+class TwoWorkerServer(Server):
+    """``starfever serve --workers 2``: consecutive connections land on either process."""
+
+    def start(self) -> TwoWorkerServer:
+        self.port = free_port()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("STARFEVER_")}
+        env.update(self.env)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "starfever.cli", "serve", "--port", str(self.port),
+             "--workers", "2", "--database-url", self.database_url, "--log-level", "warning"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                if self.http.get(f"{self.base}/health").status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("server did not start")
+
+
+def test_brute_force_login_is_rate_limited_across_workers(
+        db_kind: str, databases: Databases, tmp_path: Path) -> None:
+    first = start_server(databases, db_kind, tmp_path)  # creates the database and operator
+    first.stop()
+    srv = TwoWorkerServer(first.database_url, tmp_path / "server.log",
+                          {"STARFEVER_LOGIN_WINDOW_SECONDS": "4"}).start()
+    try:
+        name, _ = srv.player()
+        other, _ = srv.player()
+
+        def attempt(user: str, password: str) -> httpx.Response:
+            with httpx.Client(timeout=30) as fresh:  # a new connection each time
+                return fresh.post(f"{srv.base}/sessions",
+                                  json={"username": user, "password": password})
+
+        for _ in range(5):
+            assert errors_only(attempt(name, "wrong-password"), 401)["code"] == \
+                "invalid_credentials"
+        for password in ("wrong-password", "password-1"):  # locked, even the right one
+            locked = attempt(name, password)
+            assert errors_only(locked, 429)["code"] == "too_many_attempts"
+            assert 1 <= int(locked.headers["Retry-After"]) <= 4
+        assert attempt(other, "password-1").status_code == 201  # others are not affected
+        time.sleep(int(locked.headers["Retry-After"]) + 0.5)
+        assert attempt(name, "password-1").status_code == 201
+    finally:
+        srv.stop()
+        if hasattr(srv, "_engine"):
+            srv.engine().dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_kind(request: pytest.FixtureRequest) -> str:
+    """A database kind, for tests that start their own server."""
+    return str(request.param)
