@@ -31,11 +31,26 @@ from starfever.engine.symbols import (
     ROWS,
     STAR_WILD_COINS,
 )
-from starfever.sim.rng import StreamState, below, below_local, spin_stops_local
+from starfever.sim.rng import StreamState, below, below_local, spin_stops, spin_stops_local
 from starfever.sim.tables import (
     COIN_INDEX,
     COINS_COLUMN,
+    F_BASE_STRIDE,
+    F_COINS,
+    F_FINISH,
+    F_HOLD,
+    F_LINE_ROWS,
+    F_PREFIX,
+    F_SW_LENGTHS,
+    F_SW_STRIDE,
+    F_SW_WINDOWS,
+    F_WINDOWS,
     HOT_COLUMNS,
+    HP_CASH,
+    HP_CELL,
+    HP_COIN,
+    HP_MULTIPLES,
+    HP_TOTALS,
     JACKPOT_LINE,
     JACKPOT_SHIFT,
     LANE_BITS,
@@ -44,24 +59,14 @@ from starfever.sim.tables import (
     MWILD_INDEX,
     N_SYMBOLS,
     SENTINEL_LINE,
-    T_BASE_COINS,
     T_BASE_LENGTHS,
-    T_BASE_WINDOWS,
-    T_CASH_MULTIPLES,
-    T_CASH_VALUES,
-    T_CELL_WEIGHTS,
-    T_COIN_VALUES,
-    T_FINISH,
+    T_FEATURE,
     T_HOT_CODES,
     T_HOT_FINISH,
     T_HOT_MASKS,
     T_HOT_ROWS,
     T_HOT_STRIDE,
-    T_LINE_ROWS,
-    T_PREFIX,
     T_SPIN_THRESHOLD,
-    T_STAR_WILD_LENGTHS,
-    T_STAR_WILD_WINDOWS,
     WILD_INDEX,
 )
 
@@ -119,65 +124,79 @@ ROUND_FIELDS = ("base_pay", "base_jackpot_lines", "coins", "star_wild_pay",
 KernelArgs = tuple[npt.NDArray[Any], ...]
 
 
-@njit(cache=True)
-def _star_wild(t: KernelArgs, stops: npt.NDArray[np.int64], state: StreamState,
-               grid: npt.NDArray[np.int8], respin: npt.NDArray[np.int64]) -> tuple[int, int]:
-    """The respin after exactly 4 coins: (line pay in line bets, €€€ lines).
+# Scratch of the feature code, one int64 array: the base stops, the respin stops, the respin
+# grid, and the Hold & Cash cells (kind, value), boosters and empty cells.
+(_S_STOPS, _S_RESPIN, _S_GRID, _S_KINDS, _S_VALUES, _S_BOOSTERS, _S_EMPTY) = (
+    0, 5, 10, 25, 40, 55, 70)
+SCRATCH = 85
 
-    Lines are read through the prefix and finish tables (46 KB), not the 1 MB full table."""
-    base_windows, base_coins = t[T_BASE_WINDOWS], t[T_BASE_COINS]
-    sw_lengths, sw_windows = t[T_STAR_WILD_LENGTHS], t[T_STAR_WILD_WINDOWS]
-    line_rows, prefix, finish = t[T_LINE_ROWS], t[T_PREFIX], t[T_FINISH]
+
+@njit(cache=True)
+def _star_wild(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
+               state: StreamState) -> tuple[int, int]:
+    """The respin after exactly 4 coins at the base stops ``scratch[_S_STOPS:]``:
+    (line pay in line bets, €€€ lines). Reads the flat ``feature`` table ``f``."""
+    windows, coins, stride = f[F_WINDOWS], f[F_COINS], f[f[F_BASE_STRIDE]]
+    sw_lengths, sw_windows, sw_stride = f[F_SW_LENGTHS], f[F_SW_WINDOWS], f[f[F_SW_STRIDE]]
+    line_rows, prefix, finish = f[F_LINE_ROWS], f[F_PREFIX], f[F_FINISH]
     for reel in range(REELS):  # the respin's stops first, in reel order, as the engine draws
-        respin[reel] = below(state, sw_lengths[reel])
+        scratch[_S_RESPIN + reel] = below(state, f[sw_lengths + reel])
     for reel in range(REELS):
-        stop = stops[reel]
-        stacked = base_coins[reel, stop] == ROWS
+        stop = reel * stride + scratch[_S_STOPS + reel]
+        stacked = f[coins + stop] == ROWS
+        respin = (reel * sw_stride + scratch[_S_RESPIN + reel]) * ROWS
         for row in range(ROWS):
-            if base_windows[reel, stop, row] == COIN_INDEX:
-                grid[reel, row] = MWILD_INDEX if stacked else WILD_INDEX
+            if f[windows + stop * ROWS + row] == COIN_INDEX:
+                symbol = MWILD_INDEX if stacked else WILD_INDEX
             else:
-                grid[reel, row] = sw_windows[reel, respin[reel], row]
+                symbol = f[sw_windows + respin + row]
+            scratch[_S_GRID + reel * ROWS + row] = symbol
     pay = 0
     jackpots = 0
-    for line in range(line_rows.shape[0]):
-        r = line_rows[line]
-        p = prefix[(np.int64(grid[0, r[0]]) * N_SYMBOLS + grid[1, r[1]]) * N_SYMBOLS
-                   + grid[2, r[2]]]
+    for line in range(LINE_COUNT):
+        r = line_rows + line * REELS
+        g = _S_GRID
+        p = f[prefix + (scratch[g + f[r]] * N_SYMBOLS + scratch[g + ROWS + f[r + 1]])
+              * N_SYMBOLS + scratch[g + 2 * ROWS + f[r + 2]]]
         if p >= 0:
-            pay += finish[p, np.int64(grid[3, r[3]]) * N_SYMBOLS + grid[4, r[4]]]
+            pay += f[finish + p * N_SYMBOLS * N_SYMBOLS
+                     + scratch[g + 3 * ROWS + f[r + 3]] * N_SYMBOLS
+                     + scratch[g + 4 * ROWS + f[r + 4]]]
         elif p == JACKPOT_LINE:
             jackpots += 1
     return pay, jackpots
 
 
 @njit(cache=True)
-def _hold_and_cash(t: KernelArgs, stops: npt.NDArray[np.int64], state: StreamState,
-                   kinds: npt.NDArray[np.int64], values: npt.NDArray[np.int64],
-                   boosters: npt.NDArray[np.int64],
-                   empty: npt.NDArray[np.int64]) -> tuple[int, int, int, int, int]:
-    """The feature after 5+ coins: (payout in total bets, minors, majors, mega, respins).
+def _hold_and_cash(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
+                   state: StreamState) -> tuple[int, int, int, int, int]:
+    """The feature after 5+ coins at the base stops ``scratch[_S_STOPS:]``: (payout in total
+    bets, minors, majors, mega, respins).
 
     Draws as ``engine.holdcash`` does (weighted picks by one bounded draw of the weights' sum,
     cells in reading order); the generator stays in registers for the whole feature."""
-    base_windows = t[T_BASE_WINDOWS]
-    cell_w, coin_w, cash_w = t[T_CELL_WEIGHTS], t[T_COIN_VALUES], t[T_CASH_VALUES]
-    multiples = t[T_CASH_MULTIPLES]
-    cell_total, coin_total, cash_total = cell_w.sum(), coin_w.sum(), cash_w.sum()
-    blank_w = cell_w[_BLANK]
+    windows, stride, params = f[F_WINDOWS], f[f[F_BASE_STRIDE]], f[F_HOLD]
+    cell_total = f[params + HP_TOTALS]
+    coin_total = f[params + HP_TOTALS + 1]
+    cash_total = f[params + HP_TOTALS + 2]
+    blank_w = f[params + HP_CELL + _BLANK]
+    kinds, values, boosters, empty = _S_KINDS, _S_VALUES, _S_BOOSTERS, _S_EMPTY
     x0, x1, x2, x3 = state[0], state[1], state[2], state[3]
     held = 0
     n_empty = 0
     for cell in range(CELLS):  # cell = reel * 3 + row: reading order
-        kinds[cell] = _BLANK
-        values[cell] = 0
-        if base_windows[cell // ROWS, stops[cell // ROWS], cell % ROWS] == COIN_INDEX:
+        scratch[kinds + cell] = _BLANK
+        scratch[values + cell] = 0
+        reel = cell // ROWS
+        stop = reel * stride + scratch[_S_STOPS + reel]
+        if f[windows + stop * ROWS + cell - reel * ROWS] == COIN_INDEX:
             draw, x0, x1, x2, x3 = below_local(x0, x1, x2, x3, coin_total)
-            kinds[cell] = _CASH
-            values[cell] = multiples[_index(coin_w, draw)]
+            scratch[kinds + cell] = _CASH
+            scratch[values + cell] = f[params + HP_MULTIPLES
+                                       + _index(f, params + HP_COIN, 5, draw)]
             held += 1
         else:
-            empty[n_empty] = cell  # the empty cells, in reading order: no test per cell below
+            scratch[empty + n_empty] = cell  # the empty cells, in reading order
             n_empty += 1
     left = HOLD_AND_CASH_RESPINS
     played = 0
@@ -189,29 +208,30 @@ def _hold_and_cash(t: KernelArgs, stops: npt.NDArray[np.int64], state: StreamSta
             draw, x0, x1, x2, x3 = below_local(x0, x1, x2, x3, cell_total)
             if draw < blank_w:  # most cells stay empty
                 continue
-            cell = empty[k]
-            kind = _index(cell_w, draw)
+            cell = scratch[empty + k]
+            kind = _index(f, params + HP_CELL, 6, draw)
             if kind == _CASH:
                 draw, x0, x1, x2, x3 = below_local(x0, x1, x2, x3, cash_total)
-                values[cell] = multiples[_index(cash_w, draw)]
+                scratch[values + cell] = f[params + HP_MULTIPLES
+                                           + _index(f, params + HP_CASH, 5, draw)]
             if kind <= _MAJOR:
-                kinds[cell] = kind
+                scratch[kinds + cell] = kind
                 held += 1
             else:
-                boosters[n_boosters] = kind
+                scratch[boosters + n_boosters] = kind
                 n_boosters += 1
         for i in range(n_boosters):  # reading order, after the new symbols are held
             for cell in range(CELLS):
-                if kinds[cell] == _CASH:
-                    if boosters[i] == _UPGRADE:
-                        values[cell] += 1
+                if scratch[kinds + cell] == _CASH:
+                    if scratch[boosters + i] == _UPGRADE:
+                        scratch[values + cell] += 1
                     else:
-                        values[cell] *= 2
+                        scratch[values + cell] *= 2
         if held > n_held:  # drop the newly held cells from the empty list, keeping the order
             kept = 0
             for k in range(n_empty):
-                if kinds[empty[k]] == _BLANK:
-                    empty[kept] = empty[k]
+                if scratch[kinds + scratch[empty + k]] == _BLANK:
+                    scratch[empty + kept] = scratch[empty + k]
                     kept += 1
             n_empty = kept
         landed = held > n_held or n_boosters > 0
@@ -221,11 +241,11 @@ def _hold_and_cash(t: KernelArgs, stops: npt.NDArray[np.int64], state: StreamSta
     minors = 0
     majors = 0
     for cell in range(CELLS):
-        if kinds[cell] == _CASH:
-            cash += values[cell]
-        elif kinds[cell] == _MINOR:
+        if scratch[kinds + cell] == _CASH:
+            cash += scratch[values + cell]
+        elif scratch[kinds + cell] == _MINOR:
             minors += 1
-        elif kinds[cell] == _MAJOR:
+        elif scratch[kinds + cell] == _MAJOR:
             majors += 1
     mega = 1 if held == CELLS else 0
     multiple = cash + MINOR_PAYS * minors + MAJOR_PAYS * majors + MEGA_PAYS * mega
@@ -233,12 +253,13 @@ def _hold_and_cash(t: KernelArgs, stops: npt.NDArray[np.int64], state: StreamSta
 
 
 @njit(cache=True, inline="always")
-def _index(weights: npt.NDArray[np.int64], draw: int) -> int:
-    """The weighted pick's rule (``rng.pick``) for a draw already made below the weights' sum."""
-    for index in range(weights.shape[0]):
-        if draw < weights[index]:
+def _index(weights: npt.NDArray[np.int64], first: int, count: int, draw: int) -> int:
+    """The weighted pick's rule (``rng.pick``, ``engine.rng.weighted_index``) over
+    ``weights[first:first + count]`` for a draw already made below their sum."""
+    for index in range(count):
+        if draw < weights[first + index]:
             return index
-        draw -= weights[index]
+        draw -= weights[first + index]
     return -1  # unreachable while the draw is below the weights' sum
 
 
@@ -335,13 +356,8 @@ def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[n
     has rows; ``sums[JACKPOT_ROUNDS]`` says how many there were.
     """
     lengths, threshold = t[T_BASE_LENGTHS], t[T_SPIN_THRESHOLD][0]
-    stops = np.empty(REELS, dtype=np.int64)
-    respin = np.empty(REELS, dtype=np.int64)
-    grid = np.empty((REELS, ROWS), dtype=np.int8)
-    kinds = np.empty(CELLS, dtype=np.int64)
-    values = np.empty(CELLS, dtype=np.int64)
-    boosters = np.empty(CELLS, dtype=np.int64)
-    empty = np.empty(CELLS, dtype=np.int64)
+    feature = t[T_FEATURE]
+    scratch = np.zeros(SCRATCH, dtype=np.int64)
     small_bins = np.zeros(_SMALL_WINS, dtype=np.int64)  # bins of the common small wins
     for win in range(1, _SMALL_WINS):
         small_bins[win] = _bin(edges, win / LINE_BETS_PER_TOTAL_BET)
@@ -357,12 +373,12 @@ def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[n
         win = pay
         if n_coins >= STAR_WILD_COINS or jackpot_mask != 0:  # off the hot path
             state[0], state[1], state[2], state[3] = x0, x1, x2, x3
-            stops[0], stops[1], stops[2], stops[3], stops[4] = s0, s1, s2, s3, s4
+            scratch[0], scratch[1], scratch[2], scratch[3], scratch[4] = s0, s1, s2, s3, s4
             jackpots = _bit_count(jackpot_mask)
             respin_jackpots = 0
             if n_coins >= HOLD_AND_CASH_COINS:
                 multiple, minors, majors, mega, played = _hold_and_cash(
-                    t, stops, state, kinds, values, boosters, empty)
+                    feature, scratch, state)
                 if multiple > MAX_ROUND_WIN // LINE_BETS_PER_TOTAL_BET:
                     raise OverflowError("a Hold & Cash payout exceeds the simulator's range")
                 hold = multiple * LINE_BETS_PER_TOTAL_BET
@@ -378,7 +394,7 @@ def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[n
                 _add_square(sums, HOLD_SQ, hold)
                 hold_hist[_bin(edges, float(multiple))] += 1
             elif n_coins == STAR_WILD_COINS:
-                star, respin_jackpots = _star_wild(t, stops, state, grid, respin)
+                star, respin_jackpots = _star_wild(feature, scratch, state)
                 win += star
                 sums[STAR_WILDS] += 1
                 sums[RESPIN_JACKPOT_LINES] += respin_jackpots
@@ -433,29 +449,16 @@ def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[n
 def play_rounds(t: KernelArgs, state: StreamState, rounds: int) -> npt.NDArray[np.int64]:
     """Each round's outcome, one row per round, columns :data:`ROUND_FIELDS` (for tests that
     replay the same stream through the engine)."""
-    lengths, threshold = t[T_BASE_LENGTHS], t[T_SPIN_THRESHOLD][0]
-    x0, x1, x2, x3 = state[0], state[1], state[2], state[3]
+    lengths, threshold, feature = t[T_BASE_LENGTHS], t[T_SPIN_THRESHOLD][0], t[T_FEATURE]
     out = np.zeros((rounds, len(ROUND_FIELDS)), dtype=np.int64)
-    stops = np.empty(REELS, dtype=np.int64)
-    respin = np.empty(REELS, dtype=np.int64)
-    grid = np.empty((REELS, ROWS), dtype=np.int8)
-    kinds = np.empty(CELLS, dtype=np.int64)
-    values = np.empty(CELLS, dtype=np.int64)
-    boosters = np.empty(CELLS, dtype=np.int64)
-    empty = np.empty(CELLS, dtype=np.int64)
+    scratch = np.zeros(SCRATCH, dtype=np.int64)
     for i in range(rounds):
-        (s0, s1, s2, s3, s4), (x0, x1, x2, x3) = spin_stops_local(x0, x1, x2, x3, lengths,
-                                                                  threshold)
-        state[0], state[1], state[2], state[3] = x0, x1, x2, x3
-        stops[0], stops[1], stops[2], stops[3], stops[4] = s0, s1, s2, s3, s4
+        s0, s1, s2, s3, s4 = spin_stops(state, lengths, threshold)
+        scratch[0], scratch[1], scratch[2], scratch[3], scratch[4] = s0, s1, s2, s3, s4
         pay, jackpot_mask, n_coins = _base_spin(t, s0, s1, s2, s3, s4)
         out[i, 0], out[i, 1], out[i, 2] = pay, _bit_count(jackpot_mask), n_coins
         if n_coins == STAR_WILD_COINS:
-            out[i, 3], out[i, 4] = _star_wild(t, stops, state, grid, respin)
+            out[i, 3], out[i, 4] = _star_wild(feature, scratch, state)
         elif n_coins >= HOLD_AND_CASH_COINS:
-            multiple, minors, majors, mega, played = _hold_and_cash(
-                t, stops, state, kinds, values, boosters, empty)
-            out[i, 5], out[i, 6], out[i, 7], out[i, 8], out[i, 9] = (
-                multiple, minors, majors, mega, played)
-        x0, x1, x2, x3 = state[0], state[1], state[2], state[3]
+            out[i, 5:10] = _hold_and_cash(feature, scratch, state)
     return out

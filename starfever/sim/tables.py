@@ -78,7 +78,16 @@ Int64Array = npt.NDArray[np.int64]
 (T_BASE_LENGTHS, T_BASE_WINDOWS, T_BASE_COINS, T_BASE_LINE_CODES, T_STAR_WILD_LENGTHS,
  T_STAR_WILD_WINDOWS, T_LINE_ROWS, T_PREFIX, T_FINISH, T_LINE_PAY, T_JACKPOT, T_CELL_WEIGHTS,
  T_COIN_VALUES, T_CASH_VALUES, T_CASH_MULTIPLES, T_LINE_MASKS, T_SPIN_THRESHOLD, T_HOT_CODES,
- T_HOT_MASKS, T_HOT_ROWS, T_HOT_FINISH, T_HOT_STRIDE) = range(22)
+ T_HOT_MASKS, T_HOT_ROWS, T_HOT_FINISH, T_HOT_STRIDE, T_HOLD_PARAMS, T_FEATURE) = range(24)
+
+# Header of ``feature``: where each table starts in the one flat array the feature code reads.
+(F_WINDOWS, F_COINS, F_BASE_STRIDE, F_SW_LENGTHS, F_SW_WINDOWS, F_SW_STRIDE, F_LINE_ROWS,
+ F_PREFIX, F_FINISH, F_HOLD, F_HEADER) = range(11)
+
+# Layout of ``hold_params``: the Hold & Cash weights in one array (one argument, not five).
+(HP_CELL, HP_COIN, HP_CASH, HP_MULTIPLES) = (0, 6, 11, 16)
+HP_TOTALS = 21
+"""``hold_params[HP_TOTALS + k]``: the sums of the cell, coin and cash weights."""
 
 HOT_COLUMNS = LINE_COUNT + 2
 """Columns per stop in ``hot_codes``: the 20 lines, the sentinel line, the stop's coins."""
@@ -138,6 +147,13 @@ class KernelTables:
     """``finish`` flat: ``row offset + 12 d + e``."""
     hot_stride: Int64Array
     """``[longest base strip]``: stops per reel in the flat tables."""
+    hold_params: Int64Array
+    """Cell, coin and cash weights, the cash multiples and the three weight sums, at the
+    ``HP_*`` offsets."""
+    feature: Int64Array
+    """Everything the Star Wild and Hold & Cash code reads, flat in one array (a call passes one
+    pointer, not two dozen arrays): a header of start offsets (``F_*``), then the base windows
+    and coins, the respin strips, the lines, ``prefix``, ``finish`` and ``hold_params``."""
 
     def as_tuple(self) -> tuple[npt.NDArray[np.generic], ...]:
         """The arrays in field order, as the kernel takes them (``T_*`` name the positions)."""
@@ -207,6 +223,30 @@ def _line_masks(windows: Int8Array, prefix: Int16Array) -> npt.NDArray[np.uint64
     return masks
 
 
+def _feature(base_windows: Int8Array, coins: Int8Array, sw_lengths: Int64Array,
+             sw_windows: Int8Array, rows: Int64Array, prefix: Int16Array, finish: Int16Array,
+             hold: Int64Array) -> Int64Array:
+    parts = [base_windows, coins, np.array([base_windows.shape[1]]), sw_lengths, sw_windows,
+             np.array([sw_windows.shape[1]]), rows, prefix, finish, hold]
+    header = np.zeros(F_HEADER, dtype=np.int64)
+    at = F_HEADER
+    for slot, part in enumerate(parts):
+        header[slot] = at
+        at += part.size
+    return np.concatenate([header, *(np.asarray(p, dtype=np.int64).reshape(-1)
+                                     for p in parts)])
+
+
+def _hold_params(cell: tuple[int, ...], coin: tuple[int, ...],
+                 cash: tuple[int, ...]) -> Int64Array:
+    if (len(cell), len(coin), len(cash), len(CASH_VALUES)) != (6, 5, 5, 5):
+        raise ValueError("Hold & Cash takes 6 cell weights and 5 weights per value")
+    sums = [sum(_weights(w, what)) for w, what in ((cell, "cell_weights"),
+                                                   (coin, "coin_values"),
+                                                   (cash, "cash_values"))]
+    return np.array([*cell, *coin, *cash, *CASH_VALUES, *sums], dtype=np.int64)
+
+
 def _weights(weights: tuple[int, ...], what: str) -> Int64Array:
     if sum(weights) > MAX_BOUND:
         raise ValueError(f"hold_and_cash.{what} weights sum to more than 2**32; "
@@ -259,4 +299,7 @@ def kernel_tables(model: MathModel) -> KernelTables:
         hot_rows=hot_rows.astype(np.uint16),
         hot_finish=finish.reshape(-1).copy(),
         hot_stride=np.array([longest], dtype=np.int64),
+        hold_params=_hold_params(hc.cell_weights, hc.coin_values, hc.cash_values),
+        feature=_feature(base_windows, coins, sw_lengths, sw_windows, rows, prefix, finish,
+                         _hold_params(hc.cell_weights, hc.coin_values, hc.cash_values)),
     )
