@@ -183,15 +183,17 @@ def simulate(model: MathModel, spins: int, seed: int, workers: int | None = None
                     done(play_batch(tables, batch))
             else:
                 context = multiprocessing.get_context("spawn")
-                with ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                         initializer=_init_worker,
-                                         initargs=(tables,)) as pool:
-                    pending: set[Future[list[ChunkOutcome]]] = {
-                        pool.submit(_worker_batch, batch) for batch in work}
+                pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                           initializer=_init_worker, initargs=(tables,))
+                try:
+                    submitted = [(pool.submit(_worker_batch, batch), batch) for batch in work]
+                    pending = _play_while_workers_start(tables, submitted, done)
                     while pending:
                         finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                         for future in finished:
                             done(future.result())
+                finally:  # a worker still starting up need not be waited for
+                    pool.shutdown(wait=False, cancel_futures=True)
     elapsed = time.perf_counter() - started
     return _merge(model, seed, spins, workers, outcomes, elapsed, _cluster_name(cluster))
 
@@ -200,6 +202,22 @@ def _cluster_name(cluster: str | Any | None) -> str | None:
     if cluster is None or isinstance(cluster, str):
         return cluster
     return str(cluster.scheduler.address)
+
+
+def _play_while_workers_start(
+        tables: kernel.KernelArgs, submitted: list[tuple[Future[list[ChunkOutcome]], Batch]],
+        done: Callable[[list[ChunkOutcome]], None]) -> set[Future[list[ChunkOutcome]]]:
+    """Spawned workers need a second or two to import and load the kernel; meanwhile this
+    process takes batches back from the end of the queue (those no worker has started) and
+    plays them itself, until the first worker reports. Which process plays a chunk does not
+    change the chunk. Returns the futures still to wait for."""
+    pending = {future for future, _ in submitted}
+    for future, batch in reversed(submitted):
+        if any(f.done() for f, _ in submitted[:4]) or not future.cancel():
+            break
+        pending.discard(future)
+        done(play_batch(tables, batch))
+    return pending
 
 
 def _run_on_cluster(cluster: str | Any, tables: kernel.KernelArgs, spins: int, seed: int,
