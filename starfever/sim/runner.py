@@ -192,8 +192,8 @@ def simulate(model: MathModel, spins: int, seed: int, workers: int | None = None
                         finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                         for future in finished:
                             done(future.result())
-                finally:  # a worker still starting up need not be waited for
-                    pool.shutdown(wait=False, cancel_futures=True)
+                finally:
+                    pool.shutdown(wait=True, cancel_futures=True)
     elapsed = time.perf_counter() - started
     return _merge(model, seed, spins, workers, outcomes, elapsed, _cluster_name(cluster))
 
@@ -209,8 +209,8 @@ def _play_while_workers_start(
         done: Callable[[list[ChunkOutcome]], None]) -> set[Future[list[ChunkOutcome]]]:
     """Spawned workers need a second or two to import and load the kernel; meanwhile this
     process takes batches back from the end of the queue (those no worker has started) and
-    plays them itself, until the first worker reports. Which process plays a chunk does not
-    change the chunk. Returns the futures still to wait for."""
+    plays them itself, until one of the first batches is done. Which process plays a chunk does
+    not change the chunk. Returns the futures still to wait for."""
     pending = {future for future, _ in submitted}
     for future, batch in reversed(submitted):
         if any(f.done() for f, _ in submitted[:4]) or not future.cancel():
