@@ -109,7 +109,7 @@ def test_a_dask_cluster_gives_the_identical_result() -> None:
     spins = 3 * CHUNK_SPINS + 777
     local = simulate(load_model("default"), spins, 21, workers=2)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:
         on_cluster = simulate(load_model("default"), spins, 21,
                               cluster=cluster.scheduler_address)
     assert on_cluster == local
