@@ -134,8 +134,13 @@ def set_limit(db: Database, settings: Settings, principal: Principal, amount: in
 
 def check_not_excluded(account: Account, now: datetime, action: str) -> None:
     """``Forbidden`` ``self_excluded`` while a self-exclusion runs."""
-    if account.excluded_until is not None and account.excluded_until > now:
-        raise Forbidden(f"self-excluded until {account.excluded_until.isoformat()}: "
+    check_exclusion(account.excluded_until, now, action)
+
+
+def check_exclusion(excluded_until: datetime | None, now: datetime, action: str) -> None:
+    """:func:`check_not_excluded` from the account's ``excluded_until`` alone."""
+    if excluded_until is not None and excluded_until > now:
+        raise Forbidden(f"self-excluded until {excluded_until.isoformat()}: "
                         f"{action} refused", code="self_excluded")
 
 
@@ -177,11 +182,18 @@ def reality_check(session: Session, settings: Settings, session_id: int,
     token = session.get(SessionToken, session_id)
     if token is None:
         raise NotFound("no such session", code="session_not_found")
+    return reality_check_of(settings, token.created_at, token.reality_check_at,
+                            token.net_result, now)
+
+
+def reality_check_of(settings: Settings, created_at: datetime, reality_check_at: datetime,
+                     net_result: int, now: datetime) -> RealityCheck:
+    """The reality check of a session with these fields."""
     interval = timedelta(seconds=settings.reality_check_seconds)
-    next_due = token.reality_check_at + interval
+    next_due = reality_check_at + interval
     return RealityCheck(due=now >= next_due,
-                        elapsed_seconds=int((now - token.created_at).total_seconds()),
-                        net_result=token.net_result,
+                        elapsed_seconds=int((now - created_at).total_seconds()),
+                        net_result=net_result,
                         interval_seconds=settings.reality_check_seconds, next_due_at=next_due)
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 from sqlalchemy import select
@@ -21,40 +20,20 @@ from starfever.engine.rng import RandomSource, ReplayError, ReplaySource, System
 from starfever.engine.round import RoundResult, play_round, replay_round
 from starfever.engine.symbols import Cents, InvalidBet, check_line_bet
 from starfever.server.db import Database
-from starfever.server.models import HOUSE, POOL, Account, ChainHead, Round, SessionToken
-from starfever.server.services import jackpot, ledger, protection
+from starfever.server.models import HOUSE, POOL, Account, Round, SessionToken
+from starfever.server.services import jackpot, ledger, protection, settle
 from starfever.server.services.auth import Principal
-from starfever.server.services.chain import GENESIS_HASH, canonical_json, round_hash
+from starfever.server.services.chain import canonical_json, round_hash
 from starfever.server.services.errors import Conflict, NotFound, Unprocessable, utcnow
-from starfever.server.services.protection import RealityCheck
-from starfever.server.services.wallet import WalletPort
+from starfever.server.services.settle import SpinOutcome, lock_chain
+from starfever.server.services.wallet import LedgerWallet, WalletPort
 from starfever.server.settings import Settings
-
-CHAIN_ID = 1
-
-
-@dataclass(frozen=True, slots=True)
-class SpinOutcome:
-    """A stored round, the wallet after it, and whether this was a retry."""
-
-    round: Round
-    balance: int
-    replayed: bool
-    reality_check: RealityCheck
 
 
 def request_hash(line_bet: int, test_draws: Sequence[int] | None) -> str:
     """Fingerprint of a spin request: a retry with the same key must send the same body."""
     body = {"line_bet": line_bet, "test_draws": list(test_draws) if test_draws else None}
     return hashlib.sha256(canonical_json(body).encode()).hexdigest()
-
-
-def _lock_chain(session: Session) -> ChainHead:
-    head = session.scalar(select(ChainHead).where(ChainHead.id == CHAIN_ID).with_for_update())
-    if head is None:
-        head = ChainHead(id=CHAIN_ID, last_round_id=0, last_hash=GENESIS_HASH)
-        session.add(head)
-    return head
 
 
 def _play(model: MathModel, line_bet: int, pool_before: int,
@@ -95,6 +74,11 @@ def spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort,
     fingerprint = request_hash(bet, test_draws)
     drawn = _play(model, bet, model.seed_cents, test_draws)
     try:
+        if isinstance(wallet, LedgerWallet):  # group commit (ADR 0009)
+            return settle.settler(db).submit(settle.Job(
+                settings=settings, model=model, principal=principal, bet=bet,
+                key=idempotency_key, fingerprint=fingerprint, drawn=drawn,
+                test=test_draws is not None))
         return _spin(db, settings, model, wallet, principal, bet, idempotency_key,
                      fingerprint, drawn, test=test_draws is not None)
     except IntegrityError:
@@ -147,7 +131,7 @@ def _spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort
         pool_before = pool.amount + contribution
         result = drawn if drawn.pool_before == pool_before else \
             replay_round(model, bet, drawn.draws, pool=pool_before)
-        head = _lock_chain(session)  # ... then chain head
+        head = lock_chain(session)  # ... then chain head
         game_win = result.total_win - result.progressive_win
         stored = Round(
             id=head.last_round_id + 1, account_id=principal.account_id,
