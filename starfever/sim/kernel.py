@@ -36,14 +36,15 @@ from starfever.sim.tables import (
     COIN_INDEX,
     COINS_COLUMN,
     F_BASE_STRIDE,
+    F_COIN_LINES,
     F_COINS,
     F_FINISH,
     F_HOLD,
-    F_LINE_ROWS,
     F_PREFIX,
+    F_SW_CODES,
     F_SW_LENGTHS,
+    F_SW_MASKS,
     F_SW_STRIDE,
-    F_SW_WINDOWS,
     F_WINDOWS,
     HOT_COLUMNS,
     HP_CASH,
@@ -51,7 +52,6 @@ from starfever.sim.tables import (
     HP_COIN,
     HP_MULTIPLES,
     HP_TOTALS,
-    JACKPOT_LINE,
     JACKPOT_SHIFT,
     LANE_BITS,
     LANE_MASK,
@@ -80,6 +80,8 @@ _SMALL_WINS = 2048
 trailing_zeros = cast(Any, _trailing_zeros)
 """LLVM's count-trailing-zeros (one ``tzcnt``), as numba exposes it."""
 _ONE = np.uint64(1)
+_CODE_SCALE = (N_SYMBOLS * N_SYMBOLS, N_SYMBOLS, 1, N_SYMBOLS, 1)
+"""Scale of a symbol index per reel in the prefix (reels 0-2) and finish (3-4) indices."""
 _LANE_1 = np.uint64(LANE_BITS)
 _LANE_2 = np.uint64(JACKPOT_SHIFT)
 _LANE_MASK = np.uint64(LANE_MASK)
@@ -135,35 +137,50 @@ SCRATCH = 85
 def _star_wild(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
                state: StreamState) -> tuple[int, int]:
     """The respin after exactly 4 coins at the base stops ``scratch[_S_STOPS:]``:
-    (line pay in line bets, €€€ lines). Reads the flat ``feature`` table ``f``."""
-    windows, coins, stride = f[F_WINDOWS], f[F_COINS], f[f[F_BASE_STRIDE]]
-    sw_lengths, sw_windows, sw_stride = f[F_SW_LENGTHS], f[F_SW_WINDOWS], f[f[F_SW_STRIDE]]
-    line_rows, prefix, finish = f[F_LINE_ROWS], f[F_PREFIX], f[F_FINISH]
+    (line pay in line bets, €€€ lines). Reads the flat ``feature`` table ``f``.
+
+    As the base spin: the respin strips' line masks, with every line that crosses a coin (now
+    a wild, compatible with every paying class and never €€€) switched on, give the lines
+    alive after reel 2; only those are read through the prefix and finish tables."""
+    coins, stride = f[F_COINS], f[f[F_BASE_STRIDE]]
+    sw_lengths, sw_stride = f[F_SW_LENGTHS], f[f[F_SW_STRIDE]]
+    sw_masks, sw_codes, coin_lines = f[F_SW_MASKS], f[F_SW_CODES], f[F_COIN_LINES]
+    prefix, finish = f[F_PREFIX], f[F_FINISH]
     for reel in range(REELS):  # the respin's stops first, in reel order, as the engine draws
         scratch[_S_RESPIN + reel] = below(state, f[sw_lengths + reel])
-    for reel in range(REELS):
-        stop = reel * stride + scratch[_S_STOPS + reel]
-        stacked = f[coins + stop] == ROWS
-        respin = (reel * sw_stride + scratch[_S_RESPIN + reel]) * ROWS
-        for row in range(ROWS):
-            if f[windows + stop * ROWS + row] == COIN_INDEX:
-                symbol = MWILD_INDEX if stacked else WILD_INDEX
-            else:
-                symbol = f[sw_windows + respin + row]
-            scratch[_S_GRID + reel * ROWS + row] = symbol
+    for reel in range(REELS):  # lines through a wild, and the wild's scaled symbol, per reel
+        base = reel * stride + scratch[_S_STOPS + reel]
+        scratch[_S_GRID + reel] = f[coin_lines + base]
+        wild = MWILD_INDEX if f[coins + base] == ROWS else WILD_INDEX
+        scratch[_S_GRID + REELS + reel] = wild * _CODE_SCALE[reel]
+    w0 = w1 = w2 = np.int64(-1)
+    for reel in range(3):
+        wild_lines = scratch[_S_GRID + reel]
+        spread = wild_lines | (wild_lines << LANE_BITS) | (wild_lines << JACKPOT_SHIFT)
+        m = (reel * sw_stride + scratch[_S_RESPIN + reel]) * MASK_WORDS
+        w0 &= f[sw_masks + m] | spread
+        w1 &= f[sw_masks + m + 1] | spread
+        w2 &= (f[sw_masks + m + 2] | (wild_lines | (wild_lines << LANE_BITS))) & ~(
+            wild_lines << JACKPOT_SHIFT)
+    lanes = w0 | w1 | (w2 & ((1 << JACKPOT_SHIFT) - 1))
+    alive = (lanes | (lanes >> LANE_BITS) | (lanes >> JACKPOT_SHIFT)) & LANE_MASK
+    jackpots = _bit_count((w2 >> JACKPOT_SHIFT) & LANE_MASK)
     pay = 0
-    jackpots = 0
-    for line in range(LINE_COUNT):
-        r = line_rows + line * REELS
-        g = _S_GRID
-        p = f[prefix + (scratch[g + f[r]] * N_SYMBOLS + scratch[g + ROWS + f[r + 1]])
-              * N_SYMBOLS + scratch[g + 2 * ROWS + f[r + 2]]]
-        if p >= 0:
-            pay += f[finish + p * N_SYMBOLS * N_SYMBOLS
-                     + scratch[g + 3 * ROWS + f[r + 3]] * N_SYMBOLS
-                     + scratch[g + 4 * ROWS + f[r + 4]]]
-        elif p == JACKPOT_LINE:
-            jackpots += 1
+    while alive:
+        line = trailing_zeros(alive)
+        alive &= alive - 1
+        p = 0
+        for reel in range(REELS):
+            if (scratch[_S_GRID + reel] >> line) & 1:
+                code = scratch[_S_GRID + REELS + reel]
+            else:
+                code = f[sw_codes + (reel * sw_stride + scratch[_S_RESPIN + reel]) * LINE_COUNT
+                         + line]
+            if reel == 2:
+                p = f[prefix + p + code] * N_SYMBOLS * N_SYMBOLS
+            else:
+                p += code
+        pay += f[finish + p]
     return pay, jackpots
 
 

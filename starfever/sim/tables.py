@@ -82,7 +82,7 @@ Int64Array = npt.NDArray[np.int64]
 
 # Header of ``feature``: where each table starts in the one flat array the feature code reads.
 (F_WINDOWS, F_COINS, F_BASE_STRIDE, F_SW_LENGTHS, F_SW_WINDOWS, F_SW_STRIDE, F_LINE_ROWS,
- F_PREFIX, F_FINISH, F_HOLD, F_HEADER) = range(11)
+ F_PREFIX, F_FINISH, F_HOLD, F_SW_MASKS, F_SW_CODES, F_COIN_LINES, F_HEADER) = range(14)
 
 # Layout of ``hold_params``: the Hold & Cash weights in one array (one argument, not five).
 (HP_CELL, HP_COIN, HP_CASH, HP_MULTIPLES) = (0, 6, 11, 16)
@@ -223,11 +223,32 @@ def _line_masks(windows: Int8Array, prefix: Int16Array) -> npt.NDArray[np.uint64
     return masks
 
 
+def _scaled_codes(windows: Int8Array) -> Int64Array:
+    """``[reel, stop, line]``: the symbol on each line, scaled as the prefix and finish tables
+    index them (x 144, x 12, x 1 on reels 0-2; x 12, x 1 on reels 3-4)."""
+    rows = np.array(LINES, dtype=np.int64)
+    scale = (N_SYMBOLS * N_SYMBOLS, N_SYMBOLS, 1, N_SYMBOLS, 1)
+    return np.stack([windows[reel][:, rows[:, reel]].astype(np.int64) * scale[reel]
+                     for reel in range(REELS)])
+
+
+def _coin_lines(windows: Int8Array) -> Int64Array:
+    """``[reel, stop]``: the lines that cross a COIN on that reel at that stop (a Star Wild
+    respin turns those cells into wilds)."""
+    rows = np.array(LINES, dtype=np.int64)
+    bits = np.zeros(windows.shape[:2], dtype=np.int64)
+    for reel in range(REELS):
+        coin = windows[reel][:, rows[:, reel]] == COIN_INDEX  # [stop, line]
+        bits[reel] = (coin.astype(np.int64) << np.arange(LINE_COUNT, dtype=np.int64)).sum(axis=1)
+    return bits
+
+
 def _feature(base_windows: Int8Array, coins: Int8Array, sw_lengths: Int64Array,
              sw_windows: Int8Array, rows: Int64Array, prefix: Int16Array, finish: Int16Array,
-             hold: Int64Array) -> Int64Array:
+             hold: Int64Array, sw_masks: npt.NDArray[np.uint64]) -> Int64Array:
     parts = [base_windows, coins, np.array([base_windows.shape[1]]), sw_lengths, sw_windows,
-             np.array([sw_windows.shape[1]]), rows, prefix, finish, hold]
+             np.array([sw_windows.shape[1]]), rows, prefix, finish, hold,
+             sw_masks.astype(np.int64), _scaled_codes(sw_windows), _coin_lines(base_windows)]
     header = np.zeros(F_HEADER, dtype=np.int64)
     at = F_HEADER
     for slot, part in enumerate(parts):
@@ -260,6 +281,7 @@ def kernel_tables(model: MathModel) -> KernelTables:
     sw_lengths, sw_windows = _padded_windows(model.star_wild_reels)
     prefix, finish = _prefix_tables()
     masks = _line_masks(base_windows, prefix)
+    sw_masks = _line_masks(sw_windows, prefix)
     coins = (base_windows == COIN_INDEX).sum(axis=2).astype(np.int8)
     rows = np.array(LINES, dtype=np.int64)
     scale = (N_SYMBOLS * N_SYMBOLS, N_SYMBOLS, 1, N_SYMBOLS, 1)
@@ -301,5 +323,6 @@ def kernel_tables(model: MathModel) -> KernelTables:
         hot_stride=np.array([longest], dtype=np.int64),
         hold_params=_hold_params(hc.cell_weights, hc.coin_values, hc.cash_values),
         feature=_feature(base_windows, coins, sw_lengths, sw_windows, rows, prefix, finish,
-                         _hold_params(hc.cell_weights, hc.coin_values, hc.cash_values)),
+                         _hold_params(hc.cell_weights, hc.coin_values, hc.cash_values),
+                         sw_masks),
     )
