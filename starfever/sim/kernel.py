@@ -164,7 +164,7 @@ def _star_wild(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
             wild_lines << JACKPOT_SHIFT)
     lanes = w0 | w1 | (w2 & ((1 << JACKPOT_SHIFT) - 1))
     alive = (lanes | (lanes >> LANE_BITS) | (lanes >> JACKPOT_SHIFT)) & LANE_MASK
-    jackpots = _bit_count((w2 >> JACKPOT_SHIFT) & LANE_MASK)
+    jackpots = _bit_count(int((w2 >> JACKPOT_SHIFT) & LANE_MASK))
     pay = 0
     while alive:
         line = trailing_zeros(alive)
