@@ -201,21 +201,11 @@ def _plots(doc: Document, r: exact.ExactReport, sim: SimulationResult, out: Path
     doc.heading("Plots")
     edges = list(sim.histogram_edges)
 
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    counts = sim.win_histogram[1:]
-    lefts = [edges[0] / 10 ** 0.2, *edges]
-    ax.bar(lefts[: len(counts)], [c / sim.spins for c in counts],
-           width=[b * (10 ** 0.2 - 1) for b in lefts[: len(counts)]], align="edge",
-           color="#d4a017", edgecolor="#7a5c00")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("round win (x total bet)")
-    ax.set_ylabel("frequency per paid spin")
-    ax.set_title(f"Win distribution ({sim.spins:,} simulated rounds; no win: "
-                 f"{sim.win_histogram[0] / sim.spins:.1%})")
-    fig.tight_layout()
-    fig.savefig(out / "win-distribution.png", dpi=110)
-    plt.close(fig)
+    _log_histogram(out / "win-distribution.png", edges, sim.win_histogram[1:], sim.spins,
+                   color=("#d4a017", "#7a5c00"), xlabel="round win (x total bet)",
+                   ylabel="frequency per paid spin",
+                   title=f"Win distribution ({sim.spins:,} simulated rounds; no win: "
+                         f"{sim.win_histogram[0] / sim.spins:.1%})")
     doc.image("win-distribution.png", "Distribution of round wins (log-log)")
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -239,21 +229,13 @@ def _plots(doc: Document, r: exact.ExactReport, sim: SimulationResult, out: Path
     plt.close(fig)
     doc.image("rtp-convergence.png", "Simulated RTP converging on the exact value")
 
-    fig, ax = plt.subplots(figsize=(8, 4.5))
     hold = sim.hold_and_cash_histogram
     features = sum(hold)
-    ax.bar(lefts[: len(hold) - 1], [c / max(features, 1) for c in hold[1:]],
-           width=[b * (10 ** 0.2 - 1) for b in lefts[: len(hold) - 1]], align="edge",
-           color="#2e8b57", edgecolor="#1b5436")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("Hold & Cash payout (x total bet)")
-    ax.set_ylabel("share of features")
-    ax.set_title(f"Hold & Cash payout distribution ({features:,} features; exact mean "
-                 f"{float(r.hold_and_cash_mean):.2f} x)")
-    fig.tight_layout()
-    fig.savefig(out / "hold-and-cash.png", dpi=110)
-    plt.close(fig)
+    _log_histogram(out / "hold-and-cash.png", edges, hold[1:], max(features, 1),
+                   color=("#2e8b57", "#1b5436"), xlabel="Hold & Cash payout (x total bet)",
+                   ylabel="share of features",
+                   title=f"Hold & Cash payout distribution ({features:,} features; exact mean "
+                         f"{float(r.hold_and_cash_mean):.2f} x)")
     doc.image("hold-and-cash.png", "Hold & Cash payouts")
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
@@ -269,3 +251,22 @@ def _plots(doc: Document, r: exact.ExactReport, sim: SimulationResult, out: Path
     fig.savefig(out / "rtp-split.png", dpi=110)
     plt.close(fig)
     doc.image("rtp-split.png", "RTP by component")
+
+
+def _log_histogram(path: Path, edges: list[float], counts: tuple[int, ...], total: int, *,
+                   color: tuple[str, str], xlabel: str, ylabel: str, title: str) -> None:
+    """A log-log bar chart of counts in the simulator's log-spaced bins (5 per decade);
+    ``counts[0]`` is the bin below ``edges[0]``."""
+    step = 10 ** 0.2
+    lefts = [edges[0] / step, *edges][: len(counts)]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    ax.bar(lefts, [c / total for c in counts], width=[b * (step - 1) for b in lefts],
+           align="edge", color=color[0], edgecolor=color[1])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
