@@ -36,9 +36,7 @@ def get_context(request: Request) -> Context:
 ContextDep = Annotated[Context, Depends(get_context)]
 
 
-def current_principal(context: ContextDep,
-                      authorization: Annotated[str | None, Header()] = None) -> Principal:
-    """The caller, from ``Authorization: Bearer <token>``."""
+def _bearer(authorization: str | None) -> str:
     if not authorization:
         raise Unauthorized("send Authorization: Bearer <token>", code="missing_token")
     scheme, _, token = authorization.partition(" ")
@@ -46,7 +44,22 @@ def current_principal(context: ContextDep,
     if scheme.lower() != "bearer" or not token or len(token) > 256:
         raise Unauthorized("the Authorization header must be 'Bearer <token>'",
                            code="invalid_token")
-    return auth.authenticate(context.db, context.settings, token)
+    return token
+
+
+def current_principal(context: ContextDep,
+                      authorization: Annotated[str | None, Header()] = None) -> Principal:
+    """The caller, from ``Authorization: Bearer <token>``."""
+    return auth.authenticate(context.db, context.settings, _bearer(authorization))
+
+
+def current_spinner(context: ContextDep,
+                    authorization: Annotated[str | None, Header()] = None) -> Principal:
+    """The caller of a spin, who must be a player; the token's session is checked again
+    inside the spin's transaction (:func:`auth.authenticate_for_spin`)."""
+    principal = auth.authenticate_for_spin(context.db, context.settings,
+                                           _bearer(authorization))
+    return auth.require_role(principal, PLAYER)
 
 
 PrincipalDep = Annotated[Principal, Depends(current_principal)]
@@ -64,3 +77,4 @@ def current_operator(principal: PrincipalDep) -> Principal:
 
 PlayerDep = Annotated[Principal, Depends(current_player)]
 OperatorDep = Annotated[Principal, Depends(current_operator)]
+SpinnerDep = Annotated[Principal, Depends(current_spinner)]

@@ -137,7 +137,10 @@ def login(db: Database, settings: Settings, username: str, password: str) -> tup
 
 def authenticate(db: Database, settings: Settings, token: str) -> Principal:
     """The principal of a live token; ``invalid_token`` or ``token_expired`` otherwise."""
-    digest = token_hash(settings, token)
+    return _authenticate(db, settings, token_hash(settings, token))
+
+
+def _authenticate(db: Database, settings: Settings, digest: str) -> Principal:
     with db.read() as session:
         row = session.execute(
             select(SessionToken, Account.username, Account.role)
@@ -146,12 +149,39 @@ def authenticate(db: Database, settings: Settings, token: str) -> Principal:
     if row is None:
         raise Unauthorized("the bearer token is not valid", code="invalid_token")
     token_row, username, role = row
-    if token_row.revoked_at is not None:
+    check_session_live(token_row.revoked_at, token_row.expires_at, utcnow())
+    principal = Principal(account_id=token_row.account_id, username=username, role=role,
+                          session_id=token_row.id)
+    if len(_known) >= KNOWN_TOKENS_MAX:
+        _known.clear()
+    _known[(id(db), digest)] = (principal, token_row.expires_at)
+    return principal
+
+
+def check_session_live(revoked_at: datetime | None, expires_at: datetime,
+                       now: datetime) -> None:
+    """``invalid_token`` for a logged-out session, ``token_expired`` for an expired one."""
+    if revoked_at is not None:
         raise Unauthorized("the session was logged out", code="invalid_token")
-    if token_row.expires_at <= utcnow():
+    if expires_at <= now:
         raise Unauthorized("the bearer token has expired; log in again", code="token_expired")
-    return Principal(account_id=token_row.account_id, username=username, role=role,
-                     session_id=token_row.id)
+
+
+KNOWN_TOKENS_MAX = 100_000
+_known: dict[tuple[int, str], tuple[Principal, datetime]] = {}
+"""Principals of tokens this process has seen valid, with their expiry (spins only)."""
+
+
+def authenticate_for_spin(db: Database, settings: Settings, token: str) -> Principal:
+    """:func:`authenticate` without a query for a token this process has already seen valid
+    and not yet expired. Only for a service that checks, in its own transaction, that the
+    session is still live (``revoked_at``, ``expires_at``): the spin settles do
+    (:func:`check_session_live`), so a log-out by another process still stops the next spin."""
+    digest = token_hash(settings, token)
+    known = _known.get((id(db), digest))
+    if known is not None and known[1] > utcnow():
+        return known[0]
+    return _authenticate(db, settings, digest)
 
 
 def logout(db: Database, principal: Principal) -> None:

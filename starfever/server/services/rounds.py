@@ -22,9 +22,15 @@ from starfever.engine.symbols import Cents, InvalidBet, check_line_bet
 from starfever.server.db import Database
 from starfever.server.models import HOUSE, POOL, Account, Round, SessionToken
 from starfever.server.services import jackpot, ledger, protection, settle
-from starfever.server.services.auth import Principal
+from starfever.server.services.auth import Principal, check_session_live
 from starfever.server.services.chain import canonical_json, round_hash
-from starfever.server.services.errors import Conflict, NotFound, Unprocessable, utcnow
+from starfever.server.services.errors import (
+    Conflict,
+    NotFound,
+    Unauthorized,
+    Unprocessable,
+    utcnow,
+)
 from starfever.server.services.settle import SpinOutcome, lock_chain
 from starfever.server.services.wallet import LedgerWallet, WalletPort
 from starfever.server.settings import Settings
@@ -112,6 +118,10 @@ def _spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort
     with db.write() as session:
         now = utcnow()
         balance_before = wallet.lock(session, principal.account_id)  # lock order: wallet,
+        login = session.get(SessionToken, principal.session_id)  # loaded before the pool lock
+        if login is None:
+            raise Unauthorized("the bearer token is not valid", code="invalid_token")
+        check_session_live(login.revoked_at, login.expires_at, now)  # spins skip the auth query
         retry = _existing(session, settings, wallet, principal, key, fingerprint)
         if retry is not None:
             return retry
@@ -123,7 +133,6 @@ def _spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort
         if balance_before < total:
             raise Conflict(f"the balance of {balance_before} cents does not cover the total "
                            f"bet of {total} cents", code="insufficient_funds")
-        login = session.get(SessionToken, principal.session_id)  # loaded before the pool lock
         # --- serialized from here to the commit: keep it short (ADR 0009) ---
         pool = jackpot.lock_pool(session, model, now)  # ... then pool,
         contribution, carry = money.progressive_contribution(
@@ -158,8 +167,7 @@ def _spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort
         pool.hits += sum(1 for e in result.events if e["type"] == "jackpot")
         pool.updated_at = now
         head.last_round_id, head.last_hash = stored.id, stored.hash
-        if login is not None:
-            login.net_result += stored.total_win - stored.total_bet
+        login.net_result += stored.total_win - stored.total_bet
         check = protection.reality_check(session, settings, principal.session_id, now)
         return SpinOutcome(round=stored, balance=stored.balance_after, replayed=False,
                            reality_check=check)

@@ -24,7 +24,7 @@ import threading
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -48,9 +48,15 @@ from starfever.server.models import (
     Wallet,
 )
 from starfever.server.services import jackpot, ledger
-from starfever.server.services.auth import Principal
+from starfever.server.services.auth import Principal, check_session_live
 from starfever.server.services.chain import GENESIS_HASH, canonical_json, round_hash
-from starfever.server.services.errors import Conflict, NotFound, ServiceError, utcnow
+from starfever.server.services.errors import (
+    Conflict,
+    NotFound,
+    ServiceError,
+    Unauthorized,
+    utcnow,
+)
 from starfever.server.services.protection import RealityCheck, check_exclusion, reality_check_of
 from starfever.server.settings import Settings
 
@@ -200,9 +206,10 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
             row[0]: row[1] for row in session.execute(
                 select(Account.id, Account.excluded_until).where(Account.id.in_(account_ids)))}
         logins: dict[int, list[Any]] = {
-            row[0]: [row[1], row[2], row[3]] for row in session.execute(
+            row[0]: [row[1], row[2], row[3], row[4], row[5]] for row in session.execute(
                 select(SessionToken.id, SessionToken.created_at,
-                       SessionToken.reality_check_at, SessionToken.net_result)
+                       SessionToken.reality_check_at, SessionToken.net_result,
+                       SessionToken.revoked_at, SessionToken.expires_at)
                 .where(SessionToken.id.in_(session_ids)))}
         pool = jackpot.lock_pool(session, model, now)
         head = lock_chain(session)
@@ -224,6 +231,10 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
         for job in jobs:
             aid, sid = job.principal.account_id, job.principal.session_id
             try:
+                login = logins.get(sid)
+                if login is None:
+                    raise Unauthorized("the bearer token is not valid", code="invalid_token")
+                check_session_live(login[3], login[4], now)  # spins skip the auth query
                 if aid not in balances:
                     raise NotFound(f"player {aid} has no wallet", code="wallet_not_found")
                 prior = settled.get((aid, job.key))
@@ -242,13 +253,10 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
                 if balance_before < total:
                     raise Conflict(f"the balance of {balance_before} cents does not cover the "
                                    f"total bet of {total} cents", code="insufficient_funds")
-                if sid not in logins:
-                    raise NotFound("no such session", code="session_not_found")
                 contribution, new_carry = money.progressive_contribution(total, rate, carry)
                 pool_before = pool_amount + contribution
                 drawn = job.drawn
-                result = drawn if drawn.pool_before == pool_before else \
-                    replay_round(model, job.bet, drawn.draws, pool=pool_before)
+                result = at_pool(model, drawn, pool_before)
             except ServiceError as error:
                 results.append(error)
                 continue
@@ -326,6 +334,26 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
             pool.updated_at = now
             head.last_round_id, head.last_hash = last_id, last_hash
     return results
+
+
+def at_pool(model: MathModel, drawn: RoundResult, pool_before: int) -> RoundResult:
+    """The round of these draws played against ``pool_before``.
+
+    Only a round with a €€€ line depends on the pool (engine.round.play_round: without one,
+    no share is paid, nothing is refilled, and the pool appears only in ``pool_before``,
+    ``pool_after`` and the ``round_end`` event), so only such a round is re-derived from its
+    draws; the others get the pool written in. ``starfever audit`` replays every round."""
+    if drawn.pool_before == pool_before:
+        return drawn
+    if drawn.progressive_win or drawn.pool_refill or drawn.pool_after != drawn.pool_before \
+            or any(e["type"] == "jackpot" for e in drawn.events):
+        return replay_round(model, drawn.line_bet, drawn.draws, pool=pool_before)
+    end = drawn.events[-1]
+    if end["type"] != "round_end":  # not the layout this shortcut knows
+        return replay_round(model, drawn.line_bet, drawn.draws, pool=pool_before)
+    pool = Cents(pool_before)
+    return replace(drawn, pool_before=pool, pool_after=pool,
+                   events=(*drawn.events[:-1], {**end, "pool_after": pool}))
 
 
 def lock_chain(session: Session) -> ChainHead:

@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Response, status
 
 from starfever.server.api.convert import reality_check, round_public
-from starfever.server.api.deps import ContextDep, PlayerDep
+from starfever.server.api.deps import ContextDep, SpinnerDep
 from starfever.server.schemas import IDEMPOTENCY_KEY_PATTERN, SpinCreate, SpinPublic
 from starfever.server.services import rounds
 from starfever.server.services.errors import BadRequest
@@ -18,7 +18,7 @@ _KEY = re.compile(IDEMPOTENCY_KEY_PATTERN)
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
-def spin(body: SpinCreate, context: ContextDep, player: PlayerDep, response: Response,
+def spin(body: SpinCreate, context: ContextDep, player: SpinnerDep, response: Response,
          idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
          ) -> SpinPublic:
     """Bet ``line_bet`` x 20 and play a round. Send a fresh ``Idempotency-Key`` per spin and

@@ -1,0 +1,100 @@
+"""Group commit (ADR 0009): a batch settles its spins in order against the running state,
+refuses a request alone, and stores exactly what a round-by-round settle would have stored."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from starfever.engine.rng import SeededSource
+from starfever.engine.round import play_round, replay_round
+from starfever.engine.symbols import BET_CLASSES
+from starfever.server.db import Database
+from starfever.server.services import auth, rounds, settle
+from starfever.server.services.errors import Conflict, ServiceError
+from starfever.server.settings import Settings
+from tests.server.conftest import SECRET, Server, unique
+from tests.server.helpers import jackpot_draws, model
+
+
+def test_pool_written_in_equals_a_replay() -> None:
+    m = model()
+    source = SeededSource(20_260_101)
+    checked = 0
+    for i in range(3_000):
+        drawn = play_round(m, BET_CLASSES[i % len(BET_CLASSES)], source, pool=m.seed_cents)
+        pool = m.seed_cents + 1 + (i * 7919) % 500_000
+        assert settle.at_pool(m, drawn, pool) == replay_round(m, drawn.line_bet, drawn.draws,
+                                                              pool=pool)
+        checked += 1
+    hit = replay_round(m, 100, jackpot_draws(), pool=m.seed_cents)
+    assert settle.at_pool(m, hit, m.seed_cents * 3) == replay_round(
+        m, 100, jackpot_draws(), pool=m.seed_cents * 3)
+    assert checked == 3_000
+
+
+def _job(settings: Settings, principal: auth.Principal, key: str, bet: int = 1,
+         draws: tuple[int, ...] | None = None) -> settle.Job:
+    m = model()
+    drawn = replay_round(m, bet, draws, pool=m.seed_cents) if draws else \
+        play_round(m, bet, SeededSource(len(key)), pool=m.seed_cents)
+    return settle.Job(settings=settings, model=m, principal=principal, bet=bet, key=key,
+                      fingerprint=rounds.request_hash(bet, list(draws) if draws else None),
+                      drawn=drawn, test=draws is not None)
+
+
+def test_a_batch_refuses_alone_and_chains_in_order(server: Server) -> None:
+    settings = Settings(database_url=server.database_url, secret_key=SECRET, test_mode=True)
+    db = Database(server.database_url)
+    try:
+        rich, poor = unique("rich"), unique("poor")
+        for name, amount in ((rich, 10_000), (poor, 20)):
+            server.call("POST", "/players", json={"username": name, "password": "password-1"})
+            server.deposit(name, amount)
+        a = auth.authenticate(db, settings, server.login(rich, "password-1"))
+        b = auth.authenticate(db, settings, server.login(poor, "password-1"))
+        jobs = [_job(settings, b, "b1"),                        # 20 cents: covered
+                _job(settings, a, "a1", draws=jackpot_draws(), bet=100),
+                _job(settings, b, "b2"),                        # short now (unless b1 won)
+                _job(settings, a, "a1", draws=jackpot_draws(), bet=100),  # retry of a1
+                _job(settings, a, "a1", bet=2),                 # same key, other body
+                _job(settings, a, "a2")]
+        results = settle.settle_batch(db, jobs)
+        b1, a1, b2, a1_again, a1_other, a2 = results
+        assert isinstance(b1, settle.SpinOutcome) and isinstance(a1, settle.SpinOutcome)
+        assert isinstance(a2, settle.SpinOutcome)
+        if b1.balance < 20:
+            assert isinstance(b2, Conflict) and b2.code == "insufficient_funds"
+        assert isinstance(a1_again, settle.SpinOutcome) and a1_again.replayed
+        assert a1_again.round.id == a1.round.id
+        assert isinstance(a1_other, ServiceError) and a1_other.code == "idempotency_key_reused"
+        assert a1.round.progressive_win > 0
+        # each stored round follows the one before it in the batch: hash, pool, balance
+        assert a1.round.prev_hash == b1.round.hash and a1.round.id == b1.round.id + 1
+        assert a1.round.pool_before == b1.round.pool_after + a1.round.contribution
+        before = b2 if isinstance(b2, settle.SpinOutcome) else a1
+        assert a2.round.prev_hash == before.round.hash
+        assert a2.round.pool_before == before.round.pool_after + a2.round.contribution
+        assert a2.round.balance_before == a1.round.balance_after
+        listed = server.call("GET", "/rounds", server.login(rich, "password-1")).json()
+        assert [r["id"] for r in listed["rounds"]] == [a2.round.id, a1.round.id]
+    finally:
+        db.dispose()
+    assert server.call("GET", "/health").status_code == 200
+
+
+def test_parallel_spins_of_one_player_never_overdraw(server: Server) -> None:
+    _, token = server.player(deposit=400)  # 20 spins at 20 cents, unless some win
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        codes = list(pool.map(lambda _: server.spin(token).status_code, range(64)))
+    assert set(codes) <= {201, 409}
+    assert codes.count(201) >= 20
+    assert server.balance(token) >= 0
+
+
+def test_a_logged_out_token_stops_spinning(server: Server) -> None:
+    _, token = server.player(deposit=1_000)
+    assert server.spin(token).status_code == 201  # the worker now knows the token
+    assert server.call("DELETE", "/sessions/current", token).status_code in (200, 204)
+    response = server.spin(token)
+    assert response.status_code == 401, response.text
+    assert response.json()["error"]["code"] == "invalid_token"
