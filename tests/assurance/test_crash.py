@@ -13,8 +13,6 @@ from __future__ import annotations
 import os
 import random
 import signal
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -44,27 +42,12 @@ class KillableServer(Server):
     """``starfever serve --workers 2`` in its own process group, so that one SIGKILL takes the
     supervisor and every worker down at once, as a machine crash or OOM kill would."""
 
-    def start(self) -> KillableServer:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("STARFEVER_")}
-        env.update(self.env)
-        with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "starfever.cli", "serve", "--port", str(self.port),
-                 "--workers", "2", "--database-url", self.database_url,
-                 "--log-level", "warning"],
-                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.log_path.parent,
-                start_new_session=True)
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"server exited: {self.log_path.read_text()[-3000:]}")
-            try:
-                if self.http.get(f"{self.base}/health").status_code == 200:
-                    return self
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError("server did not start")
+    extra_args = ("--workers", "2")
+    own_session = True
+    start_timeout = 90.0
+
+    def _next_port(self) -> int:
+        return self.port or free_port()  # restarts come back on the same port
 
     def kill(self) -> None:
         """SIGKILL the whole process group (no shutdown handler runs)."""

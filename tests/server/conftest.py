@@ -105,17 +105,28 @@ class Server:
         """The API root."""
         return f"http://127.0.0.1:{self.port}/api/v1"
 
+    extra_args: tuple[str, ...] = ()
+    """More ``starfever serve`` arguments (subclasses)."""
+    own_session = False
+    """Start the server in its own process group (so one signal reaches every worker)."""
+    start_timeout = 60.0
+
+    def _next_port(self) -> int:
+        return free_port()
+
     def start(self) -> Server:
         """Start and wait until /health answers."""
-        self.port = free_port()
+        self.port = self._next_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("STARFEVER_")}
         env.update(self.env)
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "starfever.cli", "serve", "--port", str(self.port),
-                 "--database-url", self.database_url, "--log-level", "warning"],
-                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.log_path.parent)
-        deadline = time.monotonic() + 60
+                 *self.extra_args, "--database-url", self.database_url,
+                 "--log-level", "warning"],
+                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.log_path.parent,
+                start_new_session=self.own_session)
+        deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"server exited: {self.log_path.read_text()[-3000:]}")
