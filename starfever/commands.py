@@ -8,12 +8,16 @@ import sys
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starfever.engine import money
 from starfever.engine.lines import check_grid, evaluate_grid
 from starfever.engine.model import load_model
 from starfever.engine.symbols import Cents, check_line_bet
+
+if TYPE_CHECKING:
+    from starfever.engine.model import MathModel
+    from starfever.math.exact import ExactReport
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -78,11 +82,8 @@ def cmd_model(args: argparse.Namespace) -> int:
     return 0
 
 
-def rtp_json(report: Any, *, exact_fractions: bool = False) -> dict[str, Any]:
+def rtp_json(report: ExactReport, *, exact_fractions: bool = False) -> dict[str, Any]:
     """The ``starfever rtp --json`` document of an exact report."""
-    from starfever.math.exact import ExactReport
-
-    assert isinstance(report, ExactReport)
     out: dict[str, Any] = {
         "model": report.model,
         "total": float(report.total),
@@ -111,7 +112,7 @@ def rtp_json(report: Any, *, exact_fractions: bool = False) -> dict[str, Any]:
     return out
 
 
-def full_cycle_check(model: Any, report: Any) -> dict[str, Any]:
+def full_cycle_check(model: MathModel, report: ExactReport) -> dict[str, Any]:
     """Enumerate the full cycle, compare it with ``report`` and refine its standard deviation."""
     from starfever.math.exact import star_wild_cases
     from starfever.math.fullcycle import full_cycle

@@ -6,6 +6,7 @@ money boundary) so a client can show them as they are.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,7 +59,9 @@ def play_hold_and_cash(
     events: list[Event],
 ) -> HoldAndCashOutcome:
     """Play the feature from the triggering coins; append its events; return the outcome."""
-    cents = lambda multiple: money.feature_win(multiple, line_bet)  # noqa: E731
+    def cents(multiple: int) -> Cents:
+        return money.feature_win(multiple, line_bet)
+
     held: dict[Cell, tuple[str, int]] = {}
     for cell in sorted(coins):
         value = CASH_VALUES[weighted_index(source, weights.coin_values)]
@@ -118,7 +121,7 @@ def play_hold_and_cash(
                               majors=kinds.count(MAJOR), mega=mega, respins=played)
 
 
-def _cell_json(cell: Cell, kind: str, value: int, cents: Any) -> Event:
+def _cell_json(cell: Cell, kind: str, value: int, cents: Callable[[int], Cents]) -> Event:
     out: Event = {"reel": cell[0], "row": cell[1], "kind": kind}
     if kind == CASH:
         out["value"] = int(cents(value))
