@@ -109,6 +109,14 @@ class Game:
         text: str = self.page.inner_text(selector)
         return text.strip()
 
+    def wait_text(self, selector: str, needle: str, timeout: float = 15_000) -> str:
+        """Wait until the element's text contains ``needle`` (case-insensitive): for messages
+        that arrive with a server response."""
+        self.page.wait_for_function(
+            "([sel, needle]) => (document.querySelector(sel)?.textContent || '')"
+            ".toLowerCase().includes(needle)", arg=[selector, needle.lower()], timeout=timeout)
+        return self.text(selector)
+
     def log(self) -> list[dict[str, Any]]:
         log: list[dict[str, Any]] = self.page.evaluate("window.starfever.log")
         return log

@@ -37,7 +37,7 @@ def test_sign_up_deposit_and_spin_until_a_win(game: Game) -> None:
     page.fill("#auth-username", "newcomer")
     page.fill("#auth-password", "short")
     page.click("#auth-submit")
-    assert "password" in game.text("#auth-error").lower()  # the server's refusal, readable
+    game.wait_text("#auth-error", "password")  # the server's refusal, readable
     page.fill("#auth-password", "player-password-1")
     page.click("#auth-submit")
     page.wait_for_selector("#game:not([hidden])")
@@ -292,7 +292,7 @@ def test_deposit_limit_and_self_exclusion(game: Game) -> None:
     assert game.text('[data-testid="limit-now"]') == "€50.00"
     page.fill("#limit-input", "abc")
     page.click("#limit-form button[type=submit]")
-    assert "amount" in game.text("#limit-msg")
+    game.wait_text("#limit-msg", "amount")
     # the server refuses a deposit over the new limit
     refused = game.server.client.post(
         f"/players/{name}/deposits", json={"amount": 10_000},
