@@ -6,18 +6,14 @@ anything it should not."""
 
 from __future__ import annotations
 
-import os
 import secrets
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
-import pytest
 from sqlalchemy import text
 
-from tests.server.conftest import Databases, Server, free_port, start_server, unique
+from tests.server.conftest import Databases, Server, start_server, unique
 
 INJECTIONS = ["x' OR '1'='1", "'; DROP TABLE accounts; --", "<script>alert(1)</script>",
               "\" onmouseover=\"alert(1)", "${jndi:ldap://x/a}", "../../etc/passwd", "%00",
@@ -140,23 +136,8 @@ def test_replayed_and_forged_tokens_are_refused(server: Server) -> None:
 class TwoWorkerServer(Server):
     """``starfever serve --workers 2``: consecutive connections land on either process."""
 
-    def start(self) -> TwoWorkerServer:
-        self.port = free_port()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("STARFEVER_")}
-        env.update(self.env)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "starfever.cli", "serve", "--port", str(self.port),
-             "--workers", "2", "--database-url", self.database_url, "--log-level", "warning"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                if self.http.get(f"{self.base}/health").status_code == 200:
-                    return self
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError("server did not start")
+    extra_args = ("--workers", "2")
+    start_timeout = 90.0
 
 
 def test_brute_force_login_is_rate_limited_across_workers(
@@ -186,11 +167,5 @@ def test_brute_force_login_is_rate_limited_across_workers(
         assert attempt(name, "password-1").status_code == 201
     finally:
         srv.stop()
-        if hasattr(srv, "_engine"):
-            srv.engine().dispose()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_kind(request: pytest.FixtureRequest) -> str:
-    """A database kind, for tests that start their own server."""
-    return str(request.param)

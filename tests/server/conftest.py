@@ -148,6 +148,8 @@ class Server:
                 self.process.kill()
                 self.process.wait()
         self.process = None
+        if hasattr(self, "_engine"):
+            self._engine.dispose()
 
     # --- API helpers -------------------------------------------------------------------
     def call(self, method: str, path: str, token: str | None = None,
@@ -238,8 +240,6 @@ def server(request: pytest.FixtureRequest, databases: Databases,
                        {"STARFEVER_REALITY_CHECK_SECONDS": "2"})
     yield srv
     srv.stop()
-    if hasattr(srv, "_engine"):
-        srv.engine().dispose()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
