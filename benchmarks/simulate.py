@@ -25,7 +25,7 @@ from numba import njit
 
 from starfever.engine.model import load_model
 from starfever.sim import simulate
-from starfever.sim.rng import StreamState, chunk_states, spin_stops_local
+from starfever.sim.rng import StreamState, chunk_states, spin_radix, spin_stops_local
 from starfever.sim.runner import default_workers, play_chunk
 from starfever.sim.tables import kernel_tables
 
@@ -36,10 +36,10 @@ def ceiling_loop(lengths: npt.NDArray[np.int64], threshold: int,
                  state: StreamState, spins: int) -> int:
     """The 5 stops of a spin (one draw, as the kernel) and one line-pay lookup (middle row)."""
     total = 0
+    radix = spin_radix(lengths, threshold)
     x0, x1, x2, x3 = state[0], state[1], state[2], state[3]
     for _ in range(spins):
-        (s0, s1, s2, s3, s4), (x0, x1, x2, x3) = spin_stops_local(x0, x1, x2, x3, lengths,
-                                                                  threshold)
+        (s0, s1, s2, s3, s4), (x0, x1, x2, x3) = spin_stops_local(x0, x1, x2, x3, radix)
         total += line_pay[windows[0, s0, 1], windows[1, s1, 1], windows[2, s2, 1],
                           windows[3, s3, 1], windows[4, s4, 1]]
     state[0], state[1], state[2], state[3] = x0, x1, x2, x3

@@ -31,7 +31,14 @@ from starfever.engine.symbols import (
     ROWS,
     STAR_WILD_COINS,
 )
-from starfever.sim.rng import StreamState, below, below_local, spin_stops, spin_stops_local
+from starfever.sim.rng import (
+    StreamState,
+    below,
+    below_local,
+    spin_radix,
+    spin_stops,
+    spin_stops_local,
+)
 from starfever.sim.tables import (
     COIN_INDEX,
     COINS_COLUMN,
@@ -75,8 +82,9 @@ LINE_BETS_PER_TOTAL_BET = LINE_COUNT
 MAX_ROUND_WIN = (1 << 31) - 1
 """Largest round win (line bets) whose square the int64 sums hold; beyond it the kernel stops."""
 _SQUARE_CARRY = 1 << 62
-_SMALL_WINS = 2048
-"""Wins below this many line bets are binned by a lookup table, not a search."""
+_TALLY = 2048
+"""Base-spin line pays below this many line bets are tallied by the hot loop (all of them, for
+the shipped models); larger ones are counted one by one."""
 trailing_zeros = cast(Any, _trailing_zeros)
 """LLVM's count-trailing-zeros (one ``tzcnt``), as numba exposes it."""
 _ONE = np.uint64(1)
@@ -87,6 +95,10 @@ _LANE_2 = np.uint64(JACKPOT_SHIFT)
 _LANE_MASK = np.uint64(LANE_MASK)
 _BELOW_JACKPOT = np.uint64((1 << JACKPOT_SHIFT) - 1)
 _SENTINEL = np.uint64(1 << SENTINEL_LINE)
+_ZERO, _TWO, _THREE, _FOUR = np.uint64(0), np.uint64(2), np.uint64(3), np.uint64(4)
+_MASK_WORDS = np.uint64(MASK_WORDS)
+_COLUMNS = np.uint64(HOT_COLUMNS)
+_COINS = np.uint64(COINS_COLUMN)
 
 # Layout of a chunk's int64 sums. Each *_SQ is followed by its carry (count of 2**62).
 SPINS = 0
@@ -133,7 +145,7 @@ KernelArgs = tuple[npt.NDArray[Any], ...]
 SCRATCH = 85
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _star_wild(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
                state: StreamState) -> tuple[int, int]:
     """The respin after exactly 4 coins at the base stops ``scratch[_S_STOPS:]``:
@@ -184,7 +196,7 @@ def _star_wild(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
     return pay, jackpots
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _hold_and_cash(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
                    state: StreamState) -> tuple[int, int, int, int, int]:
     """The feature after 5+ coins at the base stops ``scratch[_S_STOPS:]``: (payout in total
@@ -281,46 +293,47 @@ def _index(weights: npt.NDArray[np.int64], first: int, count: int, draw: int) ->
 
 
 @njit(cache=True, inline="always")
-def _base_spin(t: KernelArgs, s0: int, s1: int, s2: int, s3: int,
-               s4: int) -> tuple[int, int, int]:
+def _base_spin(t: KernelArgs, stride: np.uint64, s0: np.uint64, s1: np.uint64, s2: np.uint64,
+               s3: np.uint64, s4: np.uint64) -> tuple[int, np.uint64, int]:
     """The paid spin at these stops: (line pay in line bets, €€€ line mask, coins). The hot path.
 
     The line masks of reels 0-2 say in 9 loads which lines are still alive after reel 2 (and
     which are €€€ lines); only those read the prefix and finish tables. Flat unsigned tables
-    with constant row lengths keep the loop's working set in registers."""
-    codes, masks = t[T_HOT_CODES], t[T_HOT_MASKS]
-    rows, finish, stride = t[T_HOT_ROWS], t[T_HOT_FINISH], t[T_HOT_STRIDE][0]
-    m0 = s0 * MASK_WORDS
-    m1 = (stride + s1) * MASK_WORDS
-    m2 = (2 * stride + s2) * MASK_WORDS
+    with constant row lengths, read at unsigned offsets (no wraparound code for negative
+    indices), keep the loop's working set in registers. ``stride`` is ``t[T_HOT_STRIDE][0]``,
+    read once by the caller."""
+    codes, masks, rows, finish = t[T_HOT_CODES], t[T_HOT_MASKS], t[T_HOT_ROWS], t[T_HOT_FINISH]
+    m0 = s0 * _MASK_WORDS
+    m1 = (stride + s1) * _MASK_WORDS
+    m2 = (_TWO * stride + s2) * _MASK_WORDS
     w0 = masks[m0] & masks[m1] & masks[m2]
-    w1 = masks[m0 + 1] & masks[m1 + 1] & masks[m2 + 1]
-    w2 = masks[m0 + 2] & masks[m1 + 2] & masks[m2 + 2]
+    w1 = masks[m0 + _ONE] & masks[m1 + _ONE] & masks[m2 + _ONE]
+    w2 = masks[m0 + _TWO] & masks[m1 + _TWO] & masks[m2 + _TWO]
     lanes = w0 | w1 | (w2 & _BELOW_JACKPOT)
     alive = (lanes | (lanes >> _LANE_1) | (lanes >> _LANE_2)) & _LANE_MASK
     jackpot_mask = w2 >> _LANE_2
-    c0 = s0 * HOT_COLUMNS
-    c1 = (stride + s1) * HOT_COLUMNS
-    c2 = (2 * stride + s2) * HOT_COLUMNS
-    c3 = (3 * stride + s3) * HOT_COLUMNS
-    c4 = (4 * stride + s4) * HOT_COLUMNS
+    c0 = s0 * _COLUMNS
+    c1 = (stride + s1) * _COLUMNS
+    c2 = (_TWO * stride + s2) * _COLUMNS
+    c3 = (_THREE * stride + s3) * _COLUMNS
+    c4 = (_FOUR * stride + s4) * _COLUMNS
     # the first alive line, or the sentinel (which pays 0): no branch on "any line alive?"
-    line = trailing_zeros(alive | _SENTINEL)
-    row = rows[codes[c0 + line] + codes[c1 + line] + codes[c2 + line]]
+    line = np.uint64(trailing_zeros(alive | _SENTINEL))
+    row = np.uint64(rows[np.uint64(codes[c0 + line]) + codes[c1 + line] + codes[c2 + line]])
     pay = np.int64(finish[row + codes[c3 + line] + codes[c4 + line]])
     alive &= alive - _ONE
     while alive:  # a second alive line: about one spin in nine
-        line = trailing_zeros(alive)
+        line = np.uint64(trailing_zeros(alive))
         alive &= alive - _ONE
-        row = rows[codes[c0 + line] + codes[c1 + line] + codes[c2 + line]]
+        row = np.uint64(rows[np.uint64(codes[c0 + line]) + codes[c1 + line] + codes[c2 + line]])
         pay += finish[row + codes[c3 + line] + codes[c4 + line]]
-    n_coins = (codes[c0 + COINS_COLUMN] + codes[c1 + COINS_COLUMN] + codes[c2 + COINS_COLUMN]
-               + codes[c3 + COINS_COLUMN] + codes[c4 + COINS_COLUMN])
-    return pay, int(jackpot_mask), n_coins  # type: ignore[return-value]
+    n_coins = (np.int64(codes[c0 + _COINS]) + codes[c1 + _COINS] + codes[c2 + _COINS]
+               + codes[c3 + _COINS] + codes[c4 + _COINS])
+    return pay, jackpot_mask, n_coins  # type: ignore[return-value]
 
 
 @njit(cache=True, inline="always")
-def _bit_count(x: int) -> int:
+def _bit_count(x: int | np.uint64) -> int:
     bits = np.uint64(x)
     n = 0
     while bits:
@@ -329,7 +342,7 @@ def _bit_count(x: int) -> int:
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_square(sums: npt.NDArray[np.int64], at: int, x: int) -> None:
     sums[at] += x * x
     if sums[at] >= _SQUARE_CARRY:
@@ -337,7 +350,7 @@ def _add_square(sums: npt.NDArray[np.int64], at: int, x: int) -> None:
         sums[at + 1] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _bin(edges: npt.NDArray[np.float64], x: float) -> int:
     """Histogram bin of a positive amount: 1 + the number of edges at or below it."""
     lo, hi = 0, edges.shape[0]
@@ -350,7 +363,7 @@ def _bin(edges: npt.NDArray[np.float64], x: float) -> int:
     return lo + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _fold_square(sums: npt.NDArray[np.int64], at: int, squares: int, carries: int) -> None:
     """Add a local sum of squares (below 2**62) and its carries to ``sums[at]``."""
     sums[at] += squares
@@ -358,6 +371,50 @@ def _fold_square(sums: npt.NDArray[np.int64], at: int, squares: int, carries: in
     if sums[at] >= _SQUARE_CARRY:
         sums[at] -= _SQUARE_CARRY
         sums[at + 1] += 1
+
+
+@njit(cache=True, inline="always")
+def _record(sums: npt.NDArray[np.int64], win_hist: npt.NDArray[np.int64],
+            edges: npt.NDArray[np.float64], pay: int, win: int, hit: bool) -> None:
+    """Count one round that the hot loop's tally of base pays does not: its line pay ``pay``,
+    its game win ``win`` (both in line bets) and whether it is a hit."""
+    if win > MAX_ROUND_WIN:
+        raise OverflowError("a round win exceeds the simulator's range")
+    sums[LINES_SUM] += pay
+    _add_square(sums, LINES_SQ, pay)
+    sums[GAME_SUM] += win
+    _add_square(sums, GAME_SQ, win)
+    sums[HITS] += hit
+    sums[WINNING_ROUNDS] += win > 0
+    sums[MAX_WIN] = max(sums[MAX_WIN], win)
+    win_hist[_bin(edges, win / LINE_BETS_PER_TOTAL_BET) if win > 0 else 0] += 1
+
+
+@njit(cache=True)
+def _fold_tally(tally: npt.NDArray[np.int64], sums: npt.NDArray[np.int64],
+                win_hist: npt.NDArray[np.int64], edges: npt.NDArray[np.float64]) -> None:
+    """Add the hot loop's tally (``tally[p]`` rounds whose whole win was a line pay of ``p``
+    line bets) to the line and game sums and the win histogram."""
+    for pay in range(tally.shape[0]):
+        n = tally[pay]
+        if n == 0:
+            continue
+        sums[LINES_SUM] += pay * n
+        sums[GAME_SUM] += pay * n
+        square = pay * pay
+        for at in (LINES_SQ, GAME_SQ):  # n * pay**2 in pieces below 2**62
+            left = n
+            while left > 0:
+                part = min(left, _SQUARE_CARRY // (square + 1))
+                _fold_square(sums, at, part * square, 0)
+                left -= part
+        if pay > 0:
+            sums[HITS] += n
+            sums[WINNING_ROUNDS] += n
+            sums[MAX_WIN] = max(sums[MAX_WIN], pay)
+            win_hist[_bin(edges, pay / LINE_BETS_PER_TOTAL_BET)] += n
+        else:
+            win_hist[0] += n
 
 
 @njit(cache=True, nogil=True)
@@ -371,95 +428,81 @@ def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[n
     bins Hold & Cash payouts the same way. ``jackpots_at[i] = (spin, lines)`` records the i-th
     round with €€€ lines (its index in the chunk and how many lines), for as many rounds as it
     has rows; ``sums[JACKPOT_ROUNDS]`` says how many there were.
+
+    The hot loop only tallies the rounds that are a base spin and nothing else by their line
+    pay (``tally[pay] += 1``); sums, squares, hits and bins come from the tally at the end, in
+    integers, so they are exactly what counting each round would give. Rounds with a feature,
+    €€€ lines or a line pay beyond the tally are counted one by one (:func:`_record`).
     """
-    lengths, threshold = t[T_BASE_LENGTHS], t[T_SPIN_THRESHOLD][0]
+    radix = spin_radix(t[T_BASE_LENGTHS], t[T_SPIN_THRESHOLD][0])
+    stride = np.uint64(t[T_HOT_STRIDE][0])
     feature = t[T_FEATURE]
     scratch = np.zeros(SCRATCH, dtype=np.int64)
-    small_bins = np.zeros(_SMALL_WINS, dtype=np.int64)  # bins of the common small wins
-    for win in range(1, _SMALL_WINS):
-        small_bins[win] = _bin(edges, win / LINE_BETS_PER_TOTAL_BET)
-    # hot counters live in registers; features update ``sums`` directly
-    lines_sum = lines_sq = lines_carry = 0
-    game_sum = game_sq = game_carry = 0
-    hits = winning = max_win = 0
+    tally = np.zeros(_TALLY, dtype=np.int64)
     x0, x1, x2, x3 = state[0], state[1], state[2], state[3]  # the generator, in registers
     for spin in range(spins):
-        (s0, s1, s2, s3, s4), (x0, x1, x2, x3) = spin_stops_local(x0, x1, x2, x3, lengths,
-                                                                  threshold)
-        pay, jackpot_mask, n_coins = _base_spin(t, s0, s1, s2, s3, s4)
-        win = pay
-        if n_coins >= STAR_WILD_COINS or jackpot_mask != 0:  # off the hot path
-            state[0], state[1], state[2], state[3] = x0, x1, x2, x3
-            scratch[0], scratch[1], scratch[2], scratch[3], scratch[4] = s0, s1, s2, s3, s4
-            jackpots = _bit_count(jackpot_mask)
-            respin_jackpots = 0
-            if n_coins >= HOLD_AND_CASH_COINS:
-                multiple, minors, majors, mega, played = _hold_and_cash(
-                    feature, scratch, state)
-                if multiple > MAX_ROUND_WIN // LINE_BETS_PER_TOTAL_BET:
-                    raise OverflowError("a Hold & Cash payout exceeds the simulator's range")
-                hold = multiple * LINE_BETS_PER_TOTAL_BET
-                win += hold
-                sums[HOLDS] += 1
-                sums[HOLDS_BY_COINS + n_coins] += 1
-                sums[LINES_BY_COINS + n_coins] += pay
-                sums[MEGAS] += mega
-                sums[MINORS] += minors
-                sums[MAJORS] += majors
-                sums[HOLD_RESPINS] += played
-                sums[HOLD_SUM] += hold
-                _add_square(sums, HOLD_SQ, hold)
-                hold_hist[_bin(edges, float(multiple))] += 1
-            elif n_coins == STAR_WILD_COINS:
-                star, respin_jackpots = _star_wild(feature, scratch, state)
-                win += star
-                sums[STAR_WILDS] += 1
-                sums[RESPIN_JACKPOT_LINES] += respin_jackpots
-                if star > 0:
-                    sums[STAR_WILD_SUM] += star
-                    sums[LINES_X_STAR_WILD] += pay * star
-                    _add_square(sums, STAR_WILD_SQ, star)
-            if jackpots > 0:
-                sums[JACKPOT_SPINS] += 1
-                sums[JACKPOT_LINES] += jackpots
-            if jackpots + respin_jackpots > 0:
-                at = sums[JACKPOT_ROUNDS]
-                if at < jackpots_at.shape[0]:
-                    jackpots_at[at, 0] = spin
-                    jackpots_at[at, 1] = jackpots + respin_jackpots
-                sums[JACKPOT_ROUNDS] += 1
-            if win > MAX_ROUND_WIN:
-                raise OverflowError("a round win exceeds the simulator's range")
-            hits += 1
-            x0, x1, x2, x3 = state[0], state[1], state[2], state[3]
-        else:
-            hits += pay > 0
-        # the rest without branches: a third of the spins win, in no predictable pattern
-        lines_sum += pay
-        lines_sq += pay * pay
-        if lines_sq >= _SQUARE_CARRY:
-            lines_sq -= _SQUARE_CARRY
-            lines_carry += 1
-        winning += win > 0
-        game_sum += win
-        game_sq += win * win
-        if game_sq >= _SQUARE_CARRY:
-            game_sq -= _SQUARE_CARRY
-            game_carry += 1
-        max_win = max(max_win, win)
-        if win < _SMALL_WINS:  # not taken once in 10^5 spins
-            win_hist[small_bins[win]] += 1
-        else:
-            win_hist[_bin(edges, win / LINE_BETS_PER_TOTAL_BET)] += 1
+        (s0, s1, s2, s3, s4), (x0, x1, x2, x3) = spin_stops_local(x0, x1, x2, x3, radix)
+        pay, jackpot_mask, n_coins = _base_spin(t, stride, s0, s1, s2, s3, s4)
+        if n_coins < STAR_WILD_COINS and jackpot_mask == _ZERO and pay < _TALLY:
+            tally[np.uint64(pay)] += 1  # the hot path: 97 % of the rounds
+            continue
+        state[0], state[1], state[2], state[3] = x0, x1, x2, x3
+        scratch[0], scratch[1], scratch[2], scratch[3], scratch[4] = s0, s1, s2, s3, s4
+        _feature_round(feature, scratch, state, spin, pay, int(jackpot_mask), n_coins, sums,
+                       win_hist, hold_hist, edges, jackpots_at)
+        x0, x1, x2, x3 = state[0], state[1], state[2], state[3]
     state[0], state[1], state[2], state[3] = x0, x1, x2, x3
     sums[SPINS] += spins
-    sums[HITS] += hits
-    sums[WINNING_ROUNDS] += winning
-    sums[LINES_SUM] += lines_sum
-    _fold_square(sums, LINES_SQ, lines_sq, lines_carry)
-    sums[GAME_SUM] += game_sum
-    _fold_square(sums, GAME_SQ, game_sq, game_carry)
-    sums[MAX_WIN] = max(sums[MAX_WIN], max_win)
+    _fold_tally(tally, sums, win_hist, edges)
+
+
+@njit(cache=True, inline="always")
+def _feature_round(feature: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
+                   state: StreamState, spin: int, pay: int, jackpot_mask: int, n_coins: int,
+                   sums: npt.NDArray[np.int64], win_hist: npt.NDArray[np.int64],
+                   hold_hist: npt.NDArray[np.int64], edges: npt.NDArray[np.float64],
+                   jackpots_at: npt.NDArray[np.int64]) -> None:
+    """The rest of a round the hot loop does not tally (stops in ``scratch[:5]``, its line pay,
+    €€€ line mask and coins): the feature it triggers, then the round's counts."""
+    win = pay
+    jackpots = _bit_count(jackpot_mask)
+    respin_jackpots = 0
+    if n_coins >= HOLD_AND_CASH_COINS:
+        multiple, minors, majors, mega, played = _hold_and_cash(feature, scratch, state)
+        if multiple > MAX_ROUND_WIN // LINE_BETS_PER_TOTAL_BET:
+            raise OverflowError("a Hold & Cash payout exceeds the simulator's range")
+        hold = multiple * LINE_BETS_PER_TOTAL_BET
+        win += hold
+        sums[HOLDS] += 1
+        sums[HOLDS_BY_COINS + n_coins] += 1
+        sums[LINES_BY_COINS + n_coins] += pay
+        sums[MEGAS] += mega
+        sums[MINORS] += minors
+        sums[MAJORS] += majors
+        sums[HOLD_RESPINS] += played
+        sums[HOLD_SUM] += hold
+        _add_square(sums, HOLD_SQ, hold)
+        hold_hist[_bin(edges, float(multiple))] += 1
+    elif n_coins == STAR_WILD_COINS:
+        star, respin_jackpots = _star_wild(feature, scratch, state)
+        win += star
+        sums[STAR_WILDS] += 1
+        sums[RESPIN_JACKPOT_LINES] += respin_jackpots
+        if star > 0:
+            sums[STAR_WILD_SUM] += star
+            sums[LINES_X_STAR_WILD] += pay * star
+            _add_square(sums, STAR_WILD_SQ, star)
+    if jackpots > 0:
+        sums[JACKPOT_SPINS] += 1
+        sums[JACKPOT_LINES] += jackpots
+    if jackpots + respin_jackpots > 0:
+        at = sums[JACKPOT_ROUNDS]
+        if at < jackpots_at.shape[0]:
+            jackpots_at[at, 0] = spin
+            jackpots_at[at, 1] = jackpots + respin_jackpots
+        sums[JACKPOT_ROUNDS] += 1
+    hit = pay > 0 or n_coins >= STAR_WILD_COINS or jackpot_mask != 0
+    _record(sums, win_hist, edges, pay, win, hit)
 
 
 @njit(cache=True)
@@ -467,12 +510,13 @@ def play_rounds(t: KernelArgs, state: StreamState, rounds: int) -> npt.NDArray[n
     """Each round's outcome, one row per round, columns :data:`ROUND_FIELDS` (for tests that
     replay the same stream through the engine)."""
     lengths, threshold, feature = t[T_BASE_LENGTHS], t[T_SPIN_THRESHOLD][0], t[T_FEATURE]
+    stride = np.uint64(t[T_HOT_STRIDE][0])
     out = np.zeros((rounds, len(ROUND_FIELDS)), dtype=np.int64)
     scratch = np.zeros(SCRATCH, dtype=np.int64)
     for i in range(rounds):
         s0, s1, s2, s3, s4 = spin_stops(state, lengths, threshold)
         scratch[0], scratch[1], scratch[2], scratch[3], scratch[4] = s0, s1, s2, s3, s4
-        pay, jackpot_mask, n_coins = _base_spin(t, s0, s1, s2, s3, s4)
+        pay, jackpot_mask, n_coins = _base_spin(t, stride, s0, s1, s2, s3, s4)
         out[i, 0], out[i, 1], out[i, 2] = pay, _bit_count(jackpot_mask), n_coins
         if n_coins == STAR_WILD_COINS:
             out[i, 3], out[i, 4] = _star_wild(feature, scratch, state)

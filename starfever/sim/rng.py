@@ -103,15 +103,28 @@ def below_local(s0: np.uint64, s1: np.uint64, s2: np.uint64, s3: np.uint64, n: i
     return np.int64(product >> _SHIFT_32), s0, s1, s2, s3  # type: ignore[return-value]
 
 
+Radix = tuple[np.uint64, np.uint64, np.uint64, np.uint64, np.uint64, np.uint64]
+"""The five strip lengths and the rejection threshold of :func:`spin_stops`, as unsigned scalars."""
+
+
 @njit(cache=True, inline="always")
-def spin_stops_local(s0: np.uint64, s1: np.uint64, s2: np.uint64, s3: np.uint64,
-                     lengths: npt.NDArray[np.int64], threshold: int
-                     ) -> tuple[tuple[int, int, int, int, int],
+def spin_radix(lengths: npt.NDArray[np.int64], threshold: int) -> Radix:
+    """:data:`Radix` from the lengths array, read once before a hot loop: read inside it, every
+    store to an int64 array in the loop would make the compiler load them again (it cannot
+    tell the arrays apart)."""
+    return (np.uint64(lengths[0]), np.uint64(lengths[1]), np.uint64(lengths[2]),
+            np.uint64(lengths[3]), np.uint64(lengths[4]), np.uint64(threshold))
+
+
+@njit(cache=True, inline="always")
+def spin_stops_local(s0: np.uint64, s1: np.uint64, s2: np.uint64, s3: np.uint64, radix: Radix
+                     ) -> tuple[tuple[np.uint64, np.uint64, np.uint64, np.uint64, np.uint64],
                                 tuple[np.uint64, np.uint64, np.uint64, np.uint64]]:
-    """:func:`spin_stops` on a state held in locals: (stops, new state words)."""
-    n0, n1, n2 = np.uint64(lengths[0]), np.uint64(lengths[1]), np.uint64(lengths[2])
-    n3, n4 = np.uint64(lengths[3]), np.uint64(lengths[4])
-    limit = np.uint64(threshold)
+    """:func:`spin_stops` on a state held in locals: (stops, new state words).
+
+    The stops stay unsigned: tables indexed by unsigned integers compile without numba's
+    negative-index wraparound, which costs two instructions and a register per load."""
+    n0, n1, n2, n3, n4, limit = radix
     while True:
         out, s0, s1, s2, s3 = next_local(s0, s1, s2, s3)
         r = out >> _SHIFT_32
@@ -125,14 +138,12 @@ def spin_stops_local(s0: np.uint64, s1: np.uint64, s2: np.uint64, s3: np.uint64,
         h3, low = m >> _SHIFT_32, m & _U32_MASK
         m = low * n4
         if (m & _U32_MASK) >= limit:
-            return ((np.int64(h0), np.int64(h1), np.int64(h2),  # type: ignore[return-value]
-                     np.int64(h3), np.int64(m >> _SHIFT_32)),
-                    (s0, s1, s2, s3))
+            return (h0, h1, h2, h3, m >> _SHIFT_32), (s0, s1, s2, s3)
 
 
 @njit(cache=True, inline="always")
 def spin_stops(state: StreamState, lengths: npt.NDArray[np.int64],
-               threshold: int) -> tuple[int, int, int, int, int]:
+               threshold: int) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64, np.uint64]:
     """Five stops, uniform on ``[0, lengths[r])`` each, from one draw below their product.
 
     ``x = floor(r * N / 2**32)`` for the top 32 bits ``r`` of one output and ``N`` the product
@@ -141,7 +152,8 @@ def spin_stops(state: StreamState, lengths: npt.NDArray[np.int64],
     multiplication at a time: ``r * n0 = h0 * 2**32 + l0``, ``l0 * n1 = h1 * 2**32 + l1``, ...
     so ``x = (((h0 n1 + h1) n2 + h2) n3 + h3) n4 + h4`` and the last low word is ``r N mod 2**32``.
     """
-    stops, words = spin_stops_local(state[0], state[1], state[2], state[3], lengths, threshold)
+    stops, words = spin_stops_local(state[0], state[1], state[2], state[3],
+                                    spin_radix(lengths, threshold))
     state[0], state[1], state[2], state[3] = words
     return stops
 
@@ -162,7 +174,9 @@ def spin_threshold(lengths: tuple[int, ...] | npt.NDArray[np.int64]) -> int:
 def draw_spin(state: StreamState, lengths: npt.NDArray[np.int64],
               threshold: int) -> tuple[int, int, int, int, int]:
     """:func:`spin_stops` callable from Python (for :class:`KernelSource`)."""
-    return spin_stops(state, lengths, threshold)
+    s0, s1, s2, s3, s4 = spin_stops(state, lengths, threshold)
+    return (np.int64(s0), np.int64(s1), np.int64(s2),  # type: ignore[return-value]
+            np.int64(s3), np.int64(s4))
 
 
 @njit(cache=True, inline="always")
