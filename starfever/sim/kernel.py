@@ -374,47 +374,73 @@ def _fold_square(sums: npt.NDArray[np.int64], at: int, squares: int, carries: in
 
 
 @njit(cache=True, inline="always")
-def _record(sums: npt.NDArray[np.int64], win_hist: npt.NDArray[np.int64],
-            edges: npt.NDArray[np.float64], pay: int, win: int, hit: bool) -> None:
-    """Count one round that the hot loop's tally of base pays does not: its line pay ``pay``,
-    its game win ``win`` (both in line bets) and whether it is a hit."""
+def _tally_round(tally: npt.NDArray[np.int64], sums: npt.NDArray[np.int64],
+                 win_hist: npt.NDArray[np.int64], edges: npt.NDArray[np.float64], pay: int,
+                 win: int) -> None:
+    """Count one round off the hot path (always a hit): its line pay ``pay`` and game win ``win``
+    (line bets) go to the tally's second and third rows, or, beyond them, straight to the sums."""
     if win > MAX_ROUND_WIN:
         raise OverflowError("a round win exceeds the simulator's range")
-    sums[LINES_SUM] += pay
-    _add_square(sums, LINES_SQ, pay)
-    sums[GAME_SUM] += win
-    _add_square(sums, GAME_SQ, win)
-    sums[HITS] += hit
-    sums[WINNING_ROUNDS] += win > 0
-    sums[MAX_WIN] = max(sums[MAX_WIN], win)
-    win_hist[_bin(edges, win / LINE_BETS_PER_TOTAL_BET) if win > 0 else 0] += 1
+    sums[HITS] += 1
+    if pay < _TALLY:
+        tally[_TALLY + pay] += 1
+    else:
+        sums[LINES_SUM] += pay
+        _add_square(sums, LINES_SQ, pay)
+    if win < _TALLY:
+        tally[2 * _TALLY + win] += 1
+    else:
+        sums[GAME_SUM] += win
+        _add_square(sums, GAME_SQ, win)
+        sums[WINNING_ROUNDS] += 1
+        sums[MAX_WIN] = max(sums[MAX_WIN], win)
+        win_hist[_bin(edges, win / LINE_BETS_PER_TOTAL_BET)] += 1
+
+
+@njit(cache=True)
+def _fold_moments(counts: npt.NDArray[np.int64], sums: npt.NDArray[np.int64], at: int) -> None:
+    """Add ``counts[v]`` rounds of value ``v`` to the sum ``sums[at]`` and the squares at
+    ``at + 1`` (with their carry)."""
+    for value in range(counts.shape[0]):
+        n = counts[value]
+        if n == 0:
+            continue
+        sums[at] += value * n
+        square = value * value
+        while n > 0:  # n * value**2 in pieces below 2**62
+            part = min(n, _SQUARE_CARRY // (square + 1))
+            _fold_square(sums, at + 1, part * square, 0)
+            n -= part
+
+
+@njit(cache=True)
+def _fold_wins(counts: npt.NDArray[np.int64], sums: npt.NDArray[np.int64],
+               win_hist: npt.NDArray[np.int64], edges: npt.NDArray[np.float64]) -> None:
+    """Add ``counts[w]`` rounds of game win ``w`` to the winning rounds, the largest win and
+    the win histogram."""
+    win_hist[0] += counts[0]
+    for win in range(1, counts.shape[0]):
+        n = counts[win]
+        if n > 0:
+            sums[WINNING_ROUNDS] += n
+            sums[MAX_WIN] = max(sums[MAX_WIN], win)
+            win_hist[_bin(edges, win / LINE_BETS_PER_TOTAL_BET)] += n
 
 
 @njit(cache=True)
 def _fold_tally(tally: npt.NDArray[np.int64], sums: npt.NDArray[np.int64],
                 win_hist: npt.NDArray[np.int64], edges: npt.NDArray[np.float64]) -> None:
-    """Add the hot loop's tally (``tally[p]`` rounds whose whole win was a line pay of ``p``
-    line bets) to the line and game sums and the win histogram."""
-    for pay in range(tally.shape[0]):
-        n = tally[pay]
-        if n == 0:
-            continue
-        sums[LINES_SUM] += pay * n
-        sums[GAME_SUM] += pay * n
-        square = pay * pay
-        for at in (LINES_SQ, GAME_SQ):  # n * pay**2 in pieces below 2**62
-            left = n
-            while left > 0:
-                part = min(left, _SQUARE_CARRY // (square + 1))
-                _fold_square(sums, at, part * square, 0)
-                left -= part
-        if pay > 0:
-            sums[HITS] += n
-            sums[WINNING_ROUNDS] += n
-            sums[MAX_WIN] = max(sums[MAX_WIN], pay)
-            win_hist[_bin(edges, pay / LINE_BETS_PER_TOTAL_BET)] += n
-        else:
-            win_hist[0] += n
+    """Add a chunk's tally to the sums and the win histogram. Row 0 counts the rounds that were
+    a base spin and nothing else by their line pay (their game win), row 1 the other rounds by
+    line pay, row 2 the other rounds by game win."""
+    base = tally[:_TALLY]
+    _fold_moments(base, sums, LINES_SUM)
+    _fold_moments(tally[_TALLY:2 * _TALLY], sums, LINES_SUM)
+    _fold_moments(base, sums, GAME_SUM)
+    _fold_moments(tally[2 * _TALLY:], sums, GAME_SUM)
+    _fold_wins(base, sums, win_hist, edges)
+    _fold_wins(tally[2 * _TALLY:], sums, win_hist, edges)
+    sums[HITS] += base[1:].sum()
 
 
 @njit(cache=True, nogil=True)
@@ -430,15 +456,15 @@ def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[n
     has rows; ``sums[JACKPOT_ROUNDS]`` says how many there were.
 
     The hot loop only tallies the rounds that are a base spin and nothing else by their line
-    pay (``tally[pay] += 1``); sums, squares, hits and bins come from the tally at the end, in
-    integers, so they are exactly what counting each round would give. Rounds with a feature,
-    €€€ lines or a line pay beyond the tally are counted one by one (:func:`_record`).
+    pay (``tally[pay] += 1``), the other rounds by line pay and by game win; sums, squares,
+    hits and bins come from the tally at the end (:func:`_fold_tally`), in integers, so they
+    are exactly what counting each round would give.
     """
     radix = spin_radix(t[T_BASE_LENGTHS], t[T_SPIN_THRESHOLD][0])
     stride = np.uint64(t[T_HOT_STRIDE][0])
     feature = t[T_FEATURE]
     scratch = np.zeros(SCRATCH, dtype=np.int64)
-    tally = np.zeros(_TALLY, dtype=np.int64)
+    tally = np.zeros(3 * _TALLY, dtype=np.int64)
     x0, x1, x2, x3 = state[0], state[1], state[2], state[3]  # the generator, in registers
     for spin in range(spins):
         (s0, s1, s2, s3, s4), (x0, x1, x2, x3) = spin_stops_local(x0, x1, x2, x3, radix)
@@ -448,8 +474,8 @@ def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[n
             continue
         state[0], state[1], state[2], state[3] = x0, x1, x2, x3
         scratch[0], scratch[1], scratch[2], scratch[3], scratch[4] = s0, s1, s2, s3, s4
-        _feature_round(feature, scratch, state, spin, pay, int(jackpot_mask), n_coins, sums,
-                       win_hist, hold_hist, edges, jackpots_at)
+        _feature_round(feature, scratch, state, spin, pay, int(jackpot_mask), n_coins, tally,
+                       sums, win_hist, hold_hist, edges, jackpots_at)
         x0, x1, x2, x3 = state[0], state[1], state[2], state[3]
     state[0], state[1], state[2], state[3] = x0, x1, x2, x3
     sums[SPINS] += spins
@@ -459,11 +485,12 @@ def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[n
 @njit(cache=True, inline="always")
 def _feature_round(feature: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
                    state: StreamState, spin: int, pay: int, jackpot_mask: int, n_coins: int,
-                   sums: npt.NDArray[np.int64], win_hist: npt.NDArray[np.int64],
-                   hold_hist: npt.NDArray[np.int64], edges: npt.NDArray[np.float64],
-                   jackpots_at: npt.NDArray[np.int64]) -> None:
-    """The rest of a round the hot loop does not tally (stops in ``scratch[:5]``, its line pay,
-    €€€ line mask and coins): the feature it triggers, then the round's counts."""
+                   tally: npt.NDArray[np.int64], sums: npt.NDArray[np.int64],
+                   win_hist: npt.NDArray[np.int64], hold_hist: npt.NDArray[np.int64],
+                   edges: npt.NDArray[np.float64], jackpots_at: npt.NDArray[np.int64]) -> None:
+    """The rest of a round off the hot path (stops in ``scratch[:5]``, its line pay, €€€ line
+    mask and coins: a feature, €€€ lines or a line pay beyond the tally, so always a hit): the
+    feature it triggers, then the round's counts."""
     win = pay
     jackpots = _bit_count(jackpot_mask)
     respin_jackpots = 0
@@ -501,8 +528,7 @@ def _feature_round(feature: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64
             jackpots_at[at, 0] = spin
             jackpots_at[at, 1] = jackpots + respin_jackpots
         sums[JACKPOT_ROUNDS] += 1
-    hit = pay > 0 or n_coins >= STAR_WILD_COINS or jackpot_mask != 0
-    _record(sums, win_hist, edges, pay, win, hit)
+    _tally_round(tally, sums, win_hist, edges, pay, win)
 
 
 @njit(cache=True)
