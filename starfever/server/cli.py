@@ -8,7 +8,6 @@ import re
 import sys
 from typing import Any
 
-from starfever.server.schemas import USERNAME_PATTERN
 from starfever.server.settings import DEFAULT_DATABASE_URL, ENV_NAMES, get_settings
 
 
@@ -82,6 +81,7 @@ def create_operator(args: argparse.Namespace) -> int:
     """Create an operator account; the password is the first line of stdin."""
     from starfever.server.db import Database, migrate
     from starfever.server.models import OPERATOR
+    from starfever.server.schemas import USERNAME_PATTERN
     from starfever.server.services import auth
     from starfever.server.services.errors import ServiceError
     from starfever.server.services.wallet import LedgerWallet

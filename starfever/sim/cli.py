@@ -74,13 +74,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     bets = list(BET_CLASSES) if args.line_bet.strip().lower() == "all" else [
         check_line_bet(_bet(args.line_bet))]  # type: ignore[arg-type]
     model = load_model(args.model)
-    exact = _ExactInBackground(model)  # meanwhile: the CPU is idle while workers start
+    exact = _ExactInBackground(model)  # started once the simulation's workers exist
     progress = not args.json and sys.stderr.isatty()
     docs = []
     results = []
     for i, bet in enumerate(bets):
         result = simulate(model, spins, seed + i, workers, progress=progress,
-                          cluster=args.cluster)
+                          cluster=args.cluster, on_start=exact.start)
         results.append(result)
         docs.append(result_json(result, exact.figures(), bet, model,
                                 variance_reduction=args.variance_reduction,
@@ -116,7 +116,11 @@ class _ExactInBackground:
         self._report: Any = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, args=(model,), daemon=True)
-        self._thread.start()
+
+    def start(self) -> None:
+        """Start the thread (once): after the simulation has started its worker processes."""
+        if self._thread.ident is None:
+            self._thread.start()
 
     def _run(self, model: MathModel) -> None:
         from starfever.math.exact import compute
@@ -127,6 +131,7 @@ class _ExactInBackground:
             self._error = error
 
     def report(self) -> Any:
+        self.start()
         self._thread.join()
         if self._error is not None:
             raise self._error

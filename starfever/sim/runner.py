@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -147,13 +148,16 @@ def batches(spins: int, seed: int, parallel: int) -> list[Batch]:
 
 
 def simulate(model: MathModel, spins: int, seed: int, workers: int | None = None,
-             progress: bool = False, *, cluster: str | Any | None = None) -> SimulationResult:
+             progress: bool = False, *, cluster: str | Any | None = None,
+             on_start: Callable[[], None] | None = None) -> SimulationResult:
     """Play ``spins`` rounds of ``model`` from ``seed`` on ``workers`` processes (default: all
     cores, or this process alone for a short run; 1 plays in this process; never more processes
     than chunks) and return the merged result.
 
     ``cluster``: the address of a running Dask scheduler (``tcp://host:8786``) or a
     ``distributed.Client``; the chunks then play on its workers and ``workers`` is ignored.
+    ``on_start`` is called once the worker processes exist (the moment to start threads of
+    one's own: see :func:`_pool_context`).
 
     The result depends only on (model, seed, spins): not on ``workers`` nor on the cluster.
     ``progress`` shows a tqdm bar on stderr. Raises ``ValueError`` on bad arguments.
@@ -165,37 +169,50 @@ def simulate(model: MathModel, spins: int, seed: int, workers: int | None = None
     workers = min(workers, chunks)
     tables = kernel_tables(model).as_tuple()
     outcomes: list[ChunkOutcome] = []
-    with tqdm(total=spins, unit="spin", unit_scale=True, disable=not progress,
-              desc="simulate", leave=False) as bar:
-        def done(found: list[ChunkOutcome]) -> None:
-            outcomes.extend(found)
-            bar.update(sum(int(o.sums[kernel.SPINS]) for o in found))
+    pool = None
+    if cluster is None:
+        _warm_up(tables)
+        if workers > 1:
+            pool = ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(),
+                                       initializer=_init_worker, initargs=(tables,))
+            pool.submit(int)  # starts the workers now (forked: all at once), before any thread
+    if on_start is not None:
+        on_start()
+    try:
+        with tqdm(total=spins, unit="spin", unit_scale=True, disable=not progress,
+                  desc="simulate", leave=False) as bar:
+            def done(found: list[ChunkOutcome]) -> None:
+                outcomes.extend(found)
+                bar.update(sum(int(o.sums[kernel.SPINS]) for o in found))
 
-        if cluster is not None:
             started = time.perf_counter()
-            workers = _run_on_cluster(cluster, tables, spins, seed, done)
-        else:
-            _warm_up(tables)
-            started = time.perf_counter()
-            work = batches(spins, seed, workers)
-            if workers == 1:
-                for batch in work:
+            if cluster is not None:
+                workers = _run_on_cluster(cluster, tables, spins, seed, done)
+            elif pool is None:
+                for batch in batches(spins, seed, workers):
                     done(play_batch(tables, batch))
             else:
-                context = multiprocessing.get_context("spawn")
-                pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                           initializer=_init_worker, initargs=(tables,))
-                try:
-                    submitted = [(pool.submit(_worker_batch, batch), batch) for batch in work]
-                    pending = _play_while_workers_start(tables, submitted, done)
-                    while pending:
-                        finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                        for future in finished:
-                            done(future.result())
-                finally:
-                    pool.shutdown(wait=True, cancel_futures=True)
+                submitted = [(pool.submit(_worker_batch, batch), batch)
+                             for batch in batches(spins, seed, workers)]
+                pending = _play_while_workers_start(tables, submitted, done)
+                while pending:
+                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        done(future.result())
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
     elapsed = time.perf_counter() - started
     return _merge(model, seed, spins, workers, outcomes, elapsed, _cluster_name(cluster))
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """``fork`` where the platform has it and this process runs no other thread: the workers
+    then start at once with the kernel already loaded (spawned workers take about a second
+    each to import and load it). Otherwise ``spawn``, as forking a threaded process is unsafe."""
+    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
 
 
 def _cluster_name(cluster: str | Any | None) -> str | None:
@@ -207,7 +224,8 @@ def _cluster_name(cluster: str | Any | None) -> str | None:
 def _play_while_workers_start(
         tables: kernel.KernelArgs, submitted: list[tuple[Future[list[ChunkOutcome]], Batch]],
         done: Callable[[list[ChunkOutcome]], None]) -> set[Future[list[ChunkOutcome]]]:
-    """Spawned workers need a second or two to import and load the kernel; meanwhile this
+    """Spawned workers need a second or two to import and load the kernel (forked ones start
+    at once, and this plays a batch at most while they take their first); meanwhile this
     process takes batches back from the end of the queue (those no worker has started) and
     plays them itself, until one of the first batches is done. Which process plays a chunk does
     not change the chunk. Returns the futures still to wait for."""
