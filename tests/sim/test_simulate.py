@@ -118,6 +118,37 @@ def test_a_dask_cluster_gives_the_identical_result() -> None:
     assert on_cluster.jackpot_rounds_at == local.jackpot_rounds_at
 
 
+def test_every_sum_and_bin_equals_a_round_by_round_count() -> None:
+    """The hot loop only tallies base-spin rounds by line pay and folds the tally at the end
+    of a chunk; replayed round by round (``play_rounds``, same stream), every moment, count and
+    histogram bin is the same integer."""
+    model = load_model("default")
+    spins = 200_000  # one chunk
+    result = simulate(model, spins, 31, workers=1)
+    rounds = play_rounds(kernel_tables(model).as_tuple(), chunk_state(31, 0), spins)
+    col = {name: [int(x) for x in rounds[:, i]] for i, name in enumerate(ROUND_FIELDS)}
+    lines, star = col["base_pay"], col["star_wild_pay"]
+    hold = [20 * m for m in col["hold_multiple"]]
+    game = [a + b + c for a, b, c in zip(lines, star, hold, strict=True)]
+    for name, values in (("lines", lines), ("star_wild", star), ("hold_and_cash", hold),
+                         ("game", game)):
+        assert result.moments[name] == Moments(sum(values), sum(v * v for v in values)), name
+    coins, jackpots = col["coins"], col["base_jackpot_lines"]
+    hits = sum(1 for i in range(spins) if lines[i] > 0 or coins[i] >= 4 or jackpots[i] > 0)
+    assert result.counts["hits"] == hits
+    assert result.counts["winning_rounds"] == sum(1 for g in game if g > 0)
+    assert result.counts["star_wilds"] == sum(1 for c in coins if c == 4)
+    assert result.counts["holds"] == sum(1 for c in coins if c >= 5)
+    assert result.counts["jackpot_lines"] == sum(jackpots)
+    assert result.max_win == max(game) / 20
+    edges = np.array(result.histogram_edges)
+    bins = [0 if g == 0 else 1 + int(np.searchsorted(edges, g / 20, side="right"))
+            for g in game]
+    counted = np.bincount(bins, minlength=len(edges) + 2)
+    assert result.win_histogram == tuple(int(n) for n in counted)
+    assert max(lines) < 2048 < max(game)  # both tally paths and the large-win path ran
+
+
 def test_variance_reduced_sums_match_the_rounds_played(exact: ExactReport) -> None:
     """One short chunk replayed round by round: the kernel's cross sums and the estimator equal
     a direct computation over the per-round outcomes."""
