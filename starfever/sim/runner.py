@@ -147,17 +147,23 @@ def batches(spins: int, seed: int, parallel: int) -> list[Batch]:
             for first in range(0, len(sizes), per_batch)]
 
 
+class _Bar(tqdm):
+    """tqdm without its monitor thread: a thread would make the next run spawn its workers."""
+
+    monitor_interval = 0
+
+
 def simulate(model: MathModel, spins: int, seed: int, workers: int | None = None,
              progress: bool = False, *, cluster: str | Any | None = None,
-             on_start: Callable[[], None] | None = None) -> SimulationResult:
+             meanwhile: Callable[[], object] | None = None) -> SimulationResult:
     """Play ``spins`` rounds of ``model`` from ``seed`` on ``workers`` processes (default: all
     cores, or this process alone for a short run; 1 plays in this process; never more processes
     than chunks) and return the merged result.
 
     ``cluster``: the address of a running Dask scheduler (``tcp://host:8786``) or a
     ``distributed.Client``; the chunks then play on its workers and ``workers`` is ignored.
-    ``on_start`` is called once the worker processes exist (the moment to start threads of
-    one's own: see :func:`_pool_context`).
+    ``meanwhile`` is called in this process once the work is handed out, while the workers
+    play (in-process runs call it first).
 
     The result depends only on (model, seed, spins): not on ``workers`` nor on the cluster.
     ``progress`` shows a tqdm bar on stderr. Raises ``ValueError`` on bad arguments.
@@ -175,11 +181,8 @@ def simulate(model: MathModel, spins: int, seed: int, workers: int | None = None
         if workers > 1:
             pool = ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(),
                                        initializer=_init_worker, initargs=(tables,))
-            pool.submit(int)  # starts the workers now (forked: all at once), before any thread
-    if on_start is not None:
-        on_start()
     try:
-        with tqdm(total=spins, unit="spin", unit_scale=True, disable=not progress,
+        with _Bar(total=spins, unit="spin", unit_scale=True, disable=not progress,
                   desc="simulate", leave=False) as bar:
             def done(found: list[ChunkOutcome]) -> None:
                 outcomes.extend(found)
@@ -187,13 +190,17 @@ def simulate(model: MathModel, spins: int, seed: int, workers: int | None = None
 
             started = time.perf_counter()
             if cluster is not None:
-                workers = _run_on_cluster(cluster, tables, spins, seed, done)
+                workers = _run_on_cluster(cluster, tables, spins, seed, done, meanwhile)
             elif pool is None:
+                if meanwhile is not None:
+                    meanwhile()
                 for batch in batches(spins, seed, workers):
                     done(play_batch(tables, batch))
             else:
                 submitted = [(pool.submit(_worker_batch, batch), batch)
                              for batch in batches(spins, seed, workers)]
+                if meanwhile is not None:
+                    meanwhile()
                 pending = _play_while_workers_start(tables, submitted, done)
                 while pending:
                     finished, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -209,7 +216,8 @@ def simulate(model: MathModel, spins: int, seed: int, workers: int | None = None
 def _pool_context() -> multiprocessing.context.BaseContext:
     """``fork`` where the platform has it and this process runs no other thread: the workers
     then start at once with the kernel already loaded (spawned workers take about a second
-    each to import and load it). Otherwise ``spawn``, as forking a threaded process is unsafe."""
+    each to import and load it). Otherwise ``spawn``, as forking a threaded process is unsafe
+    (so this module starts no thread of its own, not even tqdm's monitor)."""
     if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context("spawn")
@@ -239,7 +247,8 @@ def _play_while_workers_start(
 
 
 def _run_on_cluster(cluster: str | Any, tables: kernel.KernelArgs, spins: int, seed: int,
-                    done: Callable[[list[ChunkOutcome]], None]) -> int:
+                    done: Callable[[list[ChunkOutcome]], None],
+                    meanwhile: Callable[[], object] | None) -> int:
     """Play every batch on a Dask cluster; returns how many workers it has."""
     from distributed import Client, as_completed
 
@@ -249,6 +258,8 @@ def _run_on_cluster(cluster: str | Any, tables: kernel.KernelArgs, spins: int, s
         [shared] = client.scatter([tables], broadcast=True)  # one object: the tuple
         futures = [client.submit(cluster_batch, shared, batch, pure=False)
                    for batch in batches(spins, seed, n_workers)]
+        if meanwhile is not None:
+            meanwhile()
         for future in as_completed(futures):
             done(future.result())
             future.release()
