@@ -30,6 +30,7 @@ def serve(args: argparse.Namespace) -> int:
     from starfever.server.app import TEST_MODE_WARNING
     from starfever.server.db import Database, migrate
     from starfever.server.services.jackpot import ensure_pool
+    from starfever.server.transport import NoDelayHTTPProtocol
 
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be 0..65535, got {args.port}")
@@ -52,7 +53,7 @@ def serve(args: argparse.Namespace) -> int:
           flush=True)
     uvicorn.run("starfever.server.app:app_from_env", factory=True, host=args.host,
                 port=args.port, workers=args.workers, log_level=args.log_level,
-                access_log=args.log_level in ("debug", "info"))
+                access_log=args.log_level in ("debug", "info"), http=NoDelayHTTPProtocol)
     return 0
 
 
