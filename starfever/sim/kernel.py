@@ -139,10 +139,9 @@ KernelArgs = tuple[npt.NDArray[Any], ...]
 
 
 # Scratch of the feature code, one int64 array: the base stops, the respin stops, the respin
-# grid, and the Hold & Cash cells (kind, value), boosters and empty cells.
-(_S_STOPS, _S_RESPIN, _S_GRID, _S_KINDS, _S_VALUES, _S_BOOSTERS, _S_EMPTY) = (
-    0, 5, 10, 25, 40, 55, 70)
-SCRATCH = 85
+# grid, and the Hold & Cash cells' CASH values and the boosters of a respin.
+(_S_STOPS, _S_RESPIN, _S_GRID, _S_VALUES, _S_BOOSTERS) = (0, 5, 10, 25, 40)
+SCRATCH = 55
 
 
 @njit(cache=True, inline="always")
@@ -203,81 +202,78 @@ def _hold_and_cash(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
     bets, minors, majors, mega, respins).
 
     Draws as ``engine.holdcash`` does (weighted picks by one bounded draw of the weights' sum,
-    cells in reading order); the generator stays in registers for the whole feature."""
+    cells in reading order); the generator stays in registers for the whole feature. The board
+    is three 15-bit masks (empty cells, cells holding CASH, cells that landed this respin),
+    walked lowest bit first, which is reading order; only the CASH values live in ``scratch``."""
     windows, stride, params = f[F_WINDOWS], f[f[F_BASE_STRIDE]], f[F_HOLD]
     cell_total = f[params + HP_TOTALS]
     coin_total = f[params + HP_TOTALS + 1]
     cash_total = f[params + HP_TOTALS + 2]
     blank_w = f[params + HP_CELL + _BLANK]
-    kinds, values, boosters, empty = _S_KINDS, _S_VALUES, _S_BOOSTERS, _S_EMPTY
+    values, boosters = _S_VALUES, _S_BOOSTERS
     x0, x1, x2, x3 = state[0], state[1], state[2], state[3]
-    held = 0
-    n_empty = 0
+    held = minors = majors = 0
+    empty = cash = _ZERO
     for cell in range(CELLS):  # cell = reel * 3 + row: reading order
-        scratch[kinds + cell] = _BLANK
-        scratch[values + cell] = 0
         reel = cell // ROWS
         stop = reel * stride + scratch[_S_STOPS + reel]
+        bit = _ONE << np.uint64(cell)
         if f[windows + stop * ROWS + cell - reel * ROWS] == COIN_INDEX:
             draw, x0, x1, x2, x3 = below_local(x0, x1, x2, x3, coin_total)
-            scratch[kinds + cell] = _CASH
             scratch[values + cell] = f[params + HP_MULTIPLES
                                        + _index(f, params + HP_COIN, 5, draw)]
+            cash |= bit
             held += 1
         else:
-            scratch[empty + n_empty] = cell  # the empty cells, in reading order
-            n_empty += 1
+            empty |= bit
     left = HOLD_AND_CASH_RESPINS
     played = 0
     while left > 0 and held < CELLS:
         played += 1
         n_boosters = 0
-        n_held = held
-        for k in range(n_empty):
+        landed = _ZERO
+        todo = empty
+        while todo:
+            cell = trailing_zeros(todo)
+            todo &= todo - _ONE
             draw, x0, x1, x2, x3 = below_local(x0, x1, x2, x3, cell_total)
             if draw < blank_w:  # most cells stay empty
                 continue
-            cell = scratch[empty + k]
+            bit = _ONE << np.uint64(cell)
             kind = _index(f, params + HP_CELL, 6, draw)
             if kind == _CASH:
                 draw, x0, x1, x2, x3 = below_local(x0, x1, x2, x3, cash_total)
                 scratch[values + cell] = f[params + HP_MULTIPLES
                                            + _index(f, params + HP_CASH, 5, draw)]
+                cash |= bit
             if kind <= _MAJOR:
-                scratch[kinds + cell] = kind
+                landed |= bit
                 held += 1
+                minors += kind == _MINOR
+                majors += kind == _MAJOR
             else:
                 scratch[boosters + n_boosters] = kind
                 n_boosters += 1
         for i in range(n_boosters):  # reading order, after the new symbols are held
-            for cell in range(CELLS):
-                if scratch[kinds + cell] == _CASH:
-                    if scratch[boosters + i] == _UPGRADE:
-                        scratch[values + cell] += 1
-                    else:
-                        scratch[values + cell] *= 2
-        if held > n_held:  # drop the newly held cells from the empty list, keeping the order
-            kept = 0
-            for k in range(n_empty):
-                if scratch[kinds + scratch[empty + k]] == _BLANK:
-                    scratch[empty + kept] = scratch[empty + k]
-                    kept += 1
-            n_empty = kept
-        landed = held > n_held or n_boosters > 0
-        left = HOLD_AND_CASH_RESPINS if landed else left - 1
+            upgrade = scratch[boosters + i] == _UPGRADE
+            todo = cash
+            while todo:
+                cell = trailing_zeros(todo)
+                todo &= todo - _ONE
+                if upgrade:
+                    scratch[values + cell] += 1
+                else:
+                    scratch[values + cell] *= 2
+        empty &= ~landed
+        left = HOLD_AND_CASH_RESPINS if landed or n_boosters > 0 else left - 1
     state[0], state[1], state[2], state[3] = x0, x1, x2, x3
-    cash = 0
-    minors = 0
-    majors = 0
-    for cell in range(CELLS):
-        if scratch[kinds + cell] == _CASH:
-            cash += scratch[values + cell]
-        elif scratch[kinds + cell] == _MINOR:
-            minors += 1
-        elif scratch[kinds + cell] == _MAJOR:
-            majors += 1
+    total = 0
+    while cash:
+        cell = trailing_zeros(cash)
+        cash &= cash - _ONE
+        total += scratch[values + cell]
     mega = 1 if held == CELLS else 0
-    multiple = cash + MINOR_PAYS * minors + MAJOR_PAYS * majors + MEGA_PAYS * mega
+    multiple = total + MINOR_PAYS * minors + MAJOR_PAYS * majors + MEGA_PAYS * mega
     return multiple, minors, majors, mega, played
 
 
