@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Header, Request
+from starlette.concurrency import run_in_threadpool
 
 from starfever.engine.model import MathModel
 from starfever.server.db import Database
@@ -27,8 +28,8 @@ class Context:
     wallet: WalletPort
 
 
-def get_context(request: Request) -> Context:
-    """The application's context."""
+async def get_context(request: Request) -> Context:
+    """The application's context (async: no I/O, so it need not take a worker thread)."""
     context: Context = request.app.state.context
     return context
 
@@ -53,12 +54,16 @@ def current_principal(context: ContextDep,
     return auth.authenticate(context.db, context.settings, _bearer(authorization))
 
 
-def current_spinner(context: ContextDep,
-                    authorization: Annotated[str | None, Header()] = None) -> Principal:
+async def current_spinner(context: ContextDep,
+                          authorization: Annotated[str | None, Header()] = None) -> Principal:
     """The caller of a spin, who must be a player; the token's session is checked again
-    inside the spin's transaction (:func:`auth.authenticate_for_spin`)."""
-    principal = auth.authenticate_for_spin(context.db, context.settings,
-                                           _bearer(authorization))
+    inside the spin's transaction (:func:`auth.authenticate_for_spin`). A token this process
+    has already seen valid is known from memory; any other is looked up in a worker thread."""
+    token = _bearer(authorization)
+    principal = auth.known_spinner(context.db, context.settings, token)
+    if principal is None:
+        principal = await run_in_threadpool(auth.authenticate_for_spin, context.db,
+                                            context.settings, token)
     return auth.require_role(principal, PLAYER)
 
 

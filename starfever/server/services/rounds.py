@@ -70,6 +70,49 @@ def spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort,
     that is then refused (a retry, short funds, self-exclusion) are discarded unseen; which
     requests are refused never depends on what was drawn.
     """
+    if isinstance(wallet, LedgerWallet):  # group commit (ADR 0009)
+        job = queued_spin(settings, model, principal, line_bet, idempotency_key, test_draws)
+        try:
+            return settle.settler(db).submit(job)
+        except IntegrityError:
+            return after_key_race(db, settings, wallet, principal, job)
+    bet, fingerprint, drawn = _draw(settings, model, line_bet, test_draws)
+    try:
+        return _spin(db, settings, model, wallet, principal, bet, idempotency_key,
+                     fingerprint, drawn, test=test_draws is not None)
+    except IntegrityError:
+        with db.write() as session:
+            outcome = _existing(session, settings, wallet, principal, idempotency_key,
+                                fingerprint)
+        if outcome is None:
+            raise
+        return outcome
+
+
+def queued_spin(settings: Settings, model: MathModel, principal: Principal, line_bet: int,
+                idempotency_key: str, test_draws: Sequence[int] | None) -> settle.Job:
+    """A spin drawn and ready for the settler (:func:`settle.Settler.enqueue`); the async spin
+    route awaits its future instead of holding a thread."""
+    bet, fingerprint, drawn = _draw(settings, model, line_bet, test_draws)
+    return settle.Job(settings=settings, model=model, principal=principal, bet=bet,
+                      key=idempotency_key, fingerprint=fingerprint, drawn=drawn,
+                      test=test_draws is not None)
+
+
+def after_key_race(db: Database, settings: Settings, wallet: WalletPort, principal: Principal,
+                   job: settle.Job) -> SpinOutcome:
+    """The answer when ``job`` lost a race on its idempotency key to a concurrent request
+    (possible only if the wallet lock was bypassed): that request's round."""
+    with db.write() as session:
+        outcome = _existing(session, settings, wallet, principal, job.key, job.fingerprint)
+    if outcome is None:
+        raise Conflict("a concurrent request with this Idempotency-Key was not settled",
+                       code="idempotency_key_race")
+    return outcome
+
+
+def _draw(settings: Settings, model: MathModel, line_bet: int,
+          test_draws: Sequence[int] | None) -> tuple[Cents, str, RoundResult]:
     try:
         bet = check_line_bet(line_bet)
     except InvalidBet as error:
@@ -77,25 +120,7 @@ def spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort,
     if test_draws is not None and not settings.test_mode:
         raise Unprocessable("test_draws are accepted only in test mode",
                             code="test_draws_not_allowed")
-    fingerprint = request_hash(bet, test_draws)
-    drawn = _play(model, bet, model.seed_cents, test_draws)
-    try:
-        if isinstance(wallet, LedgerWallet):  # group commit (ADR 0009)
-            return settle.settler(db).submit(settle.Job(
-                settings=settings, model=model, principal=principal, bet=bet,
-                key=idempotency_key, fingerprint=fingerprint, drawn=drawn,
-                test=test_draws is not None))
-        return _spin(db, settings, model, wallet, principal, bet, idempotency_key,
-                     fingerprint, drawn, test=test_draws is not None)
-    except IntegrityError:
-        # A concurrent request with the same key won the race (possible only if the wallet
-        # lock was bypassed); answer with its round.
-        with db.write() as session:
-            outcome = _existing(session, settings, wallet, principal, idempotency_key,
-                                fingerprint)
-        if outcome is None:
-            raise
-        return outcome
+    return bet, request_hash(bet, test_draws), _play(model, bet, model.seed_cents, test_draws)
 
 
 def _existing(session: Session, settings: Settings, wallet: WalletPort, principal: Principal,

@@ -112,6 +112,11 @@ class Settler:
 
     def submit(self, job: Job) -> SpinOutcome:
         """Queue ``job`` and wait until its batch is committed (or it was refused)."""
+        return self.enqueue(job).result()
+
+    def enqueue(self, job: Job) -> Future[SpinOutcome]:
+        """Queue ``job``; its future resolves once its batch is committed (or it was refused).
+        For an event loop, which must not block: ``await asyncio.wrap_future(...)``."""
         with self._cond:
             self._queue.append(job)
             if self._running:
@@ -120,7 +125,7 @@ class Settler:
                 self._running = True
                 threading.Thread(target=self._run, name="starfever-settler",
                                  daemon=True).start()
-        return job.future.result()
+        return job.future
 
     def _run(self) -> None:
         while True:
