@@ -75,18 +75,13 @@ def spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort,
         try:
             return settle.settler(db).submit(job)
         except IntegrityError:
-            return after_key_race(db, settings, wallet, principal, job)
+            return after_key_race(db, settings, wallet, principal, job.key, job.fingerprint)
     bet, fingerprint, drawn = _draw(settings, model, line_bet, test_draws)
     try:
         return _spin(db, settings, model, wallet, principal, bet, idempotency_key,
                      fingerprint, drawn, test=test_draws is not None)
     except IntegrityError:
-        with db.write() as session:
-            outcome = _existing(session, settings, wallet, principal, idempotency_key,
-                                fingerprint)
-        if outcome is None:
-            raise
-        return outcome
+        return after_key_race(db, settings, wallet, principal, idempotency_key, fingerprint)
 
 
 def queued_spin(settings: Settings, model: MathModel, principal: Principal, line_bet: int,
@@ -100,11 +95,11 @@ def queued_spin(settings: Settings, model: MathModel, principal: Principal, line
 
 
 def after_key_race(db: Database, settings: Settings, wallet: WalletPort, principal: Principal,
-                   job: settle.Job) -> SpinOutcome:
-    """The answer when ``job`` lost a race on its idempotency key to a concurrent request
+                   key: str, fingerprint: str) -> SpinOutcome:
+    """The answer when a spin lost a race on its idempotency key to a concurrent request
     (possible only if the wallet lock was bypassed): that request's round."""
     with db.write() as session:
-        outcome = _existing(session, settings, wallet, principal, job.key, job.fingerprint)
+        outcome = _existing(session, settings, wallet, principal, key, fingerprint)
     if outcome is None:
         raise Conflict("a concurrent request with this Idempotency-Key was not settled",
                        code="idempotency_key_race")

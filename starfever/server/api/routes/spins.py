@@ -42,7 +42,8 @@ async def spin(body: SpinCreate, context: ContextDep, player: SpinnerDep, respon
             outcome = await asyncio.wrap_future(settler(context.db).enqueue(job))
         except IntegrityError:
             outcome = await run_in_threadpool(rounds.after_key_race, context.db,
-                                              context.settings, context.wallet, player, job)
+                                              context.settings, context.wallet, player,
+                                              job.key, job.fingerprint)
     else:
         outcome = await run_in_threadpool(
             rounds.spin, context.db, context.settings, context.model, context.wallet, player,
