@@ -5,6 +5,7 @@ commit all at once. An idempotency key makes a retry return the same round and m
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from collections.abc import Sequence
@@ -82,6 +83,23 @@ def spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort,
                      fingerprint, drawn, test=test_draws is not None)
     except IntegrityError:
         return after_key_race(db, settings, wallet, principal, idempotency_key, fingerprint)
+
+
+async def spin_awaiting(db: Database, settings: Settings, model: MathModel, wallet: WalletPort,
+                        principal: Principal, line_bet: int, idempotency_key: str,
+                        test_draws: Sequence[int] | None = None) -> SpinOutcome:
+    """:func:`spin` for an event loop. With the ledger wallet the round is drawn here and the
+    settler's future awaited, so no thread waits per spin (ADR 0010); anything that blocks on
+    the database runs in a worker thread."""
+    if not isinstance(wallet, LedgerWallet):
+        return await asyncio.to_thread(spin, db, settings, model, wallet, principal, line_bet,
+                                       idempotency_key, test_draws)
+    job = queued_spin(settings, model, principal, line_bet, idempotency_key, test_draws)
+    try:
+        return await asyncio.wrap_future(settle.settler(db).enqueue(job))
+    except IntegrityError:
+        return await asyncio.to_thread(after_key_race, db, settings, wallet, principal, job.key,
+                                       job.fingerprint)
 
 
 def queued_spin(settings: Settings, model: MathModel, principal: Principal, line_bet: int,

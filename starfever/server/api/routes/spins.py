@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Response, status
-from sqlalchemy.exc import IntegrityError
-from starlette.concurrency import run_in_threadpool
 
 from starfever.server.api.convert import reality_check, round_public
 from starfever.server.api.deps import ContextDep, SpinnerDep
 from starfever.server.schemas import IDEMPOTENCY_KEY_PATTERN, SpinCreate, SpinPublic
 from starfever.server.services import rounds
 from starfever.server.services.errors import BadRequest
-from starfever.server.services.settle import settler
-from starfever.server.services.wallet import LedgerWallet
 
 router = APIRouter(prefix="/spins", tags=["spins"])
 _KEY = re.compile(IDEMPOTENCY_KEY_PATTERN)
@@ -33,21 +28,9 @@ async def spin(body: SpinCreate, context: ContextDep, player: SpinnerDep, respon
     if not _KEY.match(idempotency_key):
         raise BadRequest("the Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 _ . : -",
                          code="invalid_idempotency_key")
-    if isinstance(context.wallet, LedgerWallet):
-        # drawn here, settled by the settler thread's group commit: the loop only awaits it
-        # (no worker thread held per spin, ADR 0010)
-        job = rounds.queued_spin(context.settings, context.model, player, body.line_bet,
-                                 idempotency_key, body.test_draws)
-        try:
-            outcome = await asyncio.wrap_future(settler(context.db).enqueue(job))
-        except IntegrityError:
-            outcome = await run_in_threadpool(rounds.after_key_race, context.db,
-                                              context.settings, context.wallet, player,
-                                              job.key, job.fingerprint)
-    else:
-        outcome = await run_in_threadpool(
-            rounds.spin, context.db, context.settings, context.model, context.wallet, player,
-            body.line_bet, idempotency_key, body.test_draws)
+    outcome = await rounds.spin_awaiting(context.db, context.settings, context.model,
+                                         context.wallet, player, body.line_bet,
+                                         idempotency_key, body.test_draws)
     if outcome.replayed:
         response.status_code = status.HTTP_200_OK
     return SpinPublic(round=round_public(outcome.round), balance=outcome.balance,
