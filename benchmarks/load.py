@@ -4,6 +4,7 @@ report (and ``--json``). Only ever talks to 127.0.0.1.
 
     python benchmarks/load.py --db postgresql --workers 2 --players 64 --duration 20
     python benchmarks/load.py --db sqlite --workers 2
+    python benchmarks/load.py --db postgresql --rate 500     # 500 spins/s offered
 
 What it does:
 1. creates a fresh database (SQLite file in a temp dir, or a new PostgreSQL database on
@@ -13,7 +14,9 @@ What it does:
 3. timed phase: one asyncio task per player, each on its own HTTP/1.1 keep-alive connection
    (raw asyncio streams: a few microseconds of client CPU per request, so the generator does
    not eat the 2-core budget), spins back to back (fresh ``Idempotency-Key`` each) for
-   ``--duration`` seconds after ``--warmup`` seconds that are not counted;
+   ``--duration`` seconds after ``--warmup`` seconds that are not counted; with ``--rate R``
+   the players are paced instead: spins fall due at Poisson times, R per second from all
+   players together, and each latency counts from the time its spin fell due;
 4. reports settled spins/s, p50/p95/p99/max latency, errors, the machine's CPU use and load,
    the generator's own CPU, and on PostgreSQL how often a server backend was waiting on a row
    lock (sampled from ``pg_stat_activity``: that is the pool / chain-head contention);
@@ -27,6 +30,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import shutil
 import socket
 import statistics
@@ -139,6 +143,41 @@ async def player_loop(port: int, token: str, line_bet: int, tally: Tally) -> Non
             await asyncio.sleep(0.05)
             continue
         elapsed = time.perf_counter() - started
+        if status != 201:
+            code = (answer or {}).get("error", {}).get("code", "?") if answer else "?"
+            tally.error(f"{status} {code}")
+        elif counted and tally.counting:
+            tally.latencies.append(elapsed)
+    conn.close()
+
+
+async def paced_loop(port: int, token: str, line_bet: int, tally: Tally, rate: float,
+                     seed: int) -> None:
+    """Spin at Poisson times of mean rate ``rate`` per second, one spin in flight: a spin due
+    while the previous one is unanswered is sent when it is answered. Latency is counted from
+    the time the spin was due, not from when it could be sent, so a slow server is not hidden
+    by the player waiting for it (no coordinated omission)."""
+    conn = Connection(port)
+    headers = {"Authorization": f"Bearer {token}"}
+    body = {"line_bet": line_bet}
+    draw = random.Random(seed)
+    due = time.perf_counter() + draw.expovariate(rate)
+    while not tally.stop:
+        wait = due - time.perf_counter()
+        if wait > 0:
+            await asyncio.sleep(wait)
+            if tally.stop:
+                break
+        headers["Idempotency-Key"] = uuid.uuid4().hex
+        counted = tally.counting
+        try:
+            status, answer = await conn.request("POST", "/api/v1/spins", body, headers)
+        except (OSError, asyncio.IncompleteReadError) as error:
+            tally.error(type(error).__name__)
+            await asyncio.sleep(0.05)
+            continue
+        elapsed = time.perf_counter() - due
+        due += draw.expovariate(rate)
         if status != 201:
             code = (answer or {}).get("error", {}).get("code", "?") if answer else "?"
             tally.error(f"{status} {code}")
@@ -319,10 +358,17 @@ def start_server(url: str, workers: int, tmp: Path) -> tuple[subprocess.Popen[by
 
 
 async def timed_phase(port: int, tokens: list[str], line_bet: int, warmup: float,
-                      duration: float, sampler: LockSampler | None) -> dict[str, Any]:
-    """Warm up, then count ``duration`` seconds of spins."""
+                      duration: float, sampler: LockSampler | None,
+                      rate: float | None = None) -> dict[str, Any]:
+    """Warm up, then count ``duration`` seconds of spins (back to back, or paced so that all
+    players together are due ``rate`` spins per second)."""
     tally = Tally()
-    tasks = [asyncio.create_task(player_loop(port, t, line_bet, tally)) for t in tokens]
+    if rate is None:
+        loops = [player_loop(port, t, line_bet, tally) for t in tokens]
+    else:
+        loops = [paced_loop(port, t, line_bet, tally, rate / len(tokens), seed)
+                 for seed, t in enumerate(tokens)]
+    tasks = [asyncio.create_task(loop) for loop in loops]
     await asyncio.sleep(warmup)
     meter = CpuMeter()
     load_before = os.getloadavg()
@@ -367,6 +413,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--players", type=int, default=64)
     parser.add_argument("--duration", type=float, default=20.0, help="counted seconds")
     parser.add_argument("--warmup", type=float, default=3.0, help="uncounted seconds first")
+    parser.add_argument("--rate", type=float, default=None,
+                        help="spins per second due from all players together (Poisson "
+                             "arrivals, latency from the due time); default: back to back")
     parser.add_argument("--line-bet", type=int, default=1)
     parser.add_argument("--deposit", type=int, default=10_000_000, help="cents per player")
     parser.add_argument("--skip-audit", action="store_true")
@@ -375,12 +424,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.duration > 600:
         parser.error("--duration is bounded to 600 s")
+    if args.rate is not None and not args.rate > 0:
+        parser.error("--rate must be a positive number of spins per second")
 
     tmp = Path(tempfile.mkdtemp(prefix="starfever-load-"))
     url, pg_name = new_database(args.db, tmp)
     process = None
     report: dict[str, Any] = {"db": args.db, "workers": args.workers, "players": args.players,
                               "duration_s": args.duration, "line_bet": args.line_bet,
+                              "offered_spins_per_s": args.rate or "back to back",
                               "cpus": os.cpu_count()}
     try:
         made = run_cli("operator", "create", OPERATOR, "--database-url", url,
@@ -391,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
                                            f"load{uuid.uuid4().hex[:6]}"))
         sampler = LockSampler(url, pg_name) if pg_name else None
         report.update(asyncio.run(timed_phase(port, tokens, args.line_bet, args.warmup,
-                                              args.duration, sampler)))
+                                              args.duration, sampler, args.rate)))
         process.terminate()
         process.wait(timeout=30)
         process = None
