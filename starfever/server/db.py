@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from importlib import resources
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 SQLITE_BUSY_TIMEOUT_S = 30
@@ -64,6 +65,7 @@ class Database:
             self.write_engine = create_engine(self.url, pool_size=10, max_overflow=20,
                                               pool_pre_ping=True)
             self.read_engine = self.write_engine
+        self._bulk_engine: Engine | None = None
         self._writer = sessionmaker(self.write_engine, expire_on_commit=False)
         self._reader = sessionmaker(self.read_engine, expire_on_commit=False)
 
@@ -80,8 +82,52 @@ class Database:
         with self._reader() as session, session.begin():
             yield session
 
+    @contextmanager
+    def write_connection(self) -> Iterator[Connection]:
+        """One write transaction on a bare Core connection, for bulk statements (the settler).
+
+        On PostgreSQL it comes from a small pool of its own that skips the pre-ping (a round
+        trip per transaction): a connection that died meanwhile fails its transaction, which
+        rolls back whole, and SQLAlchemy then drops every pooled connection of that engine, so
+        the caller's retry (the settler settles a failed batch again spin by spin) reconnects.
+        """
+        if self.is_sqlite:
+            engine = self.write_engine
+        else:
+            if self._bulk_engine is None:
+                self._bulk_engine = create_engine(self.url, pool_size=1, max_overflow=4)
+            engine = self._bulk_engine
+        with engine.begin() as connection:
+            yield connection
+
+    @contextmanager
+    def pipelined(self, connection: Connection) -> Iterator[None]:
+        """Statements whose results are not read, sent without waiting for each answer: on
+        PostgreSQL in psycopg's pipeline mode (one round trip for all of them, and an error in
+        any one surfaces when the block ends, as :class:`sqlalchemy.exc.DBAPIError`); on SQLite,
+        which has no round trips, as they are."""
+        if self.is_sqlite:
+            yield
+            return
+        import psycopg
+
+        driver = connection.connection.driver_connection
+        assert isinstance(driver, psycopg.Connection)
+        try:
+            with driver.pipeline():
+                yield
+        except psycopg.Error as error:
+            dead = driver.closed or driver.broken
+            if dead:  # as SQLAlchemy does for a statement: drop this pool's connections
+                connection.invalidate(error)
+                connection.engine.pool.dispose()
+            raise DBAPIError.instance(None, None, error, psycopg.Error,
+                                      connection_invalidated=dead) from error
+
     def dispose(self) -> None:
         """Close every pooled connection."""
+        if self._bulk_engine is not None:
+            self._bulk_engine.dispose()
         self.write_engine.dispose()
         if self.read_engine is not self.write_engine:
             self.read_engine.dispose()

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+from sqlalchemy import create_engine, text
+
 from starfever.engine.rng import SeededSource
 from starfever.engine.round import play_round, replay_round
 from starfever.engine.symbols import BET_CLASSES
-from starfever.server.db import Database
+from starfever.server.db import Database, sqlalchemy_url
 from starfever.server.services import auth, rounds, settle
 from starfever.server.services.errors import Conflict, ServiceError
 from starfever.server.settings import Settings
-from tests.server.conftest import SECRET, Server, unique
+from tests.server.conftest import PG_ADMIN_URL, SECRET, Server, unique
 from tests.server.helpers import jackpot_draws, model
 
 
@@ -98,3 +101,25 @@ def test_a_logged_out_token_stops_spinning(server: Server) -> None:
     response = server.spin(token)
     assert response.status_code == 401, response.text
     assert response.json()["error"]["code"] == "invalid_token"
+
+
+def test_spins_go_on_after_the_database_dropped_every_connection(server: Server) -> None:
+    if not server.database_url.startswith("postgresql"):
+        pytest.skip("a PostgreSQL server can drop its clients' connections; SQLite has none")
+    _, token = server.player(deposit=10_000)
+    assert server.spin(token).status_code == 201  # the settler now holds a pooled connection
+    name = server.database_url.rsplit("/", 1)[1]
+    admin = create_engine(sqlalchemy_url(PG_ADMIN_URL), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        dropped = conn.execute(text(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = :name AND pid <> pg_backend_pid()"), {"name": name}).scalar_one()
+    admin.dispose()
+    assert dropped >= 1
+    before = server.balance(token)
+    answers = [server.spin(token) for _ in range(3)]
+    assert [a.status_code for a in answers] == [201, 201, 201], answers[0].text
+    after = answers[-1].json()["balance"]
+    assert after == server.balance(token)
+    assert after == before - sum(a.json()["round"]["total_bet"] for a in answers) \
+        + sum(a.json()["round"]["total_win"] for a in answers)

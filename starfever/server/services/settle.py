@@ -15,6 +15,12 @@ alone (a batch of one), so an unexpected error reaches only the request that cau
 
 Nothing is answered before the commit: a crash loses the whole batch, and none of its rounds
 was ever shown to anyone.
+
+The batch runs as few statements as it can, on a bare Core connection (no ORM unit of work):
+three reads (wallets with their accounts, locked; rounds already stored under the batch's
+keys; the sessions), one that locks the pool row and the chain head together, and then six
+writes that on PostgreSQL go out as one pipeline, answered in one round trip, before the
+commit. A connection found dead (the database restarted) costs the batch one more try.
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from sqlalchemy import Table, bindparam, insert, select, tuple_, update
+from sqlalchemy import Connection, Table, bindparam, insert, select, true, tuple_, update
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from starfever.engine import money
@@ -42,6 +49,7 @@ from starfever.server.models import (
     WALLET,
     Account,
     ChainHead,
+    JackpotPool,
     LedgerEntry,
     Round,
     SessionToken,
@@ -70,10 +78,34 @@ _ROUNDS: Table = Round.__table__  # type: ignore[assignment]
 _LEDGER: Table = LedgerEntry.__table__  # type: ignore[assignment]
 _WALLETS: Table = Wallet.__table__  # type: ignore[assignment]
 _SESSIONS: Table = SessionToken.__table__  # type: ignore[assignment]
+_POOL: Table = JackpotPool.__table__  # type: ignore[assignment]
+_HEAD: Table = ChainHead.__table__  # type: ignore[assignment]
+_ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
+_LOCK_WALLETS = (
+    select(_WALLETS.c.account_id, _WALLETS.c.balance, _ACCOUNTS.c.excluded_until)
+    .join(_ACCOUNTS, _ACCOUNTS.c.id == _WALLETS.c.account_id)
+    .where(_WALLETS.c.account_id.in_(bindparam("ids", expanding=True)))
+    .order_by(_WALLETS.c.account_id).with_for_update(of=_WALLETS))
+_SESSIONS_OF = (
+    select(_SESSIONS.c.id, _SESSIONS.c.created_at, _SESSIONS.c.reality_check_at,
+           _SESSIONS.c.net_result, _SESSIONS.c.revoked_at, _SESSIONS.c.expires_at)
+    .where(_SESSIONS.c.id.in_(bindparam("ids", expanding=True))))
+_LOCK_POOL_AND_HEAD = (
+    select(_POOL.c.amount, _POOL.c.carry, _HEAD.c.last_round_id, _HEAD.c.last_hash)
+    .select_from(_POOL.join(_HEAD, true()))
+    .where(_POOL.c.id == jackpot.POOL_ID, _HEAD.c.id == CHAIN_ID).with_for_update())
+"""Both rows in one round trip, locked in the order of ADR 0005 (pool, then chain head)."""
 _UPDATE_WALLET = (update(_WALLETS).where(_WALLETS.c.account_id == bindparam("w_id"))
                   .values(balance=bindparam("w_balance"), updated_at=bindparam("w_at")))
 _UPDATE_NET = (update(_SESSIONS).where(_SESSIONS.c.id == bindparam("s_id"))
                .values(net_result=_SESSIONS.c.net_result + bindparam("s_delta")))
+_UPDATE_POOL = (update(_POOL).where(_POOL.c.id == jackpot.POOL_ID).values(
+    amount=bindparam("p_amount"), carry=bindparam("p_carry"),
+    contributions=_POOL.c.contributions + bindparam("p_contributions"),
+    wins=_POOL.c.wins + bindparam("p_wins"), refills=_POOL.c.refills + bindparam("p_refills"),
+    hits=_POOL.c.hits + bindparam("p_hits"), updated_at=bindparam("p_at")))
+_UPDATE_HEAD = (update(_HEAD).where(_HEAD.c.id == CHAIN_ID)
+                .values(last_round_id=bindparam("h_id"), last_hash=bindparam("h_hash")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,10 +181,17 @@ class Settler:
                 self._queue = rest
             self._settle(batch)
 
-    def _settle(self, batch: list[Job]) -> None:
+    def _settle(self, batch: list[Job], *, reconnected: bool = False) -> None:
         try:
             results = settle_batch(self.db, batch)
         except BaseException as error:
+            if isinstance(error, DBAPIError) and error.connection_invalidated \
+                    and not reconnected:
+                # the connection had died (say, the database restarted) and the pool has been
+                # emptied: once more on a new one. Nothing of the batch was stored, or, if the
+                # commit itself was cut, its rounds are found by their keys and answered.
+                self._settle(batch, reconnected=True)
+                return
             if len(batch) == 1:
                 batch[0].future.set_exception(error)
                 return
@@ -192,32 +231,23 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
     """Settle ``jobs`` in order in one transaction; a refused job gets its error instead."""
     model, settings = jobs[0].model, jobs[0].settings
     results: list[SpinOutcome | ServiceError] = []
-    with db.write() as session:
+    account_ids = sorted({j.principal.account_id for j in jobs})
+    session_ids = sorted({j.principal.session_id for j in jobs})
+    wanted = sorted({(j.principal.account_id, j.key) for j in jobs})
+    with db.write_connection() as conn:
         now = utcnow()
-        account_ids = sorted({j.principal.account_id for j in jobs})
-        session_ids = sorted({j.principal.session_id for j in jobs})
         # lock order: wallets (sorted), then pool, then chain head (ADR 0005)
-        balances: dict[int, int] = {
-            row[0]: row[1] for row in session.execute(
-                select(Wallet.account_id, Wallet.balance)
-                .where(Wallet.account_id.in_(account_ids))
-                .order_by(Wallet.account_id).with_for_update())}
-        wanted = sorted({(j.principal.account_id, j.key) for j in jobs})
+        balances: dict[int, int] = {}
+        excluded: dict[int, Any] = {}
+        for aid, balance, until in conn.execute(_LOCK_WALLETS, {"ids": account_ids}):
+            balances[aid], excluded[aid] = balance, until
         settled: dict[tuple[int, str], Round] = {
-            (r.account_id, r.idempotency_key): r for r in session.scalars(
-                select(Round).where(tuple_(Round.account_id, Round.idempotency_key)
-                                    .in_(wanted)))}
-        excluded: dict[int, Any] = {
-            row[0]: row[1] for row in session.execute(
-                select(Account.id, Account.excluded_until).where(Account.id.in_(account_ids)))}
+            (row.account_id, row.idempotency_key): Round(**row._mapping)
+            for row in conn.execute(select(_ROUNDS).where(
+                tuple_(_ROUNDS.c.account_id, _ROUNDS.c.idempotency_key).in_(wanted)))}
         logins: dict[int, list[Any]] = {
-            row[0]: [row[1], row[2], row[3], row[4], row[5]] for row in session.execute(
-                select(SessionToken.id, SessionToken.created_at,
-                       SessionToken.reality_check_at, SessionToken.net_result,
-                       SessionToken.revoked_at, SessionToken.expires_at)
-                .where(SessionToken.id.in_(session_ids)))}
-        pool = jackpot.lock_pool(session, model, now)
-        head = lock_chain(session)
+            row[0]: list(row[1:]) for row in conn.execute(_SESSIONS_OF, {"ids": session_ids})}
+        pool_amount, carry_text, last_id, last_hash = _lock_pool_and_head(conn, model, now)
 
         def check_of(session_id: int) -> RealityCheck:
             login = logins.get(session_id)
@@ -225,9 +255,8 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
                 raise NotFound("no such session", code="session_not_found")
             return reality_check_of(settings, login[0], login[1], login[2], now)
 
-        pool_amount, carry = pool.amount, Fraction(pool.carry)
+        carry = Fraction(carry_text)
         contributions = wins = refills = hits = 0
-        last_id, last_hash = head.last_round_id, head.last_hash
         round_rows: list[dict[str, Any]] = []
         ledger_rows: list[dict[str, Any]] = []
         touched: set[int] = set()
@@ -250,8 +279,6 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
                     results.append(SpinOutcome(round=prior, balance=balances[aid],
                                                replayed=True, reality_check=check_of(sid)))
                     continue
-                if aid not in excluded:
-                    raise NotFound("no such player", code="player_not_found")
                 check_exclusion(excluded[aid], now, "bets are")
                 balance_before = balances[aid]
                 total = money.total_bet(Cents(job.bet))
@@ -323,22 +350,34 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
             results.append(SpinOutcome(round=stored, balance=balance_after, replayed=False,
                                        reality_check=check_of(sid)))
         if round_rows:
-            session.execute(insert(_ROUNDS), round_rows)
-            session.execute(insert(_LEDGER), ledger_rows)
-            session.execute(_UPDATE_WALLET, [
-                {"w_id": aid, "w_balance": balances[aid], "w_at": now}
-                for aid in sorted(touched)])
-            session.execute(_UPDATE_NET, [{"s_id": sid, "s_delta": delta}
-                                          for sid, delta in sorted(nets.items())])
-            pool.amount = pool_amount
-            pool.carry = str(carry)
-            pool.contributions += contributions
-            pool.wins += wins
-            pool.refills += refills
-            pool.hits += hits
-            pool.updated_at = now
-            head.last_round_id, head.last_hash = last_id, last_hash
+            with db.pipelined(conn):
+                conn.execute(insert(_ROUNDS), round_rows)
+                conn.execute(insert(_LEDGER), ledger_rows)
+                conn.execute(_UPDATE_WALLET, [
+                    {"w_id": aid, "w_balance": balances[aid], "w_at": now}
+                    for aid in sorted(touched)])
+                conn.execute(_UPDATE_NET, [{"s_id": sid, "s_delta": delta}
+                                           for sid, delta in sorted(nets.items())])
+                conn.execute(_UPDATE_POOL, {
+                    "p_amount": pool_amount, "p_carry": str(carry), "p_contributions":
+                    contributions, "p_wins": wins, "p_refills": refills, "p_hits": hits,
+                    "p_at": now})
+                conn.execute(_UPDATE_HEAD, {"h_id": last_id, "h_hash": last_hash})
     return results
+
+
+def _lock_pool_and_head(conn: Connection, model: MathModel,
+                        now: Any) -> tuple[int, str, int, str]:
+    """Lock the pool row, then the chain head, in one statement: the pool's amount and carry,
+    the last round's id and hash. Creates whichever is missing (a new database) first."""
+    row = conn.execute(_LOCK_POOL_AND_HEAD).first()
+    if row is None:
+        with Session(bind=conn) as session:  # joins the connection's transaction
+            jackpot.lock_pool(session, model, now)
+            lock_chain(session)
+            session.flush()
+        row = conn.execute(_LOCK_POOL_AND_HEAD).one()
+    return row[0], row[1], row[2], row[3]
 
 
 def at_pool(model: MathModel, drawn: RoundResult, pool_before: int) -> RoundResult:
