@@ -4,18 +4,23 @@ Every service call runs in exactly one transaction from :meth:`Database.write` o
 :meth:`Database.read`. On SQLite a write transaction starts with ``BEGIN IMMEDIATE`` (the
 database's write lock, taken up front, so two writers never interleave and never deadlock);
 reads use a second engine with plain deferred transactions (WAL lets them run beside a writer).
+Write transactions of this package also queue on a :class:`WriteLock` first, so a writer
+waiting in another thread or process wakes as soon as the lock is free instead of polling.
 On PostgreSQL both are the same engine, and services lock the rows they change with
 ``SELECT ... FOR UPDATE`` in a fixed order: wallet, then pool, then chain head.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from importlib import resources
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -52,15 +57,61 @@ def _sqlite_engine(url: str, *, immediate: bool) -> Engine:
     return engine
 
 
+class WriteLock:
+    """Lets one write transaction at a time start on a SQLite file, across the threads of this
+    process (a lock) and across processes (``flock`` on ``<file>-writer.lock``). A waiter
+    sleeps in the kernel and wakes the moment the writer ends, where a second process's
+    ``BEGIN IMMEDIATE`` would poll SQLite's busy handler, which sleeps up to 100 ms between
+    tries: with two worker processes that was a p99 of 0.8 s at 500 spins/s. A writer that
+    does not take this lock (another program) is still kept out by SQLite's own lock."""
+
+    def __init__(self, database_file: str | None) -> None:
+        self._path = f"{database_file}-writer.lock" if database_file else None
+        self._threads = threading.RLock()
+        self._fd: int | None = None
+        self._pid = 0
+        self._depth = 0
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the lock for the block (re-entrant within one thread)."""
+        with self._threads:
+            self._depth += 1
+            try:
+                if self._depth == 1 and self._path is not None:
+                    if self._fd is None or self._pid != os.getpid():  # not a forked parent's
+                        self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+                        self._pid = os.getpid()
+                    fcntl.flock(self._fd, fcntl.LOCK_EX)
+                    try:
+                        yield
+                    finally:
+                        fcntl.flock(self._fd, fcntl.LOCK_UN)
+                else:
+                    yield
+            finally:
+                self._depth -= 1
+
+    def close(self) -> None:
+        """Close the lock file (the lock is not held)."""
+        with self._threads:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+
 class Database:
     """The engines of one database URL and its transactions."""
 
     def __init__(self, url: str) -> None:
         self.url = sqlalchemy_url(url)
         self.is_sqlite = self.url.startswith("sqlite")
+        self._write_lock: WriteLock | None = None
         if self.is_sqlite:
             self.write_engine = _sqlite_engine(self.url, immediate=True)
             self.read_engine = _sqlite_engine(self.url, immediate=False)
+            file = make_url(self.url).database
+            self._write_lock = WriteLock(file if file and file != ":memory:" else None)
         else:
             self.write_engine = create_engine(self.url, pool_size=10, max_overflow=20,
                                               pool_pre_ping=True)
@@ -72,7 +123,7 @@ class Database:
     @contextmanager
     def write(self) -> Iterator[Session]:
         """One write transaction: committed when the block ends, rolled back on any error."""
-        with self._writer() as session, session.begin():
+        with self._write_turn(), self._writer() as session, session.begin():
             yield session
 
     @contextmanager
@@ -97,8 +148,11 @@ class Database:
             if self._bulk_engine is None:
                 self._bulk_engine = create_engine(self.url, pool_size=1, max_overflow=4)
             engine = self._bulk_engine
-        with engine.begin() as connection:
+        with self._write_turn(), engine.begin() as connection:
             yield connection
+
+    def _write_turn(self) -> AbstractContextManager[None]:
+        return self._write_lock.held() if self._write_lock is not None else nullcontext()
 
     @contextmanager
     def pipelined(self, connection: Connection) -> Iterator[None]:
@@ -125,7 +179,9 @@ class Database:
                                       connection_invalidated=dead) from error
 
     def dispose(self) -> None:
-        """Close every pooled connection."""
+        """Close every pooled connection (and the SQLite write lock's file)."""
+        if self._write_lock is not None:
+            self._write_lock.close()
         if self._bulk_engine is not None:
             self._bulk_engine.dispose()
         self.write_engine.dispose()

@@ -209,7 +209,7 @@ class Server:
     def engine(self) -> Engine:
         """A SQLAlchemy engine on the server's database (for checks and tampering)."""
         if not hasattr(self, "_engine"):
-            self._engine = create_engine(sqlalchemy_url(self.database_url))
+            self._engine = create_engine(sqlalchemy_url(self.database_url), pool_pre_ping=True)
         return self._engine
 
 
