@@ -467,12 +467,14 @@ async function saveLimit(event) {
   const cents = parseEuros($("#limit-input").value);
   const msg = $("#limit-msg");
   if (cents === null || cents < 1) { msg.textContent = t("limitInvalid"); msg.className = "msg error"; return; }
+  msg.textContent = "";
+  msg.className = "msg";
   try {
     await api.setLimit(cents);
+    $("#limit-input").value = "";
+    await refreshProtection();  // "saved" appears with the new limit, not before it
     msg.textContent = t("limitSaved");
     msg.className = "msg ok";
-    $("#limit-input").value = "";
-    await refreshProtection();
   } catch (error) {
     msg.textContent = errorText(error);
     msg.className = "msg error";
