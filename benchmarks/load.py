@@ -127,44 +127,22 @@ class Tally:
             self.errors[what] = self.errors.get(what, 0) + 1
 
 
-async def player_loop(port: int, token: str, line_bet: int, tally: Tally) -> None:
-    """Spin back to back until told to stop."""
-    conn = Connection(port)
-    headers = {"Authorization": f"Bearer {token}"}
-    body = {"line_bet": line_bet}
-    while not tally.stop:
-        headers["Idempotency-Key"] = uuid.uuid4().hex
-        counted = tally.counting
-        started = time.perf_counter()
-        try:
-            status, answer = await conn.request("POST", "/api/v1/spins", body, headers)
-        except (OSError, asyncio.IncompleteReadError) as error:
-            tally.error(type(error).__name__)
-            await asyncio.sleep(0.05)
-            continue
-        elapsed = time.perf_counter() - started
-        if status != 201:
-            code = (answer or {}).get("error", {}).get("code", "?") if answer else "?"
-            tally.error(f"{status} {code}")
-        elif counted and tally.counting:
-            tally.latencies.append(elapsed)
-    conn.close()
-
-
-async def paced_loop(port: int, token: str, line_bet: int, tally: Tally, rate: float,
-                     seed: int) -> None:
-    """Spin at Poisson times of mean rate ``rate`` per second, one spin in flight: a spin due
-    while the previous one is unanswered is sent when it is answered. Latency is counted from
-    the time the spin was due, not from when it could be sent, so a slow server is not hidden
-    by the player waiting for it (no coordinated omission)."""
+async def player_loop(port: int, token: str, line_bet: int, tally: Tally,
+                      rate: float | None = None, seed: int = 0) -> None:
+    """Spin until told to stop: back to back, or, with ``rate``, at Poisson times of mean rate
+    ``rate`` per second with one spin in flight (a spin due while the previous one is
+    unanswered is sent when it is answered). Latency counts from the time the spin fell due,
+    not from when it could be sent, so a slow server is not hidden by the player waiting for
+    it (no coordinated omission); back to back, those are the same time."""
     conn = Connection(port)
     headers = {"Authorization": f"Bearer {token}"}
     body = {"line_bet": line_bet}
     draw = random.Random(seed)
-    due = time.perf_counter() + draw.expovariate(rate)
+    due = time.perf_counter() + (draw.expovariate(rate) if rate else 0.0)
     while not tally.stop:
-        wait = due - time.perf_counter()
-        if wait > 0:
+        if rate is None:
+            due = time.perf_counter()
+        elif (wait := due - time.perf_counter()) > 0:
             await asyncio.sleep(wait)
             if tally.stop:
                 break
@@ -177,7 +155,8 @@ async def paced_loop(port: int, token: str, line_bet: int, tally: Tally, rate: f
             await asyncio.sleep(0.05)
             continue
         elapsed = time.perf_counter() - due
-        due += draw.expovariate(rate)
+        if rate is not None:
+            due += draw.expovariate(rate)
         if status != 201:
             code = (answer or {}).get("error", {}).get("code", "?") if answer else "?"
             tally.error(f"{status} {code}")
@@ -363,12 +342,9 @@ async def timed_phase(port: int, tokens: list[str], line_bet: int, warmup: float
     """Warm up, then count ``duration`` seconds of spins (back to back, or paced so that all
     players together are due ``rate`` spins per second)."""
     tally = Tally()
-    if rate is None:
-        loops = [player_loop(port, t, line_bet, tally) for t in tokens]
-    else:
-        loops = [paced_loop(port, t, line_bet, tally, rate / len(tokens), seed)
-                 for seed, t in enumerate(tokens)]
-    tasks = [asyncio.create_task(loop) for loop in loops]
+    each = None if rate is None else rate / len(tokens)
+    tasks = [asyncio.create_task(player_loop(port, t, line_bet, tally, each, seed))
+             for seed, t in enumerate(tokens)]
     await asyncio.sleep(warmup)
     meter = CpuMeter()
     load_before = os.getloadavg()
