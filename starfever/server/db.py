@@ -12,7 +12,6 @@ On PostgreSQL both are the same engine, and services lock the rows they change w
 
 from __future__ import annotations
 
-import fcntl
 import os
 import threading
 from collections.abc import Iterator
@@ -23,6 +22,11 @@ from typing import Any
 from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: there, processes wait in SQLite's busy handler
+    fcntl = None  # type: ignore[assignment]
 
 SQLITE_BUSY_TIMEOUT_S = 30
 MIGRATION_LOCK_KEY = 0x5374_4665  # pg_advisory_lock key: "StFe"
@@ -66,7 +70,7 @@ class WriteLock:
     does not take this lock (another program) is still kept out by SQLite's own lock."""
 
     def __init__(self, database_file: str | None) -> None:
-        self._path = f"{database_file}-writer.lock" if database_file else None
+        self._path = f"{database_file}-writer.lock" if database_file and fcntl else None
         self._threads = threading.RLock()
         self._fd: int | None = None
         self._pid = 0
@@ -116,7 +120,8 @@ class Database:
             self.write_engine = create_engine(self.url, pool_size=10, max_overflow=20,
                                               pool_pre_ping=True)
             self.read_engine = self.write_engine
-        self._bulk_engine: Engine | None = None
+        self._bulk_engine: Engine | None = None if self.is_sqlite else create_engine(
+            self.url, pool_size=1, max_overflow=4)  # the settler's (write_connection)
         self._writer = sessionmaker(self.write_engine, expire_on_commit=False)
         self._reader = sessionmaker(self.read_engine, expire_on_commit=False)
 
@@ -139,15 +144,10 @@ class Database:
 
         On PostgreSQL it comes from a small pool of its own that skips the pre-ping (a round
         trip per transaction): a connection that died meanwhile fails its transaction, which
-        rolls back whole, and SQLAlchemy then drops every pooled connection of that engine, so
-        the caller's retry (the settler settles a failed batch again spin by spin) reconnects.
+        rolls back whole, with ``connection_invalidated`` set; SQLAlchemy then drops every
+        pooled connection of that engine, so the caller's one retry (the settler's) reconnects.
         """
-        if self.is_sqlite:
-            engine = self.write_engine
-        else:
-            if self._bulk_engine is None:
-                self._bulk_engine = create_engine(self.url, pool_size=1, max_overflow=4)
-            engine = self._bulk_engine
+        engine = self._bulk_engine or self.write_engine
         with self._write_turn(), engine.begin() as connection:
             yield connection
 
