@@ -182,14 +182,18 @@ class Round(Base):
 
 
 class LoginFailure(Base):
-    """A failed (or not yet verified) log-in attempt for a username: the brute-force limit
-    counts these in the database, so it holds across worker processes and machines."""
+    """A failed (or not yet verified) log-in attempt for a username from an address: the
+    brute-force limits count these in the database, so they hold across worker processes and
+    machines."""
 
     __tablename__ = "login_failures"
     id: Mapped[int] = mapped_column(Id, primary_key=True)
     username: Mapped[str] = mapped_column(String(32))
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
-    __table_args__ = (Index("ix_login_failures_username", "username", "created_at"),)
+    client: Mapped[str | None] = mapped_column(String(64))
+    """The address the attempt came from (``None`` for rows from before it was recorded)."""
+    __table_args__ = (Index("ix_login_failures_username", "username", "created_at"),
+                      Index("ix_login_failures_client", "client", "created_at"))
 
 
 class DepositLimit(Base):

@@ -47,7 +47,11 @@ class Settings:
     max_body_bytes: int = 16 * 1024
     """Requests with a larger body are refused with 413."""
     login_max_failures: int = 5
-    """Failed log-ins per username within :attr:`login_window_seconds` before 429."""
+    """Failed log-ins for one username from one address within :attr:`login_window_seconds`
+    before that address gets 429 for that username (other addresses can still log in)."""
+    login_max_failures_per_address: int = 50
+    """Failed log-ins from one address, whatever the usernames, within the window before that
+    address gets 429 for every username (one address spraying many names)."""
     login_window_seconds: int = 300
     """The brute-force window: a failure stops counting this long after it happened."""
     test_mode: bool = False
@@ -74,7 +78,7 @@ class Settings:
                                 "use sqlite:///FILE or postgresql://...")
         for name in ("token_ttl_seconds", "reality_check_seconds", "weekly_deposit_limit",
                      "young_weekly_deposit_limit", "max_body_bytes", "login_max_failures",
-                     "login_window_seconds"):
+                     "login_max_failures_per_address", "login_window_seconds"):
             if getattr(self, name) <= 0:
                 raise SettingsError(f"{name} must be positive")
         return self
@@ -93,6 +97,7 @@ ENV_NAMES: dict[str, str] = {
     "limit_increase_delay_seconds": "STARFEVER_LIMIT_INCREASE_DELAY_SECONDS",
     "max_body_bytes": "STARFEVER_MAX_BODY_BYTES",
     "login_max_failures": "STARFEVER_LOGIN_MAX_FAILURES",
+    "login_max_failures_per_address": "STARFEVER_LOGIN_MAX_FAILURES_PER_ADDRESS",
     "login_window_seconds": "STARFEVER_LOGIN_WINDOW_SECONDS",
     "test_mode": "STARFEVER_TEST_MODE",
 }

@@ -145,14 +145,18 @@ def test_brute_force_login_is_rate_limited_across_workers(
     first = start_server(databases, db_kind, tmp_path)  # creates the database and operator
     first.stop()
     srv = TwoWorkerServer(first.database_url, tmp_path / "server.log",
-                          {"STARFEVER_LOGIN_WINDOW_SECONDS": "4"}).start()
+                          {"STARFEVER_LOGIN_WINDOW_SECONDS": "4",
+                           "STARFEVER_LOGIN_MAX_FAILURES_PER_ADDRESS": "8"}).start()
     try:
         name, _ = srv.player()
         other, _ = srv.player()
 
-        def attempt(user: str, password: str) -> httpx.Response:
-            with httpx.Client(timeout=30) as fresh:  # a new connection each time
-                return fresh.post(f"{srv.base}/sessions",
+        def attempt(user: str, password: str, address: str | None = None) -> httpx.Response:
+            # a new connection each time; uvicorn takes the client's address from
+            # X-Forwarded-For when the peer is a trusted proxy (127.0.0.1 by default)
+            headers = {"X-Forwarded-For": address} if address else {}
+            with httpx.Client(timeout=30) as fresh:
+                return fresh.post(f"{srv.base}/sessions", headers=headers,
                                   json={"username": user, "password": password})
 
         for _ in range(5):
@@ -163,6 +167,15 @@ def test_brute_force_login_is_rate_limited_across_workers(
             assert errors_only(locked, 429)["code"] == "too_many_attempts"
             assert 1 <= int(locked.headers["Retry-After"]) <= 4
         assert attempt(other, "password-1").status_code == 201  # others are not affected
+        # the lock-out holds only where the failures came from: the player is not locked out
+        assert attempt(name, "password-1", "203.0.113.7").status_code == 201
+        # one address failing across usernames: 8 failures in the window, then 429 for all
+        for user in (other, "nobody-1", "nobody-2"):
+            assert errors_only(attempt(user, "wrong-password"), 401)["code"] == \
+                "invalid_credentials"
+        sprayed = attempt(other, "password-1")
+        assert errors_only(sprayed, 429)["code"] == "too_many_attempts"
+        assert attempt(other, "password-1", "203.0.113.7").status_code == 201
         time.sleep(int(locked.headers["Retry-After"]) + 0.5)
         assert attempt(name, "password-1").status_code == 201
     finally:

@@ -78,40 +78,54 @@ def register(db: Database, wallet: WalletPort, username: str, password: str, *,
         raise Conflict(f"username {username!r} is taken", code="username_taken") from None
 
 
-def _claim_attempt(db: Database, settings: Settings, username: str, now: datetime) -> int:
+def _claim_attempt(db: Database, settings: Settings, username: str, client: str,
+                   now: datetime) -> int:
     """Record this attempt as a failure *before* the password is checked, then count: every
     attempt's row is committed before it counts the others, so across all worker processes at
-    most ``login_max_failures`` failures per window reach the password check (concurrent
-    attempts at the edge may both be refused, never both admitted).
+    most ``login_max_failures`` failures per username and address (and
+    ``login_max_failures_per_address`` per address) per window reach the password check
+    (concurrent attempts at the edge may both be refused, never both admitted).
     Returns the attempt's row id; raises ``too_many_attempts`` (its row removed) when over."""
     window = timedelta(seconds=settings.login_window_seconds)
     with db.write() as session:
-        attempt = LoginFailure(username=username, created_at=now)
+        attempt = LoginFailure(username=username, client=client, created_at=now)
         session.add(attempt)
         session.flush()
         attempt_id = attempt.id
+    limits = ((settings.login_max_failures, (LoginFailure.username == username,
+                                             LoginFailure.client == client),
+               f"for {username!r} from this address"),
+              (settings.login_max_failures_per_address, (LoginFailure.client == client,),
+               "from this address"))
+    refused: tuple[str, datetime] | None = None
     with db.write() as session:
-        recent = select(LoginFailure).where(LoginFailure.username == username,
-                                            LoginFailure.created_at > now - window)
-        others = session.scalar(select(func.count()).select_from(
-            recent.where(LoginFailure.id != attempt_id).subquery()))
-        if (others or 0) < settings.login_max_failures:
-            return attempt_id
-        session.execute(delete(LoginFailure).where(LoginFailure.id == attempt_id))
-        oldest = session.scalar(select(func.min(LoginFailure.created_at))
-                                .where(LoginFailure.username == username,
-                                       LoginFailure.created_at > now - window))
-    wait = (oldest or now) + window - now
-    retry_after = max(1, math.ceil(wait.total_seconds()))
-    raise TooManyRequests(f"too many failed log-ins for {username!r}; try again in "
-                          f"{retry_after} s", retry_after=retry_after)
+        for most, which, what in limits:
+            recent = (LoginFailure.created_at > now - window, *which)
+            others = session.scalar(select(func.count()).select_from(LoginFailure)
+                                    .where(*recent, LoginFailure.id != attempt_id))
+            if (others or 0) >= most:
+                session.execute(delete(LoginFailure).where(LoginFailure.id == attempt_id))
+                oldest = session.scalar(select(func.min(LoginFailure.created_at))
+                                        .where(*recent))
+                refused = (what, oldest or now)
+                break
+    if refused is None:
+        return attempt_id
+    what, oldest = refused  # raised once the removal of this attempt's row is committed
+    retry_after = max(1, math.ceil((oldest + window - now).total_seconds()))
+    raise TooManyRequests(f"too many failed log-ins {what}; try again in {retry_after} s",
+                          retry_after=retry_after)
 
 
-def login(db: Database, settings: Settings, username: str, password: str) -> tuple[str, datetime]:
+def login(db: Database, settings: Settings, username: str, password: str,
+          client: str | None = None) -> tuple[str, datetime]:
     """Check the password and open a session; return the bearer token and its expiry.
-    More than ``login_max_failures`` failures for one username within the window answer
-    ``429 too_many_attempts`` (with the seconds to wait), whatever the password."""
-    attempt_id = _claim_attempt(db, settings, username, utcnow())
+    More than ``login_max_failures`` failures for one username from one address (``client``,
+    the caller's IP address) within the window answer ``429 too_many_attempts`` there, with
+    the seconds to wait, whatever the password; the player can still log in from elsewhere,
+    so nobody can lock a player out by guessing wrong on purpose. One address that fails more
+    than ``login_max_failures_per_address`` times, whatever the usernames, gets 429 for all."""
+    attempt_id = _claim_attempt(db, settings, username, (client or "")[:64], utcnow())
     with db.read() as session:
         account = session.scalar(select(Account).where(Account.username == username))
         stored = account.password_hash if account else _DUMMY_HASH

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, Request, Response, status
 
 from starfever.server.api.deps import ContextDep, PrincipalDep
 from starfever.server.schemas import Credentials, TokenPublic
@@ -12,9 +12,12 @@ router = APIRouter(prefix="/sessions", tags=["sessions"])
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
-def log_in(body: Credentials, context: ContextDep) -> TokenPublic:
-    """Exchange username and password for a bearer token that expires."""
-    token, expires = auth.login(context.db, context.settings, body.username, body.password)
+def log_in(body: Credentials, context: ContextDep, request: Request) -> TokenPublic:
+    """Exchange username and password for a bearer token that expires. Repeated failures
+    for one username from one address answer 429 for a while (``Retry-After``)."""
+    client = request.client.host if request.client else None
+    token, expires = auth.login(context.db, context.settings, body.username, body.password,
+                                client)
     return TokenPublic(token=token, expires_at=expires)
 
 
