@@ -41,7 +41,8 @@ ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
         (403, "Wrong role, self-excluded, or over the deposit limit"),
         (404, "No such resource (or not yours)"),
         (405, "Method not allowed"),
-        (409, "Conflicts with the current state (funds, taken name, reused key)"),
+        (409, "Conflicts with the current state (funds, taken name, reused key, a reality "
+              "check to acknowledge)"),
         (413, "Request body over the size limit"),
         (422, "Values not acceptable (validation_error lists the fields)"),
         (429, "Too many failed log-ins; the Retry-After header says when to try again"),

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 
 from sqlalchemy import text
 
-from tests.server.conftest import Server
+from tests.server.conftest import Databases, Server, start_server
 
 
 def _limits(server: Server, token: str) -> dict[str, object]:
@@ -83,16 +84,31 @@ def test_self_exclusion_blocks_bets_and_deposits(server: Server) -> None:
     assert server.call("GET", "/self-exclusion", token).json()["excluded"] is True
 
 
-def test_reality_check_comes_due_and_is_acknowledged(server: Server) -> None:
-    _, token = server.player(deposit=1_000)
-    spin = server.spin(token).json()
-    check = spin["reality_check"]
-    assert check["due"] is False
-    assert check["net_result"] == spin["round"]["total_win"] - spin["round"]["total_bet"]
-    time.sleep(2.1)  # the shared servers run a 2 s reality check
-    wallet = server.call("GET", "/wallet", token).json()
-    assert wallet["reality_check"]["due"] is True
-    assert wallet["reality_check"]["elapsed_seconds"] >= 2
-    acknowledged = server.call("POST", "/reality-check/acknowledge", token).json()
-    assert acknowledged["due"] is False
-    assert server.call("GET", "/reality-check", token).json()["due"] is False
+def test_a_due_reality_check_pauses_play_until_acknowledged(
+        db_kind: str, databases: Databases, tmp_path: Path) -> None:
+    server = start_server(databases, db_kind, tmp_path, {"STARFEVER_REALITY_CHECK_SECONDS": "2"})
+    try:
+        _, token = server.player(deposit=1_000)
+        first = server.spin(token, key="before-the-check")
+        spin = first.json()
+        check = spin["reality_check"]
+        assert check["due"] is False
+        assert check["net_result"] == spin["round"]["total_win"] - spin["round"]["total_bet"]
+        time.sleep(2.1)
+        wallet = server.call("GET", "/wallet", token).json()
+        assert wallet["reality_check"]["due"] is True
+        assert wallet["reality_check"]["elapsed_seconds"] >= 2
+        refused = server.spin(token)
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["error"]["code"] == "reality_check_due"
+        assert server.balance(token) == spin["balance"]  # nothing moved
+        retry = server.spin(token, key="before-the-check")  # a settled spin is still answered
+        assert retry.status_code == 200 and retry.json()["round"] == spin["round"]
+        acknowledged = server.call("POST", "/reality-check/acknowledge", token).json()
+        assert acknowledged["due"] is False
+        assert server.call("GET", "/reality-check", token).json()["due"] is False
+        assert server.spin(token).status_code == 201  # play goes on
+        rounds = server.call("GET", "/rounds", token).json()["rounds"]
+        assert len(rounds) == 2
+    finally:
+        server.stop()

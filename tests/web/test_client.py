@@ -361,14 +361,19 @@ def test_reality_check_dialog(browser: Any, tmp_path_factory: pytest.TempPathFac
         watch = ConsoleWatch(page)
         game = Game(page, server, watch)
         game.new_player(1_000)
-        page.wait_for_timeout(2_100)
         game.force(forcing.no_win_draws(model))
         game.spin()
+        page.wait_for_timeout(2_100)
+        page.click("#spin")  # refused by the server: the check is due, and it opens
         page.wait_for_selector("#dlg-reality[open]")
         assert game.text('[data-testid="rc-net"]') == "−€0.20"
         elapsed = game.text('[data-testid="rc-elapsed"]')
         assert elapsed.startswith("0:0")
+        assert game.cents("#balance") == 980
         page.click("#rc-continue")
         page.wait_for_selector("#dlg-reality", state="hidden")
+        game.force(forcing.no_win_draws(model))
+        game.spin()  # acknowledged: play goes on
+        assert game.cents("#balance") == 960
         context.close()
         assert watch.errors == []

@@ -4,7 +4,8 @@
   EUR 400, EUR 200 for players under 26 whose birth date is known. A player may set their own:
   a decrease applies at once, an increase only after a cooling-off delay (72 hours).
 - Reality check: every N minutes of a session the responses say it is due, with the time
-  played and the session's net result, until the player acknowledges it.
+  played and the session's net result; until the player acknowledges it, spins are refused
+  (``409 reality_check_due``), so play pauses on it.
 - Self-exclusion: for a period; refuses bets and deposits. It can be extended, never shortened.
 """
 
@@ -20,7 +21,7 @@ from starfever.server.db import Database
 from starfever.server.models import WALLET, Account, DepositLimit, LedgerEntry, SessionToken
 from starfever.server.services import ledger
 from starfever.server.services.auth import Principal
-from starfever.server.services.errors import Forbidden, NotFound, utcnow
+from starfever.server.services.errors import Conflict, Forbidden, NotFound, utcnow
 from starfever.server.settings import Settings
 
 WEEK = timedelta(days=7)
@@ -184,6 +185,15 @@ def reality_check(session: Session, settings: Settings, session_id: int,
         raise NotFound("no such session", code="session_not_found")
     return reality_check_of(settings, token.created_at, token.reality_check_at,
                             token.net_result, now)
+
+
+def check_reality_acknowledged(check: RealityCheck) -> None:
+    """``409 reality_check_due`` while the session's reality check waits to be acknowledged:
+    play stops until the player has seen it (``POST /reality-check/acknowledge``)."""
+    if check.due:
+        raise Conflict("the reality check is due: acknowledge it (POST "
+                       "/api/v1/reality-check/acknowledge) to play on",
+                       code="reality_check_due")
 
 
 def reality_check_of(settings: Settings, created_at: datetime, reality_check_at: datetime,

@@ -167,6 +167,8 @@ def _spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort
         if account is None:
             raise NotFound("no such player", code="player_not_found")
         protection.check_not_excluded(account, now, "bets are")
+        protection.check_reality_acknowledged(protection.reality_check_of(
+            settings, login.created_at, login.reality_check_at, login.net_result, now))
         total = money.total_bet(Cents(bet))
         if balance_before < total:
             raise Conflict(f"the balance of {balance_before} cents does not cover the total "

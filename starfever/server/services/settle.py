@@ -65,7 +65,12 @@ from starfever.server.services.errors import (
     Unauthorized,
     utcnow,
 )
-from starfever.server.services.protection import RealityCheck, check_exclusion, reality_check_of
+from starfever.server.services.protection import (
+    RealityCheck,
+    check_exclusion,
+    check_reality_acknowledged,
+    reality_check_of,
+)
 from starfever.server.settings import Settings
 
 CHAIN_ID = 1
@@ -280,6 +285,7 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
                                                replayed=True, reality_check=check_of(sid)))
                     continue
                 check_exclusion(excluded[aid], now, "bets are")
+                check_reality_acknowledged(check_of(sid))
                 balance_before = balances[aid]
                 total = money.total_bet(Cents(job.bet))
                 if balance_before < total:

@@ -283,6 +283,11 @@ function handleError(error) {
     showAuth(t("sessionEnded"));
     return;
   }
+  if (error instanceof ApiError && error.code === "reality_check_due") {
+    status(errorText(error));
+    api.realityCheck().then(openRealityCheck, handleError);  // play goes on once acknowledged
+    return;
+  }
   status(errorText(error));
 }
 
