@@ -57,13 +57,13 @@ def current_principal(context: ContextDep,
 async def current_spinner(context: ContextDep,
                           authorization: Annotated[str | None, Header()] = None) -> Principal:
     """The caller of a spin, who must be a player; the token's session is checked again
-    inside the spin's transaction (:func:`auth.authenticate_for_spin`). A token this process
-    has already seen valid is known from memory; any other is looked up in a worker thread."""
+    inside the spin's transaction. A token this process has already seen valid is known from
+    memory (:func:`auth.known_spinner`); any other is looked up in a worker thread."""
     token = _bearer(authorization)
     principal = auth.known_spinner(context.db, context.settings, token)
     if principal is None:
-        principal = await run_in_threadpool(auth.authenticate_for_spin, context.db,
-                                            context.settings, token)
+        principal = await run_in_threadpool(auth.authenticate, context.db, context.settings,
+                                            token)
     return auth.require_role(principal, PLAYER)
 
 

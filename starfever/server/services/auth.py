@@ -186,20 +186,12 @@ _known: dict[tuple[int, str], tuple[Principal, datetime]] = {}
 """Principals of tokens this process has seen valid, with their expiry (spins only)."""
 
 
-def authenticate_for_spin(db: Database, settings: Settings, token: str) -> Principal:
-    """:func:`authenticate` without a query for a token this process has already seen valid
-    and not yet expired. Only for a service that checks, in its own transaction, that the
-    session is still live (``revoked_at``, ``expires_at``): the spin settles do
-    (:func:`check_session_live`), so a log-out by another process still stops the next spin."""
-    known = known_spinner(db, settings, token)
-    if known is not None:
-        return known
-    return _authenticate(db, settings, token_hash(settings, token))
-
-
 def known_spinner(db: Database, settings: Settings, token: str) -> Principal | None:
-    """The principal of a token this process has already seen valid and not yet expired, from
-    memory (no query), or ``None``: the first half of :func:`authenticate_for_spin`."""
+    """The principal of a token this process has already seen valid (:func:`authenticate`
+    remembers it) and not yet expired, from memory, without a query; ``None`` otherwise. Only
+    for a service that checks, in its own transaction, that the session is still live
+    (``revoked_at``, ``expires_at``): the spin settles do (:func:`check_session_live`), so a
+    log-out by another process still stops the next spin."""
     known = _known.get((id(db), token_hash(settings, token)))
     if known is not None and known[1] > utcnow():
         return known[0]
