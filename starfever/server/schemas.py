@@ -9,6 +9,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 MAX_AMOUNT = 10**9
+MAX_ID = 2**62
+"""The largest row id a request may name (ids are 64-bit signed integers in both databases)."""
 USERNAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{2,31}$"
 """3-32 characters: lower-case letters, digits, ``_ . -``; starting with a letter or digit."""
 IDEMPOTENCY_KEY_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Path, Query
 
 from starfever.server.api.convert import round_public, round_summary
 from starfever.server.api.deps import ContextDep, PlayerDep
-from starfever.server.schemas import RoundPagePublic, RoundPublic
+from starfever.server.schemas import MAX_ID, RoundPagePublic, RoundPublic
 from starfever.server.services import rounds
 
 router = APIRouter(prefix="/rounds", tags=["rounds"])
@@ -17,7 +17,7 @@ router = APIRouter(prefix="/rounds", tags=["rounds"])
 @router.get("")
 def list_rounds(context: ContextDep, player: PlayerDep,
                 limit: Annotated[int, Query(ge=1, le=100)] = 20,
-                before: Annotated[int | None, Query(ge=1)] = None) -> RoundPagePublic:
+                before: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None) -> RoundPagePublic:
     """The player's rounds, newest first; page on with ``before`` = ``next_before``."""
     found = rounds.list_rounds(context.db, player, limit, before)
     return RoundPagePublic(rounds=[round_summary(r) for r in found],
@@ -26,6 +26,6 @@ def list_rounds(context: ContextDep, player: PlayerDep,
 
 @router.get("/{round_id}")
 def get_round(context: ContextDep, player: PlayerDep,
-              round_id: Annotated[int, Path(ge=1, le=2**62)]) -> RoundPublic:
+              round_id: Annotated[int, Path(ge=1, le=MAX_ID)]) -> RoundPublic:
     """One round in full: bet, draws, event log, wins, balances, pool, model, hashes."""
     return round_public(rounds.get_round(context.db, player, round_id))

@@ -17,7 +17,11 @@ router = APIRouter(prefix="/spins", tags=["spins"])
 _KEY = re.compile(IDEMPOTENCY_KEY_PATTERN)
 
 
-@router.post("", status_code=status.HTTP_201_CREATED)
+_REPLAYED = {"model": SpinPublic,
+             "description": "A retry of a key already settled: the same round, no money moved"}
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, responses={status.HTTP_200_OK: _REPLAYED})
 async def spin(body: SpinCreate, context: ContextDep, player: SpinnerDep, response: Response,
                idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
                ) -> SpinPublic:

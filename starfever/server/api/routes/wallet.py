@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 
 from starfever.server.api.convert import reality_check
 from starfever.server.api.deps import ContextDep, PlayerDep
-from starfever.server.schemas import LedgerEntryPublic, LedgerPagePublic, WalletPublic
+from starfever.server.schemas import MAX_ID, LedgerEntryPublic, LedgerPagePublic, WalletPublic
 from starfever.server.services import players
 
 router = APIRouter(prefix="/wallet", tags=["wallet"])
@@ -24,7 +24,7 @@ def wallet(context: ContextDep, player: PlayerDep) -> WalletPublic:
 @router.get("/entries")
 def entries(context: ContextDep, player: PlayerDep,
             limit: Annotated[int, Query(ge=1, le=100)] = 50,
-            before: Annotated[int | None, Query(ge=1)] = None) -> LedgerPagePublic:
+            before: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None) -> LedgerPagePublic:
     """The wallet's ledger, newest first (page with ``before`` = the last id seen)."""
     rows = players.ledger_entries(context.db, player, limit, before)
     return LedgerPagePublic(
