@@ -19,3 +19,16 @@ def run_cli(args: Sequence[str], stdin: str = "",
 @pytest.fixture
 def cli() -> object:
     return run_cli
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Apply the ``postgres`` and ``browser`` markers from what a test uses, so a new test is
+    marked without anyone remembering to: ``postgres`` where a parameter selects the PostgreSQL
+    database kind, ``browser`` where the headless Chromium fixture is used. ``slow`` is set by
+    hand on the tests that take seconds (``./scripts/test --quick`` leaves all three out)."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "postgresql" in callspec.params.values():
+            item.add_marker(pytest.mark.postgres)
+        if "browser" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.browser)

@@ -37,7 +37,7 @@ from starfever.engine.symbols import (
     WILDS,
     Symbol,
 )
-from starfever.math.holdcash import FeatureMoments, HoldAndCashSolver
+from starfever.math.holdcash import FeatureMoments, solver_for
 from starfever.math.variance import StdDev, std_dev
 
 F = Fraction
@@ -242,7 +242,7 @@ def compute(model: MathModel, *, with_std_dev: bool = True,
     base = [symbol_frequencies(s) for s in model.base_reels]
     lines = expected_line_pay(base)  # one line, in line bets = all 20 lines, in total bets
     coins = coin_count_distribution(model.base_reels)
-    solver = HoldAndCashSolver(model.hold_and_cash, exact=rational_hold)
+    solver = solver_for(model.hold_and_cash, exact=rational_hold)
     by_coins = {n: solver.feature(n) for n, p in coins.items() if n >= HOLD_AND_CASH_COINS and p}
     hold = sum((coins[n] * m.mean for n, m in by_coins.items()), F(0))
     mega = sum((coins[n] * m.mega for n, m in by_coins.items()), F(0))

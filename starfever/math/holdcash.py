@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cache
+from functools import cache, lru_cache
 from itertools import combinations
 from math import factorial
 
@@ -232,3 +232,12 @@ class HoldAndCashSolver:
             minors=self.first(coins, 0, "minor")[1],
             majors=self.first(coins, 0, "major")[1],
         )
+
+
+@lru_cache(maxsize=8)
+def solver_for(weights: HoldAndCashModel, *, exact: bool = True) -> HoldAndCashSolver:
+    """One solver per set of weights in a process: the rational solve of a model takes seconds,
+    and a solver keeps every state it has solved, so the PAR sheet, the full-cycle check, the
+    server's RTP meters and a test session each pay for it once."""
+    return HoldAndCashSolver(weights, exact=exact)
+

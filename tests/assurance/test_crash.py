@@ -99,6 +99,7 @@ def client(server: KillableServer, token: str, stop: threading.Event, log: Clien
     http.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
 def test_sigkill_while_spinning_loses_and_duplicates_nothing(
         kind: str, databases: Databases, tmp_path: Path) -> None:

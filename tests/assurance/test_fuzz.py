@@ -117,6 +117,7 @@ def fuzz_operation(operation: APIOperation, mode: GenerationMode, target: FuzzTa
     send()
 
 
+@pytest.mark.slow
 def test_api_answers_every_generated_request_as_documented(
         api_schema: schemathesis.BaseSchema, fuzz_target: FuzzTarget,
         subtests: pytest.Subtests) -> None:

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from sqlalchemy import text
 
 from tests.server.conftest import Databases, Server, start_server, unique
@@ -140,6 +141,7 @@ class TwoWorkerServer(Server):
     start_timeout = 90.0
 
 
+@pytest.mark.slow
 def test_brute_force_login_is_rate_limited_across_workers(
         db_kind: str, databases: Databases, tmp_path: Path) -> None:
     first = start_server(databases, db_kind, tmp_path)  # creates the database and operator

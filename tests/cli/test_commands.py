@@ -62,6 +62,7 @@ def test_model_contract() -> None:
     assert isinstance(data["progressive"]["seed_cents"], int)
 
 
+@pytest.mark.slow
 def test_rtp_contract() -> None:
     out = run_cli(["rtp", "--json"])
     assert out.returncode == 0, out.stderr
@@ -104,6 +105,7 @@ def test_unknown_model() -> None:
     assert out.returncode == 2 and "unknown model 'nope'" in out.stderr
 
 
+@pytest.mark.slow
 def test_tune_produces_the_target(tmp_path: Path) -> None:
     out_file = tmp_path / "m95.json"
     out = run_cli(["tune", "--target", "95%", "--name", "m95", "--out", str(out_file)])

@@ -122,6 +122,7 @@ def test_default_model_hits_95_50() -> None:
     assert sum(report.coin_counts.values()) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,target", [("rtp94", Fraction(94, 100)),
                                          ("rtp96", Fraction(96, 100))])
 def test_shipped_variants(name: str, target: Fraction) -> None:

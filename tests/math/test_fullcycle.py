@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from itertools import product
 
+import pytest
+
 from starfever.commands import full_cycle_check
 from starfever.engine.lines import evaluate_grid
 from starfever.engine.model import load_model, model_from_dict
@@ -34,6 +36,7 @@ def test_full_cycle_matches_plain_enumeration() -> None:
     assert sum(k * int(c) for k, c in enumerate(hist)) == wins
 
 
+@pytest.mark.slow
 def test_default_full_cycle_agrees_with_the_calculator() -> None:
     model = load_model("default")
     report = exact.compute(model)

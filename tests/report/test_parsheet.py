@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_par_sheet(tmp_path: Path) -> None:
     out = tmp_path / "par"
     result = run_cli(["par-sheet", "--out", str(out), "--spins", "300000", "--workers", "1"])

@@ -13,6 +13,7 @@ DIEHARDER = shutil.which("dieharder")
 QUICK_TESTS = {"1": "diehard_operm5", "15": "diehard_runs", "101": "sts_runs"}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(DIEHARDER is None, reason="dieharder is not installed "
                     "(scripts/test installs Debian's package when run as root)")
 @pytest.mark.parametrize("test_id", sorted(QUICK_TESTS))

@@ -53,6 +53,7 @@ def test_audit_detects_a_tampered_round(server: Server, statement: str, problem:
     assert _audit(server.database_url)[0] == 0
 
 
+@pytest.mark.slow
 def test_restart_loses_nothing_and_test_draws_need_test_mode(
         databases: Databases, db_kind: str, tmp_path: Path) -> None:
     first = start_server(databases, db_kind, tmp_path)

@@ -6,6 +6,7 @@ import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 
 from tests.server.conftest import Databases, Server, start_server
@@ -84,6 +85,7 @@ def test_self_exclusion_blocks_bets_and_deposits(server: Server) -> None:
     assert server.call("GET", "/self-exclusion", token).json()["excluded"] is True
 
 
+@pytest.mark.slow
 def test_a_due_reality_check_pauses_play_until_acknowledged(
         db_kind: str, databases: Databases, tmp_path: Path) -> None:
     server = start_server(databases, db_kind, tmp_path, {"STARFEVER_REALITY_CHECK_SECONDS": "2"})

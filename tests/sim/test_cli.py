@@ -35,6 +35,7 @@ def test_bad_input_is_one_line_and_exit_2(cli: Cli, args: list[str], message: st
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_json_contract(cli: Cli) -> None:
     done = cli(["simulate", "--spins", "300_000", "--seed", "5", "--workers", "1", "--json"])
     assert done.returncode == 0, done.stderr

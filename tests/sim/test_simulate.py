@@ -84,6 +84,7 @@ def test_bad_arguments_raise_value_error(spins: object, seed: object, workers: o
         simulate(load_model("default"), spins, seed, workers=workers)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_engine_and_kernel_agree_within_their_intervals(default_run: SimulationResult) -> None:
     """200k rounds of the pure-Python engine (Mersenne Twister) against the kernel's run."""
     model = load_model("default")
