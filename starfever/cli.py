@@ -1,12 +1,17 @@
 """The ``starfever`` command. Each group of subcommands lives beside the code it drives and
-registers itself here; errors a user can cause end as one line on stderr and exit code 2."""
+registers itself here. Errors a user can cause (:class:`InputError`, or a file that cannot be
+read or written) end as one line on stderr and exit code 2; any other exception is a bug and
+is reported as one, with its traceback, and exit code 70."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+import traceback
 from collections.abc import Sequence
+
+from starfever.engine.errors import InputError
 
 COMMAND_MODULES = (
     "starfever.commands",  # eval, model, rtp, tune
@@ -15,9 +20,8 @@ COMMAND_MODULES = (
     "starfever.server.cli",  # serve, audit, operator
 )
 
-
-class CommandError(ValueError):
-    """A command that cannot do what was asked; its message is shown to the user."""
+INTERNAL_ERROR = 70
+"""Exit code of a bug (BSD's EX_SOFTWARE), apart from 2 for bad input."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,13 +40,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code = args.handler(args)
-    except (ValueError, OSError) as error:
+    except (InputError, OSError) as error:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"starfever {args.command}: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"starfever {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Exception as error:  # a bug: say so, and keep what is needed to fix it
+        traceback.print_exc()
+        print(f"starfever {args.command}: internal error (a bug in Star Fever, not in your "
+              f"input): {type(error).__name__}: {error}", file=sys.stderr)
+        return INTERNAL_ERROR
     return int(code or 0)
 
 

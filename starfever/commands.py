@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from starfever.engine import money
+from starfever.engine.errors import InputError
 from starfever.engine.lines import check_grid, evaluate_grid
 from starfever.engine.model import load_model
-from starfever.engine.symbols import Cents, check_line_bet
+from starfever.engine.symbols import LINE_COUNT, Cents, check_line_bet
 
 if TYPE_CHECKING:
     from starfever.engine.model import MathModel
@@ -61,9 +62,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     try:
         data = json.loads(sys.stdin.read())
     except json.JSONDecodeError as error:
-        raise ValueError(f"stdin is not valid JSON: {error}") from None
+        raise InputError(f"stdin is not valid JSON: {error}") from None
     if not isinstance(data, dict) or "grid" not in data:
-        raise ValueError('expected a JSON object {"grid": [[5 reels of 3 symbol codes]]}')
+        raise InputError('expected a JSON object {"grid": [[5 reels of 3 symbol codes]]}')
     result = evaluate_grid(check_grid(data["grid"]))
     print(json.dumps({
         "line_wins": [{"line": w.line, "symbol": w.pay.symbol, "count": w.pay.count,
@@ -129,8 +130,9 @@ def full_cycle_check(model: MathModel, report: ExactReport) -> dict[str, Any]:
     report.std = std_dev_full_cycle(model, report.game, report.hold_and_cash_by_coins,
                                     report.coin_counts, cycle, star_wild_cases(model))
     n = cycle.combinations
-    mean = Fraction(cycle.line_win_sum, n * 20)
-    variance = Fraction(cycle.line_win_squares, n * 400) - mean * mean
+    # the cycle counts line bets; a total bet is LINE_COUNT of them
+    mean = Fraction(cycle.line_win_sum, n * LINE_COUNT)
+    variance = Fraction(cycle.line_win_squares, n * LINE_COUNT**2) - mean * mean
     return {
         "combinations": n,
         "agrees": all(checks.values()),
@@ -184,7 +186,7 @@ def parse_target(text: str) -> Fraction:
     try:
         value = Fraction(Decimal(raw.rstrip("%").strip()))
     except (InvalidOperation, ValueError):
-        raise ValueError(f"target {text!r} is not a number like 0.955 or 95.5%") from None
+        raise InputError(f"target {text!r} is not a number like 0.955 or 95.5%") from None
     return value / 100 if percent or value > 2 else value
 
 
@@ -206,7 +208,7 @@ def cmd_rng_stream(args: argparse.Namespace) -> int:
     from starfever.engine.rng import SystemRandomSource
 
     if args.bytes < 0:
-        raise ValueError(f"--bytes must not be negative, got {args.bytes}")
+        raise InputError(f"--bytes must not be negative, got {args.bytes}")
     read = SystemRandomSource().reader
     out = sys.stdout.buffer
     left = args.bytes or -1

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from starfever.engine.errors import InputError
 from starfever.engine.symbols import (
     COIN,
     HOLD_AND_CASH_COINS,
@@ -27,7 +28,7 @@ from starfever.engine.symbols import (
 )
 
 
-class InvalidGrid(ValueError):
+class InvalidGrid(InputError):
     """A grid that is not 5 reels of 3 known symbol codes."""
 
 

@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from starfever.engine.errors import InputError
 from starfever.engine.symbols import (
     CASH_VALUES,
     CELL_KINDS,
@@ -33,7 +34,7 @@ Stop = int
 """A reel stop: the index on the strip that shows on row 0."""
 
 
-class ModelError(ValueError):
+class ModelError(InputError):
     """A model file that cannot be read or breaks a rule."""
 
 

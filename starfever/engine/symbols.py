@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Final, NewType
 
+from starfever.engine.errors import InputError
+
 Symbol = str
 """A symbol code as used everywhere (model files, APIs, events, tests), e.g. ``"LEMON"``."""
 
@@ -102,7 +104,7 @@ HOLD_AND_CASH_RESPINS: Final = 3
 """Respins at the start of Hold & Cash, and what the counter resets to."""
 
 
-class InvalidBet(ValueError):
+class InvalidBet(InputError):
     """A line bet that is not one of the 10 bet classes."""
 
 

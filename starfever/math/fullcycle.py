@@ -21,11 +21,12 @@ import numpy as np
 import numpy.typing as npt
 
 from starfever.engine.model import MathModel
-from starfever.engine.symbols import COIN, LINE_COUNT, LINES, ROWS
+from starfever.engine.symbols import COIN, LINE_COUNT, LINES, PAYTABLE, ROWS
 from starfever.math.tables import SYMBOL_INDEX, jackpot_table, line_pay_table, strip_windows
 
-MAX_LINE_WIN = 20 * 600 * 3
-"""Histogram size: no paid spin can pay more line bets than this."""
+MAX_LINE_WIN = LINE_COUNT * max(max(pays) for pays in PAYTABLE.values())
+"""Histogram size: no paid spin can pay more line bets than every line at the top pay (the
+MWILD x3 appears only in Star Wild respins, which the full cycle does not enumerate)."""
 MASKS = 8
 """Coin patterns of one reel: 3 bits, one per row."""
 

@@ -1,7 +1,7 @@
 """Classical randomness tests with p-values (standard library maths only, no scipy).
 
-Used by the RNG tests and ``scripts/rng_report.py``: chi-square goodness of fit to the uniform
-law, the Wald-Wolfowitz runs test above/below the median, and lag-1 serial correlation.
+Used by the RNG tests and ``tests/assurance/rng_report.py``: chi-square goodness of fit to the
+uniform law, the Wald-Wolfowitz runs test above/below the median, and lag-1 serial correlation.
 """
 
 from __future__ import annotations
@@ -11,6 +11,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from statistics import NormalDist
+
+Z99 = NormalDist().inv_cdf(0.995)
+"""The two-sided 99 % normal quantile (2.5758...), behind every 99 % interval in the project."""
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 
+from starfever.engine.errors import InputError
 from starfever.engine.model import HoldAndCashModel, MathModel
 from starfever.engine.symbols import HOLD_AND_CASH_COINS, LINE_COUNT
 from starfever.math import exact
@@ -22,7 +23,7 @@ TOLERANCE = Fraction(1, 10_000)
 MAX_BLANK = 10**9
 
 
-class TuneError(ValueError):
+class TuneError(InputError):
     """A target the model's design cannot reach."""
 
 

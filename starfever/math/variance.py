@@ -24,11 +24,11 @@ from starfever.math.holdcash import FeatureMoments
 if TYPE_CHECKING:
     from starfever.math.exact import StarWildCase
     from starfever.math.fullcycle import FullCycle
+from starfever.math.stats import Z99
 from starfever.math.tables import SYMBOL_INDEX, line_pay_table, strip_windows
 
 SAMPLES = 2_000_000
 SEED = 20261130
-Z99 = 2.5758293035489004
 
 
 @dataclass(frozen=True)

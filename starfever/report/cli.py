@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from starfever.engine.errors import InputError
 from starfever.engine.model import load_model
 
 
@@ -27,11 +28,11 @@ def cmd_par_sheet(args: argparse.Namespace) -> int:
     from starfever.sim.runner import simulate
 
     if args.spins < 10_000:
-        raise ValueError(f"--spins must be at least 10000, got {args.spins}")
+        raise InputError(f"--spins must be at least 10000, got {args.spins}")
     model = load_model(args.model)
     out: Path = args.out
     if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {str(out)!r} exists and is not a folder")
+        raise InputError(f"--out {str(out)!r} exists and is not a folder")
     report = compute(model)
     result = simulate(model, args.spins, args.seed, workers=args.workers,
                       progress=sys.stderr.isatty())

@@ -26,10 +26,10 @@ from starfever.engine.symbols import (
     SYMBOLS,
 )
 from starfever.math import exact
+from starfever.math.stats import Z99
 from starfever.report.document import Document
 from starfever.sim.result import SimulationResult
 
-Z99 = 2.5758293035489004
 Z90 = 1.6448536269514722
 
 

@@ -8,6 +8,7 @@ import re
 import sys
 from typing import Any
 
+from starfever.engine.errors import InputError
 from starfever.server.settings import DEFAULT_DATABASE_URL, ENV_NAMES, get_settings
 
 
@@ -33,9 +34,9 @@ def serve(args: argparse.Namespace) -> int:
     from starfever.server.transport import NoDelayHTTPProtocol
 
     if not 0 <= args.port <= 65535:
-        raise ValueError(f"--port must be 0..65535, got {args.port}")
+        raise InputError(f"--port must be 0..65535, got {args.port}")
     if args.workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+        raise InputError(f"--workers must be at least 1, got {args.workers}")
     os.environ[ENV_NAMES["database_url"]] = _database_url(args)
     if args.model:
         os.environ[ENV_NAMES["model"]] = args.model
@@ -66,7 +67,7 @@ def audit(args: argparse.Namespace) -> int:
     db = Database(url)
     try:
         if current_revision(db) is None:
-            raise ValueError(f"{shown_url(url)} holds no Star Fever database")
+            raise InputError(f"{shown_url(url)} holds no Star Fever database")
         report = run_audit(db)
     finally:
         db.dispose()
@@ -88,7 +89,7 @@ def create_operator(args: argparse.Namespace) -> int:
     from starfever.server.services.wallet import LedgerWallet
 
     if not re.match(USERNAME_PATTERN, args.name):
-        raise ValueError(f"operator name {args.name!r} must be 3-32 characters of a-z 0-9 _ . -")
+        raise InputError(f"operator name {args.name!r} must be 3-32 characters of a-z 0-9 _ . -")
     if sys.stdin.isatty():
         import getpass
 
@@ -96,13 +97,13 @@ def create_operator(args: argparse.Namespace) -> int:
     else:
         password = sys.stdin.readline().rstrip("\r\n")
     if not 8 <= len(password) <= 128:
-        raise ValueError("the password must be 8-128 characters (read from stdin)")
+        raise InputError("the password must be 8-128 characters (read from stdin)")
     db = Database(_database_url(args))
     try:
         migrate(db)
         auth.register(db, LedgerWallet(), args.name, password, role=OPERATOR)
     except ServiceError as error:
-        raise ValueError(error.message) from None
+        raise InputError(error.message) from None
     finally:
         db.dispose()
     print(f"operator {args.name!r} created")

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+from starfever.engine.errors import InputError
+
 log = logging.getLogger("starfever.server")
 
 DEFAULT_DATABASE_URL = "sqlite:///starfever.db"
@@ -16,7 +18,7 @@ DEVELOPMENT_SECRET = "development-only-secret-change-me"
 ENVIRONMENTS = ("development", "production")
 
 
-class SettingsError(ValueError):
+class SettingsError(InputError):
     """Settings the server refuses to start with."""
 
 

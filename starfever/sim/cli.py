@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from starfever.engine import money
+from starfever.engine.errors import InputError
 from starfever.engine.model import MathModel, load_model
 from starfever.engine.symbols import BET_CLASSES, check_line_bet
 from starfever.sim.pool import PoolReport, replay_pool
@@ -55,7 +56,7 @@ def parse_count(text: str, what: str, *, minimum: int) -> int:
         mantissa, _, exponent = raw.lower().replace("_", "").partition("e")
         value = int(mantissa) * 10 ** int(exponent or 0)
     if value < minimum:
-        raise ValueError(f"{what} must be a whole number >= {minimum} (like 1000000 or 1e6), "
+        raise InputError(f"{what} must be a whole number >= {minimum} (like 1000000 or 1e6), "
                          f"got {text!r}")
     return value
 

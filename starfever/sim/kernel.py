@@ -279,7 +279,7 @@ def _hold_and_cash(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
 
 @njit(cache=True, inline="always")
 def _index(weights: npt.NDArray[np.int64], first: int, count: int, draw: int) -> int:
-    """The weighted pick's rule (``rng.pick``, ``engine.rng.weighted_index``) over
+    """The weighted pick's rule (``engine.rng.weighted_index``) over
     ``weights[first:first + count]`` for a draw already made below their sum."""
     for index in range(count):
         if draw < weights[first + index]:

@@ -10,8 +10,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-Z_99 = 2.5758293035489004
-"""Two-sided 99 % quantile of the standard normal distribution."""
+from starfever.math.stats import Z99
+
 LINE_BETS_PER_TOTAL_BET = 20
 COMPONENTS = ("lines", "star_wild", "hold_and_cash")
 """Game components the kernel simulates (the progressive is its contribution rate)."""
@@ -51,15 +51,15 @@ class Moments:
         # (n Q - S^2) / n^2 is the population variance, exact in integers before the division
         variance = (spins * self.squares - self.total * self.total) / (spins * spins)
         se = math.sqrt(max(variance, 0.0) / max(spins - 1, 1)) / LINE_BETS_PER_TOTAL_BET
-        return Estimate(mean, (mean - Z_99 * se, mean + Z_99 * se), se)
+        return Estimate(mean, (mean - Z99 * se, mean + Z99 * se), se)
 
 
 def proportion(count: int, trials: int) -> Estimate:
     """A frequency with its 99 % Wilson score interval (good for rare events too)."""
     p = count / trials
-    z2 = Z_99 * Z_99
+    z2 = Z99 * Z99
     centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
-    half = Z_99 * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / (1 + z2 / trials)
+    half = Z99 * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / (1 + z2 / trials)
     return Estimate(p, (max(0.0, centre - half), min(1.0, centre + half)),
                     math.sqrt(p * (1 - p) / trials))
 
@@ -195,7 +195,7 @@ class SimulationResult:
         var_vr = max(var_y - beta * cov, 0.0)
         se = math.sqrt(var_vr / max(n - 1, 1)) / per_total
         mean = value / per_total
-        game = Estimate(mean, (mean - Z_99 * se, mean + Z_99 * se), se)
+        game = Estimate(mean, (mean - Z99 * se, mean + Z99 * se), se)
         rate = self.contribution_rate
         plain_se = self.game.std_error
         ratio = (plain_se / se) ** 2 if se > 0 else math.inf

@@ -11,9 +11,9 @@ this generator is 256 bits that anyone who knows the seed can rebuild, which is 
   product of the strip lengths (80^3 x 40^2 < 2^32 for the shipped models), read as mixed-radix
   digits by a chain of 32 x 32-bit multiplications (no division): one generator output per
   spin, still exactly uniform (the rejection is Lemire's, on the product).
-- :func:`pick` draws a weighted index from integer weights with one :func:`below` of their sum,
-  exactly as ``starfever.engine.rng.weighted_index`` does, so a round played by the kernel and by
-  the engine from the same stream makes the same draws in the same order.
+- A weighted pick is one :func:`below` of the weights' sum, read as
+  ``starfever.engine.rng.weighted_index`` reads it (``kernel._index``), so a round played by the
+  kernel and by the engine from the same stream makes the same draws in the same order.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 from numba import njit
+
+from starfever.engine.model import ModelError
 
 StreamState = npt.NDArray[np.uint64]
 """The 4 words of one xoshiro256** generator."""
@@ -160,12 +162,12 @@ def spin_stops(state: StreamState, lengths: npt.NDArray[np.int64],
 
 def spin_threshold(lengths: tuple[int, ...] | npt.NDArray[np.int64]) -> int:
     """``2**32 mod N`` for the product ``N`` of five strip lengths (``N <= 2**32``): the low
-    products :func:`spin_stops` rejects. Raises ``ValueError`` if the product is too large."""
+    products :func:`spin_stops` rejects. Raises ``ModelError`` if the product is too large."""
     product = 1
     for n in lengths:
         product *= int(n)
     if len(lengths) != 5 or not 1 <= product <= MAX_BOUND:
-        raise ValueError(f"the product of the strip lengths {tuple(int(n) for n in lengths)!r} "
+        raise ModelError(f"the product of the strip lengths {tuple(int(n) for n in lengths)!r} "
                          "must be at most 2**32 for one draw per spin")
     return MAX_BOUND % product
 
@@ -177,17 +179,6 @@ def draw_spin(state: StreamState, lengths: npt.NDArray[np.int64],
     s0, s1, s2, s3, s4 = spin_stops(state, lengths, threshold)
     return (np.int64(s0), np.int64(s1), np.int64(s2),  # type: ignore[return-value]
             np.int64(s3), np.int64(s4))
-
-
-@njit(cache=True, inline="always")
-def pick(state: StreamState, weights: npt.NDArray[np.int64], total: int) -> int:
-    """Index ``i`` with probability ``weights[i] / total`` (``total`` = the weights' sum)."""
-    draw = below(state, total)
-    for index in range(weights.shape[0]):
-        if draw < weights[index]:
-            return index
-        draw -= weights[index]
-    return -1  # unreachable while total is the weights' sum
 
 
 @njit(cache=True)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from starfever.engine.model import MathModel, ReelStrip
+from starfever.engine.model import MathModel, ModelError, ReelStrip
 from starfever.engine.symbols import (
     CASH_VALUES,
     COIN,
@@ -74,11 +74,13 @@ Int32Array = npt.NDArray[np.int32]
 Int64Array = npt.NDArray[np.int64]
 
 
+KERNEL_FIELDS = ("base_lengths", "spin_threshold", "hot_stride", "feature", "hot_codes",
+                 "hot_masks", "hot_rows", "hot_finish")
+"""The tables the compiled kernel reads, in the order of :meth:`KernelTables.as_tuple`; the
+other fields are what they are built from (and what tests and the benchmark read)."""
 # Positions in KernelTables.as_tuple(): compile-time constants for the kernel.
-(T_BASE_LENGTHS, T_BASE_WINDOWS, T_BASE_COINS, T_BASE_LINE_CODES, T_STAR_WILD_LENGTHS,
- T_STAR_WILD_WINDOWS, T_LINE_ROWS, T_PREFIX, T_FINISH, T_LINE_PAY, T_JACKPOT, T_CELL_WEIGHTS,
- T_COIN_VALUES, T_CASH_VALUES, T_CASH_MULTIPLES, T_LINE_MASKS, T_SPIN_THRESHOLD, T_HOT_CODES,
- T_HOT_MASKS, T_HOT_ROWS, T_HOT_FINISH, T_HOT_STRIDE, T_HOLD_PARAMS, T_FEATURE) = range(24)
+(T_BASE_LENGTHS, T_SPIN_THRESHOLD, T_HOT_STRIDE, T_FEATURE, T_HOT_CODES, T_HOT_MASKS, T_HOT_ROWS,
+ T_HOT_FINISH) = range(len(KERNEL_FIELDS))
 
 # Header of ``feature``: where each table starts in the one flat array the feature code reads.
 (F_WINDOWS, F_COINS, F_BASE_STRIDE, F_SW_LENGTHS, F_SW_WINDOWS, F_SW_STRIDE, F_LINE_ROWS,
@@ -156,8 +158,9 @@ class KernelTables:
     and coins, the respin strips, the lines, ``prefix``, ``finish`` and ``hold_params``."""
 
     def as_tuple(self) -> tuple[npt.NDArray[np.generic], ...]:
-        """The arrays in field order, as the kernel takes them (``T_*`` name the positions)."""
-        return tuple(getattr(self, name) for name in self.__slots__)
+        """The arrays the kernel reads, as it takes them (``T_*`` name the positions): only
+        these travel to every worker."""
+        return tuple(getattr(self, name) for name in KERNEL_FIELDS)
 
 
 def _padded_windows(strips: tuple[ReelStrip, ...]) -> tuple[Int64Array, Int8Array]:
@@ -270,7 +273,7 @@ def _hold_params(cell: tuple[int, ...], coin: tuple[int, ...],
 
 def _weights(weights: tuple[int, ...], what: str) -> Int64Array:
     if sum(weights) > MAX_BOUND:
-        raise ValueError(f"hold_and_cash.{what} weights sum to more than 2**32; "
+        raise ModelError(f"hold_and_cash.{what} weights sum to more than 2**32; "
                          "the simulator cannot draw them without bias")
     return np.array(weights, dtype=np.int64)
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
 
+from starfever import commands
+from starfever.cli import INTERNAL_ERROR, main
 from tests.conftest import run_cli
 
 DATA = Path(__file__).parent.parent / "data"
@@ -120,3 +123,24 @@ def test_tune_impossible_target(tmp_path: Path, target: str) -> None:
     out = run_cli(["tune", "--target", target, "--out", str(tmp_path / "x.json")])
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def test_a_bug_is_reported_as_a_bug_and_bad_input_as_bad_input(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Only the project's own input errors become 'error: ..., exit 2'; a ValueError from a
+    defect (here the evaluator failing on a valid grid) is reported as a bug, exit 70."""
+    grid = json.loads((DATA / "grid_cases.json").read_text())["cases"][0]["grid"]
+
+    def broken(_: object) -> None:
+        raise ValueError("math domain error")
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps({"grid": grid})))
+    monkeypatch.setattr(commands, "evaluate_grid", broken)
+    assert main(["eval"]) == INTERNAL_ERROR
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "internal error (a bug in Star Fever" in err
+
+    monkeypatch.setattr("sys.stdin", io.StringIO('{"grid": [["LEMON"]]}'))
+    assert main(["eval"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("starfever eval: error: ") and err.count("\n") == 1

@@ -6,9 +6,13 @@ from datetime import UTC, datetime
 
 import pytest
 
+from starfever.engine.model import load_model
+from starfever.engine.rng import SeededSource, SystemRandomSource
 from starfever.server.models import Round
 from starfever.server.services.chain import GENESIS_HASH, HASH_FIELDS, round_hash
+from starfever.server.services.rounds import play_live_or_test
 from starfever.server.settings import DEVELOPMENT_SECRET, SettingsError, settings_from_env
+from starfever.sim.rng import KernelSource, chunk_state
 from tests.server.conftest import run_cli
 
 
@@ -55,3 +59,15 @@ def test_cli_refuses_bad_operator_input(tmp_path: object) -> None:
     assert done.returncode == 2 and "8-128" in done.stderr
     done = run_cli("audit", "--database-url", "sqlite:///" + str(tmp_path) + "/empty.db")
     assert done.returncode == 2 and "no Star Fever database" in done.stderr
+
+
+def test_live_play_fails_closed_on_a_source_not_marked_live() -> None:
+    """Only a source marked ``live`` (the OS CSPRNG) plays a live round: a seeded source, a
+    replay or the simulator's generator wired into the live path refuses to play."""
+    model = load_model("default")
+    assert play_live_or_test(model, 1, model.seed_cents, None).total_bet == 20
+    live = play_live_or_test(model, 1, model.seed_cents, None, live_source=SystemRandomSource)
+    assert len(live.draws) >= 5
+    for wrong in (lambda: SeededSource(1), lambda: KernelSource(chunk_state(1, 0))):
+        with pytest.raises(RuntimeError, match="not marked live"):
+            play_live_or_test(model, 1, model.seed_cents, None, live_source=wrong)

@@ -13,9 +13,10 @@ from starfever.engine.model import load_model
 from starfever.engine.rng import SeededSource
 from starfever.engine.round import play_round
 from starfever.math.exact import ExactReport, compute
+from starfever.math.stats import Z99
 from starfever.sim import CHUNK_SPINS, SimulationResult, simulate
 from starfever.sim.kernel import ROUND_FIELDS, play_rounds
-from starfever.sim.result import Z_99, Moments
+from starfever.sim.result import Moments
 from starfever.sim.rng import chunk_state
 from starfever.sim.tables import kernel_tables
 
@@ -74,7 +75,7 @@ def test_interval_arithmetic_is_exact_on_a_tiny_sample() -> None:
     assert estimate.value == 1
     se = math.sqrt(1 / 3)
     assert estimate.std_error == pytest.approx(se)
-    assert estimate.ci99 == pytest.approx((1 - Z_99 * se, 1 + Z_99 * se))
+    assert estimate.ci99 == pytest.approx((1 - Z99 * se, 1 + Z99 * se))
 
 
 @pytest.mark.parametrize(("spins", "seed", "workers"), [
@@ -101,7 +102,7 @@ def test_engine_and_kernel_agree_within_their_intervals(default_run: SimulationR
         engine = Moments(total, squares).estimate(rounds)
         kernel = default_run.component(name)
         gap = abs(engine.value - kernel.value)
-        assert gap <= Z_99 * math.hypot(engine.std_error, kernel.std_error), name
+        assert gap <= Z99 * math.hypot(engine.std_error, kernel.std_error), name
     assert Fraction(default_run.counts["hits"], default_run.spins) > Fraction(3, 10)
 
 

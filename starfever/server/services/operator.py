@@ -15,10 +15,9 @@ from functools import lru_cache
 from sqlalchemy import Float, cast, func, select
 
 from starfever.engine.model import ModelError, load_model
+from starfever.math.stats import Z99
 from starfever.server.db import Database
 from starfever.server.models import Round
-
-Z99 = 2.5758293035489004
 
 
 @dataclass(frozen=True, slots=True)

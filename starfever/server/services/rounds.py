@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 from sqlalchemy import select
@@ -43,12 +43,18 @@ def request_hash(line_bet: int, test_draws: Sequence[int] | None) -> str:
     return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 
-def _play(model: MathModel, line_bet: int, pool_before: int,
-          test_draws: Sequence[int] | None) -> RoundResult:
+def play_live_or_test(model: MathModel, line_bet: int, pool_before: int,
+                      test_draws: Sequence[int] | None, *,
+                      live_source: Callable[[], RandomSource] = SystemRandomSource,
+                      ) -> RoundResult:
+    """The round of a request: from ``test_draws`` (test mode only, checked by the caller), or
+    from a fresh ``live_source``, which must be marked ``live`` (fail closed: a seeded source or
+    the simulator's generator wired in here by mistake refuses to play instead of playing)."""
     if test_draws is None:
-        source: RandomSource = SystemRandomSource()
-        if not getattr(source, "live", False):  # fail closed: only the CSPRNG plays live
-            raise RuntimeError("refusing a non-live random source for a live round")
+        source = live_source()
+        if getattr(source, "live", False) is not True:
+            raise RuntimeError(f"refusing {type(source).__name__}, a source not marked live, "
+                               "for a live round")
         return play_round(model, line_bet, source, pool=pool_before)
     replay = ReplaySource(test_draws)
     try:
@@ -133,7 +139,8 @@ def _draw(settings: Settings, model: MathModel, line_bet: int,
     if test_draws is not None and not settings.test_mode:
         raise Unprocessable("test_draws are accepted only in test mode",
                             code="test_draws_not_allowed")
-    return bet, request_hash(bet, test_draws), _play(model, bet, model.seed_cents, test_draws)
+    result = play_live_or_test(model, bet, model.seed_cents, test_draws)
+    return bet, request_hash(bet, test_draws), result
 
 
 def _existing(session: Session, settings: Settings, wallet: WalletPort, principal: Principal,
