@@ -1,0 +1,59 @@
+"""``starfever operator-wallet-demo``: the reference operator wallet on a port of its own."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from starfever.engine.errors import InputError
+from starfever.seamless import protocol
+
+_PLAYER = re.compile(r"([A-Za-z0-9_.:-]{1,128})=(\d{1,12})")
+
+
+def register(sub: Any) -> None:
+    """Add the command to ``starfever``'s parser."""
+    p = sub.add_parser(
+        "operator-wallet-demo",
+        help="run the reference operator wallet (seamless-wallet protocol v1) for development",
+        description="The other side of the operator-mode wallet protocol, for an operator's "
+                    "developer and for tests: balances in its own SQLite file, signatures "
+                    "checked, every call printed, faults injected on request (POST "
+                    "/_admin/faults). The shared secret comes from STARFEVER_OPERATOR_SECRET.")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=9000)
+    p.add_argument("--db", type=Path, default=Path("operator-wallet.db"),
+                   help="its SQLite file (default ./operator-wallet.db)")
+    p.add_argument("--player", action="append", default=[], metavar="ID=CENTS",
+                   help="create or reset a player with this balance (repeatable)")
+    p.add_argument("--quiet", action="store_true", help="do not print every call")
+    p.set_defaults(handler=cmd_operator_wallet_demo)
+
+
+def cmd_operator_wallet_demo(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from starfever.seamless.reference import ReferenceWallet, WalletStore
+
+    secret = protocol.check_secret(os.environ.get("STARFEVER_OPERATOR_SECRET"))
+    if not 0 <= args.port <= 65535:
+        raise InputError(f"--port must be 0..65535, got {args.port}")
+    players = []
+    for text in args.player:
+        match = _PLAYER.fullmatch(text)
+        if match is None:
+            raise InputError(f"--player {text!r} must be ID=CENTS, e.g. alice=5000")
+        players.append((match.group(1), int(match.group(2))))
+    store = WalletStore(args.db)
+    for player_id, cents in players:
+        store.set_player(player_id, cents, False)
+    wallet = ReferenceWallet(store, secret, log=not args.quiet)
+    print(f"reference operator wallet on http://{args.host}:{args.port} (books in {args.db}); "
+          f"Star Fever: starfever serve --wallet operator --wallet-url "
+          f"http://{args.host}:{args.port}", flush=True)
+    uvicorn.run(wallet.app, host=args.host, port=args.port, log_level="warning")
+    store.close()
+    return 0

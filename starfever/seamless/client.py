@@ -1,0 +1,131 @@
+"""Star Fever's side of the wallet protocol: one signed call, its reply checked.
+
+A reply counts only when it is ``200`` or ``4xx``, JSON, and signed by the operator; anything
+else (a timeout, a refused connection, a 5xx, a missing or wrong signature, a body that is not
+the method's reply) is :class:`WalletUnavailable`, whose outcome on the operator's side is
+unknown. A ``4xx`` is :class:`WalletRefused`: final, with the operator's error code.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from starfever.seamless import protocol as p
+
+
+class WalletUnavailable(Exception):
+    """No valid answer came: the call may or may not have been applied."""
+
+
+class WalletRefused(Exception):
+    """The operator refused the call (a ``4xx``): final."""
+
+    def __init__(self, code: str, message: str, status: int) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.status = status
+
+
+@dataclass(frozen=True, slots=True)
+class WalletReply:
+    """A valid ``200`` reply."""
+
+    balance: int
+    operator_transaction_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WalletEndpoint:
+    """Where and how to call: the operator's URL, the shared secret, the timeout."""
+
+    url: str
+    secret: str
+    timeout: float = 5.0
+
+    def request(self, method: str, fields: Mapping[str, Any],
+                now: datetime | None = None) -> tuple[str, bytes, dict[str, str]]:
+        """The URL, body and headers of one signed call."""
+        body = p.encode(fields, now or datetime.now(UTC))
+        headers = {"Content-Type": "application/json",
+                   p.STARFEVER_SIGNATURE: p.sign(self.secret, body)}
+        return f"{self.url.rstrip('/')}/{method}", body, headers
+
+    def reply(self, method: str, response: httpx.Response) -> WalletReply:
+        """Check one response; :class:`WalletRefused` or :class:`WalletUnavailable` if it is
+        not a valid ``200``."""
+        raw = response.content
+        if not p.verify(self.secret, raw, response.headers.get(p.OPERATOR_SIGNATURE)):
+            raise WalletUnavailable(f"{method}: reply {response.status_code} is not signed by "
+                                    "the operator")
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            raise WalletUnavailable(f"{method}: reply is not JSON") from None
+        if not isinstance(body, dict):
+            raise WalletUnavailable(f"{method}: reply is not a JSON object")
+        if 400 <= response.status_code < 500:
+            raise WalletRefused(str(body.get("error", p.BAD_REQUEST)),
+                                str(body.get("message", "")), response.status_code)
+        if response.status_code != 200:
+            raise WalletUnavailable(f"{method}: status {response.status_code}")
+        balance = body.get("balance")
+        operator_id = body.get("operator_transaction_id")
+        if type(balance) is not int or (method in (p.DEBIT, p.CREDIT)
+                                        and not isinstance(operator_id, str)):
+            raise WalletUnavailable(f"{method}: reply lacks balance or operator_transaction_id")
+        return WalletReply(balance, operator_id if isinstance(operator_id, str) else None)
+
+
+class WalletClient:
+    """Blocking calls (for the command line, the reconciler and threads)."""
+
+    def __init__(self, endpoint: WalletEndpoint,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        self.endpoint = endpoint
+        self.http = httpx.Client(timeout=endpoint.timeout, transport=transport)
+
+    def call(self, method: str, fields: Mapping[str, Any]) -> WalletReply:
+        """One call; raises :class:`WalletRefused` or :class:`WalletUnavailable`."""
+        url, body, headers = self.endpoint.request(method, fields)
+        try:
+            response = self.http.post(url, content=body, headers=headers)
+        except httpx.HTTPError as error:
+            raise WalletUnavailable(f"{method}: {type(error).__name__}: {error}") from None
+        return self.endpoint.reply(method, response)
+
+    def close(self) -> None:
+        self.http.close()
+
+
+class AsyncWalletClient:
+    """The same calls on the event loop (the spin route)."""
+
+    def __init__(self, endpoint: WalletEndpoint,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.endpoint = endpoint
+        limits = httpx.Limits(max_connections=256, max_keepalive_connections=64)
+        self.http = httpx.AsyncClient(timeout=endpoint.timeout, transport=transport,
+                                      limits=limits)
+
+    async def call(self, method: str, fields: Mapping[str, Any]) -> WalletReply:
+        """One call; raises :class:`WalletRefused` or :class:`WalletUnavailable`."""
+        url, body, headers = self.endpoint.request(method, fields)
+        try:
+            response = await self.http.post(url, content=body, headers=headers)
+        except httpx.HTTPError as error:
+            raise WalletUnavailable(f"{method}: {type(error).__name__}: {error}") from None
+        return self.endpoint.reply(method, response)
+
+    async def close(self) -> None:
+        await self.http.aclose()
+
+
+__all__ = ["AsyncWalletClient", "WalletClient", "WalletEndpoint", "WalletRefused", "WalletReply",
+           "WalletUnavailable"]

@@ -1,0 +1,130 @@
+"""The wallet protocol's rules as data and pure functions: both sides import this module, so
+a signature or a field name cannot differ between them.
+
+Transport (``OPERATOR-WALLET.md``): ``POST {wallet_url}/{method}``, a JSON body with a
+``timestamp``, the header :data:`STARFEVER_SIGNATURE` (hex HMAC-SHA256 of the raw body under the
+shared secret); the operator answers ``200`` with JSON and :data:`OPERATOR_SIGNATURE`, or a
+``4xx`` ``{"error": CODE, "message": text}``, which is final.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final
+
+from starfever.engine.errors import InputError
+
+VERSION: Final = 1
+CURRENCY: Final = "EUR"
+GAME: Final = "star-fever"
+STARFEVER_SIGNATURE: Final = "X-Starfever-Signature"
+OPERATOR_SIGNATURE: Final = "X-Operator-Signature"
+MIN_SECRET_LENGTH: Final = 32
+MAX_AGE: Final = timedelta(minutes=5)
+"""The operator may refuse a request whose ``timestamp`` is older than this."""
+
+BALANCE, DEBIT, CREDIT, ROLLBACK = "balance", "debit", "credit", "rollback"
+METHODS: Final = (BALANCE, DEBIT, CREDIT, ROLLBACK)
+
+REQUIRED: Final[Mapping[str, tuple[str, ...]]] = {
+    BALANCE: ("player_id", "session_id", "currency"),
+    DEBIT: ("transaction_id", "round_id", "player_id", "session_id", "currency", "amount",
+            "game", "model"),
+    CREDIT: ("transaction_id", "round_id", "player_id", "session_id", "currency", "amount",
+             "debit_transaction_id", "jackpot_amount", "round_closed"),
+    ROLLBACK: ("transaction_id", "round_id", "player_id", "debit_transaction_id"),
+}
+"""The fields of each method's request besides ``timestamp``."""
+
+# Error codes of a 4xx reply.
+INSUFFICIENT_FUNDS: Final = "insufficient_funds"
+PLAYER_BLOCKED: Final = "player_blocked"
+SESSION_EXPIRED: Final = "session_expired"
+UNKNOWN_TRANSACTION: Final = "unknown_transaction"
+BAD_REQUEST: Final = "bad_request"
+BAD_SIGNATURE: Final = "bad_signature"
+ERROR_CODES: Final = (INSUFFICIENT_FUNDS, PLAYER_BLOCKED, SESSION_EXPIRED, UNKNOWN_TRANSACTION,
+                      BAD_REQUEST, BAD_SIGNATURE)
+
+_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+"""Player, session and transaction ids: what fits a URL and a log line unquoted."""
+
+
+class ProtocolError(InputError):
+    """A message that breaks the protocol (a missing field, a bad id or amount)."""
+
+
+def check_secret(secret: str | None) -> str:
+    """The shared secret, refused when missing or shorter than 32 characters."""
+    if not secret or len(secret) < MIN_SECRET_LENGTH:
+        raise InputError(f"the operator's shared secret must be at least {MIN_SECRET_LENGTH} "
+                         "characters (STARFEVER_OPERATOR_SECRET)")
+    return secret
+
+
+def sign(secret: str, body: bytes) -> str:
+    """The hex HMAC-SHA256 of the raw ``body`` under ``secret``."""
+    return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def verify(secret: str, body: bytes, signature: str | None) -> bool:
+    """Whether ``signature`` signs ``body`` (compared in constant time)."""
+    return signature is not None and hmac.compare_digest(sign(secret, body), signature.lower())
+
+
+def timestamp(now: datetime) -> str:
+    """The ``timestamp`` field: ISO 8601 in UTC with a ``Z``."""
+    return now.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def encode(fields: Mapping[str, Any], now: datetime) -> bytes:
+    """A request or reply body: the fields plus ``timestamp``, as UTF-8 JSON."""
+    return json.dumps({**fields, "timestamp": timestamp(now)}, separators=(",", ":"),
+                      ensure_ascii=False).encode()
+
+
+def is_id(value: object) -> bool:
+    """Whether ``value`` is a valid player, session or transaction id."""
+    return isinstance(value, str) and _ID.fullmatch(value) is not None
+
+
+def check_request(method: str, body: Mapping[str, Any], now: datetime) -> None:
+    """Raise :class:`ProtocolError` unless ``body`` is a well-formed ``method`` request no older
+    than :data:`MAX_AGE` (and not from the future by more than that)."""
+    if method not in METHODS:
+        raise ProtocolError(f"unknown method {method!r}")
+    missing = [name for name in (*REQUIRED[method], "timestamp") if name not in body]
+    if missing:
+        raise ProtocolError(f"{method} needs {', '.join(missing)}")
+    for name in ("transaction_id", "player_id", "session_id", "debit_transaction_id"):
+        if name in body and not is_id(body[name]):
+            raise ProtocolError(f"{name} must be 1-128 characters of A-Z a-z 0-9 _ . : -")
+    if "currency" in body and body["currency"] != CURRENCY:
+        raise ProtocolError(f"currency must be {CURRENCY!r}, got {body['currency']!r}")
+    for name in ("amount", "jackpot_amount"):
+        if name in body and (type(body[name]) is not int or body[name] < 0):
+            raise ProtocolError(f"{name} must be a whole number of cents >= 0")
+    if method == DEBIT and body["amount"] == 0:
+        raise ProtocolError("a debit must be at least 1 cent")
+    if method == CREDIT and body["jackpot_amount"] > body["amount"]:
+        raise ProtocolError("jackpot_amount is part of amount and cannot exceed it")
+    try:
+        sent = datetime.fromisoformat(str(body["timestamp"]).replace("Z", "+00:00"))
+    except ValueError:
+        raise ProtocolError(f"timestamp {body['timestamp']!r} is not ISO 8601") from None
+    if sent.tzinfo is None or abs(now - sent) > MAX_AGE:
+        raise ProtocolError("timestamp is missing its zone or more than 5 minutes off")
+
+
+__all__ = [
+    "BAD_REQUEST", "BAD_SIGNATURE", "BALANCE", "CREDIT", "CURRENCY", "DEBIT", "ERROR_CODES",
+    "GAME", "INSUFFICIENT_FUNDS", "MAX_AGE", "METHODS", "OPERATOR_SIGNATURE", "PLAYER_BLOCKED",
+    "REQUIRED", "ROLLBACK", "SESSION_EXPIRED", "STARFEVER_SIGNATURE", "UNKNOWN_TRANSACTION",
+    "ProtocolError", "check_request", "check_secret", "encode", "is_id", "sign", "timestamp",
+    "verify",
+]

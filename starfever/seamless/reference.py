@@ -1,0 +1,349 @@
+"""A reference operator wallet: the other side of the protocol, as an operator would run it.
+
+It keeps players and balances in its own SQLite file, refuses unsigned or wrongly signed
+requests, answers a repeated ``transaction_id`` with its first answer, records a rollback of a
+debit it never saw (so that the late debit is refused), and can be told to misbehave: delay a
+reply past Star Fever's timeout, drop a reply after applying it, answer 500 without applying,
+or apply a request twice (the second time must change nothing). An operator's developer runs
+it with ``starfever operator-wallet-demo`` and watches every call; the tests play against it.
+
+It is a demonstration and a test peer, not a production wallet: its ``/_admin`` routes (set a
+balance, block a player, list transactions, inject faults, sign a launch) are unauthenticated
+and meant for 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import sys
+import uuid
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from starfever.seamless import protocol as p
+
+FAULTS = ("delay", "drop", "error", "twice")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS players (
+    player_id TEXT PRIMARY KEY,
+    balance INTEGER NOT NULL CHECK (balance >= 0),
+    blocked INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS transactions (
+    transaction_id TEXT PRIMARY KEY,
+    method TEXT NOT NULL,
+    player_id TEXT NOT NULL,
+    round_id TEXT,
+    amount INTEGER NOT NULL DEFAULT 0,
+    jackpot_amount INTEGER NOT NULL DEFAULT 0,
+    debit_transaction_id TEXT,
+    operator_transaction_id TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    reply TEXT NOT NULL,
+    applied INTEGER NOT NULL,
+    closed_by TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS transactions_debit ON transactions (debit_transaction_id);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A reply: HTTP status and JSON body."""
+
+    status: int
+    body: dict[str, Any]
+
+
+def _refusal(code: str, message: str, status: int = 400) -> Answer:
+    return Answer(status, {"error": code, "message": message})
+
+
+class WalletStore:
+    """The operator's books: one SQLite file, every request applied in one transaction."""
+
+    def __init__(self, path: Path) -> None:
+        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # --- the protocol ------------------------------------------------------------------
+    def apply(self, method: str, body: Mapping[str, Any]) -> Answer:
+        """Apply one well-formed request (signature and shape already checked)."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            answer = self._apply(method, body)
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+        return answer
+
+    def _apply(self, method: str, body: Mapping[str, Any]) -> Answer:
+        if method != p.BALANCE:
+            seen = self.db.execute("SELECT status, reply FROM transactions "
+                                   "WHERE transaction_id = ?", (body["transaction_id"],)).fetchone()
+            if seen is not None:  # idempotency: the first answer, nothing moves
+                return Answer(int(seen[0]), json.loads(seen[1]))
+        player = self.db.execute("SELECT balance, blocked FROM players WHERE player_id = ?",
+                                 (body["player_id"],)).fetchone()
+        if player is None:
+            unknown = _refusal(p.BAD_REQUEST, "unknown player")
+            return unknown if method == p.BALANCE else self._record(method, body, unknown, False)
+        balance, blocked = int(player[0]), bool(player[1])
+        if method == p.BALANCE:
+            return Answer(200, {"balance": balance})
+        if method == p.DEBIT:
+            return self._debit(body, balance, blocked)
+        if method == p.CREDIT:
+            return self._credit(body, balance)
+        return self._rollback(body, balance)
+
+    def _debit(self, body: Mapping[str, Any], balance: int, blocked: bool) -> Answer:
+        amount = int(body["amount"])
+        late = self.db.execute("SELECT 1 FROM transactions WHERE method = 'rollback' AND "
+                               "debit_transaction_id = ?", (body["transaction_id"],)).fetchone()
+        if late is not None:
+            answer = _refusal(p.BAD_REQUEST, "this debit was rolled back before it arrived")
+        elif blocked:
+            answer = _refusal(p.PLAYER_BLOCKED, "the player may not play now", 403)
+        elif balance < amount:
+            answer = _refusal(p.INSUFFICIENT_FUNDS,
+                              f"the balance of {balance} cents does not cover {amount}", 402)
+        else:
+            balance = self._move(body["player_id"], -amount)
+            answer = Answer(200, {"balance": balance})
+        return self._record(p.DEBIT, body, answer, answer.status == 200)
+
+    def _credit(self, body: Mapping[str, Any], balance: int) -> Answer:
+        debit = self._debit_of(body)
+        if debit is None:
+            answer = _refusal(p.UNKNOWN_TRANSACTION, "no acknowledged debit with that id", 404)
+        elif debit[1] is not None:
+            answer = _refusal(p.BAD_REQUEST, f"that debit was already closed by {debit[1]}", 409)
+        else:
+            balance = self._move(body["player_id"], int(body["amount"]))
+            self._close(body["debit_transaction_id"], body["transaction_id"])
+            answer = Answer(200, {"balance": balance})
+        return self._record(p.CREDIT, body, answer, answer.status == 200)
+
+    def _rollback(self, body: Mapping[str, Any], balance: int) -> Answer:
+        debit = self._debit_of(body)
+        applied = False
+        if debit is not None and debit[1] is not None:
+            closer = debit[1]
+            answer = (Answer(200, {"balance": balance}) if self._is_rollback(closer)
+                      else _refusal(p.BAD_REQUEST, f"that debit was credited by {closer}", 409))
+        else:
+            if debit is not None:  # refund it; an unknown debit is recorded all the same
+                balance = self._move(body["player_id"], int(debit[0]))
+                self._close(body["debit_transaction_id"], body["transaction_id"])
+                applied = True
+            answer = Answer(200, {"balance": balance})
+        return self._record(p.ROLLBACK, body, answer, applied)
+
+    def _debit_of(self, body: Mapping[str, Any]) -> tuple[int, str | None] | None:
+        row = self.db.execute(
+            "SELECT amount, closed_by FROM transactions WHERE transaction_id = ? AND "
+            "method = 'debit' AND applied = 1 AND player_id = ?",
+            (body["debit_transaction_id"], body["player_id"])).fetchone()
+        return None if row is None else (int(row[0]), row[1])
+
+    def _is_rollback(self, transaction_id: str) -> bool:
+        row = self.db.execute("SELECT method FROM transactions WHERE transaction_id = ?",
+                              (transaction_id,)).fetchone()
+        return row is not None and row[0] == p.ROLLBACK
+
+    def _move(self, player_id: str, delta: int) -> int:
+        self.db.execute("UPDATE players SET balance = balance + ? WHERE player_id = ?",
+                        (delta, player_id))
+        row = self.db.execute("SELECT balance FROM players WHERE player_id = ?",
+                              (player_id,)).fetchone()
+        return int(row[0])
+
+    def _close(self, debit_id: str, by: str) -> None:
+        self.db.execute("UPDATE transactions SET closed_by = ? WHERE transaction_id = ?",
+                        (by, debit_id))
+
+    def _record(self, method: str, body: Mapping[str, Any], answer: Answer,
+                applied: bool) -> Answer:
+        operator_id = f"op-{uuid.uuid4().hex[:16]}"
+        if answer.status == 200 and method in (p.DEBIT, p.CREDIT):
+            answer = Answer(200, {**answer.body, "operator_transaction_id": operator_id})
+        self.db.execute(
+            "INSERT INTO transactions (transaction_id, method, player_id, round_id, amount, "
+            "jackpot_amount, debit_transaction_id, operator_transaction_id, status, reply, "
+            "applied, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (body["transaction_id"], method, body["player_id"], str(body.get("round_id", "")),
+             int(body.get("amount", 0)), int(body.get("jackpot_amount", 0)),
+             body.get("debit_transaction_id"), operator_id, answer.status,
+             json.dumps(answer.body), int(applied), datetime.now(UTC).isoformat()))
+        return answer
+
+    # --- administration ------------------------------------------------------------------
+    def set_player(self, player_id: str, balance: int, blocked: bool) -> dict[str, Any]:
+        """Create a player or set its balance and block."""
+        self.db.execute("INSERT INTO players (player_id, balance, blocked) VALUES (?, ?, ?) "
+                        "ON CONFLICT (player_id) DO UPDATE SET balance = excluded.balance, "
+                        "blocked = excluded.blocked", (player_id, balance, int(blocked)))
+        return self.player(player_id) or {}
+
+    def player(self, player_id: str) -> dict[str, Any] | None:
+        """A player's balance and block, or None."""
+        row = self.db.execute("SELECT balance, blocked FROM players WHERE player_id = ?",
+                              (player_id,)).fetchone()
+        if row is None:
+            return None
+        return {"player_id": player_id, "balance": int(row[0]), "blocked": bool(row[1])}
+
+    def transactions(self, player_id: str | None = None) -> list[dict[str, Any]]:
+        """Every recorded request (oldest first), of one player or all."""
+        query = ("SELECT transaction_id, method, player_id, round_id, amount, jackpot_amount, "
+                 "debit_transaction_id, operator_transaction_id, status, applied, closed_by "
+                 "FROM transactions")
+        args: tuple[str, ...] = ()
+        if player_id is not None:
+            query += " WHERE player_id = ?"
+            args = (player_id,)
+        names = ("transaction_id", "method", "player_id", "round_id", "amount", "jackpot_amount",
+                 "debit_transaction_id", "operator_transaction_id", "status", "applied",
+                 "closed_by")
+        rows = self.db.execute(query + " ORDER BY rowid", args).fetchall()
+        return [{**dict(zip(names, row, strict=True)), "applied": bool(row[9])} for row in rows]
+
+
+@dataclass(slots=True)
+class Fault:
+    """One misbehaviour, consumed by the next call of its method."""
+
+    kind: str
+    seconds: float = 0.0
+
+
+class ReferenceWallet:
+    """The ASGI app: the four protocol methods under ``/`` and the ``/_admin`` routes."""
+
+    def __init__(self, store: WalletStore, secret: str, *, log: bool = False) -> None:
+        self.store = store
+        self.secret = p.check_secret(secret)
+        self.log = log
+        self.faults: dict[str, deque[Fault]] = {method: deque() for method in p.METHODS}
+        routes = [Route(f"/{method}", self._method, methods=["POST"]) for method in p.METHODS]
+        routes += [
+            Route("/_admin/players", self._set_player, methods=["POST"]),
+            Route("/_admin/players/{player_id}", self._get_player, methods=["GET"]),
+            Route("/_admin/transactions", self._transactions, methods=["GET"]),
+            Route("/_admin/faults", self._faults, methods=["POST", "DELETE"]),
+        ]
+        self.app = Starlette(routes=routes)
+
+    def _reply(self, answer: Answer) -> Response:
+        raw = json.dumps(answer.body, separators=(",", ":")).encode()
+        return Response(raw, status_code=answer.status, media_type="application/json",
+                        headers={p.OPERATOR_SIGNATURE: p.sign(self.secret, raw)})
+
+    async def _method(self, request: Request) -> Response:
+        method = request.url.path.rsplit("/", 1)[-1]
+        raw = await request.body()
+        if not p.verify(self.secret, raw, request.headers.get(p.STARFEVER_SIGNATURE)):
+            return self._reply(_refusal(p.BAD_SIGNATURE, "the signature does not match", 401))
+        try:
+            body = json.loads(raw)
+            if not isinstance(body, dict):
+                raise p.ProtocolError("the body must be a JSON object")
+            p.check_request(method, body, datetime.now(UTC))
+        except (ValueError, p.ProtocolError) as error:
+            return self._reply(_refusal(p.BAD_REQUEST, str(error)))
+        fault = self.faults[method].popleft() if self.faults[method] else None
+        if fault is not None and fault.kind == "error":
+            self._say(method, body, 500, "fault: 500, not applied")
+            return Response("operator wallet failure (injected)", status_code=500)
+        answer = self.store.apply(method, body)
+        self._say(method, body, answer.status, fault.kind if fault else "")
+        if fault is not None and fault.kind == "twice":
+            again = self.store.apply(method, body)
+            if again != answer and method != p.BALANCE:
+                raise RuntimeError(f"the second delivery of {body['transaction_id']} changed "
+                                   "its answer")
+        if fault is not None and fault.kind == "delay":
+            await asyncio.sleep(fault.seconds)
+        if fault is not None and fault.kind == "drop":
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+        return self._reply(answer)
+
+    def _say(self, method: str, body: Mapping[str, Any], status: int, note: str) -> None:
+        if self.log:
+            print(f"{method:8} {body.get('transaction_id', '-'):40} player "
+                  f"{body.get('player_id')} amount {body.get('amount', '-')} -> {status} {note}",
+                  file=sys.stderr, flush=True)
+
+    @staticmethod
+    async def _json(request: Request) -> dict[str, Any]:
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            raise p.ProtocolError("the body must be a JSON object")
+        return body
+
+    async def _set_player(self, request: Request) -> Response:
+        try:
+            body = await self._json(request)
+            player_id, balance = body.get("player_id"), body.get("balance", 0)
+            if not p.is_id(player_id) or type(balance) is not int or balance < 0:
+                raise p.ProtocolError("needs player_id (an id) and balance (cents >= 0)")
+        except p.ProtocolError as error:
+            return JSONResponse({"error": p.BAD_REQUEST, "message": str(error)}, 400)
+        return JSONResponse(self.store.set_player(str(player_id), balance,
+                                                  bool(body.get("blocked", False))))
+
+    async def _get_player(self, request: Request) -> Response:
+        found = self.store.player(request.path_params["player_id"])
+        if found is None:
+            return JSONResponse({"error": p.BAD_REQUEST, "message": "unknown player"}, 404)
+        return JSONResponse(found)
+
+    async def _transactions(self, request: Request) -> Response:
+        return JSONResponse(self.store.transactions(request.query_params.get("player_id")))
+
+    async def _faults(self, request: Request) -> Response:
+        if request.method == "DELETE":
+            for queue in self.faults.values():
+                queue.clear()
+            return JSONResponse({"faults": 0})
+        try:
+            body = await self._json(request)
+            method, kind = body.get("method"), body.get("fault")
+            times, seconds = body.get("times", 1), body.get("seconds", 0)
+            if method not in p.METHODS or kind not in FAULTS:
+                raise p.ProtocolError(f"method must be one of {p.METHODS}, fault one of {FAULTS}")
+            if type(times) is not int or not 1 <= times <= 100_000:
+                raise p.ProtocolError("times must be a whole number 1..100000")
+            if not isinstance(seconds, int | float) or not 0 <= seconds <= 3600:
+                raise p.ProtocolError("seconds must be 0..3600")
+        except p.ProtocolError as error:
+            return JSONResponse({"error": p.BAD_REQUEST, "message": str(error)}, 400)
+        self.faults[str(method)].extend(Fault(str(kind), float(seconds)) for _ in range(times))
+        return JSONResponse({"faults": sum(len(q) for q in self.faults.values())})
+
+
+__all__ = ["FAULTS", "Answer", "Fault", "ReferenceWallet", "WalletStore"]
