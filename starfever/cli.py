@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "starfever.sim.cli",  # simulate
     "starfever.report.cli",  # par-sheet
     "starfever.server.cli",  # serve, audit, operator
+    "starfever.server.reports",  # report
     "starfever.seamless.cli",  # operator-wallet-demo
 )
 

@@ -227,3 +227,26 @@ def current_revision(database: Database) -> str | None:
 
     with database.read_engine.connect() as connection:
         return MigrationContext.configure(connection).get_current_revision()
+
+
+def open_existing(url: str) -> Database:
+    """The database at ``url``, which must already hold Star Fever's schema: for commands that
+    only read or check it (``audit``, ``report``). A missing SQLite file or PostgreSQL database,
+    or one never migrated, is an :class:`InputError`, and nothing is created."""
+    from starfever.engine.errors import InputError
+
+    shown = make_url(url).render_as_string(hide_password=True)
+    if url.startswith("sqlite"):
+        file = make_url(url).database
+        if not file or file == ":memory:" or not os.path.exists(file):
+            raise InputError(f"{shown}: no such database file")
+    database = Database(url)
+    try:
+        revision = current_revision(database)
+    except DBAPIError as error:
+        database.dispose()
+        raise InputError(f"{shown}: cannot be opened ({type(error.orig).__name__})") from None
+    if revision is None:
+        database.dispose()
+        raise InputError(f"{shown} holds no Star Fever database")
+    return database

@@ -1,0 +1,234 @@
+"""Operator reports: ``starfever report daily|monthly`` — rounds, bets, wins, gross gaming
+revenue and return per bet class and in total over a UTC day or month, the €€€ pool's
+movements and the cashier's, straight from the database (integer cents; test-mode rounds left
+out unless asked for).
+
+Every figure is a sum over the stored rows of the period, so the report's totals are the
+database's: GGR = bets - wins, where wins include €€€ payouts; the pool's contributions come
+out of the bets and its refills are the operator's own money on top.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import re
+from dataclasses import asdict, dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, case, func, select
+
+from starfever.engine.errors import InputError
+from starfever.server.db import Database, open_existing
+from starfever.server.models import WALLET, LedgerEntry, Round
+from starfever.server.services.ledger import DEPOSIT, WITHDRAWAL
+from starfever.server.settings import DEFAULT_DATABASE_URL, ENV_NAMES
+
+PERIODS = ("daily", "monthly")
+FORMATS = ("text", "json", "csv")
+
+
+@dataclass(frozen=True, slots=True)
+class Period:
+    """A half-open UTC interval ``[start, end)`` and its name."""
+
+    kind: str
+    label: str
+    start: datetime
+    end: datetime
+
+
+def period_of(kind: str, text: str) -> Period:
+    """``daily`` and ``YYYY-MM-DD``, or ``monthly`` and ``YYYY-MM`` (or a day of that month)."""
+    if kind not in PERIODS:
+        raise InputError(f"report must be one of {', '.join(PERIODS)}, got {kind!r}")
+    pattern = r"\d{4}-\d{2}-\d{2}" if kind == "daily" else r"\d{4}-\d{2}(-\d{2})?"
+    if not re.fullmatch(pattern, text):
+        raise InputError(f"--date {text!r} must be " +
+                         ("YYYY-MM-DD" if kind == "daily" else "YYYY-MM"))
+    try:
+        day = date.fromisoformat(text if len(text) == 10 else f"{text}-01")
+    except ValueError:
+        raise InputError(f"--date {text!r} is not a calendar date") from None
+    if kind == "daily":
+        start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+        return Period(kind, day.isoformat(), start, start + timedelta(days=1))
+    start = datetime(day.year, day.month, 1, tzinfo=UTC)
+    following = datetime(day.year + day.month // 12, day.month % 12 + 1, 1, tzinfo=UTC)
+    return Period(kind, f"{day.year:04d}-{day.month:02d}", start, following)
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """The figures of one bet class (``line_bet`` cents), or of all (``line_bet`` None)."""
+
+    line_bet: int | None
+    rounds: int
+    bets: int
+    wins: int
+    jackpot_wins: int
+    ggr: int
+    rtp: float | None
+    """wins / bets (None without bets)."""
+    contributions: int
+    refills: int
+    jackpot_hits: int
+    star_wild_rounds: int
+    hold_and_cash_rounds: int
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """One period's report."""
+
+    period: Period
+    by_line_bet: tuple[Line, ...]
+    total: Line
+    pool_start: int | None
+    """The pool before the period's first round (None without rounds)."""
+    pool_end: int | None
+    deposits: int
+    withdrawals: int
+    include_test: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form (times as ISO 8601)."""
+        return {
+            "period": {"kind": self.period.kind, "label": self.period.label,
+                       "start": self.period.start.isoformat(),
+                       "end": self.period.end.isoformat()},
+            "by_line_bet": [asdict(line) for line in self.by_line_bet],
+            "total": asdict(self.total),
+            "pool": {"start": self.pool_start, "end": self.pool_end,
+                     "contributions": self.total.contributions,
+                     "jackpot_wins": self.total.jackpot_wins, "refills": self.total.refills},
+            "cashier": {"deposits": self.deposits, "withdrawals": self.withdrawals},
+            "include_test": self.include_test,
+        }
+
+
+def _line(line_bet: int | None, row: Any) -> Line:
+    bets, wins = int(row.bets or 0), int(row.wins or 0)
+    return Line(line_bet=line_bet, rounds=int(row.rounds or 0), bets=bets, wins=wins,
+                jackpot_wins=int(row.jackpot_wins or 0), ggr=bets - wins,
+                rtp=round(wins / bets, 6) if bets else None,
+                contributions=int(row.contributions or 0), refills=int(row.refills or 0),
+                jackpot_hits=int(row.jackpot_hits or 0),
+                star_wild_rounds=int(row.star_wild or 0),
+                hold_and_cash_rounds=int(row.hold_and_cash or 0))
+
+
+def build_report(db: Database, period: Period, *, include_test: bool = False) -> Report:
+    """Sum the period's rounds per bet class, and its pool and cashier movements."""
+    in_period = and_(Round.created_at >= period.start, Round.created_at < period.end)
+    if not include_test:
+        in_period = and_(in_period, Round.test.is_(False))
+    figures = (
+        func.count(Round.id).label("rounds"),
+        func.sum(Round.total_bet).label("bets"),
+        func.sum(Round.total_win).label("wins"),
+        func.sum(Round.progressive_win).label("jackpot_wins"),
+        func.sum(Round.contribution).label("contributions"),
+        func.sum(Round.pool_refill).label("refills"),
+        func.sum(case((Round.progressive_win > 0, 1), else_=0)).label("jackpot_hits"),
+        func.sum(case((Round.feature == "star_wild", 1), else_=0)).label("star_wild"),
+        func.sum(case((Round.feature == "hold_and_cash", 1), else_=0)).label("hold_and_cash"),
+    )
+    with db.read() as session:
+        rows = session.execute(select(Round.line_bet, *figures).where(in_period)
+                               .group_by(Round.line_bet).order_by(Round.line_bet)).all()
+        total = session.execute(select(*figures).where(in_period)).one()
+        first = session.scalar(select(Round.pool_before).where(in_period)
+                               .order_by(Round.id).limit(1))
+        last = session.scalar(select(Round.pool_after).where(in_period)
+                              .order_by(Round.id.desc()).limit(1))
+        cashier = dict(session.execute(
+            select(LedgerEntry.kind, func.sum(LedgerEntry.amount))
+            .where(LedgerEntry.book == WALLET, LedgerEntry.kind.in_((DEPOSIT, WITHDRAWAL)),
+                   LedgerEntry.created_at >= period.start, LedgerEntry.created_at < period.end)
+            .group_by(LedgerEntry.kind)).tuples().all())
+    return Report(period=period, by_line_bet=tuple(_line(int(r.line_bet), r) for r in rows),
+                  total=_line(None, total), pool_start=first, pool_end=last,
+                  deposits=int(cashier.get(DEPOSIT) or 0),
+                  withdrawals=-int(cashier.get(WITHDRAWAL) or 0), include_test=include_test)
+
+
+CSV_FIELDS = ("line_bet", "rounds", "bets", "wins", "jackpot_wins", "ggr", "rtp",
+              "contributions", "refills", "jackpot_hits", "star_wild_rounds",
+              "hold_and_cash_rounds")
+
+
+def as_csv(report: Report) -> str:
+    """One row per bet class and a ``total`` row (cents; rtp as a fraction)."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=("period", *CSV_FIELDS), lineterminator="\n")
+    writer.writeheader()
+    for line in (*report.by_line_bet, report.total):
+        row = {name: getattr(line, name) for name in CSV_FIELDS}
+        row["line_bet"] = "total" if line.line_bet is None else line.line_bet
+        row["rtp"] = "" if line.rtp is None else f"{line.rtp:.6f}"
+        writer.writerow({"period": report.period.label, **row})
+    return out.getvalue()
+
+
+def _euros(cents: int | None) -> str:
+    return "-" if cents is None else f"{cents / 100:,.2f}"
+
+
+def as_text(report: Report) -> str:
+    """A table for a terminal (euros; the JSON and CSV forms carry cents)."""
+    lines = [f"Star Fever {report.period.kind} report {report.period.label} (UTC"
+             f"{', test rounds included' if report.include_test else ''})",
+             f"{'line bet':>9} {'rounds':>9} {'bets EUR':>14} {'wins EUR':>14} "
+             f"{'GGR EUR':>14} {'RTP':>8} {'EUR jackpots':>13}"]
+    for line in (*report.by_line_bet, report.total):
+        name = "total" if line.line_bet is None else _euros(line.line_bet)
+        rtp = "-" if line.rtp is None else f"{line.rtp:.2%}"
+        lines.append(f"{name:>9} {line.rounds:>9,} {_euros(line.bets):>14} "
+                     f"{_euros(line.wins):>14} {_euros(line.ggr):>14} {rtp:>8} "
+                     f"{_euros(line.jackpot_wins):>13}")
+    t = report.total
+    lines.append(f"EUR pool: {_euros(report.pool_start)} -> {_euros(report.pool_end)}; "
+                 f"contributions {_euros(t.contributions)}, won {_euros(t.jackpot_wins)} "
+                 f"({t.jackpot_hits} hits), operator refills {_euros(t.refills)}")
+    lines.append(f"cashier: deposits {_euros(report.deposits)}, "
+                 f"withdrawals {_euros(report.withdrawals)}")
+    return "\n".join(lines)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    period = period_of(args.period, args.date)
+    url = args.database_url or os.environ.get(ENV_NAMES["database_url"]) or DEFAULT_DATABASE_URL
+    db = open_existing(url)
+    try:
+        report = build_report(db, period, include_test=args.include_test)
+    finally:
+        db.dispose()
+    if args.format == "json":
+        print(json.dumps(report.as_dict(), indent=2))
+    elif args.format == "csv":
+        print(as_csv(report), end="")
+    else:
+        print(as_text(report))
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``report`` to the ``starfever`` command."""
+    p = sub.add_parser("report", help="daily or monthly operator report from the database")
+    p.add_argument("period", choices=PERIODS)
+    p.add_argument("--date", required=True,
+                   help="the UTC day (daily: YYYY-MM-DD) or month (monthly: YYYY-MM)")
+    p.add_argument("--format", choices=FORMATS, default="text")
+    p.add_argument("--database-url", help=f"database URL (default: ${ENV_NAMES['database_url']}"
+                                          f" or {DEFAULT_DATABASE_URL})")
+    p.add_argument("--include-test", action="store_true",
+                   help="count rounds played with test draws too")
+    p.set_defaults(handler=cmd_report)
+
+
+__all__ = ["Line", "Period", "Report", "as_csv", "as_text", "build_report", "period_of"]

@@ -1,0 +1,102 @@
+"""``starfever report``: the daily and monthly figures are the database's own, row for row."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+
+from starfever.engine.model import load_model
+from starfever.server.models import WALLET, LedgerEntry, Round
+from tests.server.conftest import Server, run_cli
+from tests.web.forcing import find_stops
+
+
+def _expected(server: Server, start: datetime, end: datetime, *,
+              include_test: bool) -> dict[Any, dict[str, int]]:
+    """The same figures summed round by round in Python (not by the report's SQL)."""
+    sums: dict[Any, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    with server.engine().connect() as conn:
+        for r in conn.execute(select(Round).where(Round.created_at >= start,
+                                                  Round.created_at < end)):
+            if r.test and not include_test:
+                continue
+            for key in (r.line_bet, "total"):
+                row = sums[key]
+                row["rounds"] += 1
+                row["bets"] += r.total_bet
+                row["wins"] += r.total_win
+                row["jackpot_wins"] += r.progressive_win
+                row["refills"] += r.pool_refill
+                row["contributions"] += r.contribution
+                row["jackpot_hits"] += r.progressive_win > 0
+    return sums
+
+
+def _report(server: Server, *args: str) -> Any:
+    out = run_cli("report", *args, "--database-url", server.database_url)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_daily_report_totals_equal_the_database(server: Server) -> None:
+    _, token = server.player(deposit=30_000)
+    for line_bet in (1, 5, 10, 100, 5, 1):
+        assert server.spin(token, line_bet=line_bet).status_code == 201
+    model = load_model("default")
+    stops = find_stops(model.base_reels, lambda _, ev: bool(ev.jackpot_lines)
+                       and ev.star_coins < 4)
+    forced = server.spin(token, line_bet=50, draws=stops)  # a €€€ hit, played in test mode
+    assert forced.status_code == 201, forced.text
+    assert forced.json()["round"]["progressive_win"] > 0
+    day = datetime.fromisoformat(forced.json()["round"]["created_at"].replace("Z", "+00:00"))
+    start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+    end = start + timedelta(days=1)
+
+    for include_test in (False, True):
+        extra = ("--include-test",) if include_test else ()
+        data = json.loads(_report(server, "daily", "--date", start.date().isoformat(),
+                                  "--format", "json", *extra))
+        expected = _expected(server, start, end, include_test=include_test)
+        got = {line["line_bet"]: line for line in data["by_line_bet"]}
+        got["total"] = data["total"]
+        assert set(got) == set(expected)
+        for key, sums in expected.items():
+            for field, value in sums.items():
+                assert got[key][field] == value, (key, field)
+            assert got[key]["ggr"] == sums["bets"] - sums["wins"]
+        assert data["pool"]["jackpot_wins"] == expected["total"]["jackpot_wins"]
+        assert (50 in got) is include_test  # the forced round is a test round
+    with server.engine().connect() as conn:
+        deposits = sum(e.amount for e in conn.execute(select(LedgerEntry).where(
+            LedgerEntry.book == WALLET, LedgerEntry.kind == "deposit",
+            LedgerEntry.created_at >= start, LedgerEntry.created_at < end)))
+    assert data["cashier"]["deposits"] == deposits >= 30_000
+
+    rows = list(csv.DictReader(io.StringIO(_report(server, "daily", "--date",
+                                                   start.date().isoformat(), "--format", "csv"))))
+    assert rows[-1]["line_bet"] == "total"
+    assert sum(int(r["bets"]) for r in rows[:-1]) == int(rows[-1]["bets"])
+    month = json.loads(_report(server, "monthly", "--date", start.strftime("%Y-%m"),
+                               "--format", "json"))
+    assert month["total"]["rounds"] >= json.loads(_report(
+        server, "daily", "--date", start.date().isoformat(), "--format", "json"))["total"]["rounds"]
+    assert "EUR pool" in _report(server, "daily", "--date", start.date().isoformat())
+
+
+def test_report_input_is_checked_and_nothing_is_created(tmp_path: Any) -> None:
+    missing = tmp_path / "missing.db"
+    for args, message in (
+            (("daily", "--date", "2026-02-30"), "not a calendar date"),
+            (("daily", "--date", "2026-12"), "YYYY-MM-DD"),
+            (("monthly", "--date", "12/2026"), "YYYY-MM"),
+            (("daily", "--date", "2026-12-01"), "no such database file")):
+        out = run_cli("report", *args, "--database-url", f"sqlite:///{missing}")
+        assert out.returncode == 2 and message in out.stderr, out.stderr
+        assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    assert not missing.exists() and list(tmp_path.iterdir()) == []
