@@ -61,13 +61,10 @@ def serve(args: argparse.Namespace) -> int:
 def audit(args: argparse.Namespace) -> int:
     """Replay and verify every stored round, the chain and every wallet."""
     from starfever.server.audit import run_audit
-    from starfever.server.db import Database, current_revision
+    from starfever.server.db import open_existing
 
-    url = _database_url(args)
-    db = Database(url)
+    db = open_existing(_database_url(args))
     try:
-        if current_revision(db) is None:
-            raise InputError(f"{shown_url(url)} holds no Star Fever database")
         report = run_audit(db)
     finally:
         db.dispose()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -57,7 +59,12 @@ def test_cli_refuses_bad_operator_input(tmp_path: object) -> None:
     done = run_cli("operator", "create", "boss", "--database-url",
                    "sqlite:///" + str(tmp_path) + "/x.db", stdin="short\n")
     assert done.returncode == 2 and "8-128" in done.stderr
-    done = run_cli("audit", "--database-url", "sqlite:///" + str(tmp_path) + "/empty.db")
+    missing = Path(str(tmp_path)) / "empty.db"
+    done = run_cli("audit", "--database-url", f"sqlite:///{missing}")
+    assert done.returncode == 2 and "no such database file" in done.stderr
+    assert not missing.exists()  # checking a database never creates one
+    sqlite3.connect(missing).close()  # a file, but not a Star Fever database
+    done = run_cli("audit", "--database-url", f"sqlite:///{missing}")
     assert done.returncode == 2 and "no Star Fever database" in done.stderr
 
 
