@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
 import threading
 import time
 import uuid
@@ -24,37 +23,11 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from tests.server.conftest import (
-    OPERATOR,
-    OPERATOR_PASSWORD,
-    Databases,
-    Server,
-    free_port,
-    run_cli,
-)
+from tests.harness import DatabaseKind, Databases, Server, run_cli, start_server
 
 KILLS = int(os.environ.get("STARFEVER_CRASH_KILLS", "4"))
 CLIENTS = 6
 DEPOSIT = 40_000  # the default weekly limit; 2,000 spins at 20 cents
-
-
-class KillableServer(Server):
-    """``starfever serve --workers 2`` in its own process group, so that one SIGKILL takes the
-    supervisor and every worker down at once, as a machine crash or OOM kill would."""
-
-    extra_args = ("--workers", "2")
-    own_session = True
-    start_timeout = 90.0
-
-    def _next_port(self) -> int:
-        return self.port or free_port()  # restarts come back on the same port
-
-    def kill(self) -> None:
-        """SIGKILL the whole process group (no shutdown handler runs)."""
-        assert self.process is not None
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-        self.process = None
 
 
 @dataclass
@@ -70,7 +43,7 @@ class ClientLog:
     refused: Counter[str] = field(default_factory=Counter)
 
 
-def client(server: KillableServer, token: str, stop: threading.Event, log: ClientLog) -> None:
+def client(server: Server, token: str, stop: threading.Event, log: ClientLog) -> None:
     """Spin until told to stop; each key is retried until it gets a 2xx."""
     http = httpx.Client(timeout=10)
     while not stop.is_set():
@@ -100,16 +73,14 @@ def client(server: KillableServer, token: str, stop: threading.Event, log: Clien
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
 def test_sigkill_while_spinning_loses_and_duplicates_nothing(
-        kind: str, databases: Databases, tmp_path: Path) -> None:
-    url = databases.new(kind)
-    made = run_cli("operator", "create", OPERATOR, "--database-url", url,
-                   stdin=OPERATOR_PASSWORD + "\n")
-    assert made.returncode == 0, made.stderr
-    server = KillableServer(url, tmp_path / "server.log")
-    server.port = free_port()  # kept across restarts
-    server.start()
+        db_kind: DatabaseKind, databases: Databases, tmp_path: Path) -> None:
+    # two workers in their own process group, so that one SIGKILL takes the supervisor and
+    # every worker down at once, as a machine crash or OOM kill would; a restarted server
+    # keeps its port, so the clients' retries reach it
+    server = start_server(databases, db_kind, tmp_path, workers=2, own_process_group=True,
+                          start_timeout=90.0)
+    url = server.database_url
     players = [server.player(deposit=DEPOSIT) for _ in range(CLIENTS)]
     logs = [ClientLog() for _ in players]
     stop = threading.Event()
@@ -166,7 +137,7 @@ def test_sigkill_while_spinning_loses_and_duplicates_nothing(
     audit = run_cli("audit", "--database-url", url)
     assert audit.returncode == 0, audit.stdout + audit.stderr
     replayed = sum(len(log.replayed) for log in logs)
-    print(f"\n[crash {kind}] kills={KILLS} rounds={len(all_keys)} retried_keys={len(retried)} "
+    print(f"\n[crash {db_kind}] kills={KILLS} rounds={len(all_keys)} retried_keys={len(retried)} "
           f"answered_by_replay={replayed} {audit.stdout.strip()}")
     assert KILLS == 0 or retried, "no request was ever cut off: the kills hit nothing"
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from tests.server.conftest import Databases, Server, start_server, unique
+from tests.harness import DatabaseKind, Databases, Server, start_server, unique_name
 
 INJECTIONS = ["x' OR '1'='1", "'; DROP TABLE accounts; --", "<script>alert(1)</script>",
               "\" onmouseover=\"alert(1)", "${jndi:ldap://x/a}", "../../etc/passwd", "%00",
@@ -74,7 +74,7 @@ def test_unicode_and_injection_usernames_are_refused(server: Server) -> None:
         errors_only(login, 401, 422)
     assert count(server, "accounts") == accounts
     # injection strings where they are allowed (passwords) are just data
-    name = unique()
+    name = unique_name()
     registered = server.call("POST", "/players", json={"username": name,
                                                        "password": INJECTIONS[1]})
     assert registered.status_code == 201, registered.text
@@ -134,21 +134,14 @@ def test_replayed_and_forged_tokens_are_refused(server: Server) -> None:
     assert server.balance(server.login(name, "password-1")) == 1_000
 
 
-class TwoWorkerServer(Server):
-    """``starfever serve --workers 2``: consecutive connections land on either process."""
-
-    extra_args = ("--workers", "2")
-    start_timeout = 90.0
-
-
 @pytest.mark.slow
 def test_brute_force_login_is_rate_limited_across_workers(
-        db_kind: str, databases: Databases, tmp_path: Path) -> None:
-    first = start_server(databases, db_kind, tmp_path)  # creates the database and operator
-    first.stop()
-    srv = TwoWorkerServer(first.database_url, tmp_path / "server.log",
-                          {"STARFEVER_LOGIN_WINDOW_SECONDS": "4",
-                           "STARFEVER_LOGIN_MAX_FAILURES_PER_ADDRESS": "8"}).start()
+        db_kind: DatabaseKind, databases: Databases, tmp_path: Path) -> None:
+    # two workers: consecutive connections land on either process
+    srv = start_server(databases, db_kind, tmp_path,
+                       {"STARFEVER_LOGIN_WINDOW_SECONDS": "4",
+                        "STARFEVER_LOGIN_MAX_FAILURES_PER_ADDRESS": "8"},
+                       workers=2, start_timeout=90.0)
     try:
         name, _ = srv.player()
         other, _ = srv.player()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from tests.server.conftest import Databases, Server, run_cli, start_server
+from tests.harness import DatabaseKind, Databases, Server, run_cli, start_server
 from tests.server.helpers import feature_draws, jackpot_draws
 
 
@@ -55,7 +55,7 @@ def test_audit_detects_a_tampered_round(server: Server, statement: str, problem:
 
 @pytest.mark.slow
 def test_restart_loses_nothing_and_test_draws_need_test_mode(
-        databases: Databases, db_kind: str, tmp_path: Path) -> None:
+        databases: Databases, db_kind: DatabaseKind, tmp_path: Path) -> None:
     first = start_server(databases, db_kind, tmp_path)
     try:
         _, token = first.player(deposit=3_000)
@@ -65,8 +65,7 @@ def test_restart_loses_nothing_and_test_draws_need_test_mode(
         pool = first.call("GET", "/jackpot").json()["pool"]
     finally:
         first.stop()
-    second = Server(first.database_url, tmp_path / "server2.log",
-                    {"STARFEVER_TEST_MODE": "0"}).start()
+    second = Server(first.database_url, tmp_path / "server2.log", test_mode=False).start()
     try:
         assert second.balance(token) == balance  # sessions survive the restart too
         assert second.call("GET", "/jackpot").json()["pool"] == pool
@@ -80,8 +79,6 @@ def test_restart_loses_nothing_and_test_draws_need_test_mode(
         assert second.call("GET", "/health").json()["test_mode"] is False
     finally:
         second.stop()
-        second.engine().dispose()
-        first.engine().dispose()
     code, output = _audit(first.database_url)
     assert code == 0, output
     assert "7 rounds" in output

@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
 
 from starfever.engine import replay_round
-from tests.server.conftest import Server
+from tests.harness import Server
 from tests.server.helpers import jackpot_draws, model
 
 

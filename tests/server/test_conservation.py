@@ -10,7 +10,7 @@ from starfever.server.services import auth, rounds
 from starfever.server.services.errors import Conflict
 from starfever.server.services.wallet import LedgerWallet
 from starfever.server.settings import Settings
-from tests.server.conftest import SECRET, Server, unique
+from tests.harness import SECRET, Server, unique_name
 from tests.server.helpers import books, model
 
 HTTP_SPINS = 400
@@ -35,7 +35,7 @@ def test_money_is_conserved(server: Server) -> None:
     settings = Settings(database_url=server.database_url, secret_key=SECRET, test_mode=True)
     db = Database(server.database_url)
     wallet = LedgerWallet()
-    name = unique("svc")
+    name = unique_name("svc")
     server.call("POST", "/players", json={"username": name, "password": "password-1"})
     server.deposit(name, 40_000)
     principal = auth.authenticate(db, settings, server.login(name, "password-1"))

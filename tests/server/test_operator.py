@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.server.conftest import Server
+from tests.harness import Server
 from tests.server.helpers import books
 
 

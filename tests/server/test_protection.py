@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from tests.server.conftest import Databases, Server, start_server
+from tests.harness import DatabaseKind, Databases, Server, start_server
 
 
 def _limits(server: Server, token: str) -> dict[str, object]:
@@ -87,7 +87,7 @@ def test_self_exclusion_blocks_bets_and_deposits(server: Server) -> None:
 
 @pytest.mark.slow
 def test_a_due_reality_check_pauses_play_until_acknowledged(
-        db_kind: str, databases: Databases, tmp_path: Path) -> None:
+        db_kind: DatabaseKind, databases: Databases, tmp_path: Path) -> None:
     server = start_server(databases, db_kind, tmp_path, {"STARFEVER_REALITY_CHECK_SECONDS": "2"})
     try:
         _, token = server.player(deposit=1_000)

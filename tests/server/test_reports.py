@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from starfever.engine.model import load_model
 from starfever.server.models import WALLET, LedgerEntry, Round
-from tests.server.conftest import Server, run_cli
+from tests.harness import Server, run_cli
 from tests.web.forcing import find_stops
 
 

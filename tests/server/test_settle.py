@@ -15,7 +15,7 @@ from starfever.server.db import Database, sqlalchemy_url
 from starfever.server.services import auth, rounds, settle
 from starfever.server.services.errors import Conflict, ServiceError
 from starfever.server.settings import Settings
-from tests.server.conftest import PG_ADMIN_URL, SECRET, Server, unique
+from tests.harness import SECRET, Server, postgres_admin_url, unique_name
 from tests.server.helpers import jackpot_draws, model
 
 
@@ -49,7 +49,7 @@ def test_a_batch_refuses_alone_and_chains_in_order(server: Server) -> None:
     settings = Settings(database_url=server.database_url, secret_key=SECRET, test_mode=True)
     db = Database(server.database_url)
     try:
-        rich, poor = unique("rich"), unique("poor")
+        rich, poor = unique_name("rich"), unique_name("poor")
         for name, amount in ((rich, 10_000), (poor, 20)):
             server.call("POST", "/players", json={"username": name, "password": "password-1"})
             server.deposit(name, amount)
@@ -109,7 +109,7 @@ def test_spins_go_on_after_the_database_dropped_every_connection(server: Server)
     _, token = server.player(deposit=10_000)
     assert server.spin(token).status_code == 201  # the settler now holds a pooled connection
     name = server.database_url.rsplit("/", 1)[1]
-    admin = create_engine(sqlalchemy_url(PG_ADMIN_URL), isolation_level="AUTOCOMMIT")
+    admin = create_engine(sqlalchemy_url(postgres_admin_url()), isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         dropped = conn.execute(text(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "

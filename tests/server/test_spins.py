@@ -7,7 +7,7 @@ import uuid
 from sqlalchemy import text
 
 from starfever.engine import replay_round
-from tests.server.conftest import Server
+from tests.harness import Server
 from tests.server.helpers import feature_draws, jackpot_draws, model
 
 

@@ -7,15 +7,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, text
 
 from starfever.engine.model import load_model
 from starfever.engine.rng import SeededSource, SystemRandomSource
-from starfever.server.models import Round
+from starfever.server.models import OPERATOR, Round
 from starfever.server.services.chain import GENESIS_HASH, HASH_FIELDS, round_hash
 from starfever.server.services.rounds import play_live_or_test
 from starfever.server.settings import DEVELOPMENT_SECRET, SettingsError, settings_from_env
 from starfever.sim.rng import KernelSource, chunk_state
-from tests.server.conftest import run_cli
+from tests.harness import run_cli
 
 
 def test_production_refuses_the_default_secret() -> None:
@@ -78,3 +79,19 @@ def test_live_play_fails_closed_on_a_source_not_marked_live() -> None:
     for wrong in (lambda: SeededSource(1), lambda: KernelSource(chunk_state(1, 0))):
         with pytest.raises(RuntimeError, match="not marked live"):
             play_live_or_test(model, 1, model.seed_cents, None, live_source=wrong)
+
+
+def test_cli_creates_an_operator_once(tmp_path: Path) -> None:
+    # the server tests' harness creates its operators in-process: this is the command's own run
+    url = f"sqlite:///{tmp_path / 'operators.db'}"
+    done = run_cli("operator", "create", "boss", "--database-url", url,
+                   stdin="operator-password-1\n")
+    assert done.returncode == 0 and "operator 'boss' created" in done.stdout, done.stderr
+    again = run_cli("operator", "create", "boss", "--database-url", url,
+                    stdin="operator-password-2\n")
+    assert again.returncode == 2 and "is taken" in again.stderr
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        roles = conn.execute(text("SELECT role FROM accounts WHERE username = 'boss'")).all()
+    engine.dispose()
+    assert [role for (role,) in roles] == [OPERATOR]

@@ -12,7 +12,7 @@ from sqlalchemy import text
 
 from starfever.server.services.auth import token_hash
 from starfever.server.settings import Settings
-from tests.server.conftest import SECRET, Server
+from tests.harness import SECRET, Server
 
 
 @dataclass

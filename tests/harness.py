@@ -1,0 +1,388 @@
+"""A real ``starfever serve`` on a fresh database: the one harness of the server tests, the
+browser tests, ``tests/web/make_screenshots.py`` and ``benchmarks/load.py``.
+
+Plain Python, no pytest (the fixtures live in the conftest files):
+
+- :class:`Databases` makes fresh SQLite files or uniquely named PostgreSQL databases (through
+  the admin URL in ``STARFEVER_TEST_PG``) and drops them again;
+- :func:`create_operator` migrates a database and adds the operator account;
+  :func:`run_cli` runs the real command line in a subprocess;
+- :class:`Server` is a ``starfever serve`` process on a free port of 127.0.0.1 with an HTTP
+  client and the helpers the tests share (log in, register, deposit, spin, balance);
+- :func:`start_server` and :func:`running_server` put those together: a fresh database with an
+  operator account, and a server on it that answers ``/health``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from functools import cached_property
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+import httpx
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import SQLAlchemyError
+
+from starfever.server.db import Database, migrate, sqlalchemy_url
+from starfever.server.models import OPERATOR
+from starfever.server.services import auth
+from starfever.server.services.wallet import LedgerWallet
+
+DatabaseKind = Literal["sqlite", "postgresql"]
+DATABASE_KINDS: tuple[DatabaseKind, ...] = ("sqlite", "postgresql")
+"""The database kinds every server test runs on (also the ids of their parametrization)."""
+
+DEFAULT_POSTGRES_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
+"""Where the tests look for PostgreSQL unless ``STARFEVER_TEST_PG`` says otherwise."""
+
+HOST = "127.0.0.1"
+OPERATOR_USERNAME = "boss"
+OPERATOR_PASSWORD = "operator-password-1"
+PLAYER_PASSWORD = "password-1"
+SECRET = "test-secret-key-0123456789"
+"""The ``STARFEVER_SECRET_KEY`` of every server and command the harness starts."""
+
+
+class PostgresUnavailable(RuntimeError):
+    """No PostgreSQL server answers at the admin URL."""
+
+
+class UnexpectedResponse(AssertionError):
+    """The server answered a harness helper with another status than the one it needs."""
+
+
+def postgres_admin_url() -> str:
+    """The PostgreSQL URL databases are created through: ``STARFEVER_TEST_PG``, else the
+    default (``postgres`` on 127.0.0.1:5432, database ``test``)."""
+    return os.environ.get("STARFEVER_TEST_PG") or DEFAULT_POSTGRES_ADMIN_URL
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 nobody listens on now."""
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return int(s.getsockname()[1])
+
+
+def unique_name(prefix: str = "p") -> str:
+    """A fresh username (or database name) that no other test has used."""
+    return f"{prefix}{uuid.uuid4().hex[:12]}"
+
+
+def expect(response: httpx.Response, *statuses: int) -> httpx.Response:
+    """``response``, if its status is one of ``statuses``; else :class:`UnexpectedResponse`."""
+    if response.status_code not in statuses:
+        raise UnexpectedResponse(f"{response.request.method} {response.request.url} answered "
+                                 f"{response.status_code}, not {statuses}: {response.text}")
+    return response
+
+
+def _clean_environment(settings: Mapping[str, str]) -> dict[str, str]:
+    """This process's environment without its own ``STARFEVER_*`` settings, plus ``settings``:
+    a server started from a developer's shell gets only what the harness gives it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STARFEVER_")}
+    env.update(settings)
+    return env
+
+
+def run_cli(*args: str, stdin: str = "", env: Mapping[str, str] | None = None,
+            cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run ``starfever ARGS`` in a subprocess with the harness's secret (and ``env``)."""
+    return subprocess.run([sys.executable, "-m", "starfever.cli", *args], input=stdin,
+                          capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                          env={**os.environ, "STARFEVER_SECRET_KEY": SECRET, **(env or {})})
+
+
+def create_operator(database_url: str, name: str = OPERATOR_USERNAME,
+                    password: str = OPERATOR_PASSWORD) -> None:
+    """Migrate the database and create an operator account, as ``starfever operator create``
+    does, but in this process: a subprocess would spend most of its two seconds importing."""
+    db = Database(database_url)
+    try:
+        migrate(db)
+        auth.register(db, LedgerWallet(), name, password, role=OPERATOR)
+    finally:
+        db.dispose()
+
+
+class Databases:
+    """Fresh databases: SQLite files in ``directory``, or PostgreSQL databases with unique names
+    created through ``admin_url``. Every one is dropped by :meth:`drop` or :meth:`drop_all`
+    (or on leaving the ``with`` block)."""
+
+    def __init__(self, directory: Path, *, admin_url: str | None = None,
+                 prefix: str = "starfever_test_") -> None:
+        self.directory = directory
+        self.admin_url = admin_url or postgres_admin_url()
+        self.prefix = prefix
+        self.created: list[str] = []
+        """The URLs of the databases made and not yet dropped."""
+
+    @property
+    def shown_admin_url(self) -> str:
+        """The admin URL without its password (for messages)."""
+        return make_url(self.admin_url).render_as_string(hide_password=True)
+
+    @cached_property
+    def postgres_available(self) -> bool:
+        """Whether a PostgreSQL server answers at the admin URL (asked once)."""
+        try:
+            with self._admin() as admin, admin.connect():
+                return True
+        except (SQLAlchemyError, OSError):  # no server, or one that refuses us: not here
+            return False
+
+    def new(self, kind: DatabaseKind) -> str:
+        """The URL of a fresh, empty database of ``kind``."""
+        name = unique_name(self.prefix)
+        if kind == "sqlite":
+            self.directory.mkdir(parents=True, exist_ok=True)
+            url = f"sqlite:///{self.directory / name}.db"
+        else:
+            if not self.postgres_available:
+                raise PostgresUnavailable(f"no PostgreSQL answers at {self.shown_admin_url} "
+                                          "(set STARFEVER_TEST_PG to its admin URL)")
+            with self._admin() as admin, admin.connect() as conn:
+                conn.execute(text(f'CREATE DATABASE "{name}"'))
+            url = make_url(self.admin_url).set(drivername="postgresql", database=name) \
+                .render_as_string(hide_password=False)
+        self.created.append(url)
+        return url
+
+    def drop(self, url: str) -> None:
+        """Drop one database made by :meth:`new` (a SQLite file with its companions)."""
+        if url.startswith("sqlite:///"):
+            database = Path(url.removeprefix("sqlite:///"))
+            for path in database.parent.glob(database.name + "*"):
+                path.unlink(missing_ok=True)
+        else:
+            name = make_url(url).database
+            with self._admin() as admin, admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        self.created.remove(url)
+
+    def drop_all(self) -> None:
+        """Drop every database made and not yet dropped."""
+        for url in list(self.created):
+            self.drop(url)
+
+    @contextmanager
+    def _admin(self) -> Iterator[Engine]:
+        engine = create_engine(sqlalchemy_url(self.admin_url), isolation_level="AUTOCOMMIT",
+                               connect_args={"connect_timeout": 5})
+        try:
+            yield engine
+        finally:
+            engine.dispose()
+
+    def __enter__(self) -> Databases:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.drop_all()
+
+
+class Server:
+    """A ``starfever serve`` subprocess on 127.0.0.1 and an HTTP client for its API.
+
+    The port is chosen at the first :meth:`start` and kept, so a restarted server is where its
+    clients expect it. ``env`` adds ``STARFEVER_*`` settings to the harness's own (the secret
+    and the test mode); nothing else of this process's ``STARFEVER_*`` environment reaches it.
+    """
+
+    def __init__(self, database_url: str, log_path: Path, env: Mapping[str, str] | None = None,
+                 *, test_mode: bool = True, workers: int = 1, own_process_group: bool = False,
+                 start_timeout: float = 60.0) -> None:
+        self.database_url = database_url
+        self.log_path = log_path
+        self.env = {"STARFEVER_SECRET_KEY": SECRET,
+                    "STARFEVER_TEST_MODE": "1" if test_mode else "0", **(env or {})}
+        self.workers = workers
+        self.own_process_group = own_process_group
+        """Start it in its own process group, so that one signal reaches every worker."""
+        self.start_timeout = start_timeout
+        self.process: subprocess.Popen[bytes] | None = None
+        self.port = 0
+        self.http = httpx.Client(timeout=60)
+        self._engine: Engine | None = None
+        self._operator_token: str | None = None
+
+    @property
+    def url(self) -> str:
+        """The server's root (the web client's page)."""
+        return f"http://{HOST}:{self.port}"
+
+    @property
+    def base(self) -> str:
+        """The API root."""
+        return f"{self.url}/api/v1"
+
+    def start(self) -> Server:
+        """Start it and wait until ``/health`` answers."""
+        self.port = self.port or free_port()
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "starfever.cli", "serve", "--host", HOST,
+                 "--port", str(self.port), "--workers", str(self.workers),
+                 "--database-url", self.database_url, "--log-level", "warning"],
+                stdout=log, stderr=subprocess.STDOUT, env=_clean_environment(self.env),
+                cwd=self.log_path.parent, start_new_session=self.own_process_group)
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the server exited: {self.log_tail()}")
+            try:
+                if self.http.get(f"{self.base}/health").status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        self.kill()
+        raise RuntimeError(f"the server did not answer /health in {self.start_timeout} s: "
+                           f"{self.log_tail()}")
+
+    def stop(self) -> None:
+        """Stop it (SIGTERM, then wait; SIGKILL if it does not end in 20 s)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+        if self._engine is not None:
+            self._engine.dispose()
+
+    def kill(self) -> None:
+        """SIGKILL it, as a machine crash would: no shutdown handler runs. Started in its own
+        process group, the whole group (every worker) goes at once."""
+        if self.process is None:
+            return
+        if self.own_process_group:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        else:
+            self.process.kill()
+        self.process.wait()
+        self.process = None
+
+    def log_tail(self, characters: int = 3000) -> str:
+        """The end of the server's log."""
+        return self.log_path.read_text(errors="replace")[-characters:]
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.stop()
+        self.http.close()
+
+    # --- API helpers -------------------------------------------------------------------
+    def call(self, method: str, path: str, token: str | None = None,
+             **kwargs: Any) -> httpx.Response:
+        """One request to ``/api/v1{path}``; ``token`` becomes the bearer header."""
+        headers = dict(kwargs.pop("headers", {}) or {})
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        return self.http.request(method, f"{self.base}{path}", headers=headers, **kwargs)
+
+    def login(self, username: str, password: str = PLAYER_PASSWORD) -> str:
+        """Log in; the session token."""
+        response = self.call("POST", "/sessions",
+                             json={"username": username, "password": password})
+        return str(expect(response, 201).json()["token"])
+
+    def register(self, username: str, password: str = PLAYER_PASSWORD, **extra: Any) -> None:
+        """Register a player (``extra``: more fields of the request, e.g. ``birth_date``)."""
+        response = self.call("POST", "/players",
+                             json={"username": username, "password": password, **extra})
+        expect(response, 201)
+
+    def player(self, deposit: int = 0, **extra: Any) -> tuple[str, str]:
+        """A fresh player (with ``deposit`` cents), logged in: (username, token)."""
+        name = unique_name()
+        self.register(name, **extra)
+        if deposit:
+            self.deposit(name, deposit)
+        return name, self.login(name)
+
+    @property
+    def operator_token(self) -> str:
+        """A session token of the operator account."""
+        if self._operator_token is None:
+            self._operator_token = self.login(OPERATOR_USERNAME, OPERATOR_PASSWORD)
+        return self._operator_token
+
+    def deposit(self, username: str, amount: int) -> httpx.Response:
+        """Deposit ``amount`` cents for the player, as the operator."""
+        response = self.call("POST", f"/players/{username}/deposits", self.operator_token,
+                             json={"amount": amount})
+        return expect(response, 201)
+
+    def spin(self, token: str, line_bet: int = 1, key: str | None = None,
+             draws: list[int] | None = None) -> httpx.Response:
+        """``POST /spins`` with a fresh (or the given) idempotency key; ``draws`` forces the
+        round (test mode only)."""
+        body: dict[str, Any] = {"line_bet": line_bet}
+        if draws is not None:
+            body["test_draws"] = draws
+        return self.call("POST", "/spins", token, json=body,
+                         headers={"Idempotency-Key": key or uuid.uuid4().hex})
+
+    def balance(self, token: str) -> int:
+        """The player's balance in cents."""
+        return int(expect(self.call("GET", "/wallet", token), 200).json()["balance"])
+
+    def engine(self) -> Engine:
+        """A SQLAlchemy engine on the server's database (for checks and tampering)."""
+        if self._engine is None:
+            self._engine = create_engine(sqlalchemy_url(self.database_url),
+                                         pool_pre_ping=True)
+        return self._engine
+
+
+def start_server(databases: Databases, kind: DatabaseKind, directory: Path,
+                 env: Mapping[str, str] | None = None, *, test_mode: bool = True,
+                 workers: int = 1, own_process_group: bool = False,
+                 start_timeout: float = 60.0) -> Server:
+    """A started server, with an operator account, on a fresh database of ``kind``; its log
+    is ``directory/server.log``. The other arguments are those of :class:`Server`."""
+    url = databases.new(kind)
+    create_operator(url)
+    server = Server(url, directory / "server.log", env, test_mode=test_mode, workers=workers,
+                    own_process_group=own_process_group, start_timeout=start_timeout)
+    return server.start()
+
+
+@contextmanager
+def running_server(directory: Path, kind: DatabaseKind = "sqlite",
+                   env: Mapping[str, str] | None = None, *, keep: bool = False,
+                   test_mode: bool = True, workers: int = 1,
+                   start_timeout: float = 60.0) -> Iterator[Server]:
+    """A server on a fresh database of its own (in ``directory``, or through
+    ``STARFEVER_TEST_PG``) for the ``with`` block; afterwards it is stopped and the database
+    dropped, unless ``keep``."""
+    databases = Databases(directory / "db")
+    try:
+        with start_server(databases, kind, directory, env, test_mode=test_mode,
+                          workers=workers, start_timeout=start_timeout) as server:
+            yield server
+    finally:
+        if not keep:
+            databases.drop_all()
+            shutil.rmtree(databases.directory, ignore_errors=True)
