@@ -1,6 +1,7 @@
 """Fixtures: a real ``starfever serve`` process (tests/harness.py) on a real database, once on
 SQLite and once on PostgreSQL (skipped only when no PostgreSQL answers at ``STARFEVER_TEST_PG``).
-Every test session gets its own databases and drops them at the end."""
+Each test module gets its own server on its own fresh database, dropped when the module ends, so
+that no module's state can hide or cause another's failure."""
 
 from __future__ import annotations
 
@@ -24,11 +25,12 @@ def skip_unless_available(databases: Databases, kind: DatabaseKind) -> None:
         pytest.skip(f"no PostgreSQL answers at {databases.shown_admin_url} (STARFEVER_TEST_PG)")
 
 
-@pytest.fixture(scope="session", params=DATABASE_KINDS)
+@pytest.fixture(scope="module", params=DATABASE_KINDS)
 def server(request: pytest.FixtureRequest, databases: Databases,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """The shared server of a database kind, in test mode (the reality check's own test
-    starts a server with a short interval: a due check stops spins)."""
+    """The module's server of a database kind, in test mode, on a database of its own (the
+    reality check's own test starts a server with a short interval: a due check stops
+    spins)."""
     kind: DatabaseKind = request.param
     skip_unless_available(databases, kind)
     started = start_server(databases, kind, tmp_path_factory.mktemp(f"server-{kind}"))
