@@ -1,5 +1,6 @@
-"""Browser fixtures: one real ``starfever serve`` (test mode, temporary SQLite) for the module,
-one headless Debian Chromium, a fresh browser context per test that fails on console errors."""
+"""Browser fixtures: one real ``starfever serve`` (tests/harness.py: test mode, a fresh SQLite
+database) for the session, one headless Debian Chromium, a fresh browser context per test that
+fails on console errors."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from typing import Any
 import pytest
 
 from starfever.engine.model import MathModel, load_model
-from tests.web.harness import CHROMIUM, PASSWORD, ConsoleWatch, Server, running_server
+from tests.harness import PLAYER_PASSWORD, Server, running_server
+from tests.web.browser import CHROMIUM, ConsoleWatch
 
 FAST = 0.04
 """Animation speed factor for tests (1 = the pace a player sees)."""
@@ -68,7 +70,7 @@ class Game:
         if signup:
             self.page.click("#tab-signup")
         self.page.fill("#auth-username", username)
-        self.page.fill("#auth-password", PASSWORD)
+        self.page.fill("#auth-password", PLAYER_PASSWORD)
         self.page.click("#auth-submit")
         self.page.wait_for_selector("#game:not([hidden])")
         self.page.wait_for_function("window.starfever.ready")

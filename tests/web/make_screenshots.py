@@ -15,8 +15,9 @@ from typing import Any
 from playwright.sync_api import sync_playwright
 
 from starfever.engine.model import load_model
+from tests.harness import PLAYER_PASSWORD, running_server
 from tests.web import forcing
-from tests.web.harness import CHROMIUM, PASSWORD, ConsoleWatch, running_server
+from tests.web.browser import CHROMIUM, ConsoleWatch
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
@@ -60,7 +61,7 @@ def main(out: Path = OUT) -> list[Path]:
         page.goto(f"{server.url}/?speed=0.6")
         page.wait_for_function("window.starfever.ready")
         page.fill("#auth-username", "stella")
-        page.fill("#auth-password", PASSWORD)
+        page.fill("#auth-password", PLAYER_PASSWORD)
         shot("login")
         page.click("#auth-submit")
         page.wait_for_selector("#game:not([hidden])")
@@ -116,7 +117,7 @@ def main(out: Path = OUT) -> list[Path]:
         mobile.goto(f"{server.url}/?speed=0.6")
         mobile.wait_for_function("window.starfever.ready")
         mobile.fill("#auth-username", "stella")
-        mobile.fill("#auth-password", PASSWORD)
+        mobile.fill("#auth-password", PLAYER_PASSWORD)
         mobile.click("#auth-submit")
         mobile.wait_for_selector("#game:not([hidden])")
         page = mobile

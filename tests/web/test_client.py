@@ -12,9 +12,10 @@ import pytest
 
 from starfever.engine.model import MathModel
 from starfever.engine.symbols import BET_CLASSES, PAYTABLE
+from tests.harness import PLAYER_PASSWORD, running_server
 from tests.web import forcing
+from tests.web.browser import ConsoleWatch
 from tests.web.conftest import Game
-from tests.web.harness import running_server
 
 pytestmark = pytest.mark.browser
 
@@ -38,16 +39,17 @@ def test_sign_up_deposit_and_spin_until_a_win(game: Game) -> None:
     page.fill("#auth-password", "short")
     page.click("#auth-submit")
     game.wait_text("#auth-error", "password")  # the server's refusal, readable
-    page.fill("#auth-password", "player-password-1")
+    page.fill("#auth-password", PLAYER_PASSWORD)
     page.click("#auth-submit")
     page.wait_for_selector("#game:not([hidden])")
     assert game.cents("#balance") == 0
     assert game.text("#total-bet") == "€0.20"
     assert game.text("#line-bet") == "20 lines × €0.01"
-    pool = game.server.client.get("/jackpot").json()["pool"]
+    pool = game.server.call("GET", "/jackpot").json()["pool"]
     page.wait_for_function(f"document.querySelector('#pool-amount').dataset.cents === '{pool}'")
 
     game.server.deposit("newcomer", 5_000)
+    token = game.server.login("newcomer")
     page.reload()
     page.wait_for_function("window.starfever.ready")
     assert game.text("#balance") == "€50.00"
@@ -55,7 +57,7 @@ def test_sign_up_deposit_and_spin_until_a_win(game: Game) -> None:
     won = None
     for spin in range(60):
         round_ = game.spin(key=spin % 2 == 1)  # the button and the Space key
-        server_balance = game.server.balance("newcomer")
+        server_balance = game.server.balance(token)
         assert game.cents("#balance") == server_balance == round_["balance_after"]
         assert game.text("#balance") == euro(server_balance)
         if round_["total_win"] > 0:
@@ -71,8 +73,7 @@ def test_a_double_click_places_one_bet(game: Game) -> None:
     game.wait_idle()
     game.page.wait_for_timeout(300)
     game.wait_idle()
-    token = game.server.token(name)
-    rounds = game.server.client.get("/rounds", headers={"Authorization": f"Bearer {token}"})
+    rounds = game.server.call("GET", "/rounds", game.server.login(name))
     assert len(rounds.json()["rounds"]) == 1
     assert game.page.evaluate("window.starfever.rounds") == 1
 
@@ -162,7 +163,7 @@ def test_hold_and_cash_plays_every_respin_from_the_log(game: Game, model: MathMo
     end = events(round_, "hold_and_cash_end")[0]
     assert game.text("#win") == euro(round_["total_win"])
     assert euro(end["win"]) in game.text("#win-line")
-    assert game.text("#balance") == euro(game.server.balance(name))
+    assert game.text("#balance") == euro(game.server.balance(game.server.login(name)))
 
 
 def test_skip_jumps_to_the_result(game: Game, model: MathModel) -> None:
@@ -238,9 +239,8 @@ def test_reload_mid_round_shows_its_outcome(game: Game, model: MathModel) -> Non
     game.wait_idle()
     ribbon = game.text("#recall-ribbon")
     assert f"#{round_id}" in ribbon and "interrupted" in ribbon
-    token = game.server.token(game.username)
-    stored = game.server.client.get(f"/rounds/{round_id}",
-                                    headers={"Authorization": f"Bearer {token}"}).json()
+    stored = game.server.call("GET", f"/rounds/{round_id}",
+                              game.server.login(game.username)).json()
     assert game.text("#win") == euro(stored["total_win"])
     assert game.page.is_visible("#holdboard")
     assert game.text("#balance") == euro(stored["balance_after"])
@@ -294,9 +294,8 @@ def test_deposit_limit_and_self_exclusion(game: Game) -> None:
     page.click("#limit-form button[type=submit]")
     game.wait_text("#limit-msg", "amount")
     # the server refuses a deposit over the new limit
-    refused = game.server.client.post(
-        f"/players/{name}/deposits", json={"amount": 10_000},
-        headers={"Authorization": f"Bearer {game.server.operator_token}"})
+    refused = game.server.call("POST", f"/players/{name}/deposits",
+                               game.server.operator_token, json={"amount": 10_000})
     assert refused.status_code == 403
 
     page.click("#exclusion-form button[type=submit]")
@@ -353,9 +352,8 @@ def test_money_and_timeline_logic(game: Game) -> None:
 
 def test_reality_check_dialog(browser: Any, tmp_path_factory: pytest.TempPathFactory,
                               model: MathModel) -> None:
-    from tests.web.harness import ConsoleWatch
-
-    with running_server(tmp_path_factory.mktemp("rc"), reality_check_seconds="2") as server:
+    with running_server(tmp_path_factory.mktemp("rc"),
+                        env={"STARFEVER_REALITY_CHECK_SECONDS": "2"}) as server:
         context = browser.new_context(viewport={"width": 1280, "height": 860})
         page = context.new_page()
         watch = ConsoleWatch(page)
