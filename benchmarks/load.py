@@ -7,9 +7,10 @@ report (and ``--json``). Only ever talks to 127.0.0.1.
     python benchmarks/load.py --db postgresql --rate 500     # 500 spins/s offered
 
 What it does:
-1. creates a fresh database (SQLite file in a temp dir, or a new PostgreSQL database on
-   127.0.0.1:5432 that is dropped afterwards unless ``--keep``), an operator, and starts
-   ``starfever serve --workers W`` on a free port of 127.0.0.1 (no test mode);
+1. creates a fresh database (SQLite file in a temp dir, or a new PostgreSQL database through
+   ``STARFEVER_TEST_PG``, default 127.0.0.1:5432, dropped afterwards unless ``--keep``), an
+   operator, and starts ``starfever serve --workers W`` on a free port of 127.0.0.1 (no test
+   mode), all with the tests' harness (tests/harness.py);
 2. before the clock starts: registers the players, logs them in and deposits for each;
 3. timed phase: one asyncio task per player, each on its own HTTP/1.1 keep-alive connection
    (raw asyncio streams: a few microseconds of client CPU per request, so the generator does
@@ -32,30 +33,32 @@ import json
 import os
 import random
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-HOST = "127.0.0.1"
-PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
-OPERATOR, OPERATOR_PASSWORD = "loadboss", "load-operator-password"
-PLAYER_PASSWORD = "load-player-password"
-SECRET = "load-test-secret-key-0123456789"
+# ``python benchmarks/load.py`` puts only benchmarks/ on the path; the harness is tests/harness.py
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
 
+from sqlalchemy.engine import make_url  # noqa: E402
 
-def free_port() -> int:
-    """A TCP port nobody listens on now."""
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
+from tests.harness import (  # noqa: E402
+    HOST,
+    DatabaseKind,
+    PostgresUnavailable,
+    Server,
+    run_cli,
+    running_server,
+)
 
 
 class Connection:
@@ -165,35 +168,11 @@ async def player_loop(port: int, token: str, line_bet: int, tally: Tally,
     conn.close()
 
 
-async def setup_players(port: int, players: int, deposit: int, prefix: str) -> list[str]:
-    """Register, log in and fund every player; their tokens."""
-    op = Connection(port)
-    status, answer = await op.request("POST", "/api/v1/sessions",
-                                      {"username": OPERATOR, "password": OPERATOR_PASSWORD})
-    assert status == 201, answer
-    op_headers = {"Authorization": f"Bearer {answer['token']}"}
-    semaphore = asyncio.Semaphore(8)
-
-    async def one(i: int) -> str:
-        async with semaphore:
-            name = f"{prefix}{i}"
-            conn = Connection(port)
-            status, answer = await conn.request(
-                "POST", "/api/v1/players", {"username": name, "password": PLAYER_PASSWORD})
-            assert status == 201, answer
-            status, answer = await conn.request(
-                "POST", "/api/v1/sessions", {"username": name, "password": PLAYER_PASSWORD})
-            assert status == 201, answer
-            conn.close()
-            return str(answer["token"])
-
-    tokens = await asyncio.gather(*(one(i) for i in range(players)))
-    for i in range(players):
-        status, answer = await op.request("POST", f"/api/v1/players/{prefix}{i}/deposits",
-                                          {"amount": deposit}, op_headers)
-        assert status == 201, answer
-    op.close()
-    return list(tokens)
+def fund_players(server: Server, players: int, deposit: int) -> list[str]:
+    """Register, fund and log in every player, eight at a time; their tokens."""
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        made = list(pool.map(lambda _: server.player(deposit=deposit), range(players)))
+    return [token for _, token in made]
 
 
 class CpuMeter:
@@ -283,59 +262,6 @@ def conservation(url: str) -> dict[str, int]:
     return figures
 
 
-def run_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    """``starfever ARGS`` in a subprocess."""
-    return subprocess.run([sys.executable, "-m", "starfever.cli", *args], input=stdin,
-                          capture_output=True, text=True, timeout=1800,
-                          env={**os.environ, "STARFEVER_SECRET_KEY": SECRET})
-
-
-def new_database(kind: str, tmp: Path) -> tuple[str, str | None]:
-    """A fresh database URL, and the PostgreSQL database name to drop later."""
-    if kind == "sqlite":
-        return f"sqlite:///{tmp / 'load.db'}", None
-    import psycopg
-
-    name = f"starfever_load_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return f"postgresql://postgres@127.0.0.1:5432/{name}", name
-
-
-def drop_database(name: str) -> None:
-    """Drop a PostgreSQL database made by :func:`new_database`."""
-    import psycopg
-
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def start_server(url: str, workers: int, tmp: Path) -> tuple[subprocess.Popen[bytes], int]:
-    """``starfever serve`` on a free port; returns once /health answers."""
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STARFEVER_")}
-    env.update({"STARFEVER_SECRET_KEY": SECRET, "STARFEVER_WEEKLY_DEPOSIT_LIMIT": str(10**9)})
-    log = open(tmp / "server.log", "ab")  # noqa: SIM115 - lives as long as the server
-    process = subprocess.Popen(
-        [sys.executable, "-m", "starfever.cli", "serve", "--host", HOST, "--port", str(port),
-         "--workers", str(workers), "--database-url", url, "--log-level", "warning"],
-        stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tmp)
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError((tmp / "server.log").read_text()[-3000:])
-        try:
-            with socket.create_connection((HOST, port), timeout=1) as s:
-                s.sendall(b"GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
-                if s.recv(64).startswith(b"HTTP/1.1 200"):
-                    return process, port
-        except OSError:
-            pass
-        time.sleep(0.2)
-    process.kill()
-    raise RuntimeError("server did not start")
-
-
 async def timed_phase(port: int, tokens: list[str], line_bet: int, warmup: float,
                       duration: float, sampler: LockSampler | None,
                       rate: float | None = None) -> dict[str, Any]:
@@ -404,43 +330,39 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--rate must be a positive number of spins per second")
 
     tmp = Path(tempfile.mkdtemp(prefix="starfever-load-"))
-    url, pg_name = new_database(args.db, tmp)
-    process = None
     report: dict[str, Any] = {"db": args.db, "workers": args.workers, "players": args.players,
                               "duration_s": args.duration, "line_bet": args.line_bet,
                               "offered_spins_per_s": args.rate or "back to back",
                               "cpus": os.cpu_count()}
+    kind: DatabaseKind = args.db
     try:
-        made = run_cli("operator", "create", OPERATOR, "--database-url", url,
-                       stdin=OPERATOR_PASSWORD + "\n")
-        assert made.returncode == 0, made.stderr
-        process, port = start_server(url, args.workers, tmp)
-        tokens = asyncio.run(setup_players(port, args.players, args.deposit,
-                                           f"load{uuid.uuid4().hex[:6]}"))
-        sampler = LockSampler(url, pg_name) if pg_name else None
-        report.update(asyncio.run(timed_phase(port, tokens, args.line_bet, args.warmup,
-                                              args.duration, sampler, args.rate)))
-        process.terminate()
-        process.wait(timeout=30)
-        process = None
-        report["books"] = conservation(url)
-        if not args.skip_audit:
-            started = time.perf_counter()
-            audit = run_cli("audit", "--database-url", url)
-            report["audit"] = audit.stdout.strip().splitlines()[0] if audit.stdout else \
-                audit.stderr.strip()[-500:]
-            report["audit_ok"] = audit.returncode == 0
-            report["audit_s"] = round(time.perf_counter() - started, 1)
+        with running_server(tmp, kind, {"STARFEVER_WEEKLY_DEPOSIT_LIMIT": str(10**9)},
+                            keep=args.keep, test_mode=False, workers=args.workers,
+                            start_timeout=90.0) as server:
+            url = server.database_url
+            tokens = fund_players(server, args.players, args.deposit)
+            dbname = make_url(url).database if kind == "postgresql" else None
+            sampler = LockSampler(url, dbname) if dbname else None
+            report.update(asyncio.run(timed_phase(server.port, tokens, args.line_bet,
+                                                  args.warmup, args.duration, sampler,
+                                                  args.rate)))
+            server.stop()
+            report["books"] = conservation(url)
+            if not args.skip_audit:
+                started = time.perf_counter()
+                audit = run_cli("audit", "--database-url", url, timeout=1800)
+                report["audit"] = audit.stdout.strip().splitlines()[0] if audit.stdout else \
+                    audit.stderr.strip()[-500:]
+                report["audit_ok"] = audit.returncode == 0
+                report["audit_s"] = round(time.perf_counter() - started, 1)
+            if args.keep:
+                report["database_url"] = make_url(url).render_as_string(hide_password=True)
+    except PostgresUnavailable as error:
+        print(f"load.py: {error}", file=sys.stderr)
+        return 2
     finally:
-        if process is not None:
-            process.kill()
-            process.wait()
-        if pg_name and not args.keep:
-            drop_database(pg_name)
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
-        elif pg_name is None:
-            report["database_url"] = url
     if args.json:
         print(json.dumps(report, indent=2))
     else:
