@@ -3,13 +3,16 @@ refuses a request alone, and stores exactly what a round-by-round settle would h
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, text
 
+from starfever.engine.model import MathModel
 from starfever.engine.rng import SeededSource
-from starfever.engine.round import play_round, replay_round
+from starfever.engine.round import RoundResult, play_round, replay_round
 from starfever.engine.symbols import BET_CLASSES
 from starfever.server.db import Database, sqlalchemy_url
 from starfever.server.services import auth, rounds, settle
@@ -19,20 +22,36 @@ from tests.harness import SECRET, Server, postgres_admin_url, unique_name
 from tests.server.helpers import jackpot_draws, model
 
 
-def test_pool_written_in_equals_a_replay() -> None:
+def test_pool_written_in_equals_a_replay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settled at another pool, every round of a seeded sample equals its replay there, and
+    only a round with a €€€ line is re-derived: the others get the pool written in."""
     m = model()
+    rederived: list[tuple[int, ...]] = []
+
+    def counted_replay(model: MathModel, line_bet: int, draws: Sequence[int],
+                       **kwargs: Any) -> RoundResult:
+        rederived.append(tuple(draws))
+        return replay_round(model, line_bet, draws, **kwargs)
+
+    monkeypatch.setattr(settle, "replay_round", counted_replay)
     source = SeededSource(20_260_101)
-    checked = 0
+    layouts: set[str] = set()
+    with_jackpot_line = 0
     for i in range(3_000):
         drawn = play_round(m, BET_CLASSES[i % len(BET_CLASSES)], source, pool=m.seed_cents)
         pool = m.seed_cents + 1 + (i * 7919) % 500_000
         assert settle.at_pool(m, drawn, pool) == replay_round(m, drawn.line_bet, drawn.draws,
                                                               pool=pool)
-        checked += 1
+        layouts |= {event["type"] for event in drawn.events}
+        with_jackpot_line += any(event["type"] == "jackpot" for event in drawn.events)
+    # the sample has every layout the written-in pool must get right ...
+    assert {"line_win", "star_wild", "hold_and_cash_start", "respin"} <= layouts
+    # ... and took the shortcut for each round without a €€€ line
+    assert len(rederived) == with_jackpot_line
     hit = replay_round(m, 100, jackpot_draws(), pool=m.seed_cents)
     assert settle.at_pool(m, hit, m.seed_cents * 3) == replay_round(
         m, 100, jackpot_draws(), pool=m.seed_cents * 3)
-    assert checked == 3_000
+    assert rederived[with_jackpot_line:] == [hit.draws]  # a €€€ round is re-derived
 
 
 def _job(settings: Settings, principal: auth.Principal, key: str, bet: int = 1,
