@@ -51,6 +51,8 @@ HOST = "127.0.0.1"
 OPERATOR_USERNAME = "boss"
 OPERATOR_PASSWORD = "operator-password-1"
 PLAYER_PASSWORD = "password-1"
+ADULT_BIRTH_DATE = "1990-01-01"
+"""A birth date that makes a player an adult (registration requires one)."""
 SECRET = "test-secret-key-0123456789"
 """The ``STARFEVER_SECRET_KEY`` of every server and command the harness starts."""
 
@@ -308,9 +310,11 @@ class Server:
         return str(expect(response, 201).json()["token"])
 
     def register(self, username: str, password: str = PLAYER_PASSWORD, **extra: Any) -> None:
-        """Register a player (``extra``: more fields of the request, e.g. ``birth_date``)."""
-        response = self.call("POST", "/players",
-                             json={"username": username, "password": password, **extra})
+        """Register a player (``extra``: more fields of the request; the birth date is an
+        adult's unless ``birth_date`` says otherwise)."""
+        response = self.call("POST", "/players", json={
+            "username": username, "password": password, "birth_date": ADULT_BIRTH_DATE,
+            **extra})
         expect(response, 201)
 
     def player(self, deposit: int = 0, **extra: Any) -> tuple[str, str]:

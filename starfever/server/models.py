@@ -70,6 +70,13 @@ class Account(Base):
     birth_date: Mapped[date | None] = mapped_column(Date)
     excluded_until: Mapped[datetime | None] = mapped_column(UtcDateTime)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    play_started_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    """When the player's current play period began (the reality check's elapsed time); one
+    clock per player, across all of their sessions."""
+    reality_check_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    """When the reality-check interval last started (period start or last acknowledgement)."""
+    net_result: Mapped[int] = mapped_column(BigInteger, default=0)
+    """Wins minus bets of the rounds of the current play period, in cents."""
     __table_args__ = (CheckConstraint("role IN ('player', 'operator')", name="ck_accounts_role"),)
 
 
@@ -84,9 +91,9 @@ class SessionToken(Base):
     expires_at: Mapped[datetime] = mapped_column(UtcDateTime)
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     reality_check_at: Mapped[datetime] = mapped_column(UtcDateTime)
-    """When the reality-check interval last started (log-in or last acknowledgement)."""
+    """Its log-in time (kept for old rows; the reality check's clock is the account's)."""
     net_result: Mapped[int] = mapped_column(BigInteger, default=0)
-    """Wins minus bets of the rounds played in this session, in cents."""
+    """Unused since the clock moved to the account (migration 0004)."""
 
 
 class Wallet(Base):

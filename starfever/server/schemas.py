@@ -35,22 +35,21 @@ class Credentials(Request):
 
 
 class PlayerCreate(Credentials):
-    """Register a player; the birth date (``YYYY-MM-DD``) is optional."""
+    """Register a player; the birth date (``YYYY-MM-DD``) is required: players must be 18."""
 
-    birth_date: Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")] | None = None
+    birth_date: Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")]
 
     @field_validator("birth_date")
     @classmethod
-    def _real_date(cls, value: str | None) -> str | None:
-        if value is not None:
-            day = date.fromisoformat(value)
-            if day.year < 1900 or day > date.today():
-                raise ValueError("birth_date must be a past date after 1900")
+    def _real_date(cls, value: str) -> str:
+        day = date.fromisoformat(value)
+        if day.year < 1900 or day > date.today():
+            raise ValueError("birth_date must be a past date after 1900")
         return value
 
-    def birth(self) -> date | None:
+    def birth(self) -> date:
         """The birth date as a date."""
-        return date.fromisoformat(self.birth_date) if self.birth_date else None
+        return date.fromisoformat(self.birth_date)
 
 
 class DepositCreate(Request):

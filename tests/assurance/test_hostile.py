@@ -67,7 +67,8 @@ def test_unicode_and_injection_usernames_are_refused(server: Server) -> None:
     accounts = count(server, "accounts")
     for name in UNICODE_NAMES + INJECTIONS:
         response = server.call("POST", "/players", json={"username": name,
-                                                         "password": "password-1"})
+                                                         "password": "password-1",
+                                                         "birth_date": "1990-01-01"})
         assert errors_only(response, 422)["code"] == "validation_error"
         login = server.call("POST", "/sessions", json={"username": name,
                                                        "password": "password-1"})
@@ -76,7 +77,8 @@ def test_unicode_and_injection_usernames_are_refused(server: Server) -> None:
     # injection strings where they are allowed (passwords) are just data
     name = unique_name()
     registered = server.call("POST", "/players", json={"username": name,
-                                                       "password": INJECTIONS[1]})
+                                                       "password": INJECTIONS[1],
+                                                       "birth_date": "1990-01-01"})
     assert registered.status_code == 201, registered.text
     assert server.login(name, INJECTIONS[1])
     errors_only(server.call("POST", "/sessions", json={"username": name,

@@ -10,7 +10,7 @@ from starfever.server.services import auth, rounds
 from starfever.server.services.errors import Conflict
 from starfever.server.services.wallet import LedgerWallet
 from starfever.server.settings import Settings
-from tests.harness import SECRET, Server, unique_name
+from tests.harness import ADULT_BIRTH_DATE, SECRET, Server, unique_name
 from tests.server.helpers import books, model
 
 HTTP_SPINS = 400
@@ -36,7 +36,8 @@ def test_money_is_conserved(server: Server) -> None:
     db = Database(server.database_url)
     wallet = LedgerWallet()
     name = unique_name("svc")
-    server.call("POST", "/players", json={"username": name, "password": "password-1"})
+    server.call("POST", "/players", json={"username": name, "password": "password-1",
+                                          "birth_date": ADULT_BIRTH_DATE})
     server.deposit(name, 40_000)
     principal = auth.authenticate(db, settings, server.login(name, "password-1"))
     service_played = 0

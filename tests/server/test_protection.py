@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 
-from tests.harness import DatabaseKind, Databases, Server, start_server
+from tests.harness import DatabaseKind, Databases, Server, start_server, unique_name
 
 
 def _limits(server: Server, token: str) -> dict[str, object]:
@@ -112,5 +113,103 @@ def test_a_due_reality_check_pauses_play_until_acknowledged(
         assert server.spin(token).status_code == 201  # play goes on
         rounds = server.call("GET", "/rounds", token).json()["rounds"]
         assert len(rounds) == 2
+    finally:
+        server.stop()
+
+
+def test_adults_only_no_deposit_or_bet_without_a_known_age_of_18(server: Server) -> None:
+    minor = (date.today() - timedelta(days=17 * 366)).isoformat()
+    name = unique_name("minor")
+    refused = server.call("POST", "/players", json={"username": name, "password": "password-1",
+                                                    "birth_date": minor})
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "under_age"
+    missing = server.call("POST", "/players", json={"username": name, "password": "password-1"})
+    assert missing.status_code == 422, missing.text
+    with server.engine().connect() as conn:
+        assert conn.execute(text("SELECT COUNT(*) FROM accounts WHERE username = :u"),
+                            {"u": name}).scalar_one() == 0
+    # players stored before the birth date was required: no deposit, no bet
+    unknown, token = server.player(deposit=1_000)
+    for birth, code in ((None, "age_unknown"), (minor, "under_age")):
+        with server.engine().begin() as conn:
+            conn.execute(text("UPDATE accounts SET birth_date = :b WHERE username = :u"),
+                         {"b": birth, "u": unknown})
+        deposit = server.call("POST", f"/players/{unknown}/deposits", server.operator_token,
+                              json={"amount": 100})
+        assert deposit.status_code == 403 and deposit.json()["error"]["code"] == code
+        spin = server.spin(token)
+        assert spin.status_code == 403 and spin.json()["error"]["code"] == code, spin.text
+        assert server.balance(token) == 1_000
+    assert server.call("GET", "/rounds", token).json()["rounds"] == []
+
+
+def test_a_self_exclusion_is_never_shortened_by_a_concurrent_request(server: Server) -> None:
+    players = [server.player() for _ in range(30)]
+    asks = [(token, days) for _, token in players for days in (3650, 1, 1, 3650, 1)]
+
+    def exclude(ask: tuple[str, int]) -> tuple[str, str]:
+        response = server.call("POST", "/self-exclusion", ask[0], json={"days": ask[1]})
+        assert response.status_code == 201, response.text
+        return ask[0], str(response.json()["excluded_until"])
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        answers = list(pool.map(exclude, asks))
+    ten_years = datetime.now(UTC) + timedelta(days=3649)
+    shortened = 0
+    for _, token in players:
+        final = server.call("GET", "/self-exclusion", token).json()["excluded_until"]
+        answered = max(until for t, until in answers if t == token)
+        if _instant(final) < ten_years or _instant(final) < _instant(answered):
+            shortened += 1
+    assert shortened == 0
+
+
+def _instant(text_: str) -> datetime:
+    return datetime.fromisoformat(text_.replace("Z", "+00:00"))
+
+
+def test_concurrent_first_limit_changes_answer_cleanly(server: Server) -> None:
+    players = [server.player() for _ in range(30)]
+    asks = [(token, amount) for _, token in players for amount in (5_000, 30_000, 7_000, 100)]
+
+    def put(ask: tuple[str, int]) -> int:
+        return server.call("PUT", "/limits", ask[0],
+                           json={"weekly_deposit_limit": ask[1]}).status_code
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        codes = list(pool.map(put, asks))
+    assert codes == [200] * len(asks)
+    for _, token in players:
+        state = _limits(server, token)
+        assert state["weekly_deposit_limit"] in (5_000, 7_000, 100)
+
+
+def test_the_reality_check_clock_is_the_players_across_sessions(
+        db_kind: str, databases: Databases, tmp_path: Path) -> None:
+    server = start_server(databases, db_kind, tmp_path, {"STARFEVER_REALITY_CHECK_SECONDS": "2"})
+    try:
+        name, first = server.player(deposit=1_000)
+        spin = server.spin(first).json()
+        net = spin["round"]["total_win"] - spin["round"]["total_bet"]
+        time.sleep(2.1)
+        assert server.call("GET", "/reality-check", first).json()["due"] is True
+        second = server.login(name, "password-1")  # a fresh log-in does not restart the clock
+        check = server.call("GET", "/reality-check", second).json()
+        assert check["due"] is True and check["elapsed_seconds"] >= 2
+        assert check["net_result"] == net
+        refused = server.spin(second)
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["error"]["code"] == "reality_check_due"
+        assert server.call("DELETE", "/sessions/current", second).status_code == 204
+        third = server.login(name, "password-1")  # nor does logging out and in again
+        assert server.spin(third).json()["error"]["code"] == "reality_check_due"
+        assert server.call("POST", "/reality-check/acknowledge", third).json()["due"] is False
+        assert server.call("GET", "/reality-check", first).json()["due"] is False  # one clock
+        again = server.spin(first)
+        assert again.status_code == 201, again.text
+        played = again.json()
+        assert played["reality_check"]["net_result"] == net + played["round"]["total_win"] \
+            - played["round"]["total_bet"]
+        assert played["reality_check"]["elapsed_seconds"] >= 2  # the period goes on
     finally:
         server.stop()

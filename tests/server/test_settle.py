@@ -18,7 +18,7 @@ from starfever.server.db import Database, sqlalchemy_url
 from starfever.server.services import auth, rounds, settle
 from starfever.server.services.errors import Conflict, ServiceError
 from starfever.server.settings import Settings
-from tests.harness import SECRET, Server, postgres_admin_url, unique_name
+from tests.harness import ADULT_BIRTH_DATE, SECRET, Server, postgres_admin_url, unique_name
 from tests.server.helpers import jackpot_draws, model
 
 
@@ -70,7 +70,8 @@ def test_a_batch_refuses_alone_and_chains_in_order(server: Server) -> None:
     try:
         rich, poor = unique_name("rich"), unique_name("poor")
         for name, amount in ((rich, 10_000), (poor, 20)):
-            server.call("POST", "/players", json={"username": name, "password": "password-1"})
+            server.call("POST", "/players", json={"username": name, "password": "password-1",
+                                                  "birth_date": ADULT_BIRTH_DATE})
             server.deposit(name, amount)
         a = auth.authenticate(db, settings, server.login(rich, "password-1"))
         b = auth.authenticate(db, settings, server.login(poor, "password-1"))

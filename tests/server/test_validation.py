@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -12,7 +12,7 @@ from sqlalchemy import text
 
 from starfever.server.services.auth import token_hash
 from starfever.server.settings import Settings
-from tests.harness import SECRET, Server
+from tests.harness import ADULT_BIRTH_DATE, SECRET, Server
 
 
 @dataclass
@@ -176,21 +176,28 @@ def test_logged_out_token_is_refused(server: Server) -> None:
     assert response.json()["error"]["code"] == "invalid_token"
 
 
+B = ADULT_BIRTH_DATE
+MINOR = (date.today() - timedelta(days=17 * 366)).isoformat()
+
+
 @pytest.mark.parametrize(("body", "status", "code"), [
-    ({"username": "ab", "password": "password-1"}, 422, "validation_error"),
-    ({"username": "Alice", "password": "password-1"}, 422, "validation_error"),
-    ({"username": "a" * 33, "password": "password-1"}, 422, "validation_error"),
-    ({"username": "bad name", "password": "password-1"}, 422, "validation_error"),
-    ({"username": "goodname", "password": "short"}, 422, "validation_error"),
-    ({"username": "goodname", "password": "p" * 129}, 422, "validation_error"),
-    ({"username": "goodname", "password": 12345678}, 422, "validation_error"),
-    ({"username": "goodname", "password": "password-1", "role": "operator"}, 422,
+    ({"username": "ab", "password": "password-1", "birth_date": B}, 422, "validation_error"),
+    ({"username": "Alice", "password": "password-1", "birth_date": B}, 422, "validation_error"),
+    ({"username": "a" * 33, "password": "password-1", "birth_date": B}, 422, "validation_error"),
+    ({"username": "bad name", "password": "password-1", "birth_date": B}, 422, "validation_error"),
+    ({"username": "goodname", "password": "short", "birth_date": B}, 422, "validation_error"),
+    ({"username": "goodname", "password": "p" * 129, "birth_date": B}, 422, "validation_error"),
+    ({"username": "goodname", "password": 12345678, "birth_date": B}, 422, "validation_error"),
+    ({"username": "goodname", "password": "password-1", "role": "operator",
+      "birth_date": B}, 422,
      "validation_error"),
     ({"username": "goodname", "password": "password-1", "birth_date": "2999-01-01"}, 422,
      "validation_error"),
     ({"username": "goodname", "password": "password-1", "birth_date": "01.01.2000"}, 422,
      "validation_error"),
-    ({"username": "boss", "password": "password-1"}, 409, "username_taken"),
+    ({"username": "boss", "password": "password-1", "birth_date": B}, 409, "username_taken"),
+    ({"username": "goodname", "password": "password-1"}, 422, "validation_error"),  # no birth
+    ({"username": "goodname", "password": "password-1", "birth_date": MINOR}, 403, "under_age"),
 ])
 def test_registration_is_validated(server: Server, body: dict[str, Any], status: int,
                                    code: str) -> None:

@@ -69,6 +69,7 @@ class Game:
         self.open(speed)
         if signup:
             self.page.click("#tab-signup")
+            self.page.fill("#auth-birth", "1990-01-01")
         self.page.fill("#auth-username", username)
         self.page.fill("#auth-password", PLAYER_PASSWORD)
         self.page.click("#auth-submit")

@@ -6,6 +6,7 @@ page's step log (``window.starfever.log``) is a picture of the DOM taken after e
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 import pytest
@@ -37,9 +38,14 @@ def test_sign_up_deposit_and_spin_until_a_win(game: Game) -> None:
     page.click("#tab-signup")
     page.fill("#auth-username", "newcomer")
     page.fill("#auth-password", "short")
+    page.fill("#auth-birth", "1990-01-01")
     page.click("#auth-submit")
     game.wait_text("#auth-error", "password")  # the server's refusal, readable
     page.fill("#auth-password", PLAYER_PASSWORD)
+    page.fill("#auth-birth", f"{date.today().year - 10}-01-01")
+    page.click("#auth-submit")
+    game.wait_text("#auth-error", "18")  # a minor is refused (under_age)
+    page.fill("#auth-birth", "1990-01-01")
     page.click("#auth-submit")
     page.wait_for_selector("#game:not([hidden])")
     assert game.cents("#balance") == 0

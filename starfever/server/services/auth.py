@@ -13,6 +13,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from starfever.server.db import Database
 from starfever.server.models import (
@@ -28,11 +29,14 @@ from starfever.server.services.errors import (
     Forbidden,
     TooManyRequests,
     Unauthorized,
+    Unprocessable,
     utcnow,
 )
 from starfever.server.services.wallet import WalletPort
 from starfever.server.settings import Settings
 
+ADULT_AGE = 18
+"""Players are admitted from this age (RULES.md, "Players")."""
 _hasher = PasswordHasher()
 _DUMMY_HASH = _hasher.hash("not a password of anyone")
 
@@ -51,6 +55,11 @@ class Principal:
     """The log-in session the token opened."""
 
 
+def age_on(birth: date, day: date) -> int:
+    """Whole years from ``birth`` to ``day``."""
+    return day.year - birth.year - ((day.month, day.day) < (birth.month, birth.day))
+
+
 def token_hash(settings: Settings, token: str) -> str:
     """What is stored of a token: HMAC-SHA256 under the server's secret key."""
     return hmac.new(settings.secret_key.encode(), token.encode(), hashlib.sha256).hexdigest()
@@ -58,9 +67,16 @@ def token_hash(settings: Settings, token: str) -> str:
 
 def register(db: Database, wallet: WalletPort, username: str, password: str, *,
              role: str = PLAYER, birth_date: date | None = None) -> Account:
-    """Create an account (players get an empty wallet); ``username_taken`` if it exists."""
+    """Create an account (players get an empty wallet); ``username_taken`` if it exists.
+    A player needs a birth date of 18 years or more (``under_age``): this embedded wallet is
+    where the game learns the player's age (RULES.md, "Players")."""
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r}")
+    if role == PLAYER:
+        if birth_date is None:
+            raise Unprocessable("a player's birth date is required", code="birth_date_required")
+        if age_on(birth_date, utcnow().date()) < ADULT_AGE:
+            raise Forbidden(f"players must be {ADULT_AGE} or older", code="under_age")
     password_hash = _hasher.hash(password)  # slow on purpose: outside the transaction
     now = utcnow()
     try:
@@ -143,10 +159,38 @@ def login(db: Database, settings: Settings, username: str, password: str,
     now = utcnow()
     expires = now + timedelta(seconds=settings.token_ttl_seconds)
     with db.write() as session:
+        account = session.scalar(select(Account).where(Account.id == account_id)
+                                 .with_for_update())
+        if account is not None:
+            start_play_period(session, settings, account, now)
         session.add(SessionToken(account_id=account_id, token_hash=token_hash(settings, token),
                                  created_at=now, expires_at=expires, reality_check_at=now,
                                  net_result=0))
     return token, expires
+
+
+def start_play_period(session: Session, settings: Settings, account: Account,
+                      now: datetime) -> None:
+    """At log-in: start a new play period (elapsed time and net result from zero, the next
+    check one interval away) only when the player has none yet, or has been away: no live
+    session and none ended within the last interval. A fresh log-in beside a live session,
+    or straight after logging out, keeps the clock, so a due check stays due."""
+    if account.reality_check_at is not None:
+        live = session.scalar(select(func.count()).select_from(SessionToken).where(
+            SessionToken.account_id == account.id, SessionToken.revoked_at.is_(None),
+            SessionToken.expires_at > now))
+        if live:
+            return
+        ends = session.execute(select(
+            func.max(SessionToken.revoked_at),
+            func.max(SessionToken.expires_at).filter(SessionToken.revoked_at.is_(None)))
+            .where(SessionToken.account_id == account.id)).one()
+        last_end = max((end for end in ends if end is not None), default=None)
+        interval = timedelta(seconds=settings.reality_check_seconds)
+        if last_end is not None and now - last_end < interval:
+            return
+    account.play_started_at = account.reality_check_at = now
+    account.net_result = 0
 
 
 def authenticate(db: Database, settings: Settings, token: str) -> Principal:

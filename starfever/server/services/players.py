@@ -37,11 +37,11 @@ class PlayerRow:
 
 def read_wallet(db: Database, settings: Settings, wallet: WalletPort,
                 principal: Principal) -> WalletStatus:
-    """The player's balance and the session's reality check."""
+    """The player's balance and reality check."""
     with db.read() as session:
         return WalletStatus(
             balance=wallet.balance(session, principal.account_id),
-            reality_check=protection.reality_check(session, settings, principal.session_id,
+            reality_check=protection.reality_check(session, settings, principal.account_id,
                                                    utcnow()))
 
 

@@ -3,10 +3,13 @@
 - Deposit limit: deposits over the last 7 days (rolling) may not exceed the limit. Default
   EUR 400, EUR 200 for players under 26 whose birth date is known. A player may set their own:
   a decrease applies at once, an increase only after a cooling-off delay (72 hours).
-- Reality check: every N minutes of a session the responses say it is due, with the time
-  played and the session's net result; until the player acknowledges it, spins are refused
-  (``409 reality_check_due``), so play pauses on it.
-- Self-exclusion: for a period; refuses bets and deposits. It can be extended, never shortened.
+- Reality check: every N minutes of play the responses say it is due, with the time played
+  and the net result of the play period; until the player acknowledges it, spins are refused
+  (``409 reality_check_due``), so play pauses on it. The clock is the player's, across all of
+  their sessions: a log-in does not restart it (:func:`start_play_period`).
+- Self-exclusion: for a period; refuses bets and deposits. It can be extended, never shortened
+  (one conditional UPDATE, so a concurrent shorter request cannot win).
+- Age: no deposit and no bet without a known birth date of 18 years or more (RULES.md).
 """
 
 from __future__ import annotations
@@ -14,13 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
 from starfever.server.db import Database
-from starfever.server.models import WALLET, Account, DepositLimit, LedgerEntry, SessionToken
+from starfever.server.models import WALLET, Account, DepositLimit, LedgerEntry
 from starfever.server.services import ledger
-from starfever.server.services.auth import Principal
+from starfever.server.services.auth import ADULT_AGE, Principal, age_on
 from starfever.server.services.errors import Conflict, Forbidden, NotFound, utcnow
 from starfever.server.settings import Settings
 
@@ -54,16 +57,21 @@ class RealityCheck:
 
     due: bool
     elapsed_seconds: int
-    """Seconds since the session's log-in."""
+    """Seconds since the player's play period began."""
     net_result: int
-    """Wins minus bets of the session's rounds, in cents."""
+    """Wins minus bets of the play period's rounds, in cents."""
     interval_seconds: int
     next_due_at: datetime
 
 
-def age_on(birth: date, day: date) -> int:
-    """Whole years from ``birth`` to ``day``."""
-    return day.year - birth.year - ((day.month, day.day) < (birth.month, birth.day))
+def check_adult(birth: date | None, now: datetime, action: str) -> None:
+    """``403 age_unknown`` without a birth date, ``403 under_age`` under :data:`ADULT_AGE`."""
+    if birth is None:
+        raise Forbidden(f"the player's age is not known: {action} refused until a birth date "
+                        "is on record", code="age_unknown")
+    if age_on(birth, now.date()) < ADULT_AGE:
+        raise Forbidden(f"players must be {ADULT_AGE} or older: {action} refused",
+                        code="under_age")
 
 
 def default_limit(settings: Settings, account: Account, now: datetime) -> int:
@@ -113,7 +121,10 @@ def set_limit(db: Database, settings: Settings, principal: Principal, amount: in
     """Set the weekly deposit limit: lower at once, higher after the cooling-off delay."""
     now = utcnow()
     with db.write() as session:
-        account = session.get(Account, principal.account_id)
+        # the account row's lock serializes one player's limit changes: two first PUTs can
+        # no longer both insert the deposit_limits row (a duplicate key, answered 500)
+        account = session.scalar(select(Account).where(Account.id == principal.account_id)
+                                 .with_for_update())
         if account is None:
             raise NotFound("no such player", code="player_not_found")
         current = limit_state(session, settings, account, now, apply_due=True)
@@ -147,8 +158,10 @@ def check_exclusion(excluded_until: datetime | None, now: datetime, action: str)
 
 def check_deposit(session: Session, settings: Settings, account: Account, amount: int,
                   now: datetime) -> None:
-    """Refuse a deposit that self-exclusion or the weekly limit forbids (wallet locked)."""
+    """Refuse a deposit that self-exclusion, the player's age or the weekly limit forbids
+    (wallet locked)."""
     check_not_excluded(account, now, "deposits are")
+    check_adult(account.birth_date, now, "deposits are")
     state = limit_state(session, settings, account, now, apply_due=True)
     if amount > state.remaining:
         raise Forbidden(f"a deposit of {amount} cents exceeds the weekly deposit limit of "
@@ -157,16 +170,24 @@ def check_deposit(session: Session, settings: Settings, account: Account, amount
 
 
 def self_exclude(db: Database, principal: Principal, days: int) -> datetime:
-    """Exclude the player for ``days`` days from now (never shortens a running exclusion)."""
+    """Exclude the player for ``days`` days from now (never shortens a running exclusion).
+
+    One conditional UPDATE: the database compares with the value as it is when the row is
+    written (PostgreSQL re-checks the condition after waiting for a concurrent writer's row
+    lock), so of two concurrent requests the longer always stays; a read-then-write let the
+    last writer win and shortened a 10-year exclusion to one day."""
     now = utcnow()
+    until = now + timedelta(days=days)
     with db.write() as session:
-        account = session.get(Account, principal.account_id)
-        if account is None:
+        session.execute(update(Account).where(
+            Account.id == principal.account_id,
+            or_(Account.excluded_until.is_(None), Account.excluded_until < until))
+            .values(excluded_until=until).execution_options(synchronize_session=False))
+        stored = session.scalar(select(Account.excluded_until)
+                                .where(Account.id == principal.account_id))
+        if stored is None:
             raise NotFound("no such player", code="player_not_found")
-        until = now + timedelta(days=days)
-        if account.excluded_until is None or account.excluded_until < until:
-            account.excluded_until = until
-        return account.excluded_until
+        return stored
 
 
 def exclusion(db: Database, principal: Principal) -> datetime | None:
@@ -177,14 +198,14 @@ def exclusion(db: Database, principal: Principal) -> datetime | None:
     return until if until is not None and until > utcnow() else None
 
 
-def reality_check(session: Session, settings: Settings, session_id: int,
+def reality_check(session: Session, settings: Settings, account_id: int,
                   now: datetime) -> RealityCheck:
-    """The reality check of one log-in session."""
-    token = session.get(SessionToken, session_id)
-    if token is None:
-        raise NotFound("no such session", code="session_not_found")
-    return reality_check_of(settings, token.created_at, token.reality_check_at,
-                            token.net_result, now)
+    """The reality check of a player (one clock across all of the player's sessions)."""
+    account = session.get(Account, account_id)
+    if account is None:
+        raise NotFound("no such player", code="player_not_found")
+    return reality_check_of(settings, account.play_started_at, account.reality_check_at,
+                            account.net_result, now)
 
 
 def check_reality_acknowledged(check: RealityCheck) -> None:
@@ -196,13 +217,15 @@ def check_reality_acknowledged(check: RealityCheck) -> None:
                        code="reality_check_due")
 
 
-def reality_check_of(settings: Settings, created_at: datetime, reality_check_at: datetime,
-                     net_result: int, now: datetime) -> RealityCheck:
-    """The reality check of a session with these fields."""
+def reality_check_of(settings: Settings, started_at: datetime | None,
+                     reality_check_at: datetime | None, net_result: int,
+                     now: datetime) -> RealityCheck:
+    """The reality check of a player with these clock fields (a clock not started yet, from
+    before migration 0004, counts from now)."""
     interval = timedelta(seconds=settings.reality_check_seconds)
-    next_due = reality_check_at + interval
+    next_due = (reality_check_at or now) + interval
     return RealityCheck(due=now >= next_due,
-                        elapsed_seconds=int((now - created_at).total_seconds()),
+                        elapsed_seconds=int((now - (started_at or now)).total_seconds()),
                         net_result=net_result,
                         interval_seconds=settings.reality_check_seconds, next_due_at=next_due)
 
@@ -210,16 +233,16 @@ def reality_check_of(settings: Settings, created_at: datetime, reality_check_at:
 def read_reality_check(db: Database, settings: Settings, principal: Principal) -> RealityCheck:
     """:func:`reality_check` in its own transaction."""
     with db.read() as session:
-        return reality_check(session, settings, principal.session_id, utcnow())
+        return reality_check(session, settings, principal.account_id, utcnow())
 
 
 def acknowledge(db: Database, settings: Settings, principal: Principal) -> RealityCheck:
-    """The player saw the reality check: the next one is due an interval from now."""
+    """The player saw the reality check: the next one is due an interval from now (in every
+    session of the player)."""
     now = utcnow()
     with db.write() as session:
-        token = session.get(SessionToken, principal.session_id)
-        if token is None:
-            raise NotFound("no such session", code="session_not_found")
-        token.reality_check_at = now
-        session.flush()
-        return reality_check(session, settings, principal.session_id, now)
+        session.execute(update(Account).where(Account.id == principal.account_id)
+                        .values(reality_check_at=now)
+                        .execution_options(synchronize_session=False))
+        return reality_check(session, settings, principal.account_id, now)
+

@@ -154,7 +154,7 @@ def _existing(session: Session, settings: Settings, wallet: WalletPort, principa
                        code="idempotency_key_reused")
     return SpinOutcome(round=stored, balance=wallet.balance(session, principal.account_id),
                        replayed=True, reality_check=protection.reality_check(
-                           session, settings, principal.session_id, utcnow()))
+                           session, settings, principal.account_id, utcnow()))
 
 
 def _spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort,
@@ -174,8 +174,10 @@ def _spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort
         if account is None:
             raise NotFound("no such player", code="player_not_found")
         protection.check_not_excluded(account, now, "bets are")
+        protection.check_adult(account.birth_date, now, "bets are")
         protection.check_reality_acknowledged(protection.reality_check_of(
-            settings, login.created_at, login.reality_check_at, login.net_result, now))
+            settings, account.play_started_at, account.reality_check_at, account.net_result,
+            now))
         total = money.total_bet(Cents(bet))
         if balance_before < total:
             raise Conflict(f"the balance of {balance_before} cents does not cover the total "
@@ -214,8 +216,8 @@ def _spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort
         pool.hits += sum(1 for e in result.events if e["type"] == "jackpot")
         pool.updated_at = now
         head.last_round_id, head.last_hash = stored.id, stored.hash
-        login.net_result += stored.total_win - stored.total_bet
-        check = protection.reality_check(session, settings, principal.session_id, now)
+        account.net_result += stored.total_win - stored.total_bet
+        check = protection.reality_check(session, settings, principal.account_id, now)
         return SpinOutcome(round=stored, balance=stored.balance_after, replayed=False,
                            reality_check=check)
 

@@ -67,6 +67,7 @@ from starfever.server.services.errors import (
 )
 from starfever.server.services.protection import (
     RealityCheck,
+    check_adult,
     check_exclusion,
     check_reality_acknowledged,
     reality_check_of,
@@ -87,13 +88,14 @@ _POOL: Table = JackpotPool.__table__  # type: ignore[assignment]
 _HEAD: Table = ChainHead.__table__  # type: ignore[assignment]
 _ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
 _LOCK_WALLETS = (
-    select(_WALLETS.c.account_id, _WALLETS.c.balance, _ACCOUNTS.c.excluded_until)
+    select(_WALLETS.c.account_id, _WALLETS.c.balance, _ACCOUNTS.c.excluded_until,
+           _ACCOUNTS.c.birth_date, _ACCOUNTS.c.play_started_at, _ACCOUNTS.c.reality_check_at,
+           _ACCOUNTS.c.net_result)
     .join(_ACCOUNTS, _ACCOUNTS.c.id == _WALLETS.c.account_id)
     .where(_WALLETS.c.account_id.in_(bindparam("ids", expanding=True)))
     .order_by(_WALLETS.c.account_id).with_for_update(of=_WALLETS))
 _SESSIONS_OF = (
-    select(_SESSIONS.c.id, _SESSIONS.c.created_at, _SESSIONS.c.reality_check_at,
-           _SESSIONS.c.net_result, _SESSIONS.c.revoked_at, _SESSIONS.c.expires_at)
+    select(_SESSIONS.c.id, _SESSIONS.c.revoked_at, _SESSIONS.c.expires_at)
     .where(_SESSIONS.c.id.in_(bindparam("ids", expanding=True))))
 _LOCK_POOL_AND_HEAD = (
     select(_POOL.c.amount, _POOL.c.carry, _HEAD.c.last_round_id, _HEAD.c.last_hash)
@@ -102,8 +104,9 @@ _LOCK_POOL_AND_HEAD = (
 """Both rows in one round trip, locked in the order of ADR 0005 (pool, then chain head)."""
 _UPDATE_WALLET = (update(_WALLETS).where(_WALLETS.c.account_id == bindparam("w_id"))
                   .values(balance=bindparam("w_balance"), updated_at=bindparam("w_at")))
-_UPDATE_NET = (update(_SESSIONS).where(_SESSIONS.c.id == bindparam("s_id"))
-               .values(net_result=_SESSIONS.c.net_result + bindparam("s_delta")))
+_UPDATE_NET = (update(_ACCOUNTS).where(_ACCOUNTS.c.id == bindparam("n_id"))
+               .values(net_result=_ACCOUNTS.c.net_result + bindparam("n_delta")))
+"""The player's reality-check net result (the clock is the player's, across sessions)."""
 _UPDATE_POOL = (update(_POOL).where(_POOL.c.id == jackpot.POOL_ID).values(
     amount=bindparam("p_amount"), carry=bindparam("p_carry"),
     contributions=_POOL.c.contributions + bindparam("p_contributions"),
@@ -244,8 +247,12 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
         # lock order: wallets (sorted), then pool, then chain head (ADR 0005)
         balances: dict[int, int] = {}
         excluded: dict[int, Any] = {}
-        for aid, balance, until in conn.execute(_LOCK_WALLETS, {"ids": account_ids}):
-            balances[aid], excluded[aid] = balance, until
+        births: dict[int, Any] = {}
+        clocks: dict[int, list[Any]] = {}  # play started, reality check started, net result
+        for aid, balance, until, birth, started, check_at, net in conn.execute(
+                _LOCK_WALLETS, {"ids": account_ids}):
+            balances[aid], excluded[aid], births[aid] = balance, until, birth
+            clocks[aid] = [started, check_at, net]
         settled: dict[tuple[int, str], Round] = {
             (row.account_id, row.idempotency_key): Round(**row._mapping)
             for row in conn.execute(select(_ROUNDS).where(
@@ -254,11 +261,11 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
             row[0]: list(row[1:]) for row in conn.execute(_SESSIONS_OF, {"ids": session_ids})}
         pool_amount, carry_text, last_id, last_hash = _lock_pool_and_head(conn, model, now)
 
-        def check_of(session_id: int) -> RealityCheck:
-            login = logins.get(session_id)
-            if login is None:
-                raise NotFound("no such session", code="session_not_found")
-            return reality_check_of(settings, login[0], login[1], login[2], now)
+        def check_of(account_id: int) -> RealityCheck:
+            clock = clocks.get(account_id)
+            if clock is None:
+                raise NotFound(f"player {account_id} has no wallet", code="wallet_not_found")
+            return reality_check_of(settings, clock[0], clock[1], clock[2], now)
 
         carry = Fraction(carry_text)
         contributions = wins = refills = hits = 0
@@ -273,7 +280,7 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
                 login = logins.get(sid)
                 if login is None:
                     raise Unauthorized("the bearer token is not valid", code="invalid_token")
-                check_session_live(login[3], login[4], now)  # spins skip the auth query
+                check_session_live(login[0], login[1], now)  # spins skip the auth query
                 if aid not in balances:
                     raise NotFound(f"player {aid} has no wallet", code="wallet_not_found")
                 prior = settled.get((aid, job.key))
@@ -282,10 +289,11 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
                         raise Conflict("this Idempotency-Key was used for a different spin "
                                        "request", code="idempotency_key_reused")
                     results.append(SpinOutcome(round=prior, balance=balances[aid],
-                                               replayed=True, reality_check=check_of(sid)))
+                                               replayed=True, reality_check=check_of(aid)))
                     continue
                 check_exclusion(excluded[aid], now, "bets are")
-                check_reality_acknowledged(check_of(sid))
+                check_adult(births[aid], now, "bets are")
+                check_reality_acknowledged(check_of(aid))
                 balance_before = balances[aid]
                 total = money.total_bet(Cents(job.bet))
                 if balance_before < total:
@@ -350,11 +358,11 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
             refills += result.pool_refill
             hits += sum(1 for e in result.events if e["type"] == "jackpot")
             delta = result.total_win - total
-            logins[sid][2] += delta
-            nets[sid] = nets.get(sid, 0) + delta
+            clocks[aid][2] += delta
+            nets[aid] = nets.get(aid, 0) + delta
             settled[(aid, job.key)] = stored
             results.append(SpinOutcome(round=stored, balance=balance_after, replayed=False,
-                                       reality_check=check_of(sid)))
+                                       reality_check=check_of(aid)))
         if round_rows:
             with db.pipelined(conn):
                 conn.execute(insert(_ROUNDS), round_rows)
@@ -362,8 +370,8 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
                 conn.execute(_UPDATE_WALLET, [
                     {"w_id": aid, "w_balance": balances[aid], "w_at": now}
                     for aid in sorted(touched)])
-                conn.execute(_UPDATE_NET, [{"s_id": sid, "s_delta": delta}
-                                           for sid, delta in sorted(nets.items())])
+                conn.execute(_UPDATE_NET, [{"n_id": aid, "n_delta": delta}
+                                           for aid, delta in sorted(nets.items())])
                 conn.execute(_UPDATE_POOL, {
                     "p_amount": pool_amount, "p_carry": str(carry), "p_contributions":
                     contributions, "p_wins": wins, "p_refills": refills, "p_hits": hits,

@@ -47,8 +47,7 @@ export class Api {
   }
 
   register(username, password, birthDate) {
-    const body = { username, password };
-    if (birthDate) body.birth_date = birthDate;
+    const body = { username, password, birth_date: birthDate };
     return this.request("POST", "/players", { body });
   }
   async login(username, password) {

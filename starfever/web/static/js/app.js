@@ -308,6 +308,7 @@ function setAuthMode(mode) {
   $("#tab-login").setAttribute("aria-selected", String(mode === "login"));
   $("#tab-signup").setAttribute("aria-selected", String(mode === "signup"));
   for (const el of document.querySelectorAll(".signup-only")) el.hidden = mode !== "signup";
+  $("#auth-birth").required = mode === "signup";  // players must be 18: the server needs it
   $("#auth-submit").dataset.i18n = mode;
   $("#auth-submit").textContent = t(mode);
   $("#auth-password").autocomplete = mode === "signup" ? "new-password" : "current-password";
@@ -321,7 +322,7 @@ async function submitAuth(event) {
   $("#auth-submit").disabled = true;
   try {
     if (authMode === "signup") {
-      await api.register(username, password, $("#auth-birth").value || null);
+      await api.register(username, password, $("#auth-birth").value);
       toast(t("signupDone"));
     }
     await api.login(username, password);

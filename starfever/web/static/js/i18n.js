@@ -3,7 +3,7 @@
 const STRINGS = {
   de: {
     login: "Anmelden", signup: "Registrieren", username: "Benutzername", password: "Passwort",
-    birthDate: "Geburtsdatum (optional)",
+    birthDate: "Geburtsdatum (ab 18 Jahren)",
     usernameHint: "3–32 Zeichen: a–z, 0–9, _ . -; Passwort mindestens 8 Zeichen.",
     responsible: "18+ · Spielen Sie verantwortungsvoll.",
     paytable: "Gewinnplan", rules: "Spielregeln", paytableRules: "Gewinnplan & Spielregeln",
@@ -43,6 +43,8 @@ const STRINGS = {
     err_reality_check_due: "Zeit für einen Realitätscheck: bitte bestätigen Sie ihn, um weiterzuspielen.",
     err_invalid_credentials: "Benutzername oder Passwort ist falsch.",
     err_username_taken: "Dieser Benutzername ist bereits vergeben.",
+    err_under_age: "Spielen ist erst ab 18 Jahren erlaubt.",
+    err_age_unknown: "Ihr Alter ist nicht bekannt: Einsätze und Einzahlungen sind erst mit Geburtsdatum möglich.",
     err_validation_error: "Bitte prüfen Sie Ihre Eingaben: {message}",
     err_deposit_limit_exceeded: "Diese Einzahlung überschreitet Ihr Einzahlungslimit.",
     err_invalid_bet: "Dieser Einsatz ist nicht erlaubt.",
@@ -79,7 +81,7 @@ const STRINGS = {
   },
   en: {
     login: "Log in", signup: "Sign up", username: "Username", password: "Password",
-    birthDate: "Date of birth (optional)",
+    birthDate: "Date of birth (18 or older)",
     usernameHint: "3–32 characters: a–z, 0–9, _ . -; password at least 8 characters.",
     responsible: "18+ · Play responsibly.",
     paytable: "Paytable", rules: "Rules", paytableRules: "Paytable & rules",
@@ -118,6 +120,8 @@ const STRINGS = {
     err_reality_check_due: "Time for a reality check: please acknowledge it to play on.",
     err_invalid_credentials: "Wrong username or password.",
     err_username_taken: "This username is taken.",
+    err_under_age: "Play is for adults: you must be 18 or older.",
+    err_age_unknown: "Your age is not known: bets and deposits need a birth date on record.",
     err_validation_error: "Please check your input: {message}",
     err_deposit_limit_exceeded: "This deposit exceeds your deposit limit.",
     err_invalid_bet: "This bet is not allowed.",
