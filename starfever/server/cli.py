@@ -80,12 +80,12 @@ def create_operator(args: argparse.Namespace) -> int:
     """Create an operator account; the password is the first line of stdin."""
     from starfever.server.db import Database, migrate
     from starfever.server.models import OPERATOR
-    from starfever.server.schemas import USERNAME_PATTERN
+    from starfever.server.schemas import is_username
     from starfever.server.services import auth
     from starfever.server.services.errors import ServiceError
     from starfever.server.services.wallet import LedgerWallet
 
-    if not re.match(USERNAME_PATTERN, args.name):
+    if not is_username(args.name):
         raise InputError(f"operator name {args.name!r} must be 3-32 characters of a-z 0-9 _ . -")
     if sys.stdin.isatty():
         import getpass

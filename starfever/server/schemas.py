@@ -3,6 +3,7 @@ for 1), bounded numbers and strings, and unknown fields refused."""
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime
 from typing import Annotated, Any
 
@@ -11,10 +12,27 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 MAX_AMOUNT = 10**9
 MAX_ID = 2**62
 """The largest row id a request may name (ids are 64-bit signed integers in both databases)."""
-USERNAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{2,31}$"
+USERNAME_CHARS = r"[a-z0-9][a-z0-9_.-]{2,31}"
 """3-32 characters: lower-case letters, digits, ``_ . -``; starting with a letter or digit."""
-IDEMPOTENCY_KEY_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
+USERNAME_PATTERN = f"^{USERNAME_CHARS}$"
+"""For pydantic and OpenAPI, whose (Rust) regex ``$`` matches only at the very end. In Python,
+``$`` also matches before a final newline: Python code checks with :func:`is_username`."""
+IDEMPOTENCY_KEY_CHARS = r"[A-Za-z0-9_.:-]{1,128}"
+IDEMPOTENCY_KEY_PATTERN = f"^{IDEMPOTENCY_KEY_CHARS}$"
 MAX_TEST_DRAWS = 4096
+
+
+
+def is_username(text: str) -> bool:
+    """Whether ``text`` is a valid username, the whole of it (``re.fullmatch``: ``'boss\\n'``
+    is not)."""
+    return re.fullmatch(USERNAME_CHARS, text) is not None
+
+
+def is_idempotency_key(text: str) -> bool:
+    """Whether ``text`` is a valid Idempotency-Key, the whole of it."""
+    return re.fullmatch(IDEMPOTENCY_KEY_CHARS, text) is not None
+
 
 Username = Annotated[str, StringConstraints(pattern=USERNAME_PATTERN)]
 Password = Annotated[str, StringConstraints(min_length=8, max_length=128)]

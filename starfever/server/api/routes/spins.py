@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Response, status
 
 from starfever.server.api.convert import reality_check, round_public
 from starfever.server.api.deps import ContextDep, SpinnerDep
-from starfever.server.schemas import IDEMPOTENCY_KEY_PATTERN, SpinCreate, SpinPublic
+from starfever.server.schemas import SpinCreate, SpinPublic, is_idempotency_key
 from starfever.server.services import rounds
 from starfever.server.services.errors import BadRequest
 
 router = APIRouter(prefix="/spins", tags=["spins"])
-_KEY = re.compile(IDEMPOTENCY_KEY_PATTERN)
 
 
 _REPLAYED = {"model": SpinPublic,
@@ -29,7 +27,7 @@ async def spin(body: SpinCreate, context: ContextDep, player: SpinnerDep, respon
     the same one when retrying: a retry returns the same round and moves no money."""
     if idempotency_key is None:
         raise BadRequest("send an Idempotency-Key header", code="idempotency_key_required")
-    if not _KEY.match(idempotency_key):
+    if not is_idempotency_key(idempotency_key):
         raise BadRequest("the Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 _ . : -",
                          code="invalid_idempotency_key")
     outcome = await rounds.spin_awaiting(context.db, context.settings, context.model,
