@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from typing import Any
 
 from starfever.engine.errors import InputError
-from starfever.server.settings import DEFAULT_DATABASE_URL, ENV_NAMES, get_settings
+from starfever.server.settings import (
+    DEFAULT_DATABASE_URL,
+    ENV_NAMES,
+    get_settings,
+    secrets_of,
+    shown_url,
+)
 
 
 def _database_url(args: argparse.Namespace) -> str:
@@ -18,14 +23,19 @@ def _database_url(args: argparse.Namespace) -> str:
     return url
 
 
-def shown_url(url: str) -> str:
-    """A database URL with any password masked."""
-    return re.sub(r"(//[^:/@]+:)[^@]*@", r"\1***@", url)
+def database_problem(url: str, error: BaseException) -> InputError:
+    """A one-line error for a database the server cannot use, with no secret in it."""
+    detail = str(getattr(error, "orig", None) or error).strip().splitlines()
+    message = detail[0] if detail else type(error).__name__
+    for secret in secrets_of(url):
+        message = message.replace(secret, "***")
+    return InputError(f"cannot use the database {shown_url(url)}: {message}")
 
 
 def serve(args: argparse.Namespace) -> int:
     """Migrate the database, then serve the API with uvicorn."""
     import uvicorn
+    from sqlalchemy.exc import SQLAlchemyError
 
     from starfever.engine.model import load_model
     from starfever.server.app import TEST_MODE_WARNING
@@ -46,9 +56,13 @@ def serve(args: argparse.Namespace) -> int:
     if settings.test_mode:
         print(f"WARNING: {TEST_MODE_WARNING}", file=sys.stderr)
     db = Database(settings.database_url)
-    migrate(db)
-    ensure_pool(db, model)
-    db.dispose()
+    try:
+        migrate(db)
+        ensure_pool(db, model)
+    except SQLAlchemyError as error:
+        raise database_problem(settings.database_url, error) from None
+    finally:
+        db.dispose()
     print(f"Star Fever serving on http://{args.host}:{args.port} "
           f"(model {model.name} {model.version}, database {shown_url(settings.database_url)})",
           flush=True)

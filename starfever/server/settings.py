@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -16,6 +17,41 @@ log = logging.getLogger("starfever.server")
 DEFAULT_DATABASE_URL = "sqlite:///starfever.db"
 DEVELOPMENT_SECRET = "development-only-secret-change-me"
 ENVIRONMENTS = ("development", "production")
+MAX_WEEKLY_LIMIT = 10**9
+"""The largest weekly deposit limit a setting may give (EUR 10 million, the largest amount a
+request may carry): a typo of a few zeros is refused rather than run."""
+MAX_YOUNG_AGE = 130
+
+
+_SECRET_QUERY_KEYS = ("pass", "pwd", "secret", "token")
+"""A query parameter whose name contains one of these is masked (``password=``,
+``sslpassword=``, ``passfile`` is harmless but masked too)."""
+
+
+def shown_url(url: str) -> str:
+    """A database URL with any password masked: the one after ``user:`` and the value of any
+    secret-looking query parameter (``?password=...``)."""
+    masked = re.sub(r"(//[^:/@?#]*:)[^@/?#]*@", r"\1***@", url)
+    base, sep, query = masked.partition("?")
+    if not sep:
+        return masked
+    parts = []
+    for part in query.split("&"):
+        key, eq, _ = part.partition("=")
+        secret = eq and any(word in key.lower() for word in _SECRET_QUERY_KEYS)
+        parts.append(f"{key}=***" if secret else part)
+    return base + "?" + "&".join(parts)
+
+
+def secrets_of(url: str) -> list[str]:
+    """The password-like values in ``url`` (to scrub them from error messages)."""
+    found = [m.group(1) for m in re.finditer(r"//[^:/@?#]*:([^@/?#]+)@", url)]
+    _, _, query = url.partition("?")
+    for part in query.split("&"):
+        key, eq, value = part.partition("=")
+        if eq and value and any(word in key.lower() for word in _SECRET_QUERY_KEYS):
+            found.append(value)
+    return found
 
 
 class SettingsError(InputError):
@@ -76,13 +112,28 @@ class Settings:
         if len(self.secret_key) < 16:
             raise SettingsError("STARFEVER_SECRET_KEY must be at least 16 characters")
         if not self.database_url.startswith(("sqlite", "postgresql", "postgres:")):
-            raise SettingsError(f"unsupported database URL {self.database_url!r}: "
+            raise SettingsError(f"unsupported database URL {shown_url(self.database_url)!r}: "
                                 "use sqlite:///FILE or postgresql://...")
         for name in ("token_ttl_seconds", "reality_check_seconds", "weekly_deposit_limit",
                      "young_weekly_deposit_limit", "max_body_bytes", "login_max_failures",
                      "login_max_failures_per_address", "login_window_seconds"):
             if getattr(self, name) <= 0:
-                raise SettingsError(f"{name} must be positive")
+                raise SettingsError(f"{ENV_NAMES[name]} must be positive, "
+                                    f"got {getattr(self, name)}")
+        for name in ("weekly_deposit_limit", "young_weekly_deposit_limit"):
+            if getattr(self, name) > MAX_WEEKLY_LIMIT:
+                raise SettingsError(f"{ENV_NAMES[name]} must be at most {MAX_WEEKLY_LIMIT} "
+                                    f"cents, got {getattr(self, name)}")
+        if self.limit_increase_delay_seconds < 0:
+            raise SettingsError("STARFEVER_LIMIT_INCREASE_DELAY_SECONDS must not be negative, "
+                                f"got {self.limit_increase_delay_seconds}")
+        if not 0 <= self.young_age <= MAX_YOUNG_AGE:
+            raise SettingsError(f"STARFEVER_YOUNG_AGE must be 0..{MAX_YOUNG_AGE}, "
+                                f"got {self.young_age}")
+        if self.reality_check_seconds > self.token_ttl_seconds:
+            raise SettingsError(f"STARFEVER_REALITY_CHECK_SECONDS ({self.reality_check_seconds})"
+                                f" must not exceed STARFEVER_TOKEN_TTL_SECONDS "
+                                f"({self.token_ttl_seconds}): the check would never come due")
         return self
 
 
@@ -112,8 +163,10 @@ def settings_from_env(environ: Mapping[str, str]) -> Settings:
     defaults = Settings()
     for field, env in ENV_NAMES.items():
         raw = environ.get(env)
-        if raw is None or raw == "":
+        if raw is None:
             continue
+        if not raw.strip():  # STARFEVER_ENV='' must not quietly mean development
+            raise SettingsError(f"{env} is set but empty: give it a value or unset it")
         default = getattr(defaults, field)
         if isinstance(default, bool):
             values[field] = raw.strip().lower() in ("1", "true", "yes", "on")

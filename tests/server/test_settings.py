@@ -1,0 +1,88 @@
+"""Settings the server refuses, and secrets it never prints (issue 13)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from starfever.server.settings import SettingsError, secrets_of, settings_from_env, shown_url
+from tests.harness import SECRET, Databases, Server, free_port, run_cli
+from tests.server.conftest import skip_unless_available
+
+PRODUCTION = {"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": "x" * 32}
+
+
+@pytest.mark.parametrize(("env", "says"), [
+    ({"STARFEVER_ENV": ""}, "STARFEVER_ENV is set but empty"),
+    ({"STARFEVER_ENV": " "}, "STARFEVER_ENV is set but empty"),
+    ({"STARFEVER_ENV": "prod"}, "STARFEVER_ENV must be one of"),
+    ({"STARFEVER_LIMIT_INCREASE_DELAY_SECONDS": "-1"}, "must not be negative"),
+    ({"STARFEVER_YOUNG_AGE": "-5"}, "STARFEVER_YOUNG_AGE must be 0..130"),
+    ({"STARFEVER_YOUNG_AGE": "1000"}, "STARFEVER_YOUNG_AGE must be 0..130"),
+    ({"STARFEVER_WEEKLY_DEPOSIT_LIMIT": str(10**12)}, "at most 1000000000"),
+    ({"STARFEVER_YOUNG_WEEKLY_DEPOSIT_LIMIT": str(10**9 + 1)}, "at most 1000000000"),
+    ({"STARFEVER_WEEKLY_DEPOSIT_LIMIT": "0"}, "must be positive"),
+    ({"STARFEVER_REALITY_CHECK_SECONDS": "50000"}, "must not exceed STARFEVER_TOKEN_TTL"),
+    ({"STARFEVER_REALITY_CHECK_SECONDS": "7200", "STARFEVER_TOKEN_TTL_SECONDS": "3600"},
+     "must not exceed STARFEVER_TOKEN_TTL"),
+    ({"STARFEVER_TOKEN_TTL_SECONDS": ""}, "set but empty"),
+])
+def test_settings_refuse_nonsense_with_one_line_errors(env: dict[str, str], says: str) -> None:
+    for base in ({}, PRODUCTION):
+        with pytest.raises(SettingsError, match=says) as refused:
+            settings_from_env({**base, **env})
+        assert "\n" not in str(refused.value)
+    ok = settings_from_env({"STARFEVER_LIMIT_INCREASE_DELAY_SECONDS": "0",
+                            "STARFEVER_YOUNG_AGE": "18",
+                            "STARFEVER_WEEKLY_DEPOSIT_LIMIT": str(10**9)})
+    assert ok.limit_increase_delay_seconds == 0 and ok.weekly_deposit_limit == 10**9
+
+
+def test_serve_refuses_an_empty_environment_in_one_line(tmp_path: Path) -> None:
+    done = run_cli("serve", "--port", str(free_port()), "--database-url",
+                   f"sqlite:///{tmp_path}/x.db", env={"STARFEVER_ENV": ""})
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("starfever serve: error: STARFEVER_ENV is set but empty: "
+                                   "give it a value or unset it")
+
+
+def test_shown_url_masks_every_password() -> None:
+    for url, shown in (
+            ("postgresql://u:pw@h/db", "postgresql://u:***@h/db"),
+            ("postgresql://u@h/db?password=hunter2&sslmode=require",
+             "postgresql://u@h/db?password=***&sslmode=require"),
+            ("postgresql://u:a%40b@h:5432/db?sslpassword=x", "postgresql://u:***@h:5432/db?"
+                                                             "sslpassword=***"),
+            ("sqlite:///starfever.db", "sqlite:///starfever.db")):
+        assert shown_url(url) == shown
+    assert secrets_of("postgresql://u:pw@h/db?password=q") == ["pw", "q"]
+
+
+def test_a_database_password_is_masked_in_start_up_output(databases: Databases,
+                                                          tmp_path: Path) -> None:
+    skip_unless_available(databases, "postgresql")
+    url = databases.new("postgresql")  # trust authentication: any password is accepted
+    secret_url = url.replace("postgres@", "postgres:hunter2-in-netloc@") + \
+        "?password=hunter2-in-query"
+    server = Server(secret_url, tmp_path / "server.log").start()
+    try:
+        assert server.call("GET", "/health").status_code == 200
+    finally:
+        server.stop()
+    log = (tmp_path / "server.log").read_text()
+    assert "database postgresql://postgres:***@" in log and "password=***" in log
+    assert "hunter2" not in log
+    # a database it cannot reach: one line, no traceback, no password
+    unreachable = f"postgresql://postgres:hunter2@127.0.0.1:{free_port()}/x?password=hunter2"
+    done = subprocess.run([sys.executable, "-m", "starfever.cli", "serve", "--port",
+                           str(free_port()), "--database-url", unreachable],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "STARFEVER_SECRET_KEY": SECRET})
+    assert done.returncode == 2, done.stderr
+    assert "hunter2" not in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "cannot use the database postgresql://postgres:***@" in done.stderr
