@@ -25,6 +25,7 @@ from starfever.server.api.routes import (
 from starfever.server.api.routes import (
     wallet as wallet_routes,
 )
+from starfever.server.api.security import SecurityHeaders
 from starfever.server.db import Database
 from starfever.server.schemas import ErrorPublic
 from starfever.server.services.jackpot import ensure_pool
@@ -68,11 +69,17 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None) -> FastA
         yield
         db.dispose()
 
+    production = settings.environment == "production"
+    # No Swagger UI at all: FastAPI's loads its script and styles from a CDN (a floating
+    # version, no integrity check) on the origin that holds the player's token. The schema
+    # itself is served in development only.
     app = FastAPI(title="Star Fever game server", version="1.0.0", lifespan=lifespan,
-                  openapi_url="/openapi.json", docs_url="/docs", redoc_url=None)
+                  openapi_url=None if production else "/openapi.json", docs_url=None,
+                  redoc_url=None)
     app.state.context = context
     errors.install(app)
     app.add_middleware(errors.BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(SecurityHeaders, production=production)
     api = APIRouter(prefix=API_PREFIX, responses=ERROR_RESPONSES)
     for module in (health, players, sessions, wallet_routes, spins, rounds, jackpot,
                    protection, operator):

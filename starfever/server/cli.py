@@ -41,6 +41,7 @@ def serve(args: argparse.Namespace) -> int:
     from starfever.server.app import TEST_MODE_WARNING
     from starfever.server.db import Database, migrate
     from starfever.server.services.jackpot import ensure_pool
+    from starfever.server.services.readiness import prove_write
     from starfever.server.transport import NoDelayHTTPProtocol
 
     if not 0 <= args.port <= 65535:
@@ -59,6 +60,7 @@ def serve(args: argparse.Namespace) -> int:
     try:
         migrate(db)
         ensure_pool(db, model)
+        prove_write(db)  # a server that cannot book a bet must not start
     except SQLAlchemyError as error:
         raise database_problem(settings.database_url, error) from None
     finally:
@@ -68,7 +70,8 @@ def serve(args: argparse.Namespace) -> int:
           flush=True)
     uvicorn.run("starfever.server.app:app_from_env", factory=True, host=args.host,
                 port=args.port, workers=args.workers, log_level=args.log_level,
-                access_log=args.log_level in ("debug", "info"), http=NoDelayHTTPProtocol)
+                access_log=args.log_level in ("debug", "info"), http=NoDelayHTTPProtocol,
+                timeout_keep_alive=settings.keep_alive_seconds)
     return 0
 
 

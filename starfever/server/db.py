@@ -115,6 +115,8 @@ class Database:
             self.write_engine = _sqlite_engine(self.url, immediate=True)
             self.read_engine = _sqlite_engine(self.url, immediate=False)
             file = make_url(self.url).database
+            if file and file.startswith("file:"):  # a URI filename (?uri=true&mode=ro)
+                file = file.removeprefix("file:")
             self._write_lock = WriteLock(file if file and file != ":memory:" else None)
         else:
             self.write_engine = create_engine(self.url, pool_size=10, max_overflow=20,

@@ -212,3 +212,22 @@ class DepositLimit(Base):
     pending_amount: Mapped[int | None] = mapped_column(BigInteger)
     pending_effective_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
+class WriteProbe(Base):
+    """One row per server process: the readiness check's committed write."""
+
+    __tablename__ = "write_probes"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    """``host:pid`` of the process that wrote it."""
+    checked_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
+class RegistrationAttempt(Base):
+    """A registration from an address, counted by the registration throttle."""
+
+    __tablename__ = "registration_attempts"
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    client: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    __table_args__ = (Index("ix_registration_attempts_client", "client", "created_at"),)

@@ -240,6 +240,11 @@ class HealthPublic(Public):
     test_mode: bool
 
 
+class ReadyPublic(Public):
+    status: str
+    database: str
+
+
 class PoolMetersPublic(Public):
     pool: int
     seed: int

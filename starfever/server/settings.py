@@ -92,6 +92,20 @@ class Settings:
     address gets 429 for every username (one address spraying many names)."""
     login_window_seconds: int = 300
     """The brute-force window: a failure stops counting this long after it happened."""
+    registrations_per_address: int = 20
+    """Registrations from one address within :attr:`registration_window_seconds` before that
+    address gets ``429 too_many_registrations``."""
+    registration_window_seconds: int = 3600
+    """The registration throttle's window."""
+    max_concurrent_hashes: int = 2
+    """Password hashes (argon2, 64 MiB each) one server process runs at once; more wait."""
+    request_read_timeout_seconds: int = 10
+    """A request must arrive whole (head and body) within this many seconds of the connection
+    opening or of the previous response; else the connection is closed (half-sent requests
+    must not hold connections open)."""
+    keep_alive_seconds: int = 5
+    """An idle keep-alive connection is closed after this many seconds (uvicorn's
+    ``timeout_keep_alive``)."""
     test_mode: bool = False
     """``STARFEVER_TEST_MODE=1``: spins may carry ``test_draws``. Never in production."""
 
@@ -116,7 +130,10 @@ class Settings:
                                 "use sqlite:///FILE or postgresql://...")
         for name in ("token_ttl_seconds", "reality_check_seconds", "weekly_deposit_limit",
                      "young_weekly_deposit_limit", "max_body_bytes", "login_max_failures",
-                     "login_max_failures_per_address", "login_window_seconds"):
+                     "login_max_failures_per_address", "login_window_seconds",
+                     "request_read_timeout_seconds", "keep_alive_seconds",
+                     "registrations_per_address", "registration_window_seconds",
+                     "max_concurrent_hashes"):
             if getattr(self, name) <= 0:
                 raise SettingsError(f"{ENV_NAMES[name]} must be positive, "
                                     f"got {getattr(self, name)}")
@@ -152,6 +169,11 @@ ENV_NAMES: dict[str, str] = {
     "login_max_failures": "STARFEVER_LOGIN_MAX_FAILURES",
     "login_max_failures_per_address": "STARFEVER_LOGIN_MAX_FAILURES_PER_ADDRESS",
     "login_window_seconds": "STARFEVER_LOGIN_WINDOW_SECONDS",
+    "registrations_per_address": "STARFEVER_REGISTRATIONS_PER_ADDRESS",
+    "registration_window_seconds": "STARFEVER_REGISTRATION_WINDOW_SECONDS",
+    "max_concurrent_hashes": "STARFEVER_MAX_CONCURRENT_HASHES",
+    "request_read_timeout_seconds": "STARFEVER_REQUEST_READ_TIMEOUT_SECONDS",
+    "keep_alive_seconds": "STARFEVER_KEEP_ALIVE_SECONDS",
     "test_mode": "STARFEVER_TEST_MODE",
 }
 """Setting -> environment variable (documented in docs/server.md)."""

@@ -1,5 +1,9 @@
 """The HTTP protocol ``starfever serve`` runs: uvicorn's (httptools where installed), with
-Nagle's algorithm off on every accepted TCP connection.
+Nagle's algorithm off on every accepted TCP connection, and a read timeout: a request must
+arrive whole within ``STARFEVER_REQUEST_READ_TIMEOUT_SECONDS`` of the connection opening (or of
+the previous response), or the connection is closed. uvicorn itself closes only idle
+keep-alive connections (``timeout_keep_alive``): a connection that never sent a byte, or sent
+half a head or half a body, stayed open for good (300 of them, all open after 20 s).
 
 uvicorn with ``--workers N > 1`` binds the listening socket itself with ``proto`` 0, and asyncio
 (and uvloop) only set ``TCP_NODELAY`` on accepted sockets that say ``IPPROTO_TCP``; so each
@@ -12,15 +16,54 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from typing import Any
 
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+from starfever.server.settings import get_settings
 
 
 class NoDelayHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
     """uvicorn's HTTP protocol that switches ``TCP_NODELAY`` on for its connection."""
+
+    _read_timer: asyncio.TimerHandle | None = None
+    _timed_cycle: Any = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         super().connection_made(transport)
+        self._arm_read_timer()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        cycle = self.cycle
+        if self._read_timer is not None and cycle is not None and \
+                cycle is not self._timed_cycle and not cycle.more_body:
+            self._cancel_read_timer()  # this request has arrived whole
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm_read_timer()  # the next request, too, must arrive in time
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_read_timer()
+        super().connection_lost(exc)
+
+    def _arm_read_timer(self) -> None:
+        self._cancel_read_timer()
+        self._timed_cycle = self.cycle
+        self._read_timer = self.loop.call_later(get_settings().request_read_timeout_seconds,
+                                                self._read_timed_out)
+
+    def _cancel_read_timer(self) -> None:
+        if self._read_timer is not None:
+            self._read_timer.cancel()
+            self._read_timer = None
+
+    def _read_timed_out(self) -> None:
+        self._read_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()

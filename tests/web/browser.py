@@ -3,6 +3,7 @@ tests/harness.py): Debian's Chromium, and a watch that fails a page on console e
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ class ConsoleWatch:
         self.errors: list[str] = []
         page.on("console", self._console)
         page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        page.wait_for_function = _polling_wait(page)
 
     def _console(self, message: Any) -> None:
         if message.type == "error":
@@ -28,3 +30,30 @@ class ConsoleWatch:
                     f"status of {s}" in text for s in self.IGNORED_STATUS):
                 return
             self.errors.append(f"console.{message.type}: {text}")
+
+
+def _polling_wait(page: Any) -> Any:
+    """``page.wait_for_function`` that works under the server's Content-Security-Policy: the
+    page may not ``eval`` (no 'unsafe-eval'), and Playwright's own polling evaluates its
+    predicate with ``eval`` inside the page; here the test polls ``page.evaluate`` instead
+    (DevTools evaluation is not bound by the page's CSP), so the client is tested under the
+    policy players get. A CSP violation of the client itself is a console error (above)."""
+    from playwright.sync_api import Error
+
+    def wait_for_function(expression: str, *, arg: Any = None, timeout: float | None = None,
+                          polling: Any = None) -> Any:
+        deadline = time.monotonic() + (30_000 if timeout is None else timeout) / 1000
+        while True:
+            try:
+                value = page.evaluate(expression, arg)
+            except Error as error:  # a navigation replaced the page's context: try again
+                if "context was destroyed" not in str(error):
+                    raise
+                value = None
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"waited {timeout} ms in vain for: {expression}")
+            page.wait_for_timeout(20)
+
+    return wait_for_function

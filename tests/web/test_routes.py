@@ -46,5 +46,7 @@ def test_mount_web_serves_page_modules_and_rules() -> None:
 def test_the_page_loads_nothing_from_elsewhere() -> None:
     for path in STATIC_DIR.rglob("*"):
         if path.is_file():
-            text = path.read_text(encoding="utf-8")
+            # the SVG namespace is a name, never fetched (the favicon is a standalone SVG)
+            text = path.read_text(encoding="utf-8").replace('xmlns="http://www.w3.org/2000/svg"',
+                                                            "")
             assert "http://" not in text and "https://" not in text, path

@@ -72,3 +72,10 @@ class TooManyRequests(ServiceError):
     def __init__(self, message: str, *, retry_after: int, code: str | None = None) -> None:
         super().__init__(message, code=code)
         self.retry_after = retry_after
+
+
+class Unavailable(ServiceError):
+    """The server cannot serve this now (its database takes no writes)."""
+
+    status = 503
+    code = "not_ready"

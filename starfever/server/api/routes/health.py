@@ -1,4 +1,5 @@
-"""Liveness and database reachability."""
+"""Liveness (``/health``: the server runs and reads its database) and readiness (``/ready``:
+the database takes a committed write)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from fastapi import APIRouter
 from sqlalchemy import text
 
 from starfever.server.api.deps import ContextDep
-from starfever.server.schemas import HealthPublic
+from starfever.server.schemas import ErrorPublic, HealthPublic, ReadyPublic
+from starfever.server.services import readiness
 
 router = APIRouter(tags=["health"])
 
@@ -19,3 +21,13 @@ def health(context: ContextDep) -> HealthPublic:
     return HealthPublic(status="ok", database="ok", model=context.model.name,
                         model_version=context.model.version,
                         test_mode=context.settings.test_mode)
+
+
+@router.get("/ready", responses={503: {"model": ErrorPublic,
+                                       "description": "The database takes no writes"}})
+def ready(context: ContextDep) -> ReadyPublic:
+    """Ready to take bets: a write to the database was committed just now (``503 not_ready``
+    when it failed: a full disk, a read-only database). For load balancers; ``/health`` is the
+    liveness check."""
+    readiness.ready(context.db)
+    return ReadyPublic(status="ready", database="writable")

@@ -1,5 +1,6 @@
 // Star Fever in the browser: wiring of the views to the game server. The server decides every
 // outcome; the page asks, then shows.
+import { setMarkup } from "./markup.js";
 import { Api, ApiError, newKey } from "./api.js";
 import { formatCents, formatDuration, parseEuros } from "./money.js";
 import { formatWhen, has, initialLanguage, lang, setLanguage, t } from "./i18n.js";
@@ -163,8 +164,8 @@ function celebrate(scene, skipping) {
   $("#cel-kicker").textContent = "★ ★ ★";
   $("#cel-sub").textContent = t("jackpotText", { line: scene.line, percent: scene.percent });
   const confetti = $("#confetti");
-  confetti.innerHTML = Array.from({ length: 60 }, (_, i) =>
-    `<i style="--x:${(i * 37) % 100};--d:${(i * 13) % 20 / 10};--h:${(i * 47) % 360}"></i>`).join("");
+  setMarkup(confetti, Array.from({ length: 60 }, (_, i) =>
+    `<i data-vars="--x:${(i * 37) % 100};--d:${(i * 13) % 20 / 10};--h:${(i * 47) % 360}"></i>`).join(""));
   el.hidden = false;
   $("#cel-close").focus();
   if (skipping) return Promise.resolve();

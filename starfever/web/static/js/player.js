@@ -1,5 +1,6 @@
 // Plays a round's scenes on the page at a pleasant pace; "skip" jumps to the result. Every
 // symbol, value and amount shown comes from the server's event log (see timeline.js).
+import { setMarkup } from "./markup.js";
 import { buildTimeline, linePoints, winCells } from "./timeline.js";
 import { symbolSvg } from "./symbols.js";
 
@@ -105,10 +106,10 @@ export class RoundPlayer {
 
   #drawLines(wins) {
     const { game } = this.ui;
-    this.ui.paylines.innerHTML = wins.map((w) => {
+    setMarkup(this.ui.paylines, wins.map((w) => {
       const color = LINE_COLORS[(w.line - 1) % LINE_COLORS.length];
-      return `<polyline data-line="${w.line}" points="${linePoints(game.lines, w.line)}" style="--c:${color}"/>`;
-    }).join("");
+      return `<polyline data-line="${w.line}" points="${linePoints(game.lines, w.line)}" data-vars="--c:${color}"/>`;
+    }).join(""));
     this.ui.reels.highlight(wins.flatMap((w) => winCells(game.lines, w)));
   }
 
@@ -154,8 +155,8 @@ export class RoundPlayer {
   }
 
   #sticky(cells) {
-    this.ui.sticky.innerHTML = cells.map((c) =>
-      `<div class="cell held" style="--r:${c.reel};--w:${c.row}" data-symbol="${c.symbol}">${symbolSvg(c.symbol)}</div>`).join("");
+    setMarkup(this.ui.sticky, cells.map((c) =>
+      `<div class="cell held" data-vars="--r:${c.reel};--w:${c.row}" data-symbol="${c.symbol}">${symbolSvg(c.symbol)}</div>`).join(""));
   }
 
   async #starWild(scene) {
@@ -244,7 +245,7 @@ export class RoundPlayer {
   async #jackpot(scene, shownWin) {
     const ui = this.ui;
     const { game } = ui;
-    ui.paylines.innerHTML = `<polyline class="jp" data-line="${scene.line}" points="${linePoints(game.lines, scene.line)}" style="--c:#ff3355"/>`;
+    setMarkup(ui.paylines, `<polyline class="jp" data-line="${scene.line}" points="${linePoints(game.lines, scene.line)}" data-vars="--c:#ff3355"/>`);
     ui.countWin(shownWin, scene.winSoFar, 0);
     await ui.celebrate(scene, this.skipping);
   }

@@ -1,4 +1,5 @@
 // Every symbol drawn in SVG (no images, nothing downloaded): one sprite, used by reference.
+import { setMarkup } from "./markup.js";
 
 const FONT = `font-family="'Arial Black','Helvetica Neue',Arial,sans-serif" font-weight="900"`;
 
@@ -115,7 +116,7 @@ const SYMBOLS = {
 export function installSprite(host) {
   const body = Object.entries(SYMBOLS)
     .map(([code, art]) => `<symbol id="s-${code}" viewBox="0 0 100 100">${art}</symbol>`).join("");
-  host.innerHTML = `<svg width="0" height="0" style="position:absolute"><defs>${DEFS}</defs>${body}</svg>`;
+  setMarkup(host, `<svg width="0" height="0" data-vars="position:absolute"><defs>${DEFS}</defs>${body}</svg>`);
 }
 
 /** Markup of one symbol (an SVG that references the sprite). */

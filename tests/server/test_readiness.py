@@ -1,0 +1,80 @@
+"""Readiness proves a write; the server refuses to start on a database it cannot write
+(issue 13). ``/health`` stays the liveness check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import create_engine, text
+
+from starfever.server.db import sqlalchemy_url
+from tests.harness import (
+    OPERATOR_PASSWORD,
+    OPERATOR_USERNAME,
+    Databases,
+    Server,
+    free_port,
+    postgres_admin_url,
+    run_cli,
+    start_server,
+)
+from tests.server.conftest import skip_unless_available
+
+
+def test_readiness_proves_a_committed_write(server: Server) -> None:
+    for _ in range(3):
+        response = server.call("GET", "/ready")
+        assert response.status_code == 200, response.text
+        assert response.json() == {"status": "ready", "database": "writable"}
+    with server.engine().connect() as conn:
+        assert conn.execute(text("SELECT COUNT(*) FROM write_probes")).scalar_one() >= 1
+
+
+def _admin(sql: str, name: str) -> int:
+    admin = create_engine(sqlalchemy_url(postgres_admin_url()), isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(sql.format(name=name)))
+            return int(conn.execute(text(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = :name AND pid <> pg_backend_pid()"), {"name": name})
+                .scalar_one())
+    finally:
+        admin.dispose()
+
+
+def test_not_ready_while_the_database_takes_no_writes(databases: Databases,
+                                                      tmp_path: Path) -> None:
+    skip_unless_available(databases, "postgresql")
+    server = start_server(databases, "postgresql", tmp_path)
+    name = server.database_url.rsplit("/", 1)[1]
+    try:
+        assert server.call("GET", "/ready").status_code == 200
+        _admin('ALTER DATABASE "{name}" SET default_transaction_read_only = on', name)
+        refused = server.call("GET", "/ready")
+        assert refused.status_code == 503, refused.text
+        error = refused.json()["error"]
+        assert error["code"] == "not_ready" and "read-only" in error["message"]
+        assert server.call("GET", "/health").status_code == 200  # alive, but not ready
+        # nor would it start so
+        done = run_cli("serve", "--port", str(free_port()), "--database-url",
+                       server.database_url)
+        assert done.returncode == 2, done.stdout
+        assert done.stderr.startswith("starfever serve: error: cannot use the database")
+        assert "read-only" in done.stderr and "Traceback" not in done.stderr
+        _admin('ALTER DATABASE "{name}" SET default_transaction_read_only = off', name)
+        assert server.call("GET", "/ready").status_code == 200
+    finally:
+        server.stop()
+
+
+def test_serve_refuses_a_read_only_sqlite_database(tmp_path: Path) -> None:
+    made = run_cli("operator", "create", OPERATOR_USERNAME, "--database-url",
+                   f"sqlite:///{tmp_path}/ro.db", stdin=OPERATOR_PASSWORD + "\n")
+    assert made.returncode == 0, made.stderr
+    read_only = f"sqlite:///file:{tmp_path}/ro.db?mode=ro&uri=true"
+    done = run_cli("serve", "--port", str(free_port()), "--database-url", read_only)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (f"starfever serve: error: cannot use the database "
+                                   f"{read_only}: attempt to write a readonly database")
+
