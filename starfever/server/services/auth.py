@@ -6,6 +6,9 @@ import hashlib
 import hmac
 import math
 import secrets
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
@@ -22,6 +25,7 @@ from starfever.server.models import (
     ROLES,
     Account,
     LoginFailure,
+    RegistrationAttempt,
     SessionToken,
 )
 from starfever.server.services.errors import (
@@ -29,6 +33,7 @@ from starfever.server.services.errors import (
     Forbidden,
     TooManyRequests,
     Unauthorized,
+    Unavailable,
     Unprocessable,
     utcnow,
 )
@@ -39,6 +44,30 @@ ADULT_AGE = 18
 """Players are admitted from this age (RULES.md, "Players")."""
 _hasher = PasswordHasher()
 _DUMMY_HASH = _hasher.hash("not a password of anyone")
+HASH_WAIT_S = 30.0
+"""How long a request waits for a hashing slot before ``503 server_busy``."""
+_slots: tuple[int, threading.BoundedSemaphore] | None = None
+_slots_guard = threading.Lock()
+
+
+@contextmanager
+def hashing_slot(settings: Settings) -> Iterator[None]:
+    """Hold one of the process's ``max_concurrent_hashes`` slots for an argon2 hash or check
+    (64 MiB each): 40 concurrent registrations took the server from 164 to 1,684 MiB and
+    ``/health`` to 2 s; now they queue here, and wait at most :data:`HASH_WAIT_S`."""
+    global _slots
+    with _slots_guard:
+        if _slots is None or _slots[0] != settings.max_concurrent_hashes:
+            _slots = (settings.max_concurrent_hashes,
+                      threading.BoundedSemaphore(settings.max_concurrent_hashes))
+        slots = _slots[1]
+    if not slots.acquire(timeout=HASH_WAIT_S):
+        raise Unavailable("the server is busy checking passwords; try again",
+                          code="server_busy")
+    try:
+        yield
+    finally:
+        slots.release()
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,19 +94,53 @@ def token_hash(settings: Settings, token: str) -> str:
     return hmac.new(settings.secret_key.encode(), token.encode(), hashlib.sha256).hexdigest()
 
 
+def check_player_age(birth_date: date | None) -> None:
+    """A new player needs a known birth date of :data:`ADULT_AGE` years or more."""
+    if birth_date is None:
+        raise Unprocessable("a player's birth date is required", code="birth_date_required")
+    if age_on(birth_date, utcnow().date()) < ADULT_AGE:
+        raise Forbidden(f"players must be {ADULT_AGE} or older", code="under_age")
+
+
+def claim_registration(db: Database, settings: Settings, client: str) -> None:
+    """Count a registration from ``client`` (its row committed first, as log-in attempts are,
+    so the limit holds across worker processes); ``429 too_many_registrations`` past
+    ``registrations_per_address`` in the window, before any password is hashed."""
+    now = utcnow()
+    window = timedelta(seconds=settings.registration_window_seconds)
+    with db.write() as session:
+        attempt = RegistrationAttempt(client=client[:64], created_at=now)
+        session.add(attempt)
+        session.flush()
+        attempt_id = attempt.id
+    with db.write() as session:
+        recent = (RegistrationAttempt.client == client[:64],
+                  RegistrationAttempt.created_at > now - window)
+        others = session.scalar(select(func.count()).select_from(RegistrationAttempt)
+                                .where(*recent, RegistrationAttempt.id != attempt_id)) or 0
+        if others < settings.registrations_per_address:
+            return
+        session.execute(delete(RegistrationAttempt).where(RegistrationAttempt.id == attempt_id))
+        oldest = session.scalar(select(func.min(RegistrationAttempt.created_at))
+                                .where(*recent)) or now
+    retry_after = max(1, math.ceil((oldest + window - now).total_seconds()))
+    raise TooManyRequests(f"too many registrations from this address; try again in "
+                          f"{retry_after} s", retry_after=retry_after,
+                          code="too_many_registrations")
+
+
 def register(db: Database, wallet: WalletPort, username: str, password: str, *,
-             role: str = PLAYER, birth_date: date | None = None) -> Account:
+             role: str = PLAYER, birth_date: date | None = None,
+             settings: Settings | None = None) -> Account:
     """Create an account (players get an empty wallet); ``username_taken`` if it exists.
     A player needs a birth date of 18 years or more (``under_age``): this embedded wallet is
     where the game learns the player's age (RULES.md, "Players")."""
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r}")
     if role == PLAYER:
-        if birth_date is None:
-            raise Unprocessable("a player's birth date is required", code="birth_date_required")
-        if age_on(birth_date, utcnow().date()) < ADULT_AGE:
-            raise Forbidden(f"players must be {ADULT_AGE} or older", code="under_age")
-    password_hash = _hasher.hash(password)  # slow on purpose: outside the transaction
+        check_player_age(birth_date)
+    with hashing_slot(settings or Settings()):
+        password_hash = _hasher.hash(password)  # slow on purpose: outside the transaction
     now = utcnow()
     try:
         with db.write() as session:
@@ -147,7 +210,8 @@ def login(db: Database, settings: Settings, username: str, password: str,
         stored = account.password_hash if account else _DUMMY_HASH
         account_id = account.id if account else None
     try:
-        _hasher.verify(stored, password)
+        with hashing_slot(settings):
+            _hasher.verify(stored, password)
         ok = account_id is not None
     except (VerificationError, InvalidHashError):
         ok = False

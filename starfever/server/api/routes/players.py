@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Path, status
+from fastapi import APIRouter, Path, Request, status
 
 from starfever.server.api.deps import ContextDep, OperatorDep
 from starfever.server.schemas import (
@@ -19,10 +19,15 @@ UsernamePath = Path(pattern=USERNAME_PATTERN)
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
-def register(body: PlayerCreate, context: ContextDep) -> PlayerPublic:
-    """Register a player (username, password, optional birth date)."""
+def register(body: PlayerCreate, context: ContextDep, request: Request) -> PlayerPublic:
+    """Register a player (username, password, birth date: 18 or older). Registrations from
+    one address are limited per hour (``429 too_many_registrations``, ``Retry-After``)."""
+    birth = body.birth()
+    auth.check_player_age(birth)  # a refusal that costs nothing is not counted
+    auth.claim_registration(context.db, context.settings,
+                            request.client.host if request.client else "")
     account = auth.register(context.db, context.wallet, body.username, body.password,
-                            birth_date=body.birth())
+                            birth_date=birth, settings=context.settings)
     return PlayerPublic(username=account.username, role=account.role,
                         birth_date=account.birth_date, created_at=account.created_at)
 
