@@ -71,7 +71,11 @@ def serve(args: argparse.Namespace) -> int:
     uvicorn.run("starfever.server.app:app_from_env", factory=True, host=args.host,
                 port=args.port, workers=args.workers, log_level=args.log_level,
                 access_log=args.log_level in ("debug", "info"), http=NoDelayHTTPProtocol,
-                timeout_keep_alive=settings.keep_alive_seconds)
+                timeout_keep_alive=settings.keep_alive_seconds,
+                # forwarded headers only from the configured proxies (uvicorn's default
+                # trusts any 127.0.0.1 peer, or $FORWARDED_ALLOW_IPS)
+                proxy_headers=bool(settings.forwarded_allow_ips),
+                forwarded_allow_ips=settings.forwarded_allow_ips or None)
     return 0
 
 

@@ -87,9 +87,25 @@ class Settings:
     login_max_failures: int = 5
     """Failed log-ins for one username from one address within :attr:`login_window_seconds`
     before that address gets 429 for that username (other addresses can still log in)."""
-    login_max_failures_per_address: int = 50
+    login_max_failures_per_address: int = 200
     """Failed log-ins from one address, whatever the usernames, within the window before that
-    address gets 429 for every username (one address spraying many names)."""
+    address gets 429 for every username (one address spraying many names). High, because
+    many players may share one address (carrier NAT, an office): guessing at one account is
+    held by the per-account backoff instead."""
+    login_account_free_failures: int = 10
+    """Failed log-ins for one username, from any address, within the window before each
+    further attempt must wait (2 s, doubling, at most
+    :attr:`login_account_max_backoff_seconds`) after the newest failure."""
+    login_account_max_backoff_seconds: int = 300
+    """The longest wait of the per-account backoff."""
+    operator_login_max_failures: int = 3
+    """Failed operator log-ins for one operator, from any address, within the window before
+    that operator's log-in is refused everywhere until the window has passed."""
+    forwarded_allow_ips: str = ""
+    """Addresses (comma-separated IPs or networks) of reverse proxies whose
+    ``X-Forwarded-For`` / ``X-Forwarded-Proto`` are believed; empty (the default): none, the
+    client is the TCP peer. Without it, anyone could send a forged header and be throttled
+    (or lock out others) as any address."""
     login_window_seconds: int = 300
     """The brute-force window: a failure stops counting this long after it happened."""
     registrations_per_address: int = 20
@@ -131,6 +147,8 @@ class Settings:
         for name in ("token_ttl_seconds", "reality_check_seconds", "weekly_deposit_limit",
                      "young_weekly_deposit_limit", "max_body_bytes", "login_max_failures",
                      "login_max_failures_per_address", "login_window_seconds",
+                     "login_account_free_failures", "login_account_max_backoff_seconds",
+                     "operator_login_max_failures",
                      "request_read_timeout_seconds", "keep_alive_seconds",
                      "registrations_per_address", "registration_window_seconds",
                      "max_concurrent_hashes"):
@@ -169,6 +187,10 @@ ENV_NAMES: dict[str, str] = {
     "login_max_failures": "STARFEVER_LOGIN_MAX_FAILURES",
     "login_max_failures_per_address": "STARFEVER_LOGIN_MAX_FAILURES_PER_ADDRESS",
     "login_window_seconds": "STARFEVER_LOGIN_WINDOW_SECONDS",
+    "login_account_free_failures": "STARFEVER_LOGIN_ACCOUNT_FREE_FAILURES",
+    "login_account_max_backoff_seconds": "STARFEVER_LOGIN_ACCOUNT_MAX_BACKOFF_SECONDS",
+    "operator_login_max_failures": "STARFEVER_OPERATOR_LOGIN_MAX_FAILURES",
+    "forwarded_allow_ips": "STARFEVER_FORWARDED_ALLOW_IPS",
     "registrations_per_address": "STARFEVER_REGISTRATIONS_PER_ADDRESS",
     "registration_window_seconds": "STARFEVER_REGISTRATION_WINDOW_SECONDS",
     "max_concurrent_hashes": "STARFEVER_MAX_CONCURRENT_HASHES",

@@ -142,7 +142,8 @@ def test_brute_force_login_is_rate_limited_across_workers(
     # two workers: consecutive connections land on either process
     srv = start_server(databases, db_kind, tmp_path,
                        {"STARFEVER_LOGIN_WINDOW_SECONDS": "4",
-                        "STARFEVER_LOGIN_MAX_FAILURES_PER_ADDRESS": "8"},
+                        "STARFEVER_LOGIN_MAX_FAILURES_PER_ADDRESS": "8",
+                        "STARFEVER_FORWARDED_ALLOW_IPS": "127.0.0.1"},
                        workers=2, start_timeout=90.0)
     try:
         name, _ = srv.player()
@@ -150,7 +151,7 @@ def test_brute_force_login_is_rate_limited_across_workers(
 
         def attempt(user: str, password: str, address: str | None = None) -> httpx.Response:
             # a new connection each time; uvicorn takes the client's address from
-            # X-Forwarded-For when the peer is a trusted proxy (127.0.0.1 by default)
+            # X-Forwarded-For as the peer is a configured proxy (STARFEVER_FORWARDED_ALLOW_IPS)
             headers = {"X-Forwarded-For": address} if address else {}
             with httpx.Client(timeout=30) as fresh:
                 return fresh.post(f"{srv.base}/sessions", headers=headers,

@@ -158,42 +158,76 @@ def register(db: Database, wallet: WalletPort, username: str, password: str, *,
 
 
 def _claim_attempt(db: Database, settings: Settings, username: str, client: str,
-                   now: datetime) -> int:
+                   now: datetime, *, operator: bool = False) -> int:
     """Record this attempt as a failure *before* the password is checked, then count: every
-    attempt's row is committed before it counts the others, so across all worker processes at
-    most ``login_max_failures`` failures per username and address (and
-    ``login_max_failures_per_address`` per address) per window reach the password check
-    (concurrent attempts at the edge may both be refused, never both admitted).
-    Returns the attempt's row id; raises ``too_many_attempts`` (its row removed) when over."""
+    attempt's row is committed before it counts the others, so across all worker processes the
+    limits below hold (concurrent attempts at the edge may both be refused, never both
+    admitted). Returns the attempt's row id; raises ``too_many_attempts`` (its row removed)
+    when over:
+
+    - ``login_max_failures`` per username from one address per window (a lock-out there only);
+    - ``login_max_failures_per_address`` per address, whatever the usernames;
+    - per account, from any address: past ``login_account_free_failures`` in the window, each
+      attempt must wait 2, 4, 8, ... seconds (at most ``login_account_max_backoff_seconds``)
+      after the newest failure: a backoff, not a lock-out, so an attacker slows guessing on an
+      account to a crawl without locking its owner out for long;
+    - operator log-ins (``operator``): ``operator_login_max_failures`` per username from any
+      address per window, a lock-out (the operator's second factor makes it rare to hit)."""
     window = timedelta(seconds=settings.login_window_seconds)
     with db.write() as session:
         attempt = LoginFailure(username=username, client=client, created_at=now)
         session.add(attempt)
         session.flush()
         attempt_id = attempt.id
-    limits = ((settings.login_max_failures, (LoginFailure.username == username,
+    limits = [(settings.login_max_failures, (LoginFailure.username == username,
                                              LoginFailure.client == client),
                f"for {username!r} from this address"),
               (settings.login_max_failures_per_address, (LoginFailure.client == client,),
-               "from this address"))
-    refused: tuple[str, datetime] | None = None
+               "from this address")]
+    if operator:
+        limits.insert(0, (settings.operator_login_max_failures,
+                          (LoginFailure.username == username,), f"for operator {username!r}"))
+    refused: tuple[str, int] | None = None
     with db.write() as session:
         for most, which, what in limits:
             recent = (LoginFailure.created_at > now - window, *which)
             others = session.scalar(select(func.count()).select_from(LoginFailure)
                                     .where(*recent, LoginFailure.id != attempt_id))
             if (others or 0) >= most:
-                session.execute(delete(LoginFailure).where(LoginFailure.id == attempt_id))
                 oldest = session.scalar(select(func.min(LoginFailure.created_at))
-                                        .where(*recent))
-                refused = (what, oldest or now)
+                                        .where(*recent, LoginFailure.id != attempt_id))
+                refused = (what, _seconds_until((oldest or now) + window, now))
                 break
+        if refused is None:
+            refused = _account_backoff(session, settings, username, attempt_id, now)
+        if refused is not None:
+            session.execute(delete(LoginFailure).where(LoginFailure.id == attempt_id))
     if refused is None:
         return attempt_id
-    what, oldest = refused  # raised once the removal of this attempt's row is committed
-    retry_after = max(1, math.ceil((oldest + window - now).total_seconds()))
+    what, retry_after = refused  # raised once the removal of this attempt's row is committed
     raise TooManyRequests(f"too many failed log-ins {what}; try again in {retry_after} s",
                           retry_after=retry_after)
+
+
+def _seconds_until(when: datetime, now: datetime) -> int:
+    return max(1, math.ceil((when - now).total_seconds()))
+
+
+def _account_backoff(session: Session, settings: Settings, username: str, attempt_id: int,
+                     now: datetime) -> tuple[str, int] | None:
+    """The per-account backoff of :func:`_claim_attempt`, from any address."""
+    recent = (LoginFailure.username == username, LoginFailure.id != attempt_id,
+              LoginFailure.created_at > now - timedelta(seconds=settings.login_window_seconds))
+    failures, newest = session.execute(select(func.count(), func.max(LoginFailure.created_at))
+                                       .where(*recent)).one()
+    over = int(failures or 0) - settings.login_account_free_failures
+    if over < 0 or newest is None:
+        return None
+    wait = timedelta(seconds=min(2 ** min(over + 1, 30),
+                                 settings.login_account_max_backoff_seconds))
+    if newest + wait <= now:
+        return None
+    return f"for {username!r}", _seconds_until(newest + wait, now)
 
 
 def login(db: Database, settings: Settings, username: str, password: str,
