@@ -16,11 +16,13 @@ Plain Python, no pytest (the fixtures live in the conftest files):
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -31,14 +33,15 @@ from types import TracebackType
 from typing import Any, Literal
 
 import httpx
+import pyotp
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from starfever.server.db import Database, migrate, sqlalchemy_url
-from starfever.server.models import OPERATOR
-from starfever.server.services import auth
+from starfever.server.services import operators
 from starfever.server.services.wallet import LedgerWallet
+from starfever.server.settings import Settings
 
 DatabaseKind = Literal["sqlite", "postgresql"]
 DATABASE_KINDS: tuple[DatabaseKind, ...] = ("sqlite", "postgresql")
@@ -49,7 +52,8 @@ DEFAULT_POSTGRES_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
 HOST = "127.0.0.1"
 OPERATOR_USERNAME = "boss"
-OPERATOR_PASSWORD = "operator-password-1"
+OPERATOR_PASSWORD = "Orbit-tangerine-4417"
+"""Strong enough for the operator password policy (issue 13)."""
 PLAYER_PASSWORD = "password-1"
 TEST_SERVER_ENV = {"STARFEVER_REGISTRATIONS_PER_ADDRESS": "1000000"}
 """Every test registers its players from 127.0.0.1 (and the load benchmark its 64): the
@@ -102,24 +106,70 @@ def _clean_environment(settings: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
+AUDIT_KEY_FILE = Path(tempfile.gettempdir()) / f"starfever-test-audit-key-{os.getpid()}"
+"""The chain key of this process's servers, commands and in-process settings: a key the
+tampering tests do not know (they cannot recompute a keyed hash, as an insider could not)."""
+
+
+def audit_key_file() -> str:
+    """:data:`AUDIT_KEY_FILE`, written once with a fresh random key."""
+    if not AUDIT_KEY_FILE.exists():
+        AUDIT_KEY_FILE.write_text(secrets.token_hex(32))
+        AUDIT_KEY_FILE.chmod(0o600)
+    return str(AUDIT_KEY_FILE)
+
+
+def settings_like_servers(database_url: str) -> Settings:
+    """In-process settings that match the harness's servers (secret, chain key, test mode)."""
+    return Settings(database_url=database_url, secret_key=SECRET, test_mode=True,
+                    audit_key_file=audit_key_file())
+
+
 def run_cli(*args: str, stdin: str = "", env: Mapping[str, str] | None = None,
             cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """Run ``starfever ARGS`` in a subprocess with the harness's secret (and ``env``)."""
+    """Run ``starfever ARGS`` in a subprocess with the harness's secret and chain key (and
+    ``env``)."""
     return subprocess.run([sys.executable, "-m", "starfever.cli", *args], input=stdin,
                           capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                          env={**os.environ, "STARFEVER_SECRET_KEY": SECRET, **(env or {})})
+                          env={**os.environ, "STARFEVER_SECRET_KEY": SECRET,
+                               "STARFEVER_AUDIT_KEY_FILE": audit_key_file(), **(env or {})})
 
 
 def create_operator(database_url: str, name: str = OPERATOR_USERNAME,
-                    password: str = OPERATOR_PASSWORD) -> None:
+                    password: str = OPERATOR_PASSWORD) -> str:
     """Migrate the database and create an operator account, as ``starfever operator create``
-    does, but in this process: a subprocess would spend most of its two seconds importing."""
+    does, but in this process (a subprocess would spend most of its two seconds importing);
+    the TOTP secret of its second factor."""
     db = Database(database_url)
     try:
         migrate(db)
-        auth.register(db, LedgerWallet(), name, password, role=OPERATOR)
+        made = operators.create_operator(db, Settings(), LedgerWallet(), name, password)
     finally:
         db.dispose()
+    return made.totp_secret
+
+
+def totp_secret_of(output: str) -> str:
+    """The TOTP secret in the output of ``starfever operator create`` (or ``totp``)."""
+    for line in output.splitlines():
+        if line.strip().startswith("secret:"):
+            return line.split(":", 1)[1].strip()
+    raise AssertionError(f"no TOTP secret in {output!r}")
+
+
+def operator_log_in(http: httpx.Client, base: str, name: str, password: str,
+                    secret: str) -> httpx.Response:
+    """``POST /operator/sessions`` with the current code (a code is good once: after a reuse,
+    wait for the next 30-second step and send that one)."""
+    response = None
+    for _ in range(2):
+        response = http.post(f"{base}/operator/sessions", json={
+            "username": name, "password": password, "otp": pyotp.TOTP(secret).now()})
+        if response.status_code != 401 or response.json()["error"]["code"] != "otp_reused":
+            return response
+        time.sleep(30.5 - time.time() % 30)
+    assert response is not None
+    return response
 
 
 class Databases:
@@ -213,7 +263,7 @@ class Server:
                  start_timeout: float = 60.0) -> None:
         self.database_url = database_url
         self.log_path = log_path
-        self.env = {"STARFEVER_SECRET_KEY": SECRET,
+        self.env = {"STARFEVER_SECRET_KEY": SECRET, "STARFEVER_AUDIT_KEY_FILE": audit_key_file(),
                     "STARFEVER_TEST_MODE": "1" if test_mode else "0", **TEST_SERVER_ENV,
                     **(env or {})}
         self.workers = workers
@@ -225,6 +275,8 @@ class Server:
         self.http = httpx.Client(timeout=60)
         self._engine: Engine | None = None
         self._operator_token: str | None = None
+        self.operator_totp = ""
+        """The operator's TOTP secret (from :func:`create_operator`)."""
 
     @property
     def url(self) -> str:
@@ -331,9 +383,11 @@ class Server:
 
     @property
     def operator_token(self) -> str:
-        """A session token of the operator account."""
+        """A session token of the operator account (password and TOTP code)."""
         if self._operator_token is None:
-            self._operator_token = self.login(OPERATOR_USERNAME, OPERATOR_PASSWORD)
+            response = operator_log_in(self.http, self.base, OPERATOR_USERNAME,
+                                       OPERATOR_PASSWORD, self.operator_totp)
+            self._operator_token = str(expect(response, 201).json()["token"])
         return self._operator_token
 
     def deposit(self, username: str, amount: int) -> httpx.Response:
@@ -371,9 +425,10 @@ def start_server(databases: Databases, kind: DatabaseKind, directory: Path,
     """A started server, with an operator account, on a fresh database of ``kind``; its log
     is ``directory/server.log``. The other arguments are those of :class:`Server`."""
     url = databases.new(kind)
-    create_operator(url)
+    secret = create_operator(url)
     server = Server(url, directory / "server.log", env, test_mode=test_mode, workers=workers,
                     own_process_group=own_process_group, start_timeout=start_timeout)
+    server.operator_totp = secret
     return server.start()
 
 

@@ -28,6 +28,7 @@ from starfever.server.api.routes import (
 from starfever.server.api.security import SecurityHeaders
 from starfever.server.db import Database
 from starfever.server.schemas import ErrorPublic
+from starfever.server.services.anchor import ensure_boundary
 from starfever.server.services.jackpot import ensure_pool
 from starfever.server.services.wallet import LedgerWallet, WalletPort
 from starfever.server.settings import Settings, get_settings
@@ -66,6 +67,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None) -> FastA
         if settings.test_mode:
             log.warning("!" * 20 + " %s " + "!" * 20, TEST_MODE_WARNING)
         ensure_pool(db, model)
+        ensure_boundary(db, settings.chain_key())
         yield
         db.dispose()
 

@@ -9,16 +9,20 @@ Checked, in one read transaction:
   and its wallet entries to win - bet; the pool runs continuously from its seed, with each
   contribution re-derived (rate and carried fraction);
 - every wallet equals the sum of its ledger entries; the pool equals its entries and meters;
-  all entries of all books sum to zero.
+  all entries of all books sum to zero;
+- against insiders (:mod:`starfever.server.audit_chains`): hashes keyed under the audit key
+  from the boundary on, the cashier chain, every player's balance continuity, the deposit
+  limits, and any signed statements of the chain heads given.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -28,11 +32,13 @@ from starfever.engine.model import MathModel, ModelError, load_model
 from starfever.engine.rng import ReplayError
 from starfever.engine.round import replay_round
 from starfever.engine.symbols import Cents
+from starfever.server import audit_chains
 from starfever.server.db import Database
 from starfever.server.models import POOL, WALLET, ChainHead, JackpotPool, LedgerEntry, Round, Wallet
 from starfever.server.services import ledger
 from starfever.server.services.chain import GENESIS_HASH, canonical_json, round_hash
 from starfever.server.services.jackpot import POOL_ID
+from starfever.server.settings import Settings
 
 BATCH = 1000
 REPLAYED = ("base_win", "star_wild_win", "hold_and_cash_win", "progressive_win", "total_win",
@@ -45,6 +51,8 @@ class AuditReport:
 
     rounds_checked: int = 0
     wallets_checked: int = 0
+    entries_checked: int = 0
+    statements_checked: int = 0
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -55,9 +63,12 @@ class AuditReport:
     def summary(self) -> str:
         """One line for people."""
         verdict = "OK" if self.ok else "FAILED"
+        statements = (f", {self.statements_checked} signed statements"
+                      if self.statements_checked else "")
         return (f"audit {verdict}: {self.rounds_checked} rounds replayed and chained, "
                 f"{self.wallets_checked} wallets checked against the ledger, "
-                f"{len(self.problems)} mismatches")
+                f"{self.entries_checked} wallet entries checked for continuity"
+                f"{statements}, {len(self.problems)} mismatches")
 
 
 class _Models:
@@ -115,11 +126,21 @@ def _check_round(r: Round, model: MathModel, report: AuditReport) -> None:
                                f"{r.total_win} != {r.balance_after}")
 
 
-def run_audit(db: Database) -> AuditReport:
-    """Audit the whole database; see the module docstring."""
+def run_audit(db: Database, settings: Settings | None = None,
+              statements: Sequence[tuple[str, dict[str, Any]]] = ()) -> AuditReport:
+    """Audit the whole database; see the module docstring. ``settings`` give the audit key
+    and the default deposit limits; ``statements`` are (name, signed statement) pairs."""
+    settings = settings or Settings()
+    key = settings.chain_key()
     report = AuditReport()
     models = _Models()
     with db.read() as session:
+        rounds_from, ledger_from = audit_chains.keyed_from(session, key, report.problems)
+        wallet_books = audit_chains.Books(key, ledger_from, report.problems)
+        wallet_books.walk(session)
+        report.entries_checked = wallet_books.entries
+        wallet_books.check_head(session)
+        wallet_books.check_deposit_limits(session, settings)
         pool_row = session.get(JackpotPool, POOL_ID)
         books = _round_books(session)
         pool = pool_row.seed if pool_row else 0
@@ -132,8 +153,10 @@ def run_audit(db: Database) -> AuditReport:
                 report.problems.append(f"{where}: follows round {prev_id} (gap in the chain)")
             if r.prev_hash != prev_hash:
                 report.problems.append(f"{where}: prev_hash does not match round {prev_id}")
-            if r.hash != round_hash(r):
+            audit_chains.check_scheme(r, rounds_from, report.problems)
+            if r.hash != round_hash(r, key):
                 report.problems.append(f"{where}: stored hash does not match its fields")
+            wallet_books.check_round_balance(r)
             model = models.get(r.model_name, r.model_version)
             if model is None:
                 report.problems.append(f"{where}: model {r.model_name} {r.model_version} "
@@ -163,6 +186,9 @@ def run_audit(db: Database) -> AuditReport:
             report.problems.append(f"chain head names round {head.last_round_id}, the last "
                                    f"stored round is {prev_id}")
         _check_books(session, report, pool_row, pool, carry)
+        for name, statement in statements:
+            audit_chains.check_statement(session, key, statement, report.problems, name)
+            report.statements_checked += 1
     return report
 
 

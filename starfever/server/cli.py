@@ -40,6 +40,7 @@ def serve(args: argparse.Namespace) -> int:
     from starfever.engine.model import load_model
     from starfever.server.app import TEST_MODE_WARNING
     from starfever.server.db import Database, migrate
+    from starfever.server.services.anchor import ensure_boundary
     from starfever.server.services.jackpot import ensure_pool
     from starfever.server.services.readiness import prove_write
     from starfever.server.transport import NoDelayHTTPProtocol
@@ -60,6 +61,7 @@ def serve(args: argparse.Namespace) -> int:
     try:
         migrate(db)
         ensure_pool(db, model)
+        ensure_boundary(db, settings.chain_key())
         prove_write(db)  # a server that cannot book a bet must not start
     except SQLAlchemyError as error:
         raise database_problem(settings.database_url, error) from None
@@ -79,14 +81,38 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _audit_settings() -> Any:
+    """Settings for the audit and the statement: the key file and the deposit limits from the
+    environment (the database URL comes from the command line)."""
+    from starfever.server.settings import settings_from_env
+
+    return settings_from_env({k: v for k, v in os.environ.items()
+                              if k != ENV_NAMES["database_url"]})
+
+
+def _read_statement(path: str) -> dict[str, Any]:
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as file:
+            loaded = json.load(file)
+    except json.JSONDecodeError as error:
+        raise InputError(f"statement {path}: not JSON ({error.msg})") from None
+    if not isinstance(loaded, dict):
+        raise InputError(f"statement {path}: not a chain statement")
+    return loaded
+
+
 def audit(args: argparse.Namespace) -> int:
-    """Replay and verify every stored round, the chain and every wallet."""
+    """Replay and verify every stored round, the chains and every wallet."""
     from starfever.server.audit import run_audit
     from starfever.server.db import open_existing
 
+    settings = _audit_settings()
+    statements = [(path, _read_statement(path)) for path in args.statement]
     db = open_existing(_database_url(args))
     try:
-        report = run_audit(db)
+        report = run_audit(db, settings, statements)
     finally:
         db.dispose()
     print(report.summary())
@@ -97,34 +123,88 @@ def audit(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def create_operator(args: argparse.Namespace) -> int:
-    """Create an operator account; the password is the first line of stdin."""
-    from starfever.server.db import Database, migrate
-    from starfever.server.models import OPERATOR
-    from starfever.server.schemas import is_username
-    from starfever.server.services import auth
-    from starfever.server.services.errors import ServiceError
-    from starfever.server.services.wallet import LedgerWallet
+def chain_statement(args: argparse.Namespace) -> int:
+    """Print a signed statement of both chain heads (JSON) to publish or timestamp elsewhere."""
+    import json
 
-    if not is_username(args.name):
-        raise InputError(f"operator name {args.name!r} must be 3-32 characters of a-z 0-9 _ . -")
+    from starfever.server.db import open_existing
+    from starfever.server.services.anchor import statement
+
+    settings = _audit_settings()
+    db = open_existing(_database_url(args))
+    try:
+        signed = statement(db, settings.chain_key())
+    finally:
+        db.dispose()
+    text = json.dumps(signed, indent=2, sort_keys=True)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as file:
+            file.write(text + "\n")
+        print(f"statement of round {signed['rounds']['last_id']} and cashier entry "
+              f"{signed['cashier']['last_id']} written to {args.out}")
+    else:
+        print(text)
+    return 0
+
+
+def _read_password(prompt: str) -> str:
     if sys.stdin.isatty():
         import getpass
 
-        password = getpass.getpass("operator password: ")
-    else:
-        password = sys.stdin.readline().rstrip("\r\n")
-    if not 8 <= len(password) <= 128:
-        raise InputError("the password must be 8-128 characters (read from stdin)")
+        return getpass.getpass(prompt)
+    return sys.stdin.readline().rstrip("\r\n")
+
+
+def _show_totp(new: Any) -> None:
+    print("second factor (TOTP): add this secret to an authenticator app now; it is not "
+          "shown again")
+    print(f"  secret: {new.totp_secret}")
+    print(f"  uri:    {new.provisioning_uri}")
+
+
+def create_operator(args: argparse.Namespace) -> int:
+    """Create an operator account; the password is the first line of stdin. Prints the TOTP
+    secret of the account's second factor."""
+    from starfever.server.db import Database, migrate
+    from starfever.server.schemas import is_username
+    from starfever.server.services import operators
+    from starfever.server.services.errors import ServiceError
+    from starfever.server.services.wallet import LedgerWallet
+    from starfever.server.settings import Settings
+
+    if not is_username(args.name):
+        raise InputError(f"operator name {args.name!r} must be 3-32 characters of a-z 0-9 _ . -")
+    password = _read_password("operator password: ")
+    operators.check_operator_password(args.name, password)  # a WeakPassword is an InputError
     db = Database(_database_url(args))
     try:
         migrate(db)
-        auth.register(db, LedgerWallet(), args.name, password, role=OPERATOR)
+        new = operators.create_operator(db, Settings(), LedgerWallet(), args.name, password)
     except ServiceError as error:
         raise InputError(error.message) from None
     finally:
         db.dispose()
     print(f"operator {args.name!r} created")
+    _show_totp(new)
+    return 0
+
+
+def reset_operator_totp(args: argparse.Namespace) -> int:
+    """Give an operator a new TOTP secret (and print it)."""
+    from starfever.server.db import migrate, open_existing
+    from starfever.server.services import operators
+    from starfever.server.services.errors import ServiceError
+
+    db = open_existing(_database_url(args))  # never creates one
+    try:
+        migrate(db)
+        new = operators.reset_totp(db, args.name)
+    except ServiceError as error:
+        raise InputError(error.message) from None
+    finally:
+        db.dispose()
+    print(f"operator {args.name!r}: new second factor")
+    _show_totp(new)
     return 0
 
 
@@ -145,11 +225,25 @@ def register(sub: Any) -> None:
     p = sub.add_parser("audit", help="replay every stored round and verify chain and wallets")
     p.add_argument("--database-url", help=url_help)
     p.add_argument("--show", type=int, default=20, help="mismatches to list (default 20)")
+    p.add_argument("--statement", action="append", default=[], metavar="FILE",
+                   help="a signed chain statement (starfever chain-statement) the chains "
+                        "must still hold; repeatable")
     p.set_defaults(handler=audit)
+
+    p = sub.add_parser("chain-statement", help="print a signed statement of the chain heads "
+                                               "(to publish or timestamp elsewhere)")
+    p.add_argument("--database-url", help=url_help)
+    p.add_argument("--out", help="write it to this file instead of standard output")
+    p.set_defaults(handler=chain_statement)
 
     p = sub.add_parser("operator", help="manage operator accounts")
     op_sub = p.add_subparsers(dest="operator_command", required=True, metavar="ACTION")
-    create = op_sub.add_parser("create", help="create an operator (password on stdin)")
+    create = op_sub.add_parser("create", help="create an operator (password on stdin; prints "
+                                              "the TOTP secret of its second factor)")
     create.add_argument("name")
     create.add_argument("--database-url", help=url_help)
     create.set_defaults(handler=create_operator)
+    totp = op_sub.add_parser("totp", help="give an operator a new TOTP secret (prints it)")
+    totp.add_argument("name")
+    totp.add_argument("--database-url", help=url_help)
+    totp.set_defaults(handler=reset_operator_totp)

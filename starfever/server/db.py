@@ -61,6 +61,11 @@ def _sqlite_engine(url: str, *, immediate: bool) -> Engine:
     return engine
 
 
+class CommitUnknown(RuntimeError):
+    """The connection failed during COMMIT: whether the transaction committed is unknown, so
+    the request must not be retried (answered 500; the audit and the books tell)."""
+
+
 class WriteLock:
     """Lets one write transaction at a time start on a SQLite file, across the threads of this
     process (a lock) and across processes (``flock`` on ``<file>-writer.lock``). A waiter
@@ -129,9 +134,22 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[Session]:
-        """One write transaction: committed when the block ends, rolled back on any error."""
-        with self._write_turn(), self._writer() as session, session.begin():
-            yield session
+        """One write transaction: committed when the block ends, rolled back on any error.
+        A database error during the COMMIT itself is raised as :class:`CommitUnknown` (it may
+        or may not have committed); every error before it left nothing written."""
+        with self._write_turn(), self._writer() as session:
+            session.begin()
+            try:
+                yield session
+                session.flush()
+            except BaseException:
+                session.rollback()
+                raise
+            try:
+                session.commit()
+            except DBAPIError as error:
+                raise CommitUnknown("the database failed during COMMIT: the transaction "
+                                    "may or may not have committed") from error
 
     @contextmanager
     def read(self) -> Iterator[Session]:

@@ -16,6 +16,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    SmallInteger,
     String,
     Text,
     UniqueConstraint,
@@ -77,6 +78,10 @@ class Account(Base):
     """When the reality-check interval last started (period start or last acknowledgement)."""
     net_result: Mapped[int] = mapped_column(BigInteger, default=0)
     """Wins minus bets of the rounds of the current play period, in cents."""
+    totp_secret: Mapped[str | None] = mapped_column(String(64))
+    """An operator's TOTP secret (base32): the second factor of an operator log-in."""
+    totp_last_step: Mapped[int | None] = mapped_column(BigInteger)
+    """The 30-second step of the last code accepted (a code is good once)."""
     __table_args__ = (CheckConstraint("role IN ('player', 'operator')", name="ck_accounts_role"),)
 
 
@@ -118,6 +123,10 @@ class LedgerEntry(Base):
     balance_after: Mapped[int | None] = mapped_column(BigInteger)
     round_id: Mapped[int | None] = mapped_column(ForeignKey("rounds.id"), index=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    chain_prev: Mapped[str | None] = mapped_column(String(64))
+    """A deposit's or withdrawal's wallet entry: the cashier chain's previous hash."""
+    chain_hash: Mapped[str | None] = mapped_column(String(64))
+    """... and its own (``services.chain.cashier_hash``)."""
     __table_args__ = (Index("ix_ledger_entries_account", "account_id", "id"),)
 
 
@@ -140,12 +149,20 @@ class JackpotPool(Base):
 
 
 class ChainHead(Base):
-    """The newest round of the hash chain (one row)."""
+    """The head of a hash chain: row 1 the rounds' (with the keyed boundary), row 2 the
+    cashier's (deposits and withdrawals)."""
 
     __tablename__ = "chain_head"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     last_round_id: Mapped[int] = mapped_column(BigInteger)
+    """Row 1: the newest round's id; row 2: the newest cashier wallet entry's id."""
     last_hash: Mapped[str] = mapped_column(String(64))
+    keyed_from: Mapped[int | None] = mapped_column(BigInteger)
+    """Row 1: the first round id hashed with the key (HMAC); earlier ones are SHA-256."""
+    ledger_keyed_from: Mapped[int | None] = mapped_column(BigInteger)
+    """Row 1: the first ledger entry id from which cashier entries are chained."""
+    keyed_mac: Mapped[str | None] = mapped_column(String(64))
+    """Row 1: HMAC of the boundary under the key (so it cannot be moved without the key)."""
 
 
 class Round(Base):
@@ -182,6 +199,8 @@ class Round(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
     prev_hash: Mapped[str] = mapped_column(String(64))
     hash: Mapped[str] = mapped_column(String(64))
+    hash_scheme: Mapped[int] = mapped_column(SmallInteger, default=1)
+    """1: SHA-256 (rounds stored before the key); 2: HMAC-SHA256 under the audit key."""
     __table_args__ = (
         UniqueConstraint("account_id", "idempotency_key", name="uq_rounds_idempotency"),
         Index("ix_rounds_account", "account_id", "id"),

@@ -52,6 +52,12 @@ class Credentials(Request):
     password: Password
 
 
+class OperatorCredentials(Credentials):
+    """An operator logs in with the code of their authenticator app as well (TOTP)."""
+
+    otp: Annotated[str, StringConstraints(pattern=r"^[0-9]{6}$")]
+
+
 class PlayerCreate(Credentials):
     """Register a player; the birth date (``YYYY-MM-DD``) is required: players must be 18."""
 

@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from starfever.engine.errors import InputError
 
@@ -16,6 +17,10 @@ log = logging.getLogger("starfever.server")
 
 DEFAULT_DATABASE_URL = "sqlite:///starfever.db"
 DEVELOPMENT_SECRET = "development-only-secret-change-me"
+DEVELOPMENT_AUDIT_KEY = b"development-only-audit-key-change-me!"
+"""The chain key when ``STARFEVER_AUDIT_KEY_FILE`` is not set (development only: anyone can
+read it here, so it proves nothing)."""
+MIN_AUDIT_KEY_BYTES = 32
 ENVIRONMENTS = ("development", "production")
 MAX_WEEKLY_LIMIT = 10**9
 """The largest weekly deposit limit a setting may give (EUR 10 million, the largest amount a
@@ -124,6 +129,16 @@ class Settings:
     ``timeout_keep_alive``)."""
     test_mode: bool = False
     """``STARFEVER_TEST_MODE=1``: spins may carry ``test_draws``. Never in production."""
+    audit_key_file: str = ""
+    """A file holding the key (at least 32 bytes) of the HMAC that chains rounds and cashier
+    entries and signs chain statements; kept outside the database, so an insider who can
+    write the database cannot forge the chain. Required in production."""
+
+    def chain_key(self) -> bytes:
+        """The chain's HMAC key: the key file's content, or the development key."""
+        if not self.audit_key_file:
+            return DEVELOPMENT_AUDIT_KEY
+        return _read_key(self.audit_key_file)
 
     @property
     def is_postgres(self) -> bool:
@@ -139,6 +154,10 @@ class Settings:
             raise SettingsError("STARFEVER_SECRET_KEY must be set outside development")
         if self.environment != "development" and self.test_mode:
             raise SettingsError("STARFEVER_TEST_MODE is refused in production")
+        if self.environment != "development" and not self.audit_key_file:
+            raise SettingsError("STARFEVER_AUDIT_KEY_FILE must be set outside development")
+        if self.audit_key_file:
+            self.chain_key()  # readable and long enough
         if len(self.secret_key) < 16:
             raise SettingsError("STARFEVER_SECRET_KEY must be at least 16 characters")
         if not self.database_url.startswith(("sqlite", "postgresql", "postgres:")):
@@ -197,6 +216,7 @@ ENV_NAMES: dict[str, str] = {
     "request_read_timeout_seconds": "STARFEVER_REQUEST_READ_TIMEOUT_SECONDS",
     "keep_alive_seconds": "STARFEVER_KEEP_ALIVE_SECONDS",
     "test_mode": "STARFEVER_TEST_MODE",
+    "audit_key_file": "STARFEVER_AUDIT_KEY_FILE",
 }
 """Setting -> environment variable (documented in docs/server.md)."""
 
@@ -222,6 +242,19 @@ def settings_from_env(environ: Mapping[str, str]) -> Settings:
         else:
             values[field] = raw
     return Settings(**values).check()  # type: ignore[arg-type]
+
+
+@lru_cache(maxsize=8)
+def _read_key(path: str) -> bytes:
+    try:
+        key = Path(path).read_bytes().strip()
+    except OSError as error:
+        raise SettingsError(f"STARFEVER_AUDIT_KEY_FILE {path!r} cannot be read: "
+                            f"{error.strerror}") from None
+    if len(key) < MIN_AUDIT_KEY_BYTES:
+        raise SettingsError(f"STARFEVER_AUDIT_KEY_FILE {path!r} must hold at least "
+                            f"{MIN_AUDIT_KEY_BYTES} bytes")
+    return key
 
 
 @lru_cache(maxsize=1)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -76,11 +77,11 @@ def fuzz_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FuzzTarget
     migrate(db)
     ensure_pool(db, load_model(config.model))
     wallet = LedgerWallet()
-    auth.register(db, wallet, "fuzzboss", "operator-password", role=OPERATOR)
-    auth.register(db, wallet, "fuzzplayer", "player-password")
+    boss = auth.register(db, wallet, "fuzzboss", "operator-password", role=OPERATOR)
+    auth.register(db, wallet, "fuzzplayer", "player-password", birth_date=date(1990, 1, 1))
     cashier.deposit(db, config, wallet, "fuzzplayer", 40_000)
     player, _ = auth.login(db, config, "fuzzplayer", "player-password")
-    operator, _ = auth.login(db, config, "fuzzboss", "operator-password")
+    operator, _ = auth.open_session(db, config, boss.id)  # its log-in needs a TOTP code
     db.dispose()
     yield FuzzTarget(create_app(config), player, operator)
 

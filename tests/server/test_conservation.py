@@ -9,8 +9,7 @@ from starfever.server.db import Database
 from starfever.server.services import auth, rounds
 from starfever.server.services.errors import Conflict
 from starfever.server.services.wallet import LedgerWallet
-from starfever.server.settings import Settings
-from tests.harness import ADULT_BIRTH_DATE, SECRET, Server, unique_name
+from tests.harness import ADULT_BIRTH_DATE, Server, settings_like_servers, unique_name
 from tests.server.helpers import books, model
 
 HTTP_SPINS = 400
@@ -32,7 +31,7 @@ def test_money_is_conserved(server: Server) -> None:
         http_played = sum(pool.map(play, [t for _, t in players]))
 
     # thousands more through the service layer, in this process, against the same database
-    settings = Settings(database_url=server.database_url, secret_key=SECRET, test_mode=True)
+    settings = settings_like_servers(server.database_url)
     db = Database(server.database_url)
     wallet = LedgerWallet()
     name = unique_name("svc")

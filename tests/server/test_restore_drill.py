@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from tests.harness import SECRET, Databases, start_server
+from tests.harness import SECRET, Databases, audit_key_file, start_server
 from tests.server.conftest import skip_unless_available
 
 DRILL = Path(__file__).resolve().parents[2] / "scripts" / "restore-drill"
@@ -18,7 +18,8 @@ DRILL = Path(__file__).resolve().parents[2] / "scripts" / "restore-drill"
 
 def _drill(url: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(DRILL), url, *args], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "STARFEVER_SECRET_KEY": SECRET})
+                          timeout=300, env={**os.environ, "STARFEVER_SECRET_KEY": SECRET,
+                                            "STARFEVER_AUDIT_KEY_FILE": audit_key_file()})
 
 
 @pytest.mark.postgres

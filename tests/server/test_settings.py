@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from starfever.server.settings import SettingsError, secrets_of, settings_from_env, shown_url
-from tests.harness import SECRET, Databases, Server, free_port, run_cli
+from tests.harness import SECRET, Databases, Server, audit_key_file, free_port, run_cli
 from tests.server.conftest import skip_unless_available
 
-PRODUCTION = {"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": "x" * 32}
+PRODUCTION = {"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": "x" * 32,
+              "STARFEVER_AUDIT_KEY_FILE": audit_key_file()}
 
 
 @pytest.mark.parametrize(("env", "says"), [
@@ -40,6 +41,21 @@ def test_settings_refuse_nonsense_with_one_line_errors(env: dict[str, str], says
                             "STARFEVER_YOUNG_AGE": "18",
                             "STARFEVER_WEEKLY_DEPOSIT_LIMIT": str(10**9)})
     assert ok.limit_increase_delay_seconds == 0 and ok.weekly_deposit_limit == 10**9
+
+
+def test_production_needs_an_audit_key_kept_outside_the_database(tmp_path: Path) -> None:
+    without = {k: v for k, v in PRODUCTION.items() if k != "STARFEVER_AUDIT_KEY_FILE"}
+    with pytest.raises(SettingsError, match="STARFEVER_AUDIT_KEY_FILE must be set"):
+        settings_from_env(without)
+    short = tmp_path / "short.key"
+    short.write_text("too short")
+    with pytest.raises(SettingsError, match="at least 32 bytes"):
+        settings_from_env({**without, "STARFEVER_AUDIT_KEY_FILE": str(short)})
+    with pytest.raises(SettingsError, match="cannot be read"):
+        settings_from_env({**without, "STARFEVER_AUDIT_KEY_FILE": str(tmp_path / "none")})
+    ok = settings_from_env(PRODUCTION)
+    assert len(ok.chain_key()) >= 32
+    assert settings_from_env({}).chain_key() != ok.chain_key()  # development: its own key
 
 
 def test_serve_refuses_an_empty_environment_in_one_line(tmp_path: Path) -> None:

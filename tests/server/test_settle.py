@@ -18,7 +18,13 @@ from starfever.server.db import Database, sqlalchemy_url
 from starfever.server.services import auth, rounds, settle
 from starfever.server.services.errors import Conflict, ServiceError
 from starfever.server.settings import Settings
-from tests.harness import ADULT_BIRTH_DATE, SECRET, Server, postgres_admin_url, unique_name
+from tests.harness import (
+    ADULT_BIRTH_DATE,
+    Server,
+    postgres_admin_url,
+    settings_like_servers,
+    unique_name,
+)
 from tests.server.helpers import jackpot_draws, model
 
 
@@ -65,7 +71,7 @@ def _job(settings: Settings, principal: auth.Principal, key: str, bet: int = 1,
 
 
 def test_a_batch_refuses_alone_and_chains_in_order(server: Server) -> None:
-    settings = Settings(database_url=server.database_url, secret_key=SECRET, test_mode=True)
+    settings = settings_like_servers(server.database_url)
     db = Database(server.database_url)
     try:
         rich, poor = unique_name("rich"), unique_name("poor")

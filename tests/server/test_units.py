@@ -16,7 +16,7 @@ from starfever.server.services.chain import GENESIS_HASH, HASH_FIELDS, round_has
 from starfever.server.services.rounds import play_live_or_test
 from starfever.server.settings import DEVELOPMENT_SECRET, SettingsError, settings_from_env
 from starfever.sim.rng import KernelSource, chunk_state
-from tests.harness import run_cli
+from tests.harness import audit_key_file, run_cli
 
 
 def test_production_refuses_the_default_secret() -> None:
@@ -25,7 +25,8 @@ def test_production_refuses_the_default_secret() -> None:
     with pytest.raises(SettingsError, match="TEST_MODE"):
         settings_from_env({"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": "x" * 32,
                            "STARFEVER_TEST_MODE": "1"})
-    ok = settings_from_env({"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": "x" * 32})
+    ok = settings_from_env({"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": "x" * 32,
+                            "STARFEVER_AUDIT_KEY_FILE": audit_key_file()})
     assert ok.secret_key != DEVELOPMENT_SECRET and not ok.test_mode
     with pytest.raises(SettingsError, match="integer"):
         settings_from_env({"STARFEVER_REALITY_CHECK_SECONDS": "soon"})
@@ -59,7 +60,7 @@ def test_cli_refuses_bad_operator_input(tmp_path: object) -> None:
     assert done.returncode == 2 and "operator name" in done.stderr
     done = run_cli("operator", "create", "boss", "--database-url",
                    "sqlite:///" + str(tmp_path) + "/x.db", stdin="short\n")
-    assert done.returncode == 2 and "8-128" in done.stderr
+    assert done.returncode == 2 and "12-128" in done.stderr
     missing = Path(str(tmp_path)) / "empty.db"
     done = run_cli("audit", "--database-url", f"sqlite:///{missing}")
     assert done.returncode == 2 and "no such database file" in done.stderr

@@ -131,7 +131,7 @@ def claim_registration(db: Database, settings: Settings, client: str) -> None:
 
 def register(db: Database, wallet: WalletPort, username: str, password: str, *,
              role: str = PLAYER, birth_date: date | None = None,
-             settings: Settings | None = None) -> Account:
+             settings: Settings | None = None, totp_secret: str | None = None) -> Account:
     """Create an account (players get an empty wallet); ``username_taken`` if it exists.
     A player needs a birth date of 18 years or more (``under_age``): this embedded wallet is
     where the game learns the player's age (RULES.md, "Players")."""
@@ -147,7 +147,7 @@ def register(db: Database, wallet: WalletPort, username: str, password: str, *,
             if session.scalar(select(Account.id).where(Account.username == username)):
                 raise Conflict(f"username {username!r} is taken", code="username_taken")
             account = Account(username=username, password_hash=password_hash, role=role,
-                              birth_date=birth_date, created_at=now)
+                              birth_date=birth_date, created_at=now, totp_secret=totp_secret)
             session.add(account)
             session.flush()
             if role == PLAYER:
@@ -157,7 +157,7 @@ def register(db: Database, wallet: WalletPort, username: str, password: str, *,
         raise Conflict(f"username {username!r} is taken", code="username_taken") from None
 
 
-def _claim_attempt(db: Database, settings: Settings, username: str, client: str,
+def claim_attempt(db: Database, settings: Settings, username: str, client: str,
                    now: datetime, *, operator: bool = False) -> int:
     """Record this attempt as a failure *before* the password is checked, then count: every
     attempt's row is committed before it counts the others, so across all worker processes the
@@ -215,7 +215,7 @@ def _seconds_until(when: datetime, now: datetime) -> int:
 
 def _account_backoff(session: Session, settings: Settings, username: str, attempt_id: int,
                      now: datetime) -> tuple[str, int] | None:
-    """The per-account backoff of :func:`_claim_attempt`, from any address."""
+    """The per-account backoff of :func:`claim_attempt`, from any address."""
     recent = (LoginFailure.username == username, LoginFailure.id != attempt_id,
               LoginFailure.created_at > now - timedelta(seconds=settings.login_window_seconds))
     failures, newest = session.execute(select(func.count(), func.max(LoginFailure.created_at))
@@ -232,27 +232,47 @@ def _account_backoff(session: Session, settings: Settings, username: str, attemp
 
 def login(db: Database, settings: Settings, username: str, password: str,
           client: str | None = None) -> tuple[str, datetime]:
-    """Check the password and open a session; return the bearer token and its expiry.
+    """Check a player's password and open a session; return the bearer token and its expiry.
     More than ``login_max_failures`` failures for one username from one address (``client``,
     the caller's IP address) within the window answer ``429 too_many_attempts`` there, with
     the seconds to wait, whatever the password; the player can still log in from elsewhere,
-    so nobody can lock a player out by guessing wrong on purpose. One address that fails more
-    than ``login_max_failures_per_address`` times, whatever the usernames, gets 429 for all."""
-    attempt_id = _claim_attempt(db, settings, username, (client or "")[:64], utcnow())
+    so nobody can lock a player out by guessing wrong on purpose. Each account also backs off
+    from any address, and one address failing too often gets 429 for all (:func:`claim_attempt`).
+    Operators log in elsewhere (``services.operators``): here they are refused as a wrong
+    password is (nothing tells an operator's account from another)."""
+    attempt_id = claim_attempt(db, settings, username, (client or "")[:64], utcnow())
+    account_id, role = check_password(db, settings, username, password)
+    if account_id is None or role != PLAYER:
+        raise Unauthorized("wrong username or password", code="invalid_credentials")
+    forget_attempt(db, attempt_id)
+    return open_session(db, settings, account_id)
+
+
+def check_password(db: Database, settings: Settings, username: str,
+                   password: str) -> tuple[int | None, str | None]:
+    """The account id and role if ``password`` is the account's, else ``(None, None)``; an
+    unknown name costs the same hash check as a known one."""
     with db.read() as session:
         account = session.scalar(select(Account).where(Account.username == username))
         stored = account.password_hash if account else _DUMMY_HASH
         account_id = account.id if account else None
+        role = account.role if account else None
     try:
         with hashing_slot(settings):
             _hasher.verify(stored, password)
-        ok = account_id is not None
     except (VerificationError, InvalidHashError):
-        ok = False
-    if not ok or account_id is None:
-        raise Unauthorized("wrong username or password", code="invalid_credentials")
-    with db.write() as session:  # a success is not a failure
+        return None, None
+    return account_id, role
+
+
+def forget_attempt(db: Database, attempt_id: int) -> None:
+    """A log-in succeeded: its attempt is not a failure."""
+    with db.write() as session:
         session.execute(delete(LoginFailure).where(LoginFailure.id == attempt_id))
+
+
+def open_session(db: Database, settings: Settings, account_id: int) -> tuple[str, datetime]:
+    """A new session of the account: its bearer token and expiry."""
     token = secrets.token_urlsafe(32)
     now = utcnow()
     expires = now + timedelta(seconds=settings.token_ttl_seconds)

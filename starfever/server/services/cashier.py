@@ -1,6 +1,8 @@
 """The cashier: money entering (deposits) and leaving (withdrawals) a player's wallet, on an
 operator's order. Deposits pass the player-protection checks under the wallet lock, so two
-concurrent deposits can never pass the weekly limit together."""
+concurrent deposits can never pass the weekly limit together. Each one's wallet entry joins
+the keyed cashier chain (``services.anchor``), so a deposit written straight into the
+database fails the audit."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from starfever.server.db import Database
 from starfever.server.models import CASHIER, PLAYER, Account
-from starfever.server.services import ledger, protection
+from starfever.server.services import anchor, ledger, protection
 from starfever.server.services.errors import NotFound, utcnow
 from starfever.server.services.wallet import WalletPort
 from starfever.server.settings import Settings
@@ -44,10 +46,12 @@ def deposit(db: Database, settings: Settings, wallet: WalletPort, username: str,
         protection.check_deposit(session, settings, account, amount, now)
         balance = wallet.credit(session, account.id, amount, ledger.DEPOSIT, now)
         ledger.book(session, CASHIER, ledger.DEPOSIT, -amount, now)
+        anchor.chain_cashier_entry(session, settings.chain_key(), account.id, ledger.DEPOSIT)
         return CashierResult(username=username, amount=amount, balance=balance)
 
 
-def withdraw(db: Database, wallet: WalletPort, username: str, amount: int) -> CashierResult:
+def withdraw(db: Database, settings: Settings, wallet: WalletPort, username: str,
+             amount: int) -> CashierResult:
     """Pay ``amount`` cents out of the player's wallet (``insufficient_funds`` if short)."""
     now = utcnow()
     with db.write() as session:
@@ -55,4 +59,5 @@ def withdraw(db: Database, wallet: WalletPort, username: str, amount: int) -> Ca
         wallet.lock(session, account.id)
         balance = wallet.debit(session, account.id, amount, ledger.WITHDRAWAL, now)
         ledger.book(session, CASHIER, ledger.WITHDRAWAL, amount, now)
+        anchor.chain_cashier_entry(session, settings.chain_key(), account.id, ledger.WITHDRAWAL)
         return CashierResult(username=username, amount=amount, balance=balance)

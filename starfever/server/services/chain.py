@@ -1,21 +1,38 @@
-"""The hash chain of rounds. Each round stores the hash of the one before it and its own hash,
-SHA-256 over the fields below in this frozen order (see docs/guarantees.md): changing,
-removing or reordering a stored round breaks every hash after it.
+"""The hash chains. Each round stores the hash of the one before it and its own hash over the
+fields below in this frozen order (see docs/guarantees.md): changing, removing or reordering a
+stored round breaks every hash after it.
 
-Never change :data:`HASH_FIELDS` or :func:`round_hash` for stored rounds; a new layout needs a
-new version tag and must keep verifying the old one.
+Two schemes (ADR 0011), recorded per round in ``hash_scheme``:
+1. ``starfever-round-v1``: SHA-256 (rounds stored before the chain was keyed);
+2. ``starfever-round-v2``: HMAC-SHA256 under the audit key, which is kept outside the database
+   (``STARFEVER_AUDIT_KEY_FILE``): whoever can write the database but lacks the key cannot
+   recompute a hash after rewriting a round.
+Deposits and withdrawals form a second chain (:func:`cashier_hash`) over their wallet entries.
+The boundary from which both are keyed is stored with a MAC (:func:`boundary_mac`), so it
+cannot be moved to pass keyed rows off as old unkeyed ones.
+
+Never change :data:`HASH_FIELDS` or the hash functions for stored rows; a new layout needs a
+new version tag and must keep verifying the old ones.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from datetime import UTC, datetime
 from typing import Any
 
-from starfever.server.models import Round
+from starfever.server.models import LedgerEntry, Round
 
 HASH_VERSION = "starfever-round-v1"
+KEYED_VERSION = "starfever-round-v2"
+CASHIER_VERSION = "starfever-cashier-v1"
+STATEMENT_VERSION = "starfever-statement-v1"
+UNKEYED, KEYED = 1, 2
+"""The values of ``rounds.hash_scheme``."""
+CASHIER_CHAIN_ID = 2
+"""The ``chain_head`` row of the cashier chain (row 1 is the rounds')."""
 GENESIS_HASH = "0" * 64
 """The ``prev_hash`` of round 1."""
 
@@ -38,12 +55,47 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
-def round_hash(round_: Round) -> str:
-    """SHA-256 (hex) of ``HASH_VERSION`` and a JSON array of the fields in frozen order;
-    ``draws`` and ``events`` enter as their stored canonical JSON text."""
+def _fields(round_: Round) -> str:
     values: list[Any] = []
     for name in HASH_FIELDS:
         value = getattr(round_, name)
         values.append(instant(value) if isinstance(value, datetime) else value)
-    payload = HASH_VERSION + "\n" + canonical_json(values)
-    return hashlib.sha256(payload.encode("ascii")).hexdigest()
+    return canonical_json(values)
+
+
+def round_hash(round_: Round, key: bytes | None = None) -> str:
+    """The round's hash under its ``hash_scheme``: scheme 1, SHA-256 (hex) of
+    ``HASH_VERSION`` and a JSON array of the fields in frozen order (``draws`` and ``events``
+    enter as their stored canonical JSON text); scheme 2, HMAC-SHA256 under ``key`` of
+    ``KEYED_VERSION`` and the same array."""
+    if (round_.hash_scheme or UNKEYED) == UNKEYED:
+        payload = HASH_VERSION + "\n" + _fields(round_)
+        return hashlib.sha256(payload.encode("ascii")).hexdigest()
+    if key is None:
+        raise ValueError("a keyed round hash needs the audit key")
+    return mac(key, KEYED_VERSION + "\n" + _fields(round_))
+
+
+def mac(key: bytes, text: str) -> str:
+    """HMAC-SHA256 (hex) of ``text`` under ``key``."""
+    return hmac.new(key, text.encode("ascii"), hashlib.sha256).hexdigest()
+
+
+def cashier_hash(entry: LedgerEntry, key: bytes) -> str:
+    """The cashier chain's hash of a deposit's or withdrawal's wallet entry: HMAC-SHA256 of
+    ``CASHIER_VERSION`` and ``[id, chain_prev, account_id, kind, amount, balance_after,
+    created_at]``."""
+    values = [entry.id, entry.chain_prev, entry.account_id, entry.kind, entry.amount,
+              entry.balance_after, instant(entry.created_at)]
+    return mac(key, CASHIER_VERSION + "\n" + canonical_json(values))
+
+
+def boundary_mac(key: bytes, keyed_from: int, ledger_keyed_from: int) -> str:
+    """The MAC of the keyed boundary: rounds from ``keyed_from`` and cashier entries from
+    ``ledger_keyed_from`` on are keyed."""
+    return mac(key, f"starfever-boundary-v1\n{keyed_from}\n{ledger_keyed_from}")
+
+
+def sign_statement(key: bytes, body: dict[str, Any]) -> str:
+    """The signature of a chain statement's body (everything but ``signature``)."""
+    return mac(key, STATEMENT_VERSION + "\n" + canonical_json(body))

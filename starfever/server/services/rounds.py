@@ -24,7 +24,7 @@ from starfever.server.db import Database
 from starfever.server.models import HOUSE, POOL, Account, Round, SessionToken
 from starfever.server.services import jackpot, ledger, protection, settle
 from starfever.server.services.auth import Principal, check_session_live
-from starfever.server.services.chain import canonical_json, round_hash
+from starfever.server.services.chain import KEYED, canonical_json, round_hash
 from starfever.server.services.errors import (
     Conflict,
     NotFound,
@@ -204,8 +204,8 @@ def _spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort
             balance_after=balance_before - total + result.total_win,
             draws=json.dumps(list(result.draws), separators=(",", ":")),
             events=canonical_json(list(result.events)), test=test,
-            created_at=now, prev_hash=head.last_hash, hash="")
-        stored.hash = round_hash(stored)
+            created_at=now, prev_hash=head.last_hash, hash="", hash_scheme=KEYED)
+        stored.hash = round_hash(stored, settings.chain_key())
         session.add(stored)
         _book(session, wallet, principal.account_id, stored, game_win)
         pool.amount = result.pool_after

@@ -57,7 +57,7 @@ from starfever.server.models import (
 )
 from starfever.server.services import jackpot, ledger
 from starfever.server.services.auth import Principal, check_session_live
-from starfever.server.services.chain import GENESIS_HASH, canonical_json, round_hash
+from starfever.server.services.chain import GENESIS_HASH, KEYED, canonical_json, round_hash
 from starfever.server.services.errors import (
     Conflict,
     NotFound,
@@ -238,6 +238,7 @@ def _book(rows: list[dict[str, Any]], book: str, kind: str, amount: int, round_i
 def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | ServiceError]:
     """Settle ``jobs`` in order in one transaction; a refused job gets its error instead."""
     model, settings = jobs[0].model, jobs[0].settings
+    key = settings.chain_key()
     results: list[SpinOutcome | ServiceError] = []
     account_ids = sorted({j.principal.account_id for j in jobs})
     session_ids = sorted({j.principal.session_id for j in jobs})
@@ -322,9 +323,9 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
                 "balance_before": balance_before, "balance_after": balance_after,
                 "draws": json.dumps(list(result.draws), separators=(",", ":")),
                 "events": canonical_json(list(result.events)), "test": job.test,
-                "created_at": now, "prev_hash": last_hash, "hash": ""}
+                "created_at": now, "prev_hash": last_hash, "hash": "", "hash_scheme": KEYED}
             stored = Round(**values)
-            values["hash"] = stored.hash = round_hash(stored)
+            values["hash"] = stored.hash = round_hash(stored, key)
             round_rows.append(values)
             rid = last_id = stored.id
             last_hash = stored.hash

@@ -7,10 +7,11 @@ from fastapi import APIRouter
 from sqlalchemy import text
 
 from starfever.server.api.deps import ContextDep
+from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.schemas import ErrorPublic, HealthPublic, ReadyPublic
 from starfever.server.services import readiness
 
-router = APIRouter(tags=["health"])
+router = APIRouter(tags=["health"], route_class=RetryOnDisconnect)
 
 
 @router.get("/health")

@@ -5,10 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from starfever.server.api.deps import ContextDep
+from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.schemas import JackpotPublic
 from starfever.server.services import jackpot
 
-router = APIRouter(prefix="/jackpot", tags=["jackpot"])
+router = APIRouter(prefix="/jackpot", tags=["jackpot"], route_class=RetryOnDisconnect)
 
 
 @router.get("")

@@ -1,23 +1,39 @@
-"""Operator views: pool meters, RTP, players."""
+"""Operators: their own log-in (password and TOTP code), and their views: pool meters, RTP,
+players."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request, status
 
 from starfever.server.api.deps import ContextDep, OperatorDep
+from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.schemas import (
+    OperatorCredentials,
     PlayerRowPublic,
     PlayersPublic,
     PoolMetersPublic,
     RtpPublic,
     RtpRowPublic,
+    TokenPublic,
 )
-from starfever.server.services import jackpot, operator, players
+from starfever.server.services import jackpot, operator, operators, players
 from starfever.server.services.operator import RtpRow
 
-router = APIRouter(prefix="/operator", tags=["operator"])
+router = APIRouter(prefix="/operator", tags=["operator"], route_class=RetryOnDisconnect)
+
+
+@router.post("/sessions", status_code=status.HTTP_201_CREATED)
+def log_in(body: OperatorCredentials, context: ContextDep, request: Request) -> TokenPublic:
+    """An operator's log-in: username, password and the 6-digit code of the authenticator
+    app (``starfever operator create`` printed its secret). Throttled apart from players:
+    ``STARFEVER_OPERATOR_LOGIN_MAX_FAILURES`` failures per operator from any address, then 429.
+    """
+    client = request.client.host if request.client else None
+    token, expires = operators.login_operator(context.db, context.settings, body.username,
+                                              body.password, body.otp, client)
+    return TokenPublic(token=token, expires_at=expires)
 
 
 @router.get("/jackpot")

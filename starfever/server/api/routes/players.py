@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Path, Request, status
 
 from starfever.server.api.deps import ContextDep, OperatorDep
+from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.schemas import (
     USERNAME_PATTERN,
     CashierPublic,
@@ -14,7 +15,7 @@ from starfever.server.schemas import (
 )
 from starfever.server.services import auth, cashier
 
-router = APIRouter(prefix="/players", tags=["players"])
+router = APIRouter(prefix="/players", tags=["players"], route_class=RetryOnDisconnect)
 UsernamePath = Path(pattern=USERNAME_PATTERN)
 
 
@@ -44,5 +45,6 @@ def deposit(body: DepositCreate, context: ContextDep, _operator: OperatorDep,
 def withdraw(body: DepositCreate, context: ContextDep, _operator: OperatorDep,
              username: str = UsernamePath) -> CashierPublic:
     """Cashier: pay out of a player's wallet (operator only)."""
-    result = cashier.withdraw(context.db, context.wallet, username, body.amount)
+    result = cashier.withdraw(context.db, context.settings, context.wallet, username,
+                              body.amount)
     return CashierPublic(username=result.username, amount=result.amount, balance=result.balance)

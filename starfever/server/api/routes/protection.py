@@ -6,6 +6,7 @@ from fastapi import APIRouter
 
 from starfever.server.api.convert import reality_check
 from starfever.server.api.deps import ContextDep, PlayerDep
+from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.schemas import (
     LimitsPublic,
     LimitUpdate,
@@ -16,7 +17,7 @@ from starfever.server.schemas import (
 from starfever.server.services import protection
 from starfever.server.services.protection import LimitState
 
-router = APIRouter(tags=["player protection"])
+router = APIRouter(tags=["player protection"], route_class=RetryOnDisconnect)
 
 
 def _limits(state: LimitState) -> LimitsPublic:

@@ -8,10 +8,11 @@ from fastapi import APIRouter, Path, Query
 
 from starfever.server.api.convert import round_public, round_summary
 from starfever.server.api.deps import ContextDep, PlayerDep
+from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.schemas import MAX_ID, RoundPagePublic, RoundPublic
 from starfever.server.services import rounds
 
-router = APIRouter(prefix="/rounds", tags=["rounds"])
+router = APIRouter(prefix="/rounds", tags=["rounds"], route_class=RetryOnDisconnect)
 
 
 @router.get("")

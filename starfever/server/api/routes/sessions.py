@@ -5,10 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response, status
 
 from starfever.server.api.deps import ContextDep, PrincipalDep
+from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.schemas import Credentials, TokenPublic
 from starfever.server.services import auth
 
-router = APIRouter(prefix="/sessions", tags=["sessions"])
+router = APIRouter(prefix="/sessions", tags=["sessions"], route_class=RetryOnDisconnect)
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)

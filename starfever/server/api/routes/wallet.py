@@ -8,10 +8,11 @@ from fastapi import APIRouter, Query
 
 from starfever.server.api.convert import reality_check
 from starfever.server.api.deps import ContextDep, PlayerDep
+from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.schemas import MAX_ID, LedgerEntryPublic, LedgerPagePublic, WalletPublic
 from starfever.server.services import players
 
-router = APIRouter(prefix="/wallet", tags=["wallet"])
+router = APIRouter(prefix="/wallet", tags=["wallet"], route_class=RetryOnDisconnect)
 
 
 @router.get("")

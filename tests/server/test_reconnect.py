@@ -1,0 +1,73 @@
+"""Non-spin routes survive PostgreSQL dropping every connection (issue 13): the request runs
+once more on a fresh connection instead of answering 500 (spins already retry in the
+settler: test_settle.py)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+from sqlalchemy import create_engine, text
+
+from starfever.server.db import sqlalchemy_url
+from tests.harness import Databases, postgres_admin_url, start_server
+from tests.server.conftest import skip_unless_available
+
+KILLS = 10
+
+
+def test_non_spin_routes_retry_once_when_the_database_drops_its_connections(
+        databases: Databases, tmp_path: Path) -> None:
+    skip_unless_available(databases, "postgresql")
+    server = start_server(databases, "postgresql", tmp_path)
+    try:
+        name, token = server.player(deposit=1_000)
+        player = {"Authorization": f"Bearer {token}"}
+        operator = {"Authorization": f"Bearer {server.operator_token}"}
+        calls = [("GET", "/wallet", player, None), ("GET", "/limits", player, None),
+                 ("PUT", "/limits", player, {"weekly_deposit_limit": 30_000}),
+                 ("GET", "/rounds", player, None), ("GET", "/wallet/entries", player, None),
+                 ("GET", "/reality-check", player, None), ("GET", "/jackpot", {}, None),
+                 ("GET", "/operator/players", operator, None), ("GET", "/ready", {}, None)]
+        codes: Counter[int] = Counter()
+        failures: list[str] = []
+        stop = threading.Event()
+
+        def client() -> None:
+            with httpx.Client(base_url=server.base, timeout=30) as http:
+                while not stop.is_set():
+                    for method, path, headers, body in calls:
+                        response = http.request(method, path, headers=headers, json=body)
+                        codes[response.status_code] += 1
+                        if response.status_code >= 500:
+                            failures.append(f"{method} {path}: {response.text}")
+
+        threads = [threading.Thread(target=client) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        db_name = server.database_url.rsplit("/", 1)[1]
+        admin = create_engine(sqlalchemy_url(postgres_admin_url()), isolation_level="AUTOCOMMIT")
+        dropped = 0
+        try:
+            for _ in range(KILLS):
+                time.sleep(0.3)
+                with admin.connect() as conn:
+                    dropped += conn.execute(text(
+                        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                        "WHERE datname = :name AND pid <> pg_backend_pid()"),
+                        {"name": db_name}).scalar_one()
+        finally:
+            admin.dispose()
+            stop.set()
+            for thread in threads:
+                thread.join()
+        print(f"{dropped} connections dropped in {KILLS} kills; answers {dict(codes)}")
+        assert dropped >= KILLS // 2
+        assert failures == []
+        assert set(codes) == {200}
+        assert server.deposit(name, 100).status_code == 201  # and money still moves
+    finally:
+        server.stop()
