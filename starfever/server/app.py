@@ -49,6 +49,8 @@ ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
         (422, "Values not acceptable (validation_error lists the fields)"),
         (429, "Too many failed log-ins; the Retry-After header says when to try again"),
         (500, "The server failed; nothing was changed"),
+        (503, "Not ready (not_ready), busy (server_busy), or the database connection was lost "
+              "while saving (commit_unknown: the change may or may not have been made)"),
     )}
 """Every API operation documents the one error body for each status it can answer."""
 TEST_MODE_WARNING = ("STARFEVER_TEST_MODE=1: spins accept test_draws, outcomes can be forced. "

@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from starfever.server.db import CommitUnknown
 from starfever.server.services.errors import ServiceError
 
 log = logging.getLogger("starfever.server")
@@ -56,6 +57,13 @@ def install(app: FastAPI) -> None:
                   for p in problems[:20]]
         message = "; ".join(f"{f['field']}: {f['problem']}" for f in fields[:3])
         return error_response(422, "validation_error", message, fields=fields)
+
+    @app.exception_handler(CommitUnknown)
+    async def _commit_unknown(_: Request, error: CommitUnknown) -> JSONResponse:
+        log.warning("connection lost during COMMIT: %s", error.__cause__)
+        return error_response(503, "commit_unknown", "the database connection was lost while "
+                              "saving: the change may or may not have been made; check, then "
+                              "retry", retry_after=1)
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, error: Exception) -> JSONResponse:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import socket
 
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from starfever.server.db import Database
 from starfever.server.models import WriteProbe
@@ -36,6 +36,8 @@ def ready(db: Database) -> None:
     try:
         prove_write(db)
     except SQLAlchemyError as error:
+        if isinstance(error, DBAPIError) and error.connection_invalidated:
+            raise  # a dropped connection: the route tries once more (api.retry)
         reason = str(getattr(error, "orig", None) or error).strip().splitlines()
         raise Unavailable("the database takes no writes: " + (reason[0] if reason else
                                                              type(error).__name__)) from None
