@@ -16,7 +16,7 @@ from starfever.server.services.chain import GENESIS_HASH, HASH_FIELDS, round_has
 from starfever.server.services.rounds import play_live_or_test
 from starfever.server.settings import DEVELOPMENT_SECRET, SettingsError, settings_from_env
 from starfever.sim.rng import KernelSource, chunk_state
-from tests.harness import audit_key_file, run_cli
+from tests.harness import OPERATOR_PASSWORD, audit_key_file, run_cli
 
 
 def test_production_refuses_the_default_secret() -> None:
@@ -86,10 +86,11 @@ def test_cli_creates_an_operator_once(tmp_path: Path) -> None:
     # the server tests' harness creates its operators in-process: this is the command's own run
     url = f"sqlite:///{tmp_path / 'operators.db'}"
     done = run_cli("operator", "create", "boss", "--database-url", url,
-                   stdin="operator-password-1\n")
+                   stdin=OPERATOR_PASSWORD + "\n")
     assert done.returncode == 0 and "operator 'boss' created" in done.stdout, done.stderr
+    assert "secret:" in done.stdout and "otpauth://totp/" in done.stdout  # the second factor
     again = run_cli("operator", "create", "boss", "--database-url", url,
-                    stdin="operator-password-2\n")
+                    stdin="another-Orbit-7731\n")
     assert again.returncode == 2 and "is taken" in again.stderr
     engine = create_engine(url)
     with engine.connect() as conn:
