@@ -54,7 +54,6 @@ from starfever.server.services.settlement import (
     Player,
     Settlement,
     SpinOutcome,
-    at_pool,
     settle,
 )
 
@@ -257,5 +256,4 @@ def lock_chain(session: Session) -> ChainHead:
     return head
 
 
-__all__ = ["MAX_BATCH", "Job", "Settler", "SpinOutcome", "at_pool", "lock_chain", "settle_batch",
-           "settler"]
+__all__ = ["MAX_BATCH", "Job", "Settler", "SpinOutcome", "lock_chain", "settle_batch", "settler"]
