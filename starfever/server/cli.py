@@ -6,10 +6,13 @@ import argparse
 import os
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starfever.engine.errors import InputError
 from starfever.server.settings import DEFAULT_DATABASE_URL, ENV_NAMES, get_settings
+
+if TYPE_CHECKING:
+    from starfever.server.operator_config import OperatorConfig
 
 
 def _database_url(args: argparse.Namespace) -> str:
@@ -40,6 +43,7 @@ def serve(args: argparse.Namespace) -> int:
     os.environ[ENV_NAMES["database_url"]] = _database_url(args)
     if args.model:
         os.environ[ENV_NAMES["model"]] = args.model
+    operator = wallet_mode(args)
     get_settings.cache_clear()
     settings = get_settings()  # every worker reads the same environment
     model = load_model(settings.model)
@@ -49,13 +53,27 @@ def serve(args: argparse.Namespace) -> int:
     migrate(db)
     ensure_pool(db, model)
     db.dispose()
+    wallet = f"operator wallet {operator.url}" if operator else "ledger wallet"
     print(f"Star Fever serving on http://{args.host}:{args.port} "
-          f"(model {model.name} {model.version}, database {shown_url(settings.database_url)})",
-          flush=True)
+          f"(model {model.name} {model.version}, database {shown_url(settings.database_url)}, "
+          f"{wallet})", flush=True)
     uvicorn.run("starfever.server.app:app_from_env", factory=True, host=args.host,
                 port=args.port, workers=args.workers, log_level=args.log_level,
                 access_log=args.log_level in ("debug", "info"), http=NoDelayHTTPProtocol)
     return 0
+
+
+def wallet_mode(args: argparse.Namespace) -> OperatorConfig | None:
+    """Put ``--wallet``/``--wallet-url`` into the environment every worker reads and check
+    the operator mode's configuration (``operator_config``); refused as one line."""
+    from starfever.server import operator_config as oc
+
+    if args.wallet:
+        os.environ[oc.ENV_WALLET] = args.wallet
+    if args.wallet_url:
+        os.environ[oc.ENV_WALLET_URL] = args.wallet_url
+    oc.get_operator_config.cache_clear()
+    return oc.get_operator_config()
 
 
 def audit(args: argparse.Namespace) -> int:
@@ -119,6 +137,10 @@ def register(sub: Any) -> None:
     p.add_argument("--model", default=None, help="math model name or path (default: default)")
     p.add_argument("--log-level", default="info",
                    choices=("critical", "error", "warning", "info", "debug"))
+    p.add_argument("--wallet", choices=("ledger", "operator"), default=None,
+                   help="ledger (embedded, the default) or operator (the operator's wallet at "
+                        "--wallet-url; secret in $STARFEVER_OPERATOR_SECRET)")
+    p.add_argument("--wallet-url", default=None, help="the operator wallet's root URL")
     p.set_defaults(handler=serve)
 
     p = sub.add_parser("audit", help="replay every stored round and verify chain and wallets")
