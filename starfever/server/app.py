@@ -15,6 +15,7 @@ from starfever.server.api.deps import Context
 from starfever.server.api.routes import (
     health,
     jackpot,
+    launch,
     operator,
     players,
     protection,
@@ -26,6 +27,7 @@ from starfever.server.api.routes import (
     wallet as wallet_routes,
 )
 from starfever.server.db import Database
+from starfever.server.operator_config import OperatorConfig, get_operator_config
 from starfever.server.schemas import ErrorPublic
 from starfever.server.services.jackpot import ensure_pool
 from starfever.server.services.wallet import LedgerWallet, WalletPort
@@ -53,19 +55,29 @@ TEST_MODE_WARNING = ("STARFEVER_TEST_MODE=1: spins accept test_draws, outcomes c
                      "NEVER run a real-money installation like this.")
 
 
-def create_app(settings: Settings, *, wallet: WalletPort | None = None) -> FastAPI:
-    """An application for ``settings`` (the database must already be migrated)."""
+def create_app(settings: Settings, *, wallet: WalletPort | None = None,
+               operator_mode: OperatorConfig | None = None) -> FastAPI:
+    """An application for ``settings`` (the database must already be migrated); with
+    ``operator_mode``, in operator mode (OPERATOR-WALLET.md)."""
+    from starfever.server.services.operator_wallet import OperatorWallet, Retrier
+
     settings.check()
     model = load_model(settings.model)
     db = Database(settings.database_url)
-    context = Context(settings=settings, db=db, model=model, wallet=wallet or LedgerWallet())
+    operator_wallet = OperatorWallet(db, operator_mode) if operator_mode else None
+    context = Context(settings=settings, db=db, model=model, wallet=wallet or LedgerWallet(),
+                      operator=operator_wallet)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         if settings.test_mode:
             log.warning("!" * 20 + " %s " + "!" * 20, TEST_MODE_WARNING)
         ensure_pool(db, model)
+        retrier = Retrier(operator_wallet).start() if operator_wallet else None
         yield
+        if retrier is not None and operator_wallet is not None:
+            retrier.stop()
+            await operator_wallet.aclose()
         db.dispose()
 
     app = FastAPI(title="Star Fever game server", version="1.0.0", lifespan=lifespan,
@@ -75,7 +87,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None) -> FastA
     app.add_middleware(errors.BodyLimit, max_bytes=settings.max_body_bytes)
     api = APIRouter(prefix=API_PREFIX, responses=ERROR_RESPONSES)
     for module in (health, players, sessions, wallet_routes, spins, rounds, jackpot,
-                   protection, operator):
+                   protection, operator, launch):
         api.include_router(module.router)
     app.include_router(api)
     mount_web(app, api_prefix=API_PREFIX)
@@ -84,4 +96,4 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None) -> FastA
 
 def app_from_env() -> FastAPI:
     """The factory ``uvicorn --factory`` calls in every worker: settings from the environment."""
-    return create_app(get_settings())
+    return create_app(get_settings(), operator_mode=get_operator_config())

@@ -9,7 +9,10 @@ Checked, in one read transaction:
   and its wallet entries to win - bet; the pool runs continuously from its seed, with each
   contribution re-derived (rate and carried fraction);
 - every wallet equals the sum of its ledger entries; the pool equals its entries and meters;
-  all entries of all books sum to zero.
+  all entries of all books sum to zero;
+- operator mode (no wallet rows: the player's side of a round is the ``operator`` book): each
+  such round was played on an acknowledged debit of its total bet, and has exactly one credit
+  recorded, of its total win with its €€€ part (``wallet_calls``).
 """
 
 from __future__ import annotations
@@ -29,7 +32,17 @@ from starfever.engine.rng import ReplayError
 from starfever.engine.round import replay_round
 from starfever.engine.symbols import Cents
 from starfever.server.db import Database
-from starfever.server.models import POOL, WALLET, ChainHead, JackpotPool, LedgerEntry, Round, Wallet
+from starfever.server.models import (
+    OPERATOR_BOOK,
+    POOL,
+    WALLET,
+    ChainHead,
+    JackpotPool,
+    LedgerEntry,
+    Round,
+    Wallet,
+    WalletCall,
+)
 from starfever.server.services import ledger
 from starfever.server.services.chain import GENESIS_HASH, canonical_json, round_hash
 from starfever.server.services.jackpot import POOL_ID
@@ -125,6 +138,7 @@ def run_audit(db: Database) -> AuditReport:
         pool = pool_row.seed if pool_row else 0
         carry = Fraction(0)
         prev_id, prev_hash = 0, GENESIS_HASH
+        operator_rounds: dict[int, tuple[int, int, int]] = {}
         for r in _rounds(session):
             report.rounds_checked += 1
             where = f"round {r.id}"
@@ -152,8 +166,13 @@ def run_audit(db: Database) -> AuditReport:
             round_books = books.pop(r.id, {})
             if sum(round_books.values()) != 0:
                 report.problems.append(f"{where}: its ledger entries do not sum to zero")
-            if round_books.get(WALLET, 0) != r.total_win - r.total_bet:
-                report.problems.append(f"{where}: wallet entries {round_books.get(WALLET, 0)}"
+            side = OPERATOR_BOOK if OPERATOR_BOOK in round_books else WALLET
+            if side == OPERATOR_BOOK:
+                operator_rounds[r.id] = r.total_bet, r.total_win, r.progressive_win
+            if WALLET in round_books and OPERATOR_BOOK in round_books:
+                report.problems.append(f"{where}: booked on both the wallet and the operator")
+            if round_books.get(side, 0) != r.total_win - r.total_bet:
+                report.problems.append(f"{where}: {side} entries {round_books.get(side, 0)}"
                                        f" != win - bet {r.total_win - r.total_bet}")
             prev_id, prev_hash = r.id, r.hash
         for orphan in sorted(books):
@@ -163,7 +182,34 @@ def run_audit(db: Database) -> AuditReport:
             report.problems.append(f"chain head names round {head.last_round_id}, the last "
                                    f"stored round is {prev_id}")
         _check_books(session, report, pool_row, pool, carry)
+        _check_operator_calls(session, report, operator_rounds)
     return report
+
+
+def _check_operator_calls(session: Session, report: AuditReport,
+                          operator_rounds: dict[int, tuple[int, int, int]]) -> None:
+    """Operator mode: the ``operator`` book of each round against the wallet calls."""
+    debits = {row.transaction_id: row for row in session.scalars(
+        select(WalletCall).where(WalletCall.kind == "debit"))}
+    credits: dict[int, list[WalletCall]] = defaultdict(list)
+    for row in session.scalars(select(WalletCall).where(WalletCall.kind == "credit")):
+        credits[int(row.round_id or 0)].append(row)
+    for round_id, (bet, win, jackpot_win) in sorted(operator_rounds.items()):
+        where = f"round {round_id}"
+        found = credits.pop(round_id, [])
+        if len(found) != 1:
+            report.problems.append(f"{where}: {len(found)} credits recorded, not one")
+            continue
+        credit = found[0]
+        if (credit.amount, credit.jackpot_amount) != (win, jackpot_win):
+            report.problems.append(f"{where}: credit of {credit.amount} (€€€ "
+                                   f"{credit.jackpot_amount}) != win {win} (€€€ {jackpot_win})")
+        debit = debits.get(credit.debit_transaction_id or "")
+        if debit is None or debit.status != "acknowledged" or debit.amount != bet:
+            report.problems.append(f"{where}: not played on an acknowledged debit of {bet}")
+    for round_id in sorted(credits):
+        report.problems.append(f"credit recorded for round {round_id}, which has no operator "
+                               "entries")
 
 
 def _check_books(session: Session, report: AuditReport, pool_row: JackpotPool | None,

@@ -34,6 +34,12 @@ class Credentials(Request):
     password: Password
 
 
+class LaunchTokenCreate(Request):
+    """Operator mode: open the session of a launch token."""
+
+    launch_token: Annotated[str, StringConstraints(min_length=1, max_length=128)]
+
+
 class PlayerCreate(Credentials):
     """Register a player; the birth date (``YYYY-MM-DD``) is optional."""
 
@@ -115,6 +121,13 @@ class PlayerPublic(Public):
 class TokenPublic(Public):
     token: str
     token_type: str = "bearer"
+    expires_at: datetime
+
+
+class LaunchPublic(Public):
+    """Operator mode: the game's address with its single-use launch token."""
+
+    url: str
     expires_at: datetime
 
 

@@ -43,6 +43,7 @@ from starfever.server.models import (
     Round,
     SessionToken,
     Wallet,
+    WalletCall,
 )
 from starfever.server.services import jackpot
 from starfever.server.services.chain import GENESIS_HASH
@@ -70,6 +71,12 @@ _SESSIONS: Table = SessionToken.__table__  # type: ignore[assignment]
 _POOL: Table = JackpotPool.__table__  # type: ignore[assignment]
 _HEAD: Table = ChainHead.__table__  # type: ignore[assignment]
 _ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
+_CALLS: Table = WalletCall.__table__  # type: ignore[assignment]
+_LOCK_DEBITS = (select(_CALLS.c.transaction_id, _CALLS.c.status)
+                .where(_CALLS.c.transaction_id.in_(bindparam("ids", expanding=True)))
+                .order_by(_CALLS.c.transaction_id).with_for_update())
+"""Operator mode: the batch's debits, locked, so that the retrier cannot roll one back while
+its round is being stored."""
 _LOCK_WALLETS = (
     select(_WALLETS.c.account_id, _WALLETS.c.balance, _ACCOUNTS.c.excluded_until)
     .join(_ACCOUNTS, _ACCOUNTS.c.id == _WALLETS.c.account_id)
@@ -199,9 +206,12 @@ def _read_books(conn: Connection, jobs: Sequence[Job], model: MathModel, now: An
                             net_result=row.net_result, revoked_at=row.revoked_at,
                             expires_at=row.expires_at)
               for row in conn.execute(_SESSIONS_OF, {"ids": session_ids})}
+    debit_ids = sorted({j.debit.transaction_id for j in jobs if j.debit is not None})
+    debits = {row.transaction_id: row.status
+              for row in conn.execute(_LOCK_DEBITS, {"ids": debit_ids})} if debit_ids else {}
     pool, carry, last_id, last_hash = _lock_pool_and_head(conn, model, now)
     return Books(players=players, logins=logins, settled=settled, pool=pool,
-                 carry=Fraction(carry), last_id=last_id, last_hash=last_hash)
+                 carry=Fraction(carry), last_id=last_id, last_hash=last_hash, debits=debits)
 
 
 def _write(db: Database, conn: Connection, done: Settlement, now: Any) -> None:
@@ -209,8 +219,11 @@ def _write(db: Database, conn: Connection, done: Settlement, now: Any) -> None:
     with db.pipelined(conn):
         conn.execute(insert(_ROUNDS), done.rounds)
         conn.execute(insert(_LEDGER), done.entries)
-        conn.execute(_UPDATE_WALLET, [{"w_id": aid, "w_balance": balance, "w_at": now}
-                                      for aid, balance in done.balances.items()])
+        if done.calls:
+            conn.execute(insert(_CALLS).inline(), done.calls)  # no RETURNING in a pipeline
+        if done.balances:
+            conn.execute(_UPDATE_WALLET, [{"w_id": aid, "w_balance": balance, "w_at": now}
+                                          for aid, balance in done.balances.items()])
         conn.execute(_UPDATE_NET, [{"s_id": sid, "s_delta": delta}
                                    for sid, delta in done.nets.items()])
         pool = done.pool

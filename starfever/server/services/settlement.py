@@ -29,7 +29,7 @@ from starfever.engine import money
 from starfever.engine.model import MathModel
 from starfever.engine.round import RoundResult, replay_round
 from starfever.engine.symbols import Cents
-from starfever.server.models import HOUSE, POOL, WALLET, Round
+from starfever.server.models import HOUSE, OPERATOR_BOOK, POOL, WALLET, Round
 from starfever.server.services import ledger
 from starfever.server.services.auth import Principal, check_session_live
 from starfever.server.services.chain import canonical_json, round_hash
@@ -42,6 +42,23 @@ from starfever.server.services.protection import (
 )
 from starfever.server.settings import Settings
 
+ACKNOWLEDGED = "acknowledged"
+"""The state of a wallet call the operator answered with ``200``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Debit:
+    """Operator mode: the spin's debit, acknowledged by the operator's wallet."""
+
+    transaction_id: str
+    """Star Fever's id of the debit (``operator_wallet.TransactionIds``)."""
+    credit_transaction_id: str
+    """The id its round's credit will be sent under."""
+    round_ref: str
+    """The ``round_id`` the operator was sent."""
+    balance: int
+    """The operator's balance after the debit, as it answered."""
+
 
 @dataclass(frozen=True, slots=True)
 class SpinOutcome:
@@ -51,6 +68,8 @@ class SpinOutcome:
     balance: int
     replayed: bool
     reality_check: RealityCheck
+    credit: dict[str, Any] | None = None
+    """Operator mode: the credit (a ``wallet_calls`` row) this round committed as pending."""
 
 
 @dataclass(slots=True)
@@ -68,6 +87,9 @@ class Job:
     """The round as drawn against the model's seed pool (re-based at settlement)."""
     test: bool
     future: Future[SpinOutcome] = field(default_factory=Future)
+    debit: Debit | None = None
+    """Operator mode: the acknowledged debit; the balance and the player's limits are the
+    operator's, so the round is booked against it instead of a wallet row."""
 
 
 @dataclass(slots=True)
@@ -106,6 +128,9 @@ class Books:
     last_id: int
     """The chain head: the last round's id and hash."""
     last_hash: str
+    debits: dict[str, str] = field(default_factory=dict)
+    """Operator mode: the state of the batch's debits by transaction id (locked); only an
+    ``acknowledged`` debit is played."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +162,9 @@ class Settlement:
     pool: PoolChange
     head: tuple[int, str]
     """The chain head after the batch: last id and hash."""
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    """Operator mode: the credits to record as pending (``wallet_calls`` rows), one per round
+    played on an operator debit; sent after the commit."""
 
     @property
     def writes(self) -> bool:
@@ -171,27 +199,28 @@ def _entry(entries: list[dict[str, Any]], book: str, kind: str, amount: int, rou
                     "balance_after": balance_after, "round_id": round_id, "created_at": at})
 
 
-def book_round(entries: list[dict[str, Any]], r: Round) -> None:
+def book_round(entries: list[dict[str, Any]], r: Round, player_book: str = WALLET) -> None:
     """A settled round's ledger entries, in their order: the bet leaves the wallet, its
     contribution goes to the pool and the rest to the house; the game win comes from the
-    house, the €€€ win from the pool, a refill from the house into the pool."""
+    house, the €€€ win from the pool, a refill from the house into the pool. In operator mode
+    the player's side is the ``operator`` book (the operator's wallet), not ``wallet``."""
     at, aid, rid = r.created_at, r.account_id, r.id
     game_win = r.total_win - r.progressive_win
     running = r.balance_before - r.total_bet
-    _entry(entries, WALLET, ledger.BET, -r.total_bet, rid, at, account_id=aid,
+    _entry(entries, player_book, ledger.BET, -r.total_bet, rid, at, account_id=aid,
            balance_after=running)
     _entry(entries, POOL, ledger.CONTRIBUTION, r.contribution, rid, at,
            balance_after=r.pool_before)
     _entry(entries, HOUSE, ledger.BET, r.total_bet - r.contribution, rid, at)
     if game_win:
         running += game_win
-        _entry(entries, WALLET, ledger.WIN, game_win, rid, at, account_id=aid,
+        _entry(entries, player_book, ledger.WIN, game_win, rid, at, account_id=aid,
                balance_after=running)
         _entry(entries, HOUSE, ledger.WIN, -game_win, rid, at)
     if r.progressive_win:
         running += r.progressive_win
-        _entry(entries, WALLET, ledger.JACKPOT_WIN, r.progressive_win, rid, at, account_id=aid,
-               balance_after=running)
+        _entry(entries, player_book, ledger.JACKPOT_WIN, r.progressive_win, rid, at,
+               account_id=aid, balance_after=running)
         _entry(entries, POOL, ledger.JACKPOT_WIN, -r.progressive_win, rid, at,
                balance_after=r.pool_before - r.progressive_win)
     if r.pool_refill:
@@ -215,6 +244,8 @@ class _Batch:
         self.entries: list[dict[str, Any]] = []
         self.touched: set[int] = set()
         self.nets: dict[int, int] = {}
+        self.debits = dict(books.debits)
+        self.calls: list[dict[str, Any]] = []
 
     def check_of(self, session_id: int) -> RealityCheck:
         login = self.logins.get(session_id)
@@ -230,40 +261,66 @@ class _Batch:
         if login is None:
             raise Unauthorized("the bearer token is not valid", code="invalid_token")
         check_session_live(login.revoked_at, login.expires_at, self.now)
-        player = self.players.get(aid)
-        if player is None:
+        player = self.players.get(aid) if job.debit is None else None
+        if player is None and job.debit is None:
             raise NotFound(f"player {aid} has no wallet", code="wallet_not_found")
         prior = self.settled.get((aid, job.key))
         if prior is not None:
             if prior.request_hash != job.fingerprint:
                 raise Conflict("this Idempotency-Key was used for a different spin request",
                                code="idempotency_key_reused")
-            return SpinOutcome(round=prior, balance=player.balance, replayed=True,
+            return SpinOutcome(round=prior, balance=prior.balance_after if player is None
+                               else player.balance, replayed=True,
                                reality_check=self.check_of(sid))
-        check_exclusion(player.excluded_until, self.now, "bets are")
-        check_reality_acknowledged(self.check_of(sid))
         total = money.total_bet(Cents(job.bet))
-        if player.balance < total:
+        if player is not None:
+            check_exclusion(player.excluded_until, self.now, "bets are")
+        check_reality_acknowledged(self.check_of(sid))
+        if player is not None and player.balance < total:
             raise Conflict(f"the balance of {player.balance} cents does not cover the total "
                            f"bet of {total} cents", code="insufficient_funds")
+        if player is not None:
+            balance = player.balance
+        elif job.debit is not None and self.debits.get(job.debit.transaction_id) == ACKNOWLEDGED:
+            balance = job.debit.balance + total  # the operator's balance before the bet
+        else:
+            raise Conflict("the debit of this spin was rolled back; send a new Idempotency-Key",
+                           code="debit_rolled_back")
         contribution, carry = money.progressive_contribution(
             total, self.model.contribution_rate, self.carry)
         result = at_pool(self.model, job.drawn, self.pool + contribution)
-        stored = self._store(job, result, total, contribution, player.balance)
+        stored = self._store(job, result, total, contribution, balance)
         self.carry = carry
         self.pool = result.pool_after
         self.contributions += contribution
         self.wins += result.progressive_win
         self.refills += result.pool_refill
         self.hits += sum(1 for e in result.events if e["type"] == "jackpot")
-        player.balance = stored.balance_after
-        self.touched.add(aid)
+        credit = None
+        if player is not None:
+            player.balance = stored.balance_after
+            self.touched.add(aid)
+        elif job.debit is not None:
+            credit = self._credit(job, job.debit, stored)
         delta = stored.total_win - stored.total_bet
         login.net_result += delta
         self.nets[sid] = self.nets.get(sid, 0) + delta
         self.settled[(aid, job.key)] = stored
         return SpinOutcome(round=stored, balance=stored.balance_after, replayed=False,
-                           reality_check=self.check_of(sid))
+                           reality_check=self.check_of(sid), credit=credit)
+
+    def _credit(self, job: Job, debit: Debit, r: Round) -> dict[str, Any]:
+        """The round's credit (also of 0: it closes the round), recorded as pending."""
+        row: dict[str, Any] = {
+            "transaction_id": debit.credit_transaction_id, "kind": "credit",
+            "account_id": r.account_id, "session_id": r.session_id,
+            "round_ref": debit.round_ref, "round_id": r.id, "idempotency_key": job.key,
+            "request_hash": job.fingerprint, "debit_transaction_id": debit.transaction_id,
+            "amount": r.total_win, "jackpot_amount": r.progressive_win, "status": "pending",
+            "error": None, "operator_transaction_id": None, "balance": None, "attempts": 0,
+            "next_attempt_at": self.now, "created_at": self.now, "updated_at": self.now}
+        self.calls.append(row)
+        return row
 
     def _store(self, job: Job, result: RoundResult, total: int, contribution: int,
                balance_before: int) -> Round:
@@ -287,7 +344,7 @@ class _Batch:
         stored = Round(**values)
         values["hash"] = stored.hash = round_hash(stored)
         self.rounds.append(values)
-        book_round(self.entries, stored)
+        book_round(self.entries, stored, WALLET if job.debit is None else OPERATOR_BOOK)
         self.last_id, self.last_hash = stored.id, stored.hash
         return stored
 
@@ -307,8 +364,8 @@ def settle(books: Books, jobs: list[Job], now: datetime) -> Settlement:
     return Settlement(results=results, rounds=batch.rounds, entries=batch.entries,
                       balances={aid: batch.players[aid].balance for aid in sorted(batch.touched)},
                       nets=dict(sorted(batch.nets.items())), pool=pool,
-                      head=(batch.last_id, batch.last_hash))
+                      head=(batch.last_id, batch.last_hash), calls=batch.calls)
 
 
-__all__ = ["Books", "Job", "Login", "Player", "PoolChange", "Settlement", "SpinOutcome",
-           "at_pool", "book_round", "settle"]
+__all__ = ["ACKNOWLEDGED", "Books", "Debit", "Job", "Login", "Player", "PoolChange", "Settlement",
+           "SpinOutcome", "at_pool", "book_round", "settle"]

@@ -12,7 +12,7 @@ from starfever.server.schemas import (
     PlayerCreate,
     PlayerPublic,
 )
-from starfever.server.services import auth, cashier
+from starfever.server.services import auth, cashier, launch
 
 router = APIRouter(prefix="/players", tags=["players"])
 UsernamePath = Path(pattern=USERNAME_PATTERN)
@@ -20,7 +20,10 @@ UsernamePath = Path(pattern=USERNAME_PATTERN)
 
 @router.post("", status_code=status.HTTP_201_CREATED)
 def register(body: PlayerCreate, context: ContextDep) -> PlayerPublic:
-    """Register a player (username, password, optional birth date)."""
+    """Register a player (username, password, optional birth date); not in operator mode,
+    where players come from the operator's launch (403 ``operator_mode``)."""
+    if context.operator is not None:
+        launch.refuse_in_operator_mode("registration")
     account = auth.register(context.db, context.wallet, body.username, body.password,
                             birth_date=body.birth())
     return PlayerPublic(username=account.username, role=account.role,
@@ -31,6 +34,8 @@ def register(body: PlayerCreate, context: ContextDep) -> PlayerPublic:
 def deposit(body: DepositCreate, context: ContextDep, _operator: OperatorDep,
             username: str = UsernamePath) -> CashierPublic:
     """Cashier: credit a player's wallet (operator only; limits and self-exclusion apply)."""
+    if context.operator is not None:
+        launch.refuse_in_operator_mode("the cashier")
     result = cashier.deposit(context.db, context.settings, context.wallet, username, body.amount)
     return CashierPublic(username=result.username, amount=result.amount, balance=result.balance)
 
@@ -39,5 +44,7 @@ def deposit(body: DepositCreate, context: ContextDep, _operator: OperatorDep,
 def withdraw(body: DepositCreate, context: ContextDep, _operator: OperatorDep,
              username: str = UsernamePath) -> CashierPublic:
     """Cashier: pay out of a player's wallet (operator only)."""
+    if context.operator is not None:
+        launch.refuse_in_operator_mode("the cashier")
     result = cashier.withdraw(context.db, context.wallet, username, body.amount)
     return CashierPublic(username=result.username, amount=result.amount, balance=result.balance)

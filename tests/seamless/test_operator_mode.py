@@ -1,0 +1,199 @@
+"""Operator mode end to end: a real ``starfever serve --wallet operator`` against the reference
+operator wallet as a real process, on SQLite and on PostgreSQL (OPERATOR-WALLET.md)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import text
+
+from tests.harness import (
+    DATABASE_KINDS,
+    DatabaseKind,
+    Databases,
+    OperatorWallet,
+    Server,
+    expect,
+    launched_player,
+    operator_mode_args,
+    operator_mode_env,
+    run_cli,
+    signed_launch,
+    start_server,
+)
+
+TIMEOUT_S = 1.0
+"""The server's STARFEVER_WALLET_TIMEOUT here: a delay beyond it is a lost reply."""
+BET = 20  # line bet 1 x 20 lines
+
+
+@pytest.fixture(scope="module")
+def wallet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OperatorWallet]:
+    started = OperatorWallet(tmp_path_factory.mktemp("operator-wallet"))
+    yield started
+    started.stop()
+
+
+@pytest.fixture(scope="module")
+def databases(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Databases]:
+    with Databases(tmp_path_factory.mktemp("db")) as made:
+        yield made
+
+
+@pytest.fixture(scope="module", params=DATABASE_KINDS)
+def server(request: pytest.FixtureRequest, databases: Databases, wallet: OperatorWallet,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A server in operator mode on a fresh database of each kind."""
+    kind: DatabaseKind = request.param
+    if kind == "postgresql" and not databases.postgres_available:
+        pytest.skip(f"no PostgreSQL answers at {databases.shown_admin_url}")
+    started = start_server(databases, kind, tmp_path_factory.mktemp(f"operator-{kind}"),
+                           operator_mode_env(wallet, timeout=TIMEOUT_S),
+                           args=operator_mode_args(wallet))
+    with started:
+        yield started
+    databases.drop(started.database_url)
+
+
+def _player(server: Server, wallet: OperatorWallet, balance: int = 10_000, *,
+            blocked: bool = False) -> tuple[str, str]:
+    player_id = f"op-player-{uuid.uuid4().hex[:10]}"
+    wallet.player(player_id, balance, blocked=blocked)
+    return player_id, launched_player(server, wallet.secret, player_id)
+
+
+def _rounds(server: Server, token: str) -> list[dict[str, object]]:
+    return list(expect(server.call("GET", "/rounds", token), 200).json()["rounds"])
+
+
+def _calls(server: Server, where: str = "1 = 1") -> list[dict[str, object]]:
+    with server.engine().connect() as conn:
+        return [dict(row._mapping) for row in conn.execute(text(
+            f"SELECT * FROM wallet_calls WHERE {where} ORDER BY id"))]
+
+
+def _wait_for(condition: object, seconds: float = 15) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if callable(condition) and condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError("the condition did not come true in time")
+
+
+def _applied(wallet: OperatorWallet, player_id: str, method: str) -> list[dict[str, object]]:
+    return [t for t in wallet.transactions(player_id) if t["method"] == method and t["applied"]]
+
+
+def test_launch_session_spins_and_both_books_agree(server: Server,
+                                                   wallet: OperatorWallet) -> None:
+    player_id, token = _player(server, wallet, 10_000)
+    assert server.balance(token) == 10_000  # GET /wallet asks the operator
+    answers = [expect(server.spin(token), 201).json() for _ in range(12)]
+    rounds = _rounds(server, token)
+    assert len(rounds) == 12
+    net = sum(int(r["total_win"]) - int(r["total_bet"]) for r in rounds)
+    debits = _applied(wallet, player_id, "debit")
+    credits = _applied(wallet, player_id, "credit")
+    assert len(debits) == len(credits) == 12
+    assert wallet.balance(player_id) == 10_000 + net == \
+        10_000 + sum(int(c["amount"]) for c in credits) - sum(int(d["amount"]) for d in debits)
+    assert answers[-1]["balance"] == wallet.balance(player_id) == server.balance(token)
+    credited = _calls(server, "kind = 'credit'")
+    assert {c["status"] for c in credited} >= {"acknowledged"}
+    audit = run_cli("audit", "--database-url", server.database_url)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+
+
+def test_insufficient_funds_and_player_blocked_are_clear_4xx_and_nothing_is_played(
+        server: Server, wallet: OperatorWallet) -> None:
+    poor_id, poor = _player(server, wallet, BET - 1)
+    refused = server.spin(poor)
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "insufficient_funds")
+    blocked_id, blocked = _player(server, wallet, 10_000, blocked=True)
+    refused = server.spin(blocked)
+    assert (refused.status_code, refused.json()["error"]["code"]) == (403, "player_blocked")
+    assert _rounds(server, poor) == [] and _rounds(server, blocked) == []
+    assert wallet.balance(poor_id) == BET - 1 and wallet.balance(blocked_id) == 10_000
+
+
+def test_a_debit_that_times_out_is_rolled_back_and_no_round_is_played(
+        server: Server, wallet: OperatorWallet) -> None:
+    player_id, token = _player(server, wallet, 1_000)
+    wallet.fault("debit", "delay", seconds=TIMEOUT_S + 1)
+    lost = server.spin(token)
+    assert (lost.status_code, lost.json()["error"]["code"]) == (503, "wallet_unavailable")
+    assert _rounds(server, token) == []
+    _wait_for(lambda: wallet.balance(player_id) == 1_000)  # debited late, then refunded
+    assert len(_applied(wallet, player_id, "rollback")) == 1
+    _wait_for(lambda: all(c["status"] == "acknowledged"
+                          for c in _calls(server, "kind = 'rollback'")))
+
+
+def test_a_credit_whose_reply_is_dropped_stays_pending_then_is_credited_once(
+        server: Server, wallet: OperatorWallet) -> None:
+    player_id, token = _player(server, wallet, 1_000)
+    wallet.fault("credit", "drop")
+    answer = expect(server.spin(token), 201).json()
+    round_id = answer["round"]["id"]
+
+    def credit_status() -> object:
+        found = _calls(server, f"kind = 'credit' AND round_id = {int(round_id)}")
+        return found[0]["status"] if found else None
+
+    _wait_for(lambda: credit_status() == "acknowledged")
+    credits = [t for t in wallet.transactions(player_id) if t["method"] == "credit"]
+    assert len(credits) == 1 and credits[0]["applied"]
+    win = int(answer["round"]["total_win"]) - int(answer["round"]["total_bet"])
+    assert wallet.balance(player_id) == 1_000 + win
+
+
+def test_a_retried_spin_reuses_its_transaction_id_and_moves_nothing(
+        server: Server, wallet: OperatorWallet) -> None:
+    player_id, token = _player(server, wallet, 1_000)
+    key = uuid.uuid4().hex
+    first = expect(server.spin(token, key=key), 201).json()
+    again = expect(server.spin(token, key=key), 200).json()
+    assert again["replayed"] and again["round"]["id"] == first["round"]["id"]
+    assert len(wallet.transactions(player_id)) == 2  # one debit, one credit
+    assert len(_rounds(server, token)) == 1
+
+
+def test_a_forged_launch_signature_is_refused(server: Server, wallet: OperatorWallet) -> None:
+    forged = signed_launch(server, "not-the-operator-secret-0123456789abc", "someone")
+    assert (forged.status_code, forged.json()["error"]["code"]) == (401, "bad_signature")
+    unsigned = server.call("POST", "/launch", json={"player_id": "someone"})
+    assert unsigned.status_code == 401
+
+
+def test_a_used_expired_or_forged_launch_token_gets_401(server: Server,
+                                                        wallet: OperatorWallet) -> None:
+    player_id = f"op-player-{uuid.uuid4().hex[:10]}"
+    wallet.player(player_id, 100)
+    launches = [expect(signed_launch(server, wallet.secret, player_id), 200).json()["url"]
+                for _ in range(2)]
+    used, expired = (url.split("launch=")[1].split("&")[0] for url in launches)
+    expect(server.call("POST", "/sessions", json={"launch_token": used}), 201)
+    with server.engine().begin() as conn:
+        conn.execute(text("UPDATE launch_tokens SET expires_at = :past WHERE used_at IS NULL"),
+                     {"past": (datetime.now(UTC) - timedelta(seconds=1)).replace(tzinfo=None)})
+    for token in (used, expired, "forged-launch-token"):
+        refused = server.call("POST", "/sessions", json={"launch_token": token})
+        assert (refused.status_code, refused.json()["error"]["code"]) == \
+            (401, "invalid_launch_token")
+
+
+def test_players_neither_register_nor_log_in_with_a_password_in_operator_mode(
+        server: Server) -> None:
+    refused = server.call("POST", "/players", json={"username": "someone",
+                                                    "password": "password-1"})
+    assert (refused.status_code, refused.json()["error"]["code"]) == (403, "operator_mode")
+    refused = server.call("POST", "/sessions", json={"username": "someone",
+                                                     "password": "password-1"})
+    assert (refused.status_code, refused.json()["error"]["code"]) == \
+        (403, "operator_mode_launch_only")
+    assert server.operator_token  # the operator's own account still logs in
