@@ -1,4 +1,5 @@
-"""``starfever serve``, ``starfever audit`` and ``starfever operator create``."""
+"""``starfever serve``, ``starfever audit``, ``starfever reconcile`` and ``starfever operator
+create``."""
 
 from __future__ import annotations
 
@@ -94,6 +95,23 @@ def audit(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def reconcile(args: argparse.Namespace) -> int:
+    """Operator mode: every spin's debit, credit or rollback with both sides' transaction ids,
+    and the spins still in doubt (exit 1 if any)."""
+    from starfever.server.db import open_existing
+    from starfever.server.reconcile import parse_since
+    from starfever.server.reconcile import reconcile as run
+
+    since = parse_since(args.since) if args.since else None
+    db = open_existing(_database_url(args))
+    try:
+        report = run(db, since)
+    finally:
+        db.dispose()
+    print("\n".join(report.lines()))
+    return 1 if report.in_doubt else 0
+
+
 def create_operator(args: argparse.Namespace) -> int:
     """Create an operator account; the password is the first line of stdin."""
     from starfever.server.db import Database, migrate
@@ -147,6 +165,12 @@ def register(sub: Any) -> None:
     p.add_argument("--database-url", help=url_help)
     p.add_argument("--show", type=int, default=20, help="mismatches to list (default 20)")
     p.set_defaults(handler=audit)
+
+    p = sub.add_parser("reconcile", help="operator mode: each spin's debit, credit or rollback "
+                                         "with both sides' ids, and what is in doubt")
+    p.add_argument("--since", help="only spins debited from this date (YYYY-MM-DD) or time on")
+    p.add_argument("--database-url", help=url_help)
+    p.set_defaults(handler=reconcile)
 
     p = sub.add_parser("operator", help="manage operator accounts")
     op_sub = p.add_subparsers(dest="operator_command", required=True, metavar="ACTION")

@@ -107,6 +107,9 @@ def test_launch_session_spins_and_both_books_agree(server: Server,
     assert {c["status"] for c in credited} >= {"acknowledged"}
     audit = run_cli("audit", "--database-url", server.database_url)
     assert audit.returncode == 0, audit.stdout + audit.stderr
+    reconcile = run_cli("reconcile", "--database-url", server.database_url)
+    assert reconcile.returncode == 0, reconcile.stdout + reconcile.stderr
+    assert debits[0]["operator_transaction_id"] in reconcile.stdout
 
 
 def test_insufficient_funds_and_player_blocked_are_clear_4xx_and_nothing_is_played(
