@@ -93,6 +93,8 @@ def test_launch_session_spins_and_both_books_agree(server: Server,
                                                    wallet: OperatorWallet) -> None:
     player_id, token = _player(server, wallet, 10_000)
     assert server.balance(token) == 10_000  # GET /wallet asks the operator
+    wallet.fault("debit", "twice", times=3)  # a request delivered twice moves money once
+    wallet.fault("credit", "twice", times=3)
     answers = [expect(server.spin(token), 201).json() for _ in range(12)]
     rounds = _rounds(server, token)
     assert len(rounds) == 12
@@ -200,3 +202,31 @@ def test_players_neither_register_nor_log_in_with_a_password_in_operator_mode(
     assert (refused.status_code, refused.json()["error"]["code"]) == \
         (403, "operator_mode_launch_only")
     assert server.operator_token  # the operator's own account still logs in
+
+
+def test_a_server_killed_between_debit_and_credit_credits_exactly_once_after_restart(
+        databases: Databases, wallet: OperatorWallet,
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    started = start_server(databases, "sqlite", tmp_path_factory.mktemp("operator-kill"),
+                           operator_mode_env(wallet, timeout=TIMEOUT_S),
+                           args=operator_mode_args(wallet))
+    with started as server:
+        player_id, token = _player(server, wallet, 1_000)
+        wallet.fault("credit", "error", times=100_000)  # 500, not applied: the credit waits
+        answer = expect(server.spin(token), 201).json()
+        assert len(_applied(wallet, player_id, "debit")) == 1
+        assert _applied(wallet, player_id, "credit") == []
+        server.kill()  # SIGKILL: the round is committed, its credit pending
+        in_doubt = run_cli("reconcile", "--database-url", server.database_url)
+        assert in_doubt.returncode == 1 and "IN DOUBT" in in_doubt.stdout
+        assert "pending_credit" in in_doubt.stdout
+        wallet.clear_faults()
+        server.start()
+        round_id = int(answer["round"]["id"])
+        _wait_for(lambda: _calls(server, f"kind = 'credit' AND round_id = {round_id}")[0]
+                  ["status"] == "acknowledged")
+        assert len(_applied(wallet, player_id, "credit")) == 1
+        win = int(answer["round"]["total_win"]) - int(answer["round"]["total_bet"])
+        assert wallet.balance(player_id) == 1_000 + win
+        assert run_cli("reconcile", "--database-url", server.database_url).returncode == 0
+    databases.drop(started.database_url)

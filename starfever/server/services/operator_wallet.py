@@ -242,9 +242,12 @@ class OperatorWallet:
                                          "was rolled back and nothing was played") from None
         if not await asyncio.to_thread(self.mark, ids.debit, ACKNOWLEDGED, reply=reply,
                                        only_pending=True):
-            # the retrier rolled it back meanwhile (it took longer than ``stale``)
-            raise WalletUnavailableError("the bet was rolled back while waiting for the "
-                                         "operator's wallet; nothing was played")
+            row = await asyncio.to_thread(self._row, ids.debit)
+            if row is None or row.status != ACKNOWLEDGED:
+                # the retrier rolled it back meanwhile (it took longer than ``stale``)
+                raise WalletUnavailableError("the bet was rolled back while waiting for the "
+                                             "operator's wallet; nothing was played")
+            # else a concurrent retry of this request was answered first: the same debit
         return reply.balance
 
     # --- the books of calls ---------------------------------------------------------------
