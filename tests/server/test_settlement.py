@@ -13,13 +13,15 @@ from itertools import pairwise
 from starfever.engine.model import load_model
 from starfever.engine.rng import SeededSource
 from starfever.engine.round import play_round, replay_round
-from starfever.server.models import Round
+from starfever.server.models import OPERATOR_BOOK, WALLET, Round
 from starfever.server.services.auth import Principal
 from starfever.server.services.chain import GENESIS_HASH, round_hash
 from starfever.server.services.errors import Conflict, Forbidden, ServiceError, Unauthorized
 from starfever.server.services.rounds import request_hash
 from starfever.server.services.settlement import (
+    ACKNOWLEDGED,
     Books,
+    Debit,
     Job,
     Login,
     Player,
@@ -145,3 +147,36 @@ def test_a_jackpot_is_paid_from_the_pool_as_it_stands_and_refilled() -> None:
     shares = [e for e in json.loads(hit["events"]) if e["type"] == "jackpot"]
     assert done.pool.hits == len(shares) >= 1 and done.pool.amount == MODEL.seed_cents
     assert done.head[1] not in (GENESIS_HASH, books.last_hash)
+
+
+def _debited(account: int, key: str, balance: int, seed: int) -> Job:
+    job = _job(account, key, bet=5, seed=seed)
+    job.debit = Debit(transaction_id=f"sfd-{key}", credit_transaction_id=f"sfc-{key}",
+                      round_ref=f"sfr-{key}", balance=balance)
+    return job
+
+
+def test_an_operator_debit_books_the_round_on_the_operator_book_and_records_its_credit() -> None:
+    books = Books(players={}, logins={1: _login()}, settled={}, pool=MODEL.seed_cents,
+                  carry=Fraction(0), last_id=0, last_hash=GENESIS_HASH,
+                  debits={"sfd-a": ACKNOWLEDGED, "sfd-b": ACKNOWLEDGED, "sfd-c": "rolled_back"})
+    jobs = [_debited(1, "a", 900, 1), _debited(1, "b", 800, 2), _debited(1, "c", 700, 3)]
+    done = settle(books, jobs, NOW)
+    first, second, refused = done.results
+    assert isinstance(first, SpinOutcome) and isinstance(second, SpinOutcome)
+    assert isinstance(refused, Conflict) and refused.code == "debit_rolled_back"
+    assert first.round.balance_before == 1_000 and second.round.balance_before == 900
+    assert done.balances == {}  # no wallet row is touched: the money is the operator's
+    assert {e["book"] for e in done.entries} & {WALLET, OPERATOR_BOOK} == {OPERATOR_BOOK}
+    for outcome in (first, second):
+        r = outcome.round
+        entries = [e for e in done.entries if e["round_id"] == r.id]
+        assert sum(e["amount"] for e in entries) == 0
+        assert sum(e["amount"] for e in entries if e["book"] == OPERATOR_BOOK) == \
+            r.total_win - r.total_bet
+    assert [(c["transaction_id"], c["round_id"], c["amount"], c["jackpot_amount"],
+             c["status"]) for c in done.calls] == [
+        ("sfc-a", first.round.id, first.round.total_win, first.round.progressive_win,
+         "pending"),
+        ("sfc-b", second.round.id, second.round.total_win, second.round.progressive_win,
+         "pending")]
