@@ -58,6 +58,8 @@ class AuditReport:
 
     rounds_checked: int = 0
     wallets_checked: int = 0
+    operator_rounds_checked: int = 0
+    """Operator mode: rounds checked against the operator wallet's calls."""
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -68,8 +70,10 @@ class AuditReport:
     def summary(self) -> str:
         """One line for people."""
         verdict = "OK" if self.ok else "FAILED"
+        operator = (f"{self.operator_rounds_checked} operator rounds checked against the "
+                    "wallet calls, " if self.operator_rounds_checked else "")
         return (f"audit {verdict}: {self.rounds_checked} rounds replayed and chained, "
-                f"{self.wallets_checked} wallets checked against the ledger, "
+                f"{self.wallets_checked} wallets checked against the ledger, {operator}"
                 f"{len(self.problems)} mismatches")
 
 
@@ -195,6 +199,7 @@ def _check_operator_calls(session: Session, report: AuditReport,
     for row in session.scalars(select(WalletCall).where(WalletCall.kind == "credit")):
         credits[int(row.round_id or 0)].append(row)
     for round_id, (bet, win, jackpot_win) in sorted(operator_rounds.items()):
+        report.operator_rounds_checked += 1
         where = f"round {round_id}"
         found = credits.pop(round_id, [])
         if len(found) != 1:

@@ -230,3 +230,20 @@ def test_a_server_killed_between_debit_and_credit_credits_exactly_once_after_res
         assert wallet.balance(player_id) == 1_000 + win
         assert run_cli("reconcile", "--database-url", server.database_url).returncode == 0
     databases.drop(started.database_url)
+
+
+def test_audit_checks_the_operator_book_against_the_wallet_calls(
+        server: Server, wallet: OperatorWallet) -> None:
+    _, token = _player(server, wallet, 1_000)
+    round_id = int(expect(server.spin(token), 201).json()["round"]["id"])
+    tamper = "UPDATE wallet_calls SET amount = amount + :d WHERE kind = 'credit' AND round_id = :r"
+    with server.engine().begin() as conn:
+        conn.execute(text(tamper), {"d": 1, "r": round_id})
+    try:
+        audit = run_cli("audit", "--database-url", server.database_url)
+        assert audit.returncode == 1 and f"round {round_id}: credit of" in audit.stdout
+    finally:
+        with server.engine().begin() as conn:
+            conn.execute(text(tamper), {"d": -1, "r": round_id})
+    audit = run_cli("audit", "--database-url", server.database_url)
+    assert audit.returncode == 0 and "operator rounds checked" in audit.stdout, audit.stdout
