@@ -39,8 +39,10 @@ API_PREFIX = "/api/v1"
 ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
     status: {"model": ErrorPublic, "description": description} for status, description in (
         (400, "Malformed request (bad JSON, missing or invalid Idempotency-Key)"),
-        (401, "Missing, invalid or expired bearer token, or wrong credentials"),
-        (403, "Wrong role, self-excluded, or over the deposit limit"),
+        (401, "Missing, invalid or expired bearer token, or wrong credentials (operator "
+              "mode: a forged launch, a used or expired launch token)"),
+        (403, "Wrong role, self-excluded, or over the deposit limit (operator mode: "
+              "player_blocked, or what is the operator's)"),
         (404, "No such resource (or not yours)"),
         (405, "Method not allowed"),
         (409, "Conflicts with the current state (funds, taken name, reused key, a reality "
@@ -49,6 +51,10 @@ ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
         (422, "Values not acceptable (validation_error lists the fields)"),
         (429, "Too many failed log-ins; the Retry-After header says when to try again"),
         (500, "The server failed; nothing was changed"),
+        (502, "Operator mode: the operator's wallet refused a call for a reason of the "
+              "integration; nothing was played"),
+        (503, "Operator mode: the operator's wallet did not answer; the bet was rolled back "
+              "and nothing was played"),
     )}
 """Every API operation documents the one error body for each status it can answer."""
 TEST_MODE_WARNING = ("STARFEVER_TEST_MODE=1: spins accept test_draws, outcomes can be forced. "

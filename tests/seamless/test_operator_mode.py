@@ -193,7 +193,7 @@ def test_a_used_expired_or_forged_launch_token_gets_401(server: Server,
 
 
 def test_players_neither_register_nor_log_in_with_a_password_in_operator_mode(
-        server: Server) -> None:
+        server: Server, wallet: OperatorWallet) -> None:
     refused = server.call("POST", "/players", json={"username": "someone",
                                                     "password": "password-1"})
     assert (refused.status_code, refused.json()["error"]["code"]) == (403, "operator_mode")
@@ -202,6 +202,12 @@ def test_players_neither_register_nor_log_in_with_a_password_in_operator_mode(
     assert (refused.status_code, refused.json()["error"]["code"]) == \
         (403, "operator_mode_launch_only")
     assert server.operator_token  # the operator's own account still logs in
+    _, token = _player(server, wallet, 100)
+    for path, body in (("/limits", {"weekly_deposit_limit": 100}),
+                       ("/self-exclusion", {"days": 7})):
+        method = "PUT" if path == "/limits" else "POST"
+        refused = server.call(method, path, token, json=body)
+        assert (refused.status_code, refused.json()["error"]["code"]) == (403, "operator_mode")
 
 
 def test_a_server_killed_between_debit_and_credit_credits_exactly_once_after_restart(

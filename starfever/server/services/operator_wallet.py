@@ -26,11 +26,13 @@ import asyncio
 import hashlib
 import logging
 import threading
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, exists, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from starfever.engine import money
@@ -174,7 +176,7 @@ class OperatorWallet:
         job.debit = Debit(transaction_id=ids.debit, credit_transaction_id=ids.credit,
                           round_ref=ids.round_ref, balance=balance)
         try:
-            outcome = await asyncio.wrap_future(settle.settler(self.db).enqueue(job))
+            outcome = await self._settle(job)
         except ServiceError:
             # refused at settlement (the session ended, a reality check fell due): no round
             if await asyncio.to_thread(self.round_of, principal.account_id, job.key) is None:
@@ -188,6 +190,15 @@ class OperatorWallet:
             return outcome
         return SpinOutcome(round=outcome.round, balance=reply.balance, replayed=False,
                            reality_check=outcome.reality_check, credit=outcome.credit)
+
+    async def _settle(self, job: settle.Job) -> SpinOutcome:
+        """Hand the debited job to the settler; a batch that lost a race on the key to another
+        process's (possible with several workers) is settled once more and finds its round."""
+        try:
+            return await asyncio.wrap_future(settle.settler(self.db).enqueue(job))
+        except IntegrityError:
+            job.future = Future()
+            return await asyncio.wrap_future(settle.settler(self.db).enqueue(job))
 
     def prepare_debit(self, job: settle.Job, ids: TransactionIds) -> Prepared:
         """Check the session (and, for a new spin, the reality check) and record the debit
