@@ -67,7 +67,8 @@ def _player(server: Server, wallet: OperatorWallet, balance: int = 10_000, *,
 
 
 def _rounds(server: Server, token: str) -> list[dict[str, object]]:
-    return list(expect(server.call("GET", "/rounds", token), 200).json()["rounds"])
+    return list(expect(server.call("GET", "/rounds", token, params={"limit": 100}), 200)
+                .json()["rounds"])
 
 
 def _calls(server: Server, where: str = "1 = 1") -> list[dict[str, object]]:
@@ -253,3 +254,40 @@ def test_audit_checks_the_operator_book_against_the_wallet_calls(
             conn.execute(text(tamper), {"d": -1, "r": round_id})
     audit = run_cli("audit", "--database-url", server.database_url)
     assert audit.returncode == 0 and "operator rounds checked" in audit.stdout, audit.stdout
+
+
+def test_books_agree_after_many_concurrent_rounds_with_faults_injected(
+        server: Server, wallet: OperatorWallet) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    players = [_player(server, wallet, 100_000) for _ in range(3)]
+    for method, fault, times in (("debit", "error", 4), ("debit", "twice", 5),
+                                 ("debit", "delay", 2), ("credit", "drop", 2),
+                                 ("credit", "error", 5), ("credit", "twice", 5),
+                                 ("rollback", "error", 2)):
+        wallet.fault(method, fault, times=times, seconds=TIMEOUT_S + 0.5)
+
+    def play(i: int) -> int:
+        _, token = players[i % len(players)]
+        return server.spin(token).status_code
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        statuses = list(pool.map(play, range(120)))
+    assert set(statuses) <= {201, 503}, statuses
+    assert statuses.count(503) == 6  # the debits answered 500 or too late: rolled back
+    wallet.clear_faults()
+
+    def settled() -> bool:
+        return run_cli("reconcile", "--database-url", server.database_url).returncode == 0
+
+    _wait_for(settled, seconds=60)
+    played = 0
+    for player_id, token in players:
+        rounds = _rounds(server, token)
+        played += len(rounds)
+        assert wallet.balance(player_id) == 100_000 + sum(
+            int(r["total_win"]) - int(r["total_bet"]) for r in rounds)
+        assert len(_applied(wallet, player_id, "credit")) == len(rounds)
+    assert played == statuses.count(201)
+    audit = run_cli("audit", "--database-url", server.database_url)
+    assert audit.returncode == 0, audit.stdout
