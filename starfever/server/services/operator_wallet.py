@@ -114,6 +114,11 @@ class TransactionIds:
                    round_ref=f"sfr-{digest}")
 
 
+def rollback_id(debit_id: str) -> str:
+    """The rollback's id of a debit's id (:class:`TransactionIds`)."""
+    return "sfb-" + debit_id.removeprefix("sfd-")
+
+
 def session_ref(session_id: int | None) -> str:
     """The ``session_id`` the operator is sent for one of Star Fever's sessions."""
     return f"sfs-{session_id or 0}"
@@ -155,6 +160,7 @@ class OperatorWallet:
         return self._async
 
     async def aclose(self) -> None:
+        """Close both clients (the app's shutdown)."""
         if self._async is not None:
             await self._async.close()
         self.client.close()
@@ -284,10 +290,8 @@ class OperatorWallet:
             if debit is None or debit.status == ROLLED_BACK:
                 return
             debit.status, debit.updated_at = ROLLED_BACK, now
-            ids = TransactionIds(debit=debit_id, credit="", round_ref=debit.round_ref,
-                                 rollback="sfb-" + debit_id.removeprefix("sfd-"))
-            session.add(_call_row(ROLLBACK, ids.rollback, debit.account_id, debit.session_id,
-                                  debit.round_ref, now, amount=debit.amount,
+            session.add(_call_row(ROLLBACK, rollback_id(debit_id), debit.account_id,
+                                  debit.session_id, debit.round_ref, now, amount=debit.amount,
                                   debit_id=debit_id))
 
     def round_of(self, account_id: int, key: str) -> int | None:
@@ -429,10 +433,12 @@ class Retrier:
                                         daemon=True)
 
     def start(self) -> Retrier:
+        """Start the thread; returns self."""
         self._thread.start()
         return self
 
     def stop(self) -> None:
+        """Stop the thread (after the call it is sending, if any)."""
         self._stop.set()
         self._thread.join(timeout=self.wallet.config.timeout + 5)
 
