@@ -10,7 +10,9 @@ Plain Python, no pytest (the fixtures live in the conftest files):
 - :class:`Server` is a ``starfever serve`` process on a free port of 127.0.0.1 with an HTTP
   client and the helpers the tests share (log in, register, deposit, spin, balance);
 - :func:`start_server` and :func:`running_server` put those together: a fresh database with an
-  operator account, and a server on it that answers ``/health``.
+  operator account, and a server on it that answers ``/health``;
+- :class:`OperatorWallet` is the reference operator wallet (``starfever operator-wallet-demo``)
+  as a real process, for a server in operator mode (:func:`operator_mode_env`).
 """
 
 from __future__ import annotations
@@ -25,12 +27,14 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
+from urllib.parse import parse_qs, urlparse
 
 import httpx
 import pyotp
@@ -38,6 +42,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
+from starfever.seamless import protocol
 from starfever.server.db import Database, migrate, sqlalchemy_url
 from starfever.server.services import operators
 from starfever.server.services.wallet import LedgerWallet
@@ -260,8 +265,10 @@ class Server:
 
     def __init__(self, database_url: str, log_path: Path, env: Mapping[str, str] | None = None,
                  *, test_mode: bool = True, workers: int = 1, own_process_group: bool = False,
-                 start_timeout: float = 60.0) -> None:
+                 start_timeout: float = 60.0, args: Sequence[str] = ()) -> None:
         self.database_url = database_url
+        self.args = tuple(args)
+        """More arguments of ``starfever serve`` (e.g. ``--wallet operator``)."""
         self.log_path = log_path
         self.env = {"STARFEVER_SECRET_KEY": SECRET, "STARFEVER_AUDIT_KEY_FILE": audit_key_file(),
                     "STARFEVER_TEST_MODE": "1" if test_mode else "0", **TEST_SERVER_ENV,
@@ -296,7 +303,7 @@ class Server:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "starfever.cli", "serve", "--host", HOST,
                  "--port", str(self.port), "--workers", str(self.workers),
-                 "--database-url", self.database_url, "--log-level", "warning"],
+                 "--database-url", self.database_url, "--log-level", "warning", *self.args],
                 stdout=log, stderr=subprocess.STDOUT, env=_clean_environment(self.env),
                 cwd=self.log_path.parent, start_new_session=self.own_process_group)
         deadline = time.monotonic() + self.start_timeout
@@ -421,13 +428,14 @@ class Server:
 def start_server(databases: Databases, kind: DatabaseKind, directory: Path,
                  env: Mapping[str, str] | None = None, *, test_mode: bool = True,
                  workers: int = 1, own_process_group: bool = False,
-                 start_timeout: float = 60.0) -> Server:
+                 start_timeout: float = 60.0, args: Sequence[str] = ()) -> Server:
     """A started server, with an operator account, on a fresh database of ``kind``; its log
     is ``directory/server.log``. The other arguments are those of :class:`Server`."""
     url = databases.new(kind)
     secret = create_operator(url)
     server = Server(url, directory / "server.log", env, test_mode=test_mode, workers=workers,
-                    own_process_group=own_process_group, start_timeout=start_timeout)
+                    own_process_group=own_process_group, start_timeout=start_timeout,
+                    args=args)
     server.operator_totp = secret
     return server.start()
 
@@ -449,3 +457,106 @@ def running_server(directory: Path, kind: DatabaseKind = "sqlite",
         if not keep:
             databases.drop_all()
             shutil.rmtree(databases.directory, ignore_errors=True)
+
+
+OPERATOR_SECRET = "operator-shared-secret-0123456789abcdef"
+"""The shared secret of the reference wallet and of a server in operator mode."""
+
+
+class OperatorWallet:
+    """The reference operator wallet (``starfever operator-wallet-demo``) as a real process on
+    a free port, with its own SQLite file in ``folder``, and a client for its admin routes."""
+
+    def __init__(self, folder: Path, secret: str = OPERATOR_SECRET) -> None:
+        self.port = free_port()
+        self.url = f"http://{HOST}:{self.port}"
+        self.secret = secret
+        self.db = folder / "operator-wallet.db"
+        self.log = folder / "operator-wallet.log"
+        env = {**os.environ, "STARFEVER_OPERATOR_SECRET": secret}
+        with open(self.log, "ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "starfever.cli", "operator-wallet-demo", "--port",
+                 str(self.port), "--db", str(self.db)], stdout=log, stderr=subprocess.STDOUT,
+                env=env)
+        self.admin = httpx.Client(base_url=self.url, timeout=10)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(self.log.read_text())
+            try:
+                self.admin.get("/_admin/transactions")
+                return
+            except httpx.TransportError:
+                time.sleep(0.05)
+        raise RuntimeError("the reference wallet did not start")
+
+    def player(self, player_id: str, balance: int = 0, *, blocked: bool = False) -> None:
+        """Create the player or set its balance and block."""
+        self.admin.post("/_admin/players", json={"player_id": player_id, "balance": balance,
+                                                 "blocked": blocked}).raise_for_status()
+
+    def balance(self, player_id: str) -> int:
+        """The player's balance on the operator's side."""
+        response = self.admin.get(f"/_admin/players/{player_id}")
+        response.raise_for_status()
+        return int(response.json()["balance"])
+
+    def transactions(self, player_id: str | None = None) -> list[dict[str, Any]]:
+        """Every request the wallet recorded (of one player), oldest first."""
+        params = {"player_id": player_id} if player_id else {}
+        return list(self.admin.get("/_admin/transactions", params=params).json())
+
+    def fault(self, method: str, fault: str, *, times: int = 1, seconds: float = 0) -> None:
+        """Make the next ``times`` calls of ``method`` misbehave (``delay``, ``drop``,
+        ``error``, ``twice``)."""
+        self.admin.post("/_admin/faults", json={"method": method, "fault": fault,
+                                                "times": times, "seconds": seconds}
+                        ).raise_for_status()
+
+    def clear_faults(self) -> None:
+        """Forget the faults not yet consumed."""
+        self.admin.delete("/_admin/faults").raise_for_status()
+
+    def stop(self) -> None:
+        """End the process."""
+        self.admin.close()
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def operator_mode_args(wallet: OperatorWallet) -> tuple[str, ...]:
+    """``starfever serve`` arguments of operator mode against ``wallet``."""
+    return ("--wallet", "operator", "--wallet-url", wallet.url)
+
+
+def operator_mode_env(wallet: OperatorWallet, *, timeout: float = 5,
+                      retry: float = 0.2) -> dict[str, str]:
+    """The environment of a server in operator mode: the secret, the wallet's timeout and the
+    retrier's first backoff."""
+    return {"STARFEVER_OPERATOR_SECRET": wallet.secret,
+            "STARFEVER_WALLET_TIMEOUT": str(timeout),
+            "STARFEVER_WALLET_RETRY_SECONDS": str(retry)}
+
+
+def signed_launch(server: Server, secret: str, player_id: str,
+                  **fields: Any) -> httpx.Response:
+    """The operator's ``POST /launch`` for ``player_id``, signed with ``secret``."""
+    body = protocol.encode({"player_id": player_id, "currency": "EUR", "language": "de",
+                            "market": "de", "return_url": "https://operator.example/lobby",
+                            **fields}, datetime.now(UTC))
+    return server.call("POST", "/launch", content=body, headers={
+        "Content-Type": "application/json",
+        protocol.OPERATOR_SIGNATURE: protocol.sign(secret, body)})
+
+
+def launched_player(server: Server, secret: str, player_id: str) -> str:
+    """Launch ``player_id`` and exchange the launch token: the session token."""
+    url = str(expect(signed_launch(server, secret, player_id), 200).json()["url"])
+    launch_token = parse_qs(urlparse(url).query)["launch"][0]
+    response = server.call("POST", "/sessions", json={"launch_token": launch_token})
+    return str(expect(response, 201).json()["token"])

@@ -15,6 +15,7 @@ from starfever.server.api.deps import Context
 from starfever.server.api.routes import (
     health,
     jackpot,
+    launch,
     operator,
     players,
     protection,
@@ -27,6 +28,7 @@ from starfever.server.api.routes import (
 )
 from starfever.server.api.security import SecurityHeaders
 from starfever.server.db import Database
+from starfever.server.operator_config import OperatorConfig, get_operator_config
 from starfever.server.schemas import ErrorPublic
 from starfever.server.services.anchor import ensure_boundary
 from starfever.server.services.jackpot import ensure_pool
@@ -39,8 +41,10 @@ API_PREFIX = "/api/v1"
 ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
     status: {"model": ErrorPublic, "description": description} for status, description in (
         (400, "Malformed request (bad JSON, missing or invalid Idempotency-Key)"),
-        (401, "Missing, invalid or expired bearer token, or wrong credentials"),
-        (403, "Wrong role, self-excluded, or over the deposit limit"),
+        (401, "Missing, invalid or expired bearer token, or wrong credentials (operator "
+              "mode: a forged launch, a used or expired launch token)"),
+        (403, "Wrong role, self-excluded, or over the deposit limit (operator mode: "
+              "player_blocked, or what is the operator's)"),
         (404, "No such resource (or not yours)"),
         (405, "Method not allowed"),
         (409, "Conflicts with the current state (funds, taken name, reused key, a reality "
@@ -49,20 +53,30 @@ ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
         (422, "Values not acceptable (validation_error lists the fields)"),
         (429, "Too many failed log-ins; the Retry-After header says when to try again"),
         (500, "The server failed; nothing was changed"),
-        (503, "Not ready (not_ready), busy (server_busy), or the database connection was lost "
-              "while saving (commit_unknown: the change may or may not have been made)"),
+        (502, "Operator mode: the operator's wallet refused a call for a reason of the "
+              "integration; nothing was played"),
+        (503, "Not ready (not_ready), busy (server_busy), the database connection was lost "
+              "while saving (commit_unknown: the change may or may not have been made), or, in "
+              "operator mode, the operator's wallet did not answer (wallet_unavailable: the bet "
+              "was rolled back and nothing was played)"),
     )}
 """Every API operation documents the one error body for each status it can answer."""
 TEST_MODE_WARNING = ("STARFEVER_TEST_MODE=1: spins accept test_draws, outcomes can be forced. "
                      "NEVER run a real-money installation like this.")
 
 
-def create_app(settings: Settings, *, wallet: WalletPort | None = None) -> FastAPI:
-    """An application for ``settings`` (the database must already be migrated)."""
+def create_app(settings: Settings, *, wallet: WalletPort | None = None,
+               operator_mode: OperatorConfig | None = None) -> FastAPI:
+    """An application for ``settings`` (the database must already be migrated); with
+    ``operator_mode``, in operator mode (OPERATOR-WALLET.md)."""
+    from starfever.server.services.operator_wallet import OperatorWallet, Retrier
+
     settings.check()
     model = load_model(settings.model)
     db = Database(settings.database_url)
-    context = Context(settings=settings, db=db, model=model, wallet=wallet or LedgerWallet())
+    operator_wallet = OperatorWallet(db, operator_mode) if operator_mode else None
+    context = Context(settings=settings, db=db, model=model, wallet=wallet or LedgerWallet(),
+                      operator=operator_wallet)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -70,7 +84,11 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None) -> FastA
             log.warning("!" * 20 + " %s " + "!" * 20, TEST_MODE_WARNING)
         ensure_pool(db, model)
         ensure_boundary(db, settings.chain_key())
+        retrier = Retrier(operator_wallet).start() if operator_wallet else None
         yield
+        if retrier is not None and operator_wallet is not None:
+            retrier.stop()
+            await operator_wallet.aclose()
         db.dispose()
 
     production = settings.environment == "production"
@@ -86,7 +104,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None) -> FastA
     app.add_middleware(SecurityHeaders, production=production)
     api = APIRouter(prefix=API_PREFIX, responses=ERROR_RESPONSES)
     for module in (health, players, sessions, wallet_routes, spins, rounds, jackpot,
-                   protection, operator):
+                   protection, operator, launch):
         api.include_router(module.router)
     app.include_router(api)
     mount_web(app, api_prefix=API_PREFIX)
@@ -95,4 +113,4 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None) -> FastA
 
 def app_from_env() -> FastAPI:
     """The factory ``uvicorn --factory`` calls in every worker: settings from the environment."""
-    return create_app(get_settings())
+    return create_app(get_settings(), operator_mode=get_operator_config())

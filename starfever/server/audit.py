@@ -13,6 +13,9 @@ Checked, in one read transaction:
 - against insiders (:mod:`starfever.server.audit_chains`): hashes keyed under the audit key
   from the boundary on, the cashier chain, every player's balance continuity, the deposit
   limits, and any signed statements of the chain heads given.
+- operator mode (no wallet rows: the player's side of a round is the ``operator`` book): each
+  such round was played on an acknowledged debit of its total bet, and has exactly one credit
+  recorded, of its total win with its €€€ part (``wallet_calls``).
 """
 
 from __future__ import annotations
@@ -34,7 +37,17 @@ from starfever.engine.round import replay_round
 from starfever.engine.symbols import Cents
 from starfever.server import audit_chains
 from starfever.server.db import Database
-from starfever.server.models import POOL, WALLET, ChainHead, JackpotPool, LedgerEntry, Round, Wallet
+from starfever.server.models import (
+    OPERATOR_BOOK,
+    POOL,
+    WALLET,
+    ChainHead,
+    JackpotPool,
+    LedgerEntry,
+    Round,
+    Wallet,
+    WalletCall,
+)
 from starfever.server.services import ledger
 from starfever.server.services.chain import GENESIS_HASH, canonical_json, round_hash
 from starfever.server.services.jackpot import POOL_ID
@@ -53,6 +66,8 @@ class AuditReport:
     wallets_checked: int = 0
     entries_checked: int = 0
     statements_checked: int = 0
+    operator_rounds_checked: int = 0
+    """Operator mode: rounds checked against the operator wallet's calls."""
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -65,10 +80,12 @@ class AuditReport:
         verdict = "OK" if self.ok else "FAILED"
         statements = (f", {self.statements_checked} signed statements"
                       if self.statements_checked else "")
+        operator = (f", {self.operator_rounds_checked} operator rounds checked against the "
+                    "wallet calls" if self.operator_rounds_checked else "")
         return (f"audit {verdict}: {self.rounds_checked} rounds replayed and chained, "
                 f"{self.wallets_checked} wallets checked against the ledger, "
                 f"{self.entries_checked} wallet entries checked for continuity"
-                f"{statements}, {len(self.problems)} mismatches")
+                f"{operator}{statements}, {len(self.problems)} mismatches")
 
 
 class _Models:
@@ -146,6 +163,7 @@ def run_audit(db: Database, settings: Settings | None = None,
         pool = pool_row.seed if pool_row else 0
         carry = Fraction(0)
         prev_id, prev_hash = 0, GENESIS_HASH
+        operator_rounds: dict[int, tuple[int, int, int]] = {}
         for r in _rounds(session):
             report.rounds_checked += 1
             where = f"round {r.id}"
@@ -175,8 +193,13 @@ def run_audit(db: Database, settings: Settings | None = None,
             round_books = books.pop(r.id, {})
             if sum(round_books.values()) != 0:
                 report.problems.append(f"{where}: its ledger entries do not sum to zero")
-            if round_books.get(WALLET, 0) != r.total_win - r.total_bet:
-                report.problems.append(f"{where}: wallet entries {round_books.get(WALLET, 0)}"
+            side = OPERATOR_BOOK if OPERATOR_BOOK in round_books else WALLET
+            if side == OPERATOR_BOOK:
+                operator_rounds[r.id] = r.total_bet, r.total_win, r.progressive_win
+            if WALLET in round_books and OPERATOR_BOOK in round_books:
+                report.problems.append(f"{where}: booked on both the wallet and the operator")
+            if round_books.get(side, 0) != r.total_win - r.total_bet:
+                report.problems.append(f"{where}: {side} entries {round_books.get(side, 0)}"
                                        f" != win - bet {r.total_win - r.total_bet}")
             prev_id, prev_hash = r.id, r.hash
         for orphan in sorted(books):
@@ -186,10 +209,38 @@ def run_audit(db: Database, settings: Settings | None = None,
             report.problems.append(f"chain head names round {head.last_round_id}, the last "
                                    f"stored round is {prev_id}")
         _check_books(session, report, pool_row, pool, carry)
+        _check_operator_calls(session, report, operator_rounds)
         for name, statement in statements:
             audit_chains.check_statement(session, key, statement, report.problems, name)
             report.statements_checked += 1
     return report
+
+
+def _check_operator_calls(session: Session, report: AuditReport,
+                          operator_rounds: dict[int, tuple[int, int, int]]) -> None:
+    """Operator mode: the ``operator`` book of each round against the wallet calls."""
+    debits = {row.transaction_id: row for row in session.scalars(
+        select(WalletCall).where(WalletCall.kind == "debit"))}
+    credits: dict[int, list[WalletCall]] = defaultdict(list)
+    for row in session.scalars(select(WalletCall).where(WalletCall.kind == "credit")):
+        credits[int(row.round_id or 0)].append(row)
+    for round_id, (bet, win, jackpot_win) in sorted(operator_rounds.items()):
+        report.operator_rounds_checked += 1
+        where = f"round {round_id}"
+        found = credits.pop(round_id, [])
+        if len(found) != 1:
+            report.problems.append(f"{where}: {len(found)} credits recorded, not one")
+            continue
+        credit = found[0]
+        if (credit.amount, credit.jackpot_amount) != (win, jackpot_win):
+            report.problems.append(f"{where}: credit of {credit.amount} (€€€ "
+                                   f"{credit.jackpot_amount}) != win {win} (€€€ {jackpot_win})")
+        debit = debits.get(credit.debit_transaction_id or "")
+        if debit is None or debit.status != "acknowledged" or debit.amount != bet:
+            report.problems.append(f"{where}: not played on an acknowledged debit of {bet}")
+    for round_id in sorted(credits):
+        report.problems.append(f"credit recorded for round {round_id}, which has no operator "
+                               "entries")
 
 
 def _check_books(session: Session, report: AuditReport, pool_row: JackpotPool | None,

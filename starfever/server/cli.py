@@ -1,11 +1,12 @@
-"""``starfever serve``, ``starfever audit`` and ``starfever operator create``."""
+"""``starfever serve``, ``starfever audit``, ``starfever reconcile`` and ``starfever operator
+create``."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starfever.engine.errors import InputError
 from starfever.server.settings import (
@@ -15,6 +16,9 @@ from starfever.server.settings import (
     secrets_of,
     shown_url,
 )
+
+if TYPE_CHECKING:
+    from starfever.server.operator_config import OperatorConfig
 
 
 def _database_url(args: argparse.Namespace) -> str:
@@ -52,6 +56,7 @@ def serve(args: argparse.Namespace) -> int:
     os.environ[ENV_NAMES["database_url"]] = _database_url(args)
     if args.model:
         os.environ[ENV_NAMES["model"]] = args.model
+    operator = wallet_mode(args)
     get_settings.cache_clear()
     settings = get_settings()  # every worker reads the same environment
     model = load_model(settings.model)
@@ -67,9 +72,10 @@ def serve(args: argparse.Namespace) -> int:
         raise database_problem(settings.database_url, error) from None
     finally:
         db.dispose()
+    wallet = f"operator wallet {operator.url}" if operator else "ledger wallet"
     print(f"Star Fever serving on http://{args.host}:{args.port} "
-          f"(model {model.name} {model.version}, database {shown_url(settings.database_url)})",
-          flush=True)
+          f"(model {model.name} {model.version}, database {shown_url(settings.database_url)}, "
+          f"{wallet})", flush=True)
     uvicorn.run("starfever.server.app:app_from_env", factory=True, host=args.host,
                 port=args.port, workers=args.workers, log_level=args.log_level,
                 access_log=args.log_level in ("debug", "info"), http=NoDelayHTTPProtocol,
@@ -103,6 +109,19 @@ def _read_statement(path: str) -> dict[str, Any]:
     return loaded
 
 
+def wallet_mode(args: argparse.Namespace) -> OperatorConfig | None:
+    """Put ``--wallet``/``--wallet-url`` into the environment every worker reads and check
+    the operator mode's configuration (``operator_config``); refused as one line."""
+    from starfever.server import operator_config as oc
+
+    if args.wallet:
+        os.environ[oc.ENV_WALLET] = args.wallet
+    if args.wallet_url:
+        os.environ[oc.ENV_WALLET_URL] = args.wallet_url
+    oc.get_operator_config.cache_clear()
+    return oc.get_operator_config()
+
+
 def audit(args: argparse.Namespace) -> int:
     """Replay and verify every stored round, the chains and every wallet."""
     from starfever.server.audit import run_audit
@@ -121,6 +140,23 @@ def audit(args: argparse.Namespace) -> int:
     if len(report.problems) > args.show:
         print(f"  ... and {len(report.problems) - args.show} more")
     return 0 if report.ok else 1
+
+
+def reconcile(args: argparse.Namespace) -> int:
+    """Operator mode: every spin's debit, credit or rollback with both sides' transaction ids,
+    and the spins still in doubt (exit 1 if any)."""
+    from starfever.server.db import open_existing
+    from starfever.server.reconcile import parse_since
+    from starfever.server.reconcile import reconcile as run
+
+    since = parse_since(args.since) if args.since else None
+    db = open_existing(_database_url(args))
+    try:
+        report = run(db, since)
+    finally:
+        db.dispose()
+    print("\n".join(report.lines()))
+    return 1 if report.in_doubt else 0
 
 
 def chain_statement(args: argparse.Namespace) -> int:
@@ -220,6 +256,10 @@ def register(sub: Any) -> None:
     p.add_argument("--model", default=None, help="math model name or path (default: default)")
     p.add_argument("--log-level", default="info",
                    choices=("critical", "error", "warning", "info", "debug"))
+    p.add_argument("--wallet", choices=("ledger", "operator"), default=None,
+                   help="ledger (embedded, the default) or operator (the operator's wallet at "
+                        "--wallet-url; secret in $STARFEVER_OPERATOR_SECRET)")
+    p.add_argument("--wallet-url", default=None, help="the operator wallet's root URL")
     p.set_defaults(handler=serve)
 
     p = sub.add_parser("audit", help="replay every stored round and verify chain and wallets")
@@ -235,6 +275,12 @@ def register(sub: Any) -> None:
     p.add_argument("--database-url", help=url_help)
     p.add_argument("--out", help="write it to this file instead of standard output")
     p.set_defaults(handler=chain_statement)
+
+    p = sub.add_parser("reconcile", help="operator mode: each spin's debit, credit or rollback "
+                                         "with both sides' ids, and what is in doubt")
+    p.add_argument("--since", help="only spins debited from this date (YYYY-MM-DD) or time on")
+    p.add_argument("--database-url", help=url_help)
+    p.set_defaults(handler=reconcile)
 
     p = sub.add_parser("operator", help="manage operator accounts")
     op_sub = p.add_subparsers(dest="operator_command", required=True, metavar="ACTION")

@@ -82,7 +82,10 @@ class Account(Base):
     """An operator's TOTP secret (base32): the second factor of an operator log-in."""
     totp_last_step: Mapped[int | None] = mapped_column(BigInteger)
     """The 30-second step of the last code accepted (a code is good once)."""
-    __table_args__ = (CheckConstraint("role IN ('player', 'operator')", name="ck_accounts_role"),)
+    external_id: Mapped[str | None] = mapped_column(String(128))
+    """Operator mode: the operator's ``player_id`` of this player (``None`` otherwise)."""
+    __table_args__ = (CheckConstraint("role IN ('player', 'operator')", name="ck_accounts_role"),
+                      UniqueConstraint("external_id", name="uq_accounts_external_id"))
 
 
 class SessionToken(Base):
@@ -250,3 +253,61 @@ class RegistrationAttempt(Base):
     client: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
     __table_args__ = (Index("ix_registration_attempts_client", "client", "created_at"),)
+
+
+# Operator mode (OPERATOR-WALLET.md): the player's side of a round is booked in a book of its
+# own, the operator's wallet, whose money Star Fever never holds.
+OPERATOR_BOOK = "operator"
+
+
+class LaunchToken(Base):
+    """A single-use launch token (operator mode), stored only as an HMAC."""
+
+    __tablename__ = "launch_tokens"
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
+    language: Mapped[str] = mapped_column(String(2))
+    market: Mapped[str] = mapped_column(String(32))
+    return_url: Mapped[str] = mapped_column(String(512))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    used_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+
+
+class WalletCall(Base):
+    """One debit, credit or rollback of the operator's wallet (operator mode), recorded before
+    it is sent and kept with the operator's answer: ``pending`` until answered (a credit or a
+    rollback is resent until it is ``acknowledged``), ``refused`` (a 4xx, final), or for a debit
+    ``rolled_back`` (its rollback was recorded). A round is ``pending_credit`` while its credit
+    is pending."""
+
+    __tablename__ = "wallet_calls"
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    transaction_id: Mapped[str] = mapped_column(String(64), unique=True)
+    """Star Fever's id of the call (deterministic, see ``services.operator_wallet``)."""
+    kind: Mapped[str] = mapped_column(String(8))
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
+    session_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id"))
+    round_ref: Mapped[str] = mapped_column(String(64))
+    """The ``round_id`` the operator is sent (known before the round has its chain id)."""
+    round_id: Mapped[int | None] = mapped_column(ForeignKey("rounds.id"), index=True)
+    """The stored round (a credit's; ``None`` for a debit or rollback)."""
+    idempotency_key: Mapped[str | None] = mapped_column(String(128))
+    request_hash: Mapped[str | None] = mapped_column(String(64))
+    debit_transaction_id: Mapped[str | None] = mapped_column(String(64), index=True)
+    amount: Mapped[int] = mapped_column(BigInteger)
+    jackpot_amount: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(16))
+    error: Mapped[str | None] = mapped_column(String(32))
+    operator_transaction_id: Mapped[str | None] = mapped_column(String(128))
+    balance: Mapped[int | None] = mapped_column(BigInteger)
+    """The operator's balance in its answer."""
+    attempts: Mapped[int] = mapped_column(Integer)
+    next_attempt_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    __table_args__ = (
+        CheckConstraint("kind IN ('debit', 'credit', 'rollback')", name="ck_wallet_calls_kind"),
+        Index("ix_wallet_calls_due", "status", "next_attempt_at"),
+    )

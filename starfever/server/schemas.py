@@ -52,6 +52,12 @@ class Credentials(Request):
     password: Password
 
 
+class LaunchTokenCreate(Request):
+    """Operator mode: open the session of a launch token."""
+
+    launch_token: Annotated[str, StringConstraints(min_length=1, max_length=128)]
+
+
 class OperatorCredentials(Credentials):
     """An operator logs in with the code of their authenticator app as well (TOTP)."""
 
@@ -138,6 +144,13 @@ class PlayerPublic(Public):
 class TokenPublic(Public):
     token: str
     token_type: str = "bearer"
+    expires_at: datetime
+
+
+class LaunchPublic(Public):
+    """Operator mode: the game's address with its single-use launch token."""
+
+    url: str
     expires_at: datetime
 
 

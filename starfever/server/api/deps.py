@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Header, Request
 from starlette.concurrency import run_in_threadpool
@@ -17,6 +17,9 @@ from starfever.server.services.errors import Unauthorized
 from starfever.server.services.wallet import WalletPort
 from starfever.server.settings import Settings
 
+if TYPE_CHECKING:
+    from starfever.server.services.operator_wallet import OperatorWallet
+
 
 @dataclass(frozen=True, slots=True)
 class Context:
@@ -26,6 +29,8 @@ class Context:
     db: Database
     model: MathModel
     wallet: WalletPort
+    operator: OperatorWallet | None = None
+    """Operator mode: the operator's wallet (``None`` with the embedded ledger wallet)."""
 
 
 async def get_context(request: Request) -> Context:

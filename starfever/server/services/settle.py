@@ -4,14 +4,11 @@ transaction, in the order they arrived, then answers each of them.
 
 The transaction locks the players' wallets (sorted by account id, so two processes' batches
 never deadlock), then the €€€ pool, then the chain head — the order of ADR 0005 — once per batch
-instead of once per round. Each round is then settled exactly as :func:`rounds._spin` would:
-its ``pool_before`` follows the previous round's ``pool_after`` and the running carry, the
-round is re-derived from its draws at that pool, it gets the next id and the previous hash, and
-its ledger entries are booked against the running balances. A request that must be refused
-(a retry of a settled key, a key reused for another body, short funds, self-exclusion) is
-refused alone, checked in order against the running state; it writes nothing and the rest of
-the batch goes on. If the batch transaction itself fails, every spin of it is settled again
-alone (a batch of one), so an unexpected error reaches only the request that caused it.
+instead of once per round, and reads them into :class:`settlement.Books`. The rule itself is
+the pure :func:`settlement.settle` (ADR 0012): it returns the rows to write and an answer per
+spin, and this module writes them. It is the only path a spin is settled on. If the batch
+transaction itself fails, every spin of it is settled again alone (a batch of one), so an
+unexpected error reaches only the request that caused it.
 
 Nothing is answered before the commit: a crash loses the whole batch, and none of its rounds
 was ever shown to anyone.
@@ -25,12 +22,10 @@ commit. A connection found dead (the database restarted) costs the batch one mor
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -38,15 +33,9 @@ from sqlalchemy import Connection, Table, bindparam, insert, select, true, tuple
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
-from starfever.engine import money
 from starfever.engine.model import MathModel
-from starfever.engine.round import RoundResult, replay_round
-from starfever.engine.symbols import Cents
 from starfever.server.db import Database
 from starfever.server.models import (
-    HOUSE,
-    POOL,
-    WALLET,
     Account,
     ChainHead,
     JackpotPool,
@@ -54,25 +43,20 @@ from starfever.server.models import (
     Round,
     SessionToken,
     Wallet,
+    WalletCall,
 )
-from starfever.server.services import jackpot, ledger
-from starfever.server.services.auth import Principal, check_session_live
-from starfever.server.services.chain import GENESIS_HASH, KEYED, canonical_json, round_hash
-from starfever.server.services.errors import (
-    Conflict,
-    NotFound,
-    ServiceError,
-    Unauthorized,
-    utcnow,
+from starfever.server.services import jackpot
+from starfever.server.services.chain import GENESIS_HASH
+from starfever.server.services.errors import ServiceError, utcnow
+from starfever.server.services.settlement import (
+    Books,
+    Job,
+    Login,
+    Player,
+    Settlement,
+    SpinOutcome,
+    settle,
 )
-from starfever.server.services.protection import (
-    RealityCheck,
-    check_adult,
-    check_exclusion,
-    check_reality_acknowledged,
-    reality_check_of,
-)
-from starfever.server.settings import Settings
 
 CHAIN_ID = 1
 MAX_BATCH = 64
@@ -87,13 +71,23 @@ _SESSIONS: Table = SessionToken.__table__  # type: ignore[assignment]
 _POOL: Table = JackpotPool.__table__  # type: ignore[assignment]
 _HEAD: Table = ChainHead.__table__  # type: ignore[assignment]
 _ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
+_CALLS: Table = WalletCall.__table__  # type: ignore[assignment]
+_LOCK_DEBITS = (select(_CALLS.c.transaction_id, _CALLS.c.status)
+                .where(_CALLS.c.transaction_id.in_(bindparam("ids", expanding=True)))
+                .order_by(_CALLS.c.transaction_id).with_for_update())
+"""Operator mode: the batch's debits, locked, so that the retrier cannot roll one back while
+its round is being stored."""
+_PROTECTION = (_ACCOUNTS.c.excluded_until, _ACCOUNTS.c.birth_date, _ACCOUNTS.c.play_started_at,
+               _ACCOUNTS.c.reality_check_at, _ACCOUNTS.c.net_result)
+"""What the settlement needs of a player's account: exclusion, age, reality-check clock."""
 _LOCK_WALLETS = (
-    select(_WALLETS.c.account_id, _WALLETS.c.balance, _ACCOUNTS.c.excluded_until,
-           _ACCOUNTS.c.birth_date, _ACCOUNTS.c.play_started_at, _ACCOUNTS.c.reality_check_at,
-           _ACCOUNTS.c.net_result)
+    select(_ACCOUNTS.c.id, _WALLETS.c.balance, *_PROTECTION)
     .join(_ACCOUNTS, _ACCOUNTS.c.id == _WALLETS.c.account_id)
     .where(_WALLETS.c.account_id.in_(bindparam("ids", expanding=True)))
     .order_by(_WALLETS.c.account_id).with_for_update(of=_WALLETS))
+_OPERATOR_PLAYERS = (select(_ACCOUNTS.c.id, *_PROTECTION)
+                     .where(_ACCOUNTS.c.id.in_(bindparam("ids", expanding=True))))
+"""Operator mode: the players have no wallet here (the operator holds the balance)."""
 _SESSIONS_OF = (
     select(_SESSIONS.c.id, _SESSIONS.c.revoked_at, _SESSIONS.c.expires_at)
     .where(_SESSIONS.c.id.in_(bindparam("ids", expanding=True))))
@@ -114,31 +108,6 @@ _UPDATE_POOL = (update(_POOL).where(_POOL.c.id == jackpot.POOL_ID).values(
     hits=_POOL.c.hits + bindparam("p_hits"), updated_at=bindparam("p_at")))
 _UPDATE_HEAD = (update(_HEAD).where(_HEAD.c.id == CHAIN_ID)
                 .values(last_round_id=bindparam("h_id"), last_hash=bindparam("h_hash")))
-
-
-@dataclass(frozen=True, slots=True)
-class SpinOutcome:
-    """A stored round, the wallet after it, and whether this was a retry."""
-
-    round: Round
-    balance: int
-    replayed: bool
-    reality_check: RealityCheck
-
-
-@dataclass(slots=True)
-class Job:
-    """One spin waiting to be settled; its draws were made before it was queued."""
-
-    settings: Settings
-    model: MathModel
-    principal: Principal
-    bet: int
-    key: str
-    fingerprint: str
-    drawn: RoundResult
-    test: bool
-    future: Future[SpinOutcome] = field(default_factory=Future)
 
 
 class Settler:
@@ -229,156 +198,68 @@ def settler(db: Database) -> Settler:
         return found
 
 
-def _book(rows: list[dict[str, Any]], book: str, kind: str, amount: int, round_id: int,
-          at: Any, *, account_id: int | None = None, balance_after: int | None = None) -> None:
-    rows.append({"book": book, "account_id": account_id, "kind": kind, "amount": amount,
-                 "balance_after": balance_after, "round_id": round_id, "created_at": at})
+def _player(row: Any, balance: int | None, *, vouched: bool) -> Player:
+    return Player(balance=balance, excluded_until=row.excluded_until, birth_date=row.birth_date,
+                  play_started_at=row.play_started_at, reality_check_at=row.reality_check_at,
+                  net_result=row.net_result, vouched=vouched)
+
+
+def _read_books(conn: Connection, jobs: Sequence[Job], model: MathModel, now: Any) -> Books:
+    """The batch's books, locked: wallets (sorted), then pool, then chain head (ADR 0005)."""
+    ledger_ids = sorted({j.principal.account_id for j in jobs if j.debit is None})
+    operator_ids = sorted({j.principal.account_id for j in jobs if j.debit is not None})
+    session_ids = sorted({j.principal.session_id for j in jobs})
+    wanted = sorted({(j.principal.account_id, j.key) for j in jobs})
+    players: dict[int, Player] = {}
+    if ledger_ids:
+        for row in conn.execute(_LOCK_WALLETS, {"ids": ledger_ids}):
+            players[row.id] = _player(row, row.balance, vouched=False)
+    if operator_ids:
+        for account in conn.execute(_OPERATOR_PLAYERS, {"ids": operator_ids}):
+            players[account.id] = _player(account, None, vouched=True)
+    settled = {(row.account_id, row.idempotency_key): Round(**row._mapping)
+               for row in conn.execute(select(_ROUNDS).where(
+                   tuple_(_ROUNDS.c.account_id, _ROUNDS.c.idempotency_key).in_(wanted)))}
+    logins = {row.id: Login(revoked_at=row.revoked_at, expires_at=row.expires_at)
+              for row in conn.execute(_SESSIONS_OF, {"ids": session_ids})}
+    debit_ids = sorted({j.debit.transaction_id for j in jobs if j.debit is not None})
+    debits = {row.transaction_id: row.status
+              for row in conn.execute(_LOCK_DEBITS, {"ids": debit_ids})} if debit_ids else {}
+    pool, carry, last_id, last_hash = _lock_pool_and_head(conn, model, now)
+    return Books(players=players, logins=logins, settled=settled, pool=pool,
+                 carry=Fraction(carry), last_id=last_id, last_hash=last_hash, debits=debits)
+
+
+def _write(db: Database, conn: Connection, done: Settlement, now: Any) -> None:
+    """The settlement's rows, in one pipeline on PostgreSQL."""
+    with db.pipelined(conn):
+        conn.execute(insert(_ROUNDS), done.rounds)
+        conn.execute(insert(_LEDGER), done.entries)
+        if done.calls:
+            conn.execute(insert(_CALLS).inline(), done.calls)  # no RETURNING in a pipeline
+        if done.balances:
+            conn.execute(_UPDATE_WALLET, [{"w_id": aid, "w_balance": balance, "w_at": now}
+                                          for aid, balance in done.balances.items()])
+        conn.execute(_UPDATE_NET, [{"n_id": aid, "n_delta": delta}
+                                   for aid, delta in done.nets.items()])
+        pool = done.pool
+        conn.execute(_UPDATE_POOL, {
+            "p_amount": pool.amount, "p_carry": str(pool.carry),
+            "p_contributions": pool.contributions, "p_wins": pool.wins,
+            "p_refills": pool.refills, "p_hits": pool.hits, "p_at": now})
+        conn.execute(_UPDATE_HEAD, {"h_id": done.head[0], "h_hash": done.head[1]})
 
 
 def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | ServiceError]:
-    """Settle ``jobs`` in order in one transaction; a refused job gets its error instead."""
-    model, settings = jobs[0].model, jobs[0].settings
-    key = settings.chain_key()
-    results: list[SpinOutcome | ServiceError] = []
-    account_ids = sorted({j.principal.account_id for j in jobs})
-    session_ids = sorted({j.principal.session_id for j in jobs})
-    wanted = sorted({(j.principal.account_id, j.key) for j in jobs})
+    """Settle ``jobs`` in order in one transaction; a refused job gets its error instead:
+    read the books, :func:`settlement.settle` them, write what it returns."""
     with db.write_connection() as conn:
         now = utcnow()
-        # lock order: wallets (sorted), then pool, then chain head (ADR 0005)
-        balances: dict[int, int] = {}
-        excluded: dict[int, Any] = {}
-        births: dict[int, Any] = {}
-        clocks: dict[int, list[Any]] = {}  # play started, reality check started, net result
-        for aid, balance, until, birth, started, check_at, net in conn.execute(
-                _LOCK_WALLETS, {"ids": account_ids}):
-            balances[aid], excluded[aid], births[aid] = balance, until, birth
-            clocks[aid] = [started, check_at, net]
-        settled: dict[tuple[int, str], Round] = {
-            (row.account_id, row.idempotency_key): Round(**row._mapping)
-            for row in conn.execute(select(_ROUNDS).where(
-                tuple_(_ROUNDS.c.account_id, _ROUNDS.c.idempotency_key).in_(wanted)))}
-        logins: dict[int, list[Any]] = {
-            row[0]: list(row[1:]) for row in conn.execute(_SESSIONS_OF, {"ids": session_ids})}
-        pool_amount, carry_text, last_id, last_hash = _lock_pool_and_head(conn, model, now)
-
-        def check_of(account_id: int) -> RealityCheck:
-            clock = clocks.get(account_id)
-            if clock is None:
-                raise NotFound(f"player {account_id} has no wallet", code="wallet_not_found")
-            return reality_check_of(settings, clock[0], clock[1], clock[2], now)
-
-        carry = Fraction(carry_text)
-        contributions = wins = refills = hits = 0
-        round_rows: list[dict[str, Any]] = []
-        ledger_rows: list[dict[str, Any]] = []
-        touched: set[int] = set()
-        nets: dict[int, int] = {}
-        rate = model.contribution_rate
-        for job in jobs:
-            aid, sid = job.principal.account_id, job.principal.session_id
-            try:
-                login = logins.get(sid)
-                if login is None:
-                    raise Unauthorized("the bearer token is not valid", code="invalid_token")
-                check_session_live(login[0], login[1], now)  # spins skip the auth query
-                if aid not in balances:
-                    raise NotFound(f"player {aid} has no wallet", code="wallet_not_found")
-                prior = settled.get((aid, job.key))
-                if prior is not None:
-                    if prior.request_hash != job.fingerprint:
-                        raise Conflict("this Idempotency-Key was used for a different spin "
-                                       "request", code="idempotency_key_reused")
-                    results.append(SpinOutcome(round=prior, balance=balances[aid],
-                                               replayed=True, reality_check=check_of(aid)))
-                    continue
-                check_exclusion(excluded[aid], now, "bets are")
-                check_adult(births[aid], now, "bets are")
-                check_reality_acknowledged(check_of(aid))
-                balance_before = balances[aid]
-                total = money.total_bet(Cents(job.bet))
-                if balance_before < total:
-                    raise Conflict(f"the balance of {balance_before} cents does not cover the "
-                                   f"total bet of {total} cents", code="insufficient_funds")
-                contribution, new_carry = money.progressive_contribution(total, rate, carry)
-                pool_before = pool_amount + contribution
-                drawn = job.drawn
-                result = at_pool(model, drawn, pool_before)
-            except ServiceError as error:
-                results.append(error)
-                continue
-            carry = new_carry
-            game_win = result.total_win - result.progressive_win
-            balance_after = balance_before - total + result.total_win
-            values: dict[str, Any] = {
-                "id": last_id + 1, "account_id": aid, "session_id": sid,
-                "idempotency_key": job.key, "request_hash": job.fingerprint,
-                "model_name": model.name, "model_version": model.version,
-                "line_bet": job.bet, "total_bet": total, "contribution": contribution,
-                "base_win": result.base_win, "star_wild_win": result.star_wild_win,
-                "hold_and_cash_win": result.hold_and_cash_win,
-                "progressive_win": result.progressive_win, "total_win": result.total_win,
-                "feature": result.feature, "pool_before": result.pool_before,
-                "pool_after": result.pool_after, "pool_refill": result.pool_refill,
-                "balance_before": balance_before, "balance_after": balance_after,
-                "draws": json.dumps(list(result.draws), separators=(",", ":")),
-                "events": canonical_json(list(result.events)), "test": job.test,
-                "created_at": now, "prev_hash": last_hash, "hash": "", "hash_scheme": KEYED}
-            stored = Round(**values)
-            values["hash"] = stored.hash = round_hash(stored, key)
-            round_rows.append(values)
-            rid = last_id = stored.id
-            last_hash = stored.hash
-            # the entries of rounds._book, in its order; they sum to zero
-            running = balance_before - total
-            _book(ledger_rows, WALLET, ledger.BET, -total, rid, now, account_id=aid,
-                  balance_after=running)
-            _book(ledger_rows, POOL, ledger.CONTRIBUTION, contribution, rid, now,
-                  balance_after=result.pool_before)
-            _book(ledger_rows, HOUSE, ledger.BET, total - contribution, rid, now)
-            if game_win:
-                running += game_win
-                _book(ledger_rows, WALLET, ledger.WIN, game_win, rid, now, account_id=aid,
-                      balance_after=running)
-                _book(ledger_rows, HOUSE, ledger.WIN, -game_win, rid, now)
-            if result.progressive_win:
-                running += result.progressive_win
-                _book(ledger_rows, WALLET, ledger.JACKPOT_WIN, result.progressive_win, rid, now,
-                      account_id=aid, balance_after=running)
-                _book(ledger_rows, POOL, ledger.JACKPOT_WIN, -result.progressive_win, rid, now,
-                      balance_after=result.pool_before - result.progressive_win)
-            if result.pool_refill:
-                _book(ledger_rows, POOL, ledger.REFILL, result.pool_refill, rid, now,
-                      balance_after=result.pool_after)
-                _book(ledger_rows, HOUSE, ledger.REFILL, -result.pool_refill, rid, now)
-            balances[aid] = balance_after
-            touched.add(aid)
-            pool_amount = result.pool_after
-            contributions += contribution
-            wins += result.progressive_win
-            refills += result.pool_refill
-            hits += sum(1 for e in result.events if e["type"] == "jackpot")
-            delta = result.total_win - total
-            clocks[aid][2] += delta
-            nets[aid] = nets.get(aid, 0) + delta
-            settled[(aid, job.key)] = stored
-            results.append(SpinOutcome(round=stored, balance=balance_after, replayed=False,
-                                       reality_check=check_of(aid)))
-        if round_rows:
-            with db.pipelined(conn):
-                conn.execute(insert(_ROUNDS), round_rows)
-                conn.execute(insert(_LEDGER), ledger_rows)
-                conn.execute(_UPDATE_WALLET, [
-                    {"w_id": aid, "w_balance": balances[aid], "w_at": now}
-                    for aid in sorted(touched)])
-                conn.execute(_UPDATE_NET, [{"n_id": aid, "n_delta": delta}
-                                           for aid, delta in sorted(nets.items())])
-                conn.execute(_UPDATE_POOL, {
-                    "p_amount": pool_amount, "p_carry": str(carry), "p_contributions":
-                    contributions, "p_wins": wins, "p_refills": refills, "p_hits": hits,
-                    "p_at": now})
-                conn.execute(_UPDATE_HEAD, {"h_id": last_id, "h_hash": last_hash})
-    return results
+        books = _read_books(conn, jobs, jobs[0].model, now)
+        done = settle(books, list(jobs), now)
+        if done.writes:
+            _write(db, conn, done, now)
+    return done.results
 
 
 def _lock_pool_and_head(conn: Connection, model: MathModel,
@@ -395,26 +276,6 @@ def _lock_pool_and_head(conn: Connection, model: MathModel,
     return row[0], row[1], row[2], row[3]
 
 
-def at_pool(model: MathModel, drawn: RoundResult, pool_before: int) -> RoundResult:
-    """The round of these draws played against ``pool_before``.
-
-    Only a round with a €€€ line depends on the pool (engine.round.play_round: without one,
-    no share is paid, nothing is refilled, and the pool appears only in ``pool_before``,
-    ``pool_after`` and the ``round_end`` event), so only such a round is re-derived from its
-    draws; the others get the pool written in. ``starfever audit`` replays every round."""
-    if drawn.pool_before == pool_before:
-        return drawn
-    if drawn.progressive_win or drawn.pool_refill or drawn.pool_after != drawn.pool_before \
-            or any(e["type"] == "jackpot" for e in drawn.events):
-        return replay_round(model, drawn.line_bet, drawn.draws, pool=pool_before)
-    end = drawn.events[-1]
-    if end["type"] != "round_end":  # not the layout this shortcut knows
-        return replay_round(model, drawn.line_bet, drawn.draws, pool=pool_before)
-    pool = Cents(pool_before)
-    return replace(drawn, pool_before=pool, pool_after=pool,
-                   events=(*drawn.events[:-1], {**end, "pool_after": pool}))
-
-
 def lock_chain(session: Session) -> ChainHead:
     """The chain head, locked until the transaction ends (created at genesis if missing)."""
     head = session.scalar(select(ChainHead).where(ChainHead.id == CHAIN_ID).with_for_update())
@@ -422,3 +283,6 @@ def lock_chain(session: Session) -> ChainHead:
         head = ChainHead(id=CHAIN_ID, last_round_id=0, last_hash=GENESIS_HASH)
         session.add(head)
     return head
+
+
+__all__ = ["MAX_BATCH", "Job", "Settler", "SpinOutcome", "lock_chain", "settle_batch", "settler"]

@@ -13,7 +13,7 @@ from starfever.server.schemas import (
     PlayerCreate,
     PlayerPublic,
 )
-from starfever.server.services import auth, cashier
+from starfever.server.services import auth, cashier, launch
 
 router = APIRouter(prefix="/players", tags=["players"], route_class=RetryOnDisconnect)
 UsernamePath = Path(pattern=USERNAME_PATTERN)
@@ -22,7 +22,10 @@ UsernamePath = Path(pattern=USERNAME_PATTERN)
 @router.post("", status_code=status.HTTP_201_CREATED)
 def register(body: PlayerCreate, context: ContextDep, request: Request) -> PlayerPublic:
     """Register a player (username, password, birth date: 18 or older). Registrations from
-    one address are limited per hour (``429 too_many_registrations``, ``Retry-After``)."""
+    one address are limited per hour (``429 too_many_registrations``, ``Retry-After``). Not
+    in operator mode, where players come from the operator's launch (403 ``operator_mode``)."""
+    if context.operator is not None:
+        launch.refuse_in_operator_mode("registration")
     birth = body.birth()
     auth.check_player_age(birth)  # a refusal that costs nothing is not counted
     auth.claim_registration(context.db, context.settings,
@@ -37,6 +40,8 @@ def register(body: PlayerCreate, context: ContextDep, request: Request) -> Playe
 def deposit(body: DepositCreate, context: ContextDep, _operator: OperatorDep,
             username: str = UsernamePath) -> CashierPublic:
     """Cashier: credit a player's wallet (operator only; limits and self-exclusion apply)."""
+    if context.operator is not None:
+        launch.refuse_in_operator_mode("the cashier")
     result = cashier.deposit(context.db, context.settings, context.wallet, username, body.amount)
     return CashierPublic(username=result.username, amount=result.amount, balance=result.balance)
 
@@ -45,6 +50,8 @@ def deposit(body: DepositCreate, context: ContextDep, _operator: OperatorDep,
 def withdraw(body: DepositCreate, context: ContextDep, _operator: OperatorDep,
              username: str = UsernamePath) -> CashierPublic:
     """Cashier: pay out of a player's wallet (operator only)."""
+    if context.operator is not None:
+        launch.refuse_in_operator_mode("the cashier")
     result = cashier.withdraw(context.db, context.settings, context.wallet, username,
                               body.amount)
     return CashierPublic(username=result.username, amount=result.amount, balance=result.balance)

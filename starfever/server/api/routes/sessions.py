@@ -6,16 +6,27 @@ from fastapi import APIRouter, Request, Response, status
 
 from starfever.server.api.deps import ContextDep, PrincipalDep
 from starfever.server.api.retry import RetryOnDisconnect
-from starfever.server.schemas import Credentials, TokenPublic
-from starfever.server.services import auth
+from starfever.server.schemas import Credentials, LaunchTokenCreate, TokenPublic
+from starfever.server.services import auth, launch
+from starfever.server.services.errors import NotFound
 
 router = APIRouter(prefix="/sessions", tags=["sessions"], route_class=RetryOnDisconnect)
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
-def log_in(body: Credentials, context: ContextDep, request: Request) -> TokenPublic:
+def log_in(body: Credentials | LaunchTokenCreate, context: ContextDep,
+           request: Request) -> TokenPublic:
     """Exchange username and password for a bearer token that expires. Repeated failures
-    for one username from one address answer 429 for a while (``Retry-After``)."""
+    for one username from one address answer 429 for a while (``Retry-After``). In operator
+    mode a player sends ``{"launch_token"}`` from the operator's launch instead (once, within
+    60 s; otherwise 401 ``invalid_launch_token``)."""
+    if isinstance(body, LaunchTokenCreate):
+        if context.operator is None:
+            raise NotFound("launch tokens exist only in operator mode", code="not_operator_mode")
+        token, expires = launch.exchange(context.db, context.settings, body.launch_token)
+        return TokenPublic(token=token, expires_at=expires)
+    if context.operator is not None:
+        launch.refuse_player_login(context.db, body.username)
     client = request.client.host if request.client else None
     token, expires = auth.login(context.db, context.settings, body.username, body.password,
                                 client)

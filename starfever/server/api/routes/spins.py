@@ -30,9 +30,14 @@ async def spin(body: SpinCreate, context: ContextDep, player: SpinnerDep, respon
     if not is_idempotency_key(idempotency_key):
         raise BadRequest("the Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 _ . : -",
                          code="invalid_idempotency_key")
-    outcome = await rounds.spin_awaiting(context.db, context.settings, context.model,
-                                         context.wallet, player, body.line_bet,
-                                         idempotency_key, body.test_draws)
+    if context.operator is not None:  # the operator's wallet: debit, settle, credit
+        job = rounds.queued_spin(context.settings, context.model, player, body.line_bet,
+                                 idempotency_key, body.test_draws)
+        outcome = await context.operator.spin(job)
+    else:
+        outcome = await rounds.spin_awaiting(context.db, context.settings, context.model,
+                                             context.wallet, player, body.line_bet,
+                                             idempotency_key, body.test_draws)
     if outcome.replayed:
         response.status_code = status.HTTP_200_OK
     return SpinPublic(round=round_public(outcome.round), balance=outcome.balance,

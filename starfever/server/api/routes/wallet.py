@@ -10,7 +10,7 @@ from starfever.server.api.convert import reality_check
 from starfever.server.api.deps import ContextDep, PlayerDep
 from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.schemas import MAX_ID, LedgerEntryPublic, LedgerPagePublic, WalletPublic
-from starfever.server.services import players
+from starfever.server.services import players, protection
 
 router = APIRouter(prefix="/wallet", tags=["wallet"], route_class=RetryOnDisconnect)
 
@@ -18,6 +18,10 @@ router = APIRouter(prefix="/wallet", tags=["wallet"], route_class=RetryOnDisconn
 @router.get("")
 def wallet(context: ContextDep, player: PlayerDep) -> WalletPublic:
     """The balance in cents, with the reality check."""
+    if context.operator is not None:  # operator mode: the operator's balance
+        check = protection.read_reality_check(context.db, context.settings, player)
+        return WalletPublic(balance=context.operator.balance(player),
+                            reality_check=reality_check(check))
     status = players.read_wallet(context.db, context.settings, context.wallet, player)
     return WalletPublic(balance=status.balance, reality_check=reality_check(status.reality_check))
 

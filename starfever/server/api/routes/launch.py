@@ -1,0 +1,37 @@
+"""Operator mode: the operator's signed launch of a player (OPERATOR-WALLET.md)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Header, Request
+from starlette.concurrency import run_in_threadpool
+
+from starfever.seamless import protocol as p
+from starfever.server.api.deps import ContextDep
+from starfever.server.schemas import LaunchPublic
+from starfever.server.services import launch as service
+from starfever.server.services.errors import NotFound, utcnow
+
+router = APIRouter(prefix="/launch", tags=["operator mode"])
+
+
+@router.post("")
+async def launch(context: ContextDep, request: Request,
+                 signature: Annotated[str | None, Header(alias=p.OPERATOR_SIGNATURE)] = None,
+                 ) -> LaunchPublic:
+    """The operator's back end launches a player it has verified: the body ``{"player_id",
+    "currency": "EUR", "language": "de"|"en", "market", "return_url", "timestamp"}`` signed
+    with ``X-Operator-Signature`` (hex HMAC-SHA256 of the raw body under the shared secret).
+    The answer is the game's address with a single-use launch token valid for 60 s."""
+    if context.operator is None:
+        raise NotFound("this server is not in operator mode (starfever serve --wallet "
+                       "operator)", code="not_operator_mode")
+    raw = await request.body()
+    checked = service.check_launch(context.operator.config.secret, raw, signature, utcnow())
+    token, expires = await run_in_threadpool(service.launch, context.db, context.settings,
+                                             checked)
+    query = urlencode({"launch": token, "lang": checked.language,
+                       "return_url": checked.return_url})
+    return LaunchPublic(url=f"{str(request.base_url).rstrip('/')}/?{query}", expires_at=expires)

@@ -1,0 +1,455 @@
+"""The operator wallet adapter (OPERATOR-WALLET.md, rules 1-6): a spin in operator mode.
+
+A spin is debited on the operator's side before it is queued for the settler, and its round's
+credit is sent after the round is committed; in between, every call is a ``wallet_calls`` row
+written *before* it is sent:
+
+1. the spin's transaction ids are derived from (account, ``Idempotency-Key``)
+   (:class:`TransactionIds`), so a retried request reuses them and the operator answers it
+   with its first answer;
+2. the debit is recorded ``pending`` and sent; a ``4xx`` refusal is final (``refused``) and
+   reaches the client as its own 4xx code, nothing played; a timeout or any other failure
+   records a rollback (the debit becomes ``rolled_back``), which is sent at once and then
+   by the retrier until acknowledged, and the client gets ``503 wallet_unavailable``;
+3. only an ``acknowledged`` debit is handed to the settler (``settlement.Job.debit``), which
+   books the round against it in the ``operator`` book and records the round's credit as
+   ``pending`` in the round's own transaction (``settlement.Settlement.calls``);
+4. the credit is sent once the batch is committed; one not acknowledged stays pending (the
+   round is ``pending_credit``) and :class:`Retrier`, a thread of the server process, resends
+   pending credits and rollbacks with backoff, also after a restart. A debit acknowledged (or
+   left pending by a crash) whose round was never stored is rolled back once it is stale.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, exists, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from starfever.engine import money
+from starfever.engine.symbols import Cents
+from starfever.seamless import protocol as p
+from starfever.seamless.client import (
+    AsyncWalletClient,
+    WalletClient,
+    WalletRefused,
+    WalletReply,
+    WalletUnavailable,
+)
+from starfever.server.db import Database
+from starfever.server.models import Account, Round, SessionToken, WalletCall
+from starfever.server.operator_config import OperatorConfig
+from starfever.server.services import protection, settle
+from starfever.server.services.auth import Principal, check_session_live
+from starfever.server.services.errors import (
+    Conflict,
+    Forbidden,
+    NotFound,
+    ServiceError,
+    Unauthorized,
+    utcnow,
+)
+from starfever.server.services.settlement import ACKNOWLEDGED, Debit, SpinOutcome
+
+log = logging.getLogger("starfever.server")
+
+DEBIT, CREDIT, ROLLBACK = p.DEBIT, p.CREDIT, p.ROLLBACK
+PENDING, REFUSED, ROLLED_BACK = "pending", "refused", "rolled_back"
+"""The states of a call besides ``acknowledged`` (:data:`settlement.ACKNOWLEDGED`)."""
+MAX_BACKOFF_S = 60.0
+RETRY_BATCH = 100
+
+
+class WalletUnavailableError(ServiceError):
+    """The operator's wallet gave no valid answer; nothing was played."""
+
+    status = 503
+    code = "wallet_unavailable"
+
+
+class WalletMisconfigured(ServiceError):
+    """The operator's wallet refused a call for a reason of the integration (its signature,
+    its shape): nothing was played."""
+
+    status = 502
+    code = "wallet_refused"
+
+
+def refusal(code: str, message: str) -> ServiceError:
+    """A debit refusal of the operator as the client sees it."""
+    text = f"the operator's wallet refused the bet: {message or code}"
+    if code == p.INSUFFICIENT_FUNDS:
+        return Conflict(text, code=code)
+    if code == p.PLAYER_BLOCKED:
+        return Forbidden(text, code=code)
+    if code == p.SESSION_EXPIRED:
+        return Unauthorized(text, code=code)
+    return WalletMisconfigured(f"{text} ({code})")
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionIds:
+    """The ids of one spin's calls, the same for every retry of its request."""
+
+    debit: str
+    credit: str
+    rollback: str
+    round_ref: str
+
+    @classmethod
+    def of(cls, account_id: int, key: str) -> TransactionIds:
+        """From the account and the request's ``Idempotency-Key``: unique per installation
+        (the account is), deterministic (a retry reuses them)."""
+        digest = hashlib.sha256(f"{account_id}\x00{key}".encode()).hexdigest()[:40]
+        return cls(debit=f"sfd-{digest}", credit=f"sfc-{digest}", rollback=f"sfb-{digest}",
+                   round_ref=f"sfr-{digest}")
+
+
+def rollback_id(debit_id: str) -> str:
+    """The rollback's id of a debit's id (:class:`TransactionIds`)."""
+    return "sfb-" + debit_id.removeprefix("sfd-")
+
+
+def session_ref(session_id: int | None) -> str:
+    """The ``session_id`` the operator is sent for one of Star Fever's sessions."""
+    return f"sfs-{session_id or 0}"
+
+
+def _call_row(kind: str, transaction_id: str, account_id: int, session_id: int | None,
+              round_ref: str, now: datetime, *, amount: int = 0, key: str | None = None,
+              fingerprint: str | None = None, debit_id: str | None = None) -> WalletCall:
+    return WalletCall(transaction_id=transaction_id, kind=kind, account_id=account_id,
+                      session_id=session_id, round_ref=round_ref, idempotency_key=key,
+                      request_hash=fingerprint, debit_transaction_id=debit_id, amount=amount,
+                      jackpot_amount=0, status=PENDING, attempts=0, next_attempt_at=now,
+                      created_at=now, updated_at=now)
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A debit recorded (or found) before it is sent."""
+
+    player_id: str
+    acknowledged_balance: int | None
+    """The operator's balance after it, if it was acknowledged before (a retry)."""
+
+
+class OperatorWallet:
+    """Operator mode's wallet: the calls of a spin, the balance, and the retrier's work."""
+
+    def __init__(self, db: Database, config: OperatorConfig) -> None:
+        self.db = db
+        self.config = config
+        self.client = WalletClient(config.endpoint)
+        self._async: AsyncWalletClient | None = None
+
+    @property
+    def aclient(self) -> AsyncWalletClient:
+        """The event loop's client (made on first use, inside the loop)."""
+        if self._async is None:
+            self._async = AsyncWalletClient(self.config.endpoint)
+        return self._async
+
+    async def aclose(self) -> None:
+        """Close both clients (the app's shutdown)."""
+        if self._async is not None:
+            await self._async.close()
+        self.client.close()
+
+    @property
+    def stale(self) -> timedelta:
+        """How old an unplayed debit must be before the retrier rolls it back."""
+        return timedelta(seconds=max(30.0, 3 * self.config.timeout))
+
+    # --- the spin ----------------------------------------------------------------------
+    async def spin(self, job: settle.Job) -> SpinOutcome:
+        """Debit, settle, credit one drawn spin (see the module docstring)."""
+        principal = job.principal
+        ids = TransactionIds.of(principal.account_id, job.key)
+        prepared = await asyncio.to_thread(self.prepare_debit, job, ids)
+        balance = prepared.acknowledged_balance
+        if balance is None:
+            balance = await self._debit(job, ids, prepared.player_id)
+        job.debit = Debit(transaction_id=ids.debit, credit_transaction_id=ids.credit,
+                          round_ref=ids.round_ref, balance=balance)
+        try:
+            outcome = await self._settle(job)
+        except ServiceError:
+            # refused at settlement (the session ended, a reality check fell due): no round
+            if await asyncio.to_thread(self.round_of, principal.account_id, job.key) is None:
+                await asyncio.to_thread(self.record_rollback, ids.debit)
+                await self._send_due(ids.rollback, prepared.player_id)
+            raise
+        if outcome.credit is None:
+            return outcome
+        reply = await self._send_due(ids.credit, prepared.player_id)
+        if reply is None:
+            return outcome
+        return SpinOutcome(round=outcome.round, balance=reply.balance, replayed=False,
+                           reality_check=outcome.reality_check, credit=outcome.credit)
+
+    async def _settle(self, job: settle.Job) -> SpinOutcome:
+        """Hand the debited job to the settler; a batch that lost a race on the key to another
+        process's (possible with several workers) is settled once more and finds its round."""
+        try:
+            return await asyncio.wrap_future(settle.settler(self.db).enqueue(job))
+        except IntegrityError:
+            job.future = Future()
+            return await asyncio.wrap_future(settle.settler(self.db).enqueue(job))
+
+    def prepare_debit(self, job: settle.Job, ids: TransactionIds) -> Prepared:
+        """Check the session (and, for a new spin, the reality check) and record the debit
+        as pending, in one transaction; a retry finds its debit and its state."""
+        principal, now = job.principal, utcnow()
+        with self.db.write() as session:
+            token = session.get(SessionToken, principal.session_id)
+            if token is None:
+                raise Unauthorized("the bearer token is not valid", code="invalid_token")
+            check_session_live(token.revoked_at, token.expires_at, now)
+            account = session.get(Account, principal.account_id)
+            if account is None or account.external_id is None:
+                raise NotFound("this player did not come from the operator's launch",
+                               code="not_an_operator_player")
+            row = session.scalar(select(WalletCall).where(WalletCall.transaction_id == ids.debit))
+            if row is None:
+                protection.check_reality_acknowledged(protection.reality_check(
+                    session, job.settings, principal.account_id, now))
+                session.add(_call_row(DEBIT, ids.debit, principal.account_id,
+                                      principal.session_id, ids.round_ref, now,
+                                      amount=money.total_bet(Cents(job.bet)), key=job.key,
+                                      fingerprint=job.fingerprint))
+                return Prepared(account.external_id, None)
+            if row.request_hash != job.fingerprint:
+                raise Conflict("this Idempotency-Key was used for a different spin request",
+                               code="idempotency_key_reused")
+            if row.status == REFUSED:
+                raise refusal(row.error or p.BAD_REQUEST, "refused before")
+            if row.status == ROLLED_BACK:
+                raise Conflict("the debit of this spin was rolled back; send a new "
+                               "Idempotency-Key", code="debit_rolled_back")
+            if row.status == ACKNOWLEDGED and row.balance is not None:
+                return Prepared(account.external_id, row.balance)
+            return Prepared(account.external_id, None)  # pending: send it again
+
+    async def _debit(self, job: settle.Job, ids: TransactionIds, player_id: str) -> int:
+        """Send the debit; the operator's balance after it, or the client's refusal."""
+        fields = {"transaction_id": ids.debit, "round_id": ids.round_ref, "player_id": player_id,
+                  "session_id": session_ref(job.principal.session_id), "currency": p.CURRENCY,
+                  "amount": money.total_bet(Cents(job.bet)), "game": p.GAME,
+                  "model": f"{job.model.name} {job.model.version}"}
+        try:
+            reply = await self.aclient.call(DEBIT, fields)
+        except WalletRefused as refused:
+            await asyncio.to_thread(self.mark, ids.debit, REFUSED, error=refused.code[:32])
+            raise refusal(refused.code, refused.message) from None
+        except WalletUnavailable as error:
+            log.warning("debit %s failed (%s): rolling it back", ids.debit, error)
+            await asyncio.to_thread(self.record_rollback, ids.debit)
+            await self._send_due(ids.rollback, player_id)
+            raise WalletUnavailableError("the operator's wallet did not answer the bet; it "
+                                         "was rolled back and nothing was played") from None
+        if not await asyncio.to_thread(self.mark, ids.debit, ACKNOWLEDGED, reply=reply,
+                                       only_pending=True):
+            row = await asyncio.to_thread(self._row, ids.debit)
+            if row is None or row.status != ACKNOWLEDGED:
+                # the retrier rolled it back meanwhile (it took longer than ``stale``)
+                raise WalletUnavailableError("the bet was rolled back while waiting for the "
+                                             "operator's wallet; nothing was played")
+            # else a concurrent retry of this request was answered first: the same debit
+        return reply.balance
+
+    # --- the books of calls ---------------------------------------------------------------
+    def mark(self, transaction_id: str, status: str, *, reply: WalletReply | None = None,
+             error: str | None = None, only_pending: bool = False) -> bool:
+        """Record a call's answer; whether its row changed."""
+        values: dict[str, Any] = {"status": status, "error": error, "updated_at": utcnow()}
+        if reply is not None:
+            values.update(balance=reply.balance,
+                          operator_transaction_id=reply.operator_transaction_id)
+        query = update(WalletCall).where(WalletCall.transaction_id == transaction_id)
+        if only_pending:
+            query = query.where(WalletCall.status == PENDING)
+        with self.db.write() as session:
+            return bool(session.execute(query.values(**values)).rowcount)  # type: ignore[attr-defined]
+
+    def record_rollback(self, debit_id: str) -> None:
+        """The debit becomes ``rolled_back`` and its rollback is recorded as pending."""
+        now = utcnow()
+        with self.db.write() as session:
+            debit = session.scalar(select(WalletCall).where(
+                WalletCall.transaction_id == debit_id).with_for_update())
+            if debit is None or debit.status == ROLLED_BACK:
+                return
+            debit.status, debit.updated_at = ROLLED_BACK, now
+            session.add(_call_row(ROLLBACK, rollback_id(debit_id), debit.account_id,
+                                  debit.session_id, debit.round_ref, now, amount=debit.amount,
+                                  debit_id=debit_id))
+
+    def round_of(self, account_id: int, key: str) -> int | None:
+        """The id of the round stored under the spin's key, if any."""
+        with self.db.read() as session:
+            found: int | None = session.scalar(select(Round.id).where(
+                Round.account_id == account_id, Round.idempotency_key == key))
+            return found
+
+    def _fields(self, session: Session, row: WalletCall) -> dict[str, Any]:
+        player_id = session.scalar(select(Account.external_id)
+                                   .where(Account.id == row.account_id))
+        return self.fields(row, str(player_id))
+
+    @staticmethod
+    def fields(row: WalletCall, player_id: str) -> dict[str, Any]:
+        """The request of a recorded credit or rollback."""
+        if row.kind == ROLLBACK:
+            return {"transaction_id": row.transaction_id, "round_id": row.round_ref,
+                    "player_id": player_id, "debit_transaction_id": row.debit_transaction_id}
+        return {"transaction_id": row.transaction_id, "round_id": row.round_ref,
+                "player_id": player_id, "session_id": session_ref(row.session_id),
+                "currency": p.CURRENCY, "amount": row.amount,
+                "debit_transaction_id": row.debit_transaction_id,
+                "jackpot_amount": row.jackpot_amount, "round_closed": True}
+
+    async def _send_due(self, transaction_id: str, player_id: str) -> WalletReply | None:
+        """Send a recorded credit or rollback once now; left pending for the retrier if it
+        gets no answer."""
+        row = await asyncio.to_thread(self._row, transaction_id)
+        if row is None or row.status != PENDING:
+            return None
+        try:
+            reply = await self.aclient.call(row.kind, self.fields(row, player_id))
+        except WalletRefused as refused:
+            log.error("%s %s refused: %s", row.kind, transaction_id, refused)
+            await asyncio.to_thread(self.mark, transaction_id, REFUSED, error=refused.code[:32])
+            return None
+        except WalletUnavailable as error:
+            log.warning("%s %s not acknowledged (%s): the retrier resends it", row.kind,
+                        transaction_id, error)
+            await asyncio.to_thread(self.postpone, row)
+            return None
+        await asyncio.to_thread(self.mark, transaction_id, ACKNOWLEDGED, reply=reply)
+        return reply
+
+    def _row(self, transaction_id: str) -> WalletCall | None:
+        with self.db.read() as session:
+            return session.scalar(select(WalletCall)
+                                  .where(WalletCall.transaction_id == transaction_id))
+
+    def postpone(self, row: WalletCall) -> None:
+        """One more failed attempt: the next after the doubled backoff."""
+        delay = min(MAX_BACKOFF_S, self.config.retry * 2 ** min(row.attempts, 16))
+        now = utcnow()
+        with self.db.write() as session:
+            session.execute(update(WalletCall).where(WalletCall.id == row.id).values(
+                attempts=WalletCall.attempts + 1, updated_at=now,
+                next_attempt_at=now + timedelta(seconds=delay)))
+
+    # --- the retrier's work ----------------------------------------------------------------
+    def roll_back_stale_debits(self) -> int:
+        """Record rollbacks for debits older than :attr:`stale` that have no round: left
+        pending or acknowledged by a request (or a process) that ended before its round."""
+        cutoff = utcnow() - self.stale
+        played = exists().where(and_(Round.account_id == WalletCall.account_id,
+                                     Round.idempotency_key == WalletCall.idempotency_key))
+        with self.db.read() as session:
+            stale = list(session.scalars(select(WalletCall.transaction_id).where(
+                WalletCall.kind == DEBIT, WalletCall.status.in_((PENDING, ACKNOWLEDGED)),
+                WalletCall.updated_at < cutoff, ~played).limit(RETRY_BATCH)))
+        for transaction_id in stale:
+            if self._row_played(transaction_id):
+                continue
+            log.warning("debit %s has no round after %s: rolling it back", transaction_id,
+                        self.stale)
+            self.record_rollback(transaction_id)
+        return len(stale)
+
+    def _row_played(self, transaction_id: str) -> bool:
+        row = self._row(transaction_id)
+        return row is None or (row.idempotency_key is not None
+                               and self.round_of(row.account_id, row.idempotency_key) is not None)
+
+    def resend_due(self) -> int:
+        """Send every pending credit and rollback whose time has come; how many were
+        acknowledged."""
+        now = utcnow()
+        with self.db.read() as session:
+            due = list(session.scalars(select(WalletCall).where(
+                WalletCall.status == PENDING, WalletCall.kind.in_((CREDIT, ROLLBACK)),
+                WalletCall.next_attempt_at <= now).order_by(WalletCall.id).limit(RETRY_BATCH)))
+            requests = [(row, self._fields(session, row)) for row in due]
+        done = 0
+        for row, fields in requests:
+            try:
+                reply = self.client.call(row.kind, fields)
+            except WalletRefused as refused:
+                log.error("%s %s refused: %s", row.kind, row.transaction_id, refused)
+                self.mark(row.transaction_id, REFUSED, error=refused.code[:32])
+                continue
+            except WalletUnavailable as error:
+                log.warning("%s %s still not acknowledged (%s)", row.kind, row.transaction_id,
+                            error)
+                self.postpone(row)
+                continue
+            self.mark(row.transaction_id, ACKNOWLEDGED, reply=reply)
+            done += 1
+        return done
+
+    def balance(self, principal: Principal) -> int:
+        """The operator's balance of the player (the ``balance`` method)."""
+        with self.db.read() as session:
+            player_id = session.scalar(select(Account.external_id)
+                                       .where(Account.id == principal.account_id))
+        if player_id is None:
+            raise NotFound("this player did not come from the operator's launch",
+                           code="not_an_operator_player")
+        try:
+            reply = self.client.call(p.BALANCE, {"player_id": player_id,
+                                                 "session_id": session_ref(principal.session_id),
+                                                 "currency": p.CURRENCY})
+        except WalletRefused as refused:
+            raise refusal(refused.code, refused.message) from None
+        except WalletUnavailable:
+            raise WalletUnavailableError("the operator's wallet did not answer") from None
+        return reply.balance
+
+
+class Retrier:
+    """A thread of the server process: every ``config.retry`` seconds it rolls back stale
+    debits and resends what is due. Every worker runs one; the operator's idempotency makes
+    two sends of one call harmless."""
+
+    def __init__(self, wallet: OperatorWallet) -> None:
+        self.wallet = wallet
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="starfever-wallet-retrier",
+                                        daemon=True)
+
+    def start(self) -> Retrier:
+        """Start the thread; returns self."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop the thread (after the call it is sending, if any)."""
+        self._stop.set()
+        self._thread.join(timeout=self.wallet.config.timeout + 5)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.wallet.config.retry):
+            try:
+                self.wallet.roll_back_stale_debits()
+                self.wallet.resend_due()
+            except Exception:  # keep retrying: the next round may find the database back
+                log.exception("the wallet retrier failed; trying again")
+
+
+__all__ = ["OperatorWallet", "Retrier", "TransactionIds", "WalletMisconfigured",
+           "WalletUnavailableError", "refusal"]

@@ -1,0 +1,382 @@
+"""Settling spins as data in, data out (ADR 0012): one pure function, no database.
+
+:func:`settle` takes the books as they stand when a batch's rows are locked (:class:`Books`:
+the players' balances and protection state, their sessions, the rounds already stored under
+the batch's idempotency keys, the €€€ pool with its carry, the chain head) and the waiting
+spins (:class:`Job`, each drawn before it was queued), and returns a :class:`Settlement`: the
+round rows and ledger entries to insert, the balances, pool and chain head to write, and one
+answer per spin (its outcome, or the refusal it gets). The caller (``settle.settle_batch``)
+only reads the books and writes the settlement in one transaction; the rule itself is here,
+testable without a database.
+
+Spins are settled in arrival order against the running state: a retry of a key settled earlier
+(in the database or in this batch) gets that round again, a key reused for another request,
+short funds, self-exclusion or a due reality check refuse that spin alone, and every settled
+round takes the next id, the previous hash, the pool its predecessor left plus its own
+contribution, and the balance its predecessor left.
+"""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import Future
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
+from fractions import Fraction
+from typing import Any
+
+from starfever.engine import money
+from starfever.engine.model import MathModel
+from starfever.engine.round import RoundResult, replay_round
+from starfever.engine.symbols import Cents
+from starfever.server.models import HOUSE, OPERATOR_BOOK, POOL, WALLET, Round
+from starfever.server.services import ledger
+from starfever.server.services.auth import Principal, check_session_live
+from starfever.server.services.chain import KEYED, canonical_json, round_hash
+from starfever.server.services.errors import Conflict, NotFound, ServiceError, Unauthorized
+from starfever.server.services.protection import (
+    RealityCheck,
+    check_adult,
+    check_exclusion,
+    check_reality_acknowledged,
+    reality_check_of,
+)
+from starfever.server.settings import Settings
+
+ACKNOWLEDGED = "acknowledged"
+"""The state of a wallet call the operator answered with ``200``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Debit:
+    """Operator mode: the spin's debit, acknowledged by the operator's wallet."""
+
+    transaction_id: str
+    """Star Fever's id of the debit (``operator_wallet.TransactionIds``)."""
+    credit_transaction_id: str
+    """The id its round's credit will be sent under."""
+    round_ref: str
+    """The ``round_id`` the operator was sent."""
+    balance: int
+    """The operator's balance after the debit, as it answered."""
+
+
+@dataclass(frozen=True, slots=True)
+class SpinOutcome:
+    """A stored round, the wallet after it, and whether this was a retry."""
+
+    round: Round
+    balance: int
+    replayed: bool
+    reality_check: RealityCheck
+    credit: dict[str, Any] | None = None
+    """Operator mode: the credit (a ``wallet_calls`` row) this round committed as pending."""
+
+
+@dataclass(slots=True)
+class Job:
+    """One spin waiting to be settled; its draws were made before it was queued."""
+
+    settings: Settings
+    model: MathModel
+    principal: Principal
+    bet: int
+    key: str
+    fingerprint: str
+    """The request's hash: a retry under the same key must send the same request."""
+    drawn: RoundResult
+    """The round as drawn against the model's seed pool (re-based at settlement)."""
+    test: bool
+    future: Future[SpinOutcome] = field(default_factory=Future)
+    debit: Debit | None = None
+    """Operator mode: the acknowledged debit; the balance and the player's limits are the
+    operator's, so the round is booked against it instead of a wallet row."""
+
+
+@dataclass(slots=True)
+class Player:
+    """A player's books as locked for the batch, and the player's protection state."""
+
+    balance: int | None
+    """The embedded wallet's balance; None where the operator holds it (operator mode)."""
+    excluded_until: datetime | None
+    birth_date: date | None
+    play_started_at: datetime | None
+    """The player's reality-check clock, across all of the player's sessions."""
+    reality_check_at: datetime | None
+    net_result: int
+    vouched: bool = False
+    """Operator mode: the operator vouches for age and identity and keeps the limits and
+    exclusions (its wallet refuses a debit with ``player_blocked``)."""
+
+
+@dataclass(slots=True)
+class Login:
+    """A log-in session's lifetime."""
+
+    revoked_at: datetime | None
+    expires_at: datetime
+
+
+@dataclass(slots=True)
+class Books:
+    """Everything a batch is settled against."""
+
+    players: dict[int, Player]
+    """By account id: the batch's players (with their wallets in ledger mode)."""
+    logins: dict[int, Login]
+    """By session id: the batch's sessions."""
+    settled: dict[tuple[int, str], Round]
+    """Rounds already stored under (account id, idempotency key) of the batch's spins."""
+    pool: int
+    """The €€€ pool in cents."""
+    carry: Fraction
+    """The part of a cent of contributions not yet in the pool."""
+    last_id: int
+    """The chain head: the last round's id and hash."""
+    last_hash: str
+    debits: dict[str, str] = field(default_factory=dict)
+    """Operator mode: the state of the batch's debits by transaction id (locked); only an
+    ``acknowledged`` debit is played."""
+
+
+@dataclass(frozen=True, slots=True)
+class PoolChange:
+    """The pool row after the batch and what its meters gained."""
+
+    amount: int
+    carry: Fraction
+    contributions: int
+    wins: int
+    refills: int
+    hits: int
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """What a batch writes and answers."""
+
+    results: list[SpinOutcome | ServiceError]
+    """One per job, in order: its outcome or its refusal."""
+    rounds: list[dict[str, Any]]
+    """Round rows to insert (column -> value)."""
+    entries: list[dict[str, Any]]
+    """Ledger entries to insert; each round's sum to zero across the books."""
+    balances: dict[int, int]
+    """The final balance of every wallet the batch changed."""
+    nets: dict[int, int]
+    """Per player: what the reality-check net result changes by."""
+    pool: PoolChange
+    head: tuple[int, str]
+    """The chain head after the batch: last id and hash."""
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    """Operator mode: the credits to record as pending (``wallet_calls`` rows), one per round
+    played on an operator debit; sent after the commit."""
+
+    @property
+    def writes(self) -> bool:
+        """Whether anything was settled (a batch of refusals and retries writes nothing)."""
+        return bool(self.rounds)
+
+
+def at_pool(model: MathModel, drawn: RoundResult, pool_before: int) -> RoundResult:
+    """The round of these draws played against ``pool_before``.
+
+    Only a round with a €€€ line depends on the pool (engine.round.play_round: without one,
+    no share is paid, nothing is refilled, and the pool appears only in ``pool_before``,
+    ``pool_after`` and the ``round_end`` event), so only such a round is re-derived from its
+    draws; the others get the pool written in. ``starfever audit`` replays every round."""
+    if drawn.pool_before == pool_before:
+        return drawn
+    if drawn.progressive_win or drawn.pool_refill or drawn.pool_after != drawn.pool_before \
+            or any(e["type"] == "jackpot" for e in drawn.events):
+        return replay_round(model, drawn.line_bet, drawn.draws, pool=pool_before)
+    end = drawn.events[-1]
+    if end["type"] != "round_end":  # not the layout this shortcut knows
+        return replay_round(model, drawn.line_bet, drawn.draws, pool=pool_before)
+    pool = Cents(pool_before)
+    return replace(drawn, pool_before=pool, pool_after=pool,
+                   events=(*drawn.events[:-1], {**end, "pool_after": pool}))
+
+
+def _entry(entries: list[dict[str, Any]], book: str, kind: str, amount: int, round_id: int,
+           at: datetime, *, account_id: int | None = None,
+           balance_after: int | None = None) -> None:
+    entries.append({"book": book, "account_id": account_id, "kind": kind, "amount": amount,
+                    "balance_after": balance_after, "round_id": round_id, "created_at": at})
+
+
+def book_round(entries: list[dict[str, Any]], r: Round, player_book: str = WALLET) -> None:
+    """A settled round's ledger entries, in their order: the bet leaves the wallet, its
+    contribution goes to the pool and the rest to the house; the game win comes from the
+    house, the €€€ win from the pool, a refill from the house into the pool. In operator mode
+    the player's side is the ``operator`` book (the operator's wallet), not ``wallet``."""
+    at, aid, rid = r.created_at, r.account_id, r.id
+    game_win = r.total_win - r.progressive_win
+    running = r.balance_before - r.total_bet
+    _entry(entries, player_book, ledger.BET, -r.total_bet, rid, at, account_id=aid,
+           balance_after=running)
+    _entry(entries, POOL, ledger.CONTRIBUTION, r.contribution, rid, at,
+           balance_after=r.pool_before)
+    _entry(entries, HOUSE, ledger.BET, r.total_bet - r.contribution, rid, at)
+    if game_win:
+        running += game_win
+        _entry(entries, player_book, ledger.WIN, game_win, rid, at, account_id=aid,
+               balance_after=running)
+        _entry(entries, HOUSE, ledger.WIN, -game_win, rid, at)
+    if r.progressive_win:
+        running += r.progressive_win
+        _entry(entries, player_book, ledger.JACKPOT_WIN, r.progressive_win, rid, at,
+               account_id=aid, balance_after=running)
+        _entry(entries, POOL, ledger.JACKPOT_WIN, -r.progressive_win, rid, at,
+               balance_after=r.pool_before - r.progressive_win)
+    if r.pool_refill:
+        _entry(entries, POOL, ledger.REFILL, r.pool_refill, rid, at, balance_after=r.pool_after)
+        _entry(entries, HOUSE, ledger.REFILL, -r.pool_refill, rid, at)
+
+
+class _Batch:
+    """The running state of one settlement (a private copy of the books)."""
+
+    def __init__(self, books: Books, model: MathModel, settings: Settings,
+                 now: datetime) -> None:
+        self.model, self.settings, self.now = model, settings, now
+        self.players = {aid: replace(p) for aid, p in books.players.items()}
+        self.logins = {sid: replace(s) for sid, s in books.logins.items()}
+        self.settled = dict(books.settled)
+        self.pool, self.carry = books.pool, books.carry
+        self.last_id, self.last_hash = books.last_id, books.last_hash
+        self.contributions = self.wins = self.refills = self.hits = 0
+        self.rounds: list[dict[str, Any]] = []
+        self.entries: list[dict[str, Any]] = []
+        self.touched: set[int] = set()
+        self.nets: dict[int, int] = {}
+        self.debits = dict(books.debits)
+        self.calls: list[dict[str, Any]] = []
+        self.chain_key = settings.chain_key()
+
+    def check_of(self, account_id: int) -> RealityCheck:
+        player = self.players.get(account_id)
+        if player is None:
+            raise NotFound(f"no player {account_id}", code="player_not_found")
+        return reality_check_of(self.settings, player.play_started_at, player.reality_check_at,
+                                player.net_result, self.now)
+
+    def spin(self, job: Job) -> SpinOutcome:
+        """Settle one spin against the running state, or raise its refusal."""
+        aid, sid = job.principal.account_id, job.principal.session_id
+        login = self.logins.get(sid)
+        if login is None:
+            raise Unauthorized("the bearer token is not valid", code="invalid_token")
+        check_session_live(login.revoked_at, login.expires_at, self.now)
+        player = self.players.get(aid)
+        if player is None or (player.balance is None and job.debit is None):
+            raise NotFound(f"player {aid} has no wallet", code="wallet_not_found")
+        prior = self.settled.get((aid, job.key))
+        if prior is not None:
+            if prior.request_hash != job.fingerprint:
+                raise Conflict("this Idempotency-Key was used for a different spin request",
+                               code="idempotency_key_reused")
+            return SpinOutcome(round=prior, balance=prior.balance_after if player.balance is None
+                               else player.balance, replayed=True,
+                               reality_check=self.check_of(aid))
+        total = money.total_bet(Cents(job.bet))
+        if not player.vouched:
+            check_exclusion(player.excluded_until, self.now, "bets are")
+            check_adult(player.birth_date, self.now, "bets are")
+        check_reality_acknowledged(self.check_of(aid))
+        if job.debit is None:
+            balance = player.balance if player.balance is not None else 0
+            if balance < total:
+                raise Conflict(f"the balance of {balance} cents does not cover the total bet "
+                               f"of {total} cents", code="insufficient_funds")
+        elif self.debits.get(job.debit.transaction_id) == ACKNOWLEDGED:
+            balance = job.debit.balance + total  # the operator's balance before the bet
+        else:
+            raise Conflict("the debit of this spin was rolled back; send a new Idempotency-Key",
+                           code="debit_rolled_back")
+        contribution, carry = money.progressive_contribution(
+            total, self.model.contribution_rate, self.carry)
+        result = at_pool(self.model, job.drawn, self.pool + contribution)
+        stored = self._store(job, result, total, contribution, balance)
+        self.carry = carry
+        self.pool = result.pool_after
+        self.contributions += contribution
+        self.wins += result.progressive_win
+        self.refills += result.pool_refill
+        self.hits += sum(1 for e in result.events if e["type"] == "jackpot")
+        credit = None
+        if job.debit is None:
+            player.balance = stored.balance_after
+            self.touched.add(aid)
+        else:
+            credit = self._credit(job, job.debit, stored)
+        delta = stored.total_win - stored.total_bet
+        player.net_result += delta
+        self.nets[aid] = self.nets.get(aid, 0) + delta
+        self.settled[(aid, job.key)] = stored
+        return SpinOutcome(round=stored, balance=stored.balance_after, replayed=False,
+                           reality_check=self.check_of(aid), credit=credit)
+
+    def _credit(self, job: Job, debit: Debit, r: Round) -> dict[str, Any]:
+        """The round's credit (also of 0: it closes the round), recorded as pending."""
+        row: dict[str, Any] = {
+            "transaction_id": debit.credit_transaction_id, "kind": "credit",
+            "account_id": r.account_id, "session_id": r.session_id,
+            "round_ref": debit.round_ref, "round_id": r.id, "idempotency_key": job.key,
+            "request_hash": job.fingerprint, "debit_transaction_id": debit.transaction_id,
+            "amount": r.total_win, "jackpot_amount": r.progressive_win, "status": "pending",
+            "error": None, "operator_transaction_id": None, "balance": None, "attempts": 0,
+            "next_attempt_at": self.now, "created_at": self.now, "updated_at": self.now}
+        self.calls.append(row)
+        return row
+
+    def _store(self, job: Job, result: RoundResult, total: int, contribution: int,
+               balance_before: int) -> Round:
+        model = self.model
+        values: dict[str, Any] = {
+            "id": self.last_id + 1, "account_id": job.principal.account_id,
+            "session_id": job.principal.session_id, "idempotency_key": job.key,
+            "request_hash": job.fingerprint, "model_name": model.name,
+            "model_version": model.version, "line_bet": job.bet, "total_bet": total,
+            "contribution": contribution, "base_win": result.base_win,
+            "star_wild_win": result.star_wild_win,
+            "hold_and_cash_win": result.hold_and_cash_win,
+            "progressive_win": result.progressive_win, "total_win": result.total_win,
+            "feature": result.feature, "pool_before": result.pool_before,
+            "pool_after": result.pool_after, "pool_refill": result.pool_refill,
+            "balance_before": balance_before,
+            "balance_after": balance_before - total + result.total_win,
+            "draws": json.dumps(list(result.draws), separators=(",", ":")),
+            "events": canonical_json(list(result.events)), "test": job.test,
+            "created_at": self.now, "prev_hash": self.last_hash, "hash": "",
+            "hash_scheme": KEYED}
+        stored = Round(**values)
+        values["hash"] = stored.hash = round_hash(stored, self.chain_key)
+        self.rounds.append(values)
+        book_round(self.entries, stored, WALLET if job.debit is None else OPERATOR_BOOK)
+        self.last_id, self.last_hash = stored.id, stored.hash
+        return stored
+
+
+def settle(books: Books, jobs: list[Job], now: datetime) -> Settlement:
+    """Settle ``jobs`` (one model, one set of settings) in order against ``books``; the books
+    themselves are not changed."""
+    batch = _Batch(books, jobs[0].model, jobs[0].settings, now)
+    results: list[SpinOutcome | ServiceError] = []
+    for job in jobs:
+        try:
+            results.append(batch.spin(job))
+        except ServiceError as error:
+            results.append(error)
+    pool = PoolChange(amount=batch.pool, carry=batch.carry, contributions=batch.contributions,
+                      wins=batch.wins, refills=batch.refills, hits=batch.hits)
+    return Settlement(results=results, rounds=batch.rounds, entries=batch.entries,
+                      balances={aid: batch.players[aid].balance or 0
+                                for aid in sorted(batch.touched)},
+                      nets=dict(sorted(batch.nets.items())), pool=pool,
+                      head=(batch.last_id, batch.last_hash), calls=batch.calls)
+
+
+__all__ = ["ACKNOWLEDGED", "Books", "Debit", "Job", "Login", "Player", "PoolChange", "Settlement",
+           "SpinOutcome", "at_pool", "book_round", "settle"]

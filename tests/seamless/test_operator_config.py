@@ -1,0 +1,36 @@
+"""``--wallet operator``: its configuration, refused as one line when incomplete."""
+
+from __future__ import annotations
+
+import pytest
+
+from starfever.server.operator_config import OperatorConfig, operator_config_from_env
+from starfever.server.settings import SettingsError
+from tests.harness import run_cli
+
+GOOD = {"STARFEVER_WALLET": "operator", "STARFEVER_WALLET_URL": "http://127.0.0.1:9000",
+        "STARFEVER_OPERATOR_SECRET": "s" * 32}
+
+
+def test_ledger_is_the_default_and_operator_mode_reads_its_settings() -> None:
+    assert operator_config_from_env({}) is None
+    assert operator_config_from_env({"STARFEVER_WALLET": "ledger"}) is None
+    assert operator_config_from_env(GOOD) == OperatorConfig("http://127.0.0.1:9000", "s" * 32)
+    assert operator_config_from_env({**GOOD, "STARFEVER_WALLET_TIMEOUT": "0.5"}).timeout == 0.5
+
+
+@pytest.mark.parametrize("change", [
+    {"STARFEVER_WALLET": "bank"}, {"STARFEVER_WALLET_URL": ""},
+    {"STARFEVER_OPERATOR_SECRET": "s" * 31}, {"STARFEVER_OPERATOR_SECRET": ""},
+    {"STARFEVER_WALLET_TIMEOUT": "soon"}, {"STARFEVER_WALLET_TIMEOUT": "0"}])
+def test_an_incomplete_operator_configuration_is_refused(change: dict[str, str]) -> None:
+    with pytest.raises(SettingsError):
+        operator_config_from_env({**GOOD, **change})
+
+
+def test_serve_refuses_a_missing_or_short_secret_in_one_line() -> None:
+    for secret in ("", "short"):
+        done = run_cli("serve", "--wallet", "operator", "--wallet-url", "http://127.0.0.1:9",
+                       env={"STARFEVER_OPERATOR_SECRET": secret}, timeout=60)
+        assert done.returncode == 2
+        assert done.stderr.count("\n") == 1 and "STARFEVER_OPERATOR_SECRET" in done.stderr

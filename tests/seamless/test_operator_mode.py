@@ -1,0 +1,293 @@
+"""Operator mode end to end: a real ``starfever serve --wallet operator`` against the reference
+operator wallet as a real process, on SQLite and on PostgreSQL (OPERATOR-WALLET.md)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import text
+
+from tests.harness import (
+    DATABASE_KINDS,
+    DatabaseKind,
+    Databases,
+    OperatorWallet,
+    Server,
+    expect,
+    launched_player,
+    operator_mode_args,
+    operator_mode_env,
+    run_cli,
+    signed_launch,
+    start_server,
+)
+
+TIMEOUT_S = 1.0
+"""The server's STARFEVER_WALLET_TIMEOUT here: a delay beyond it is a lost reply."""
+BET = 20  # line bet 1 x 20 lines
+
+
+@pytest.fixture(scope="module")
+def wallet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OperatorWallet]:
+    started = OperatorWallet(tmp_path_factory.mktemp("operator-wallet"))
+    yield started
+    started.stop()
+
+
+@pytest.fixture(scope="module")
+def databases(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Databases]:
+    with Databases(tmp_path_factory.mktemp("db")) as made:
+        yield made
+
+
+@pytest.fixture(scope="module", params=DATABASE_KINDS)
+def server(request: pytest.FixtureRequest, databases: Databases, wallet: OperatorWallet,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A server in operator mode on a fresh database of each kind."""
+    kind: DatabaseKind = request.param
+    if kind == "postgresql" and not databases.postgres_available:
+        pytest.skip(f"no PostgreSQL answers at {databases.shown_admin_url}")
+    started = start_server(databases, kind, tmp_path_factory.mktemp(f"operator-{kind}"),
+                           operator_mode_env(wallet, timeout=TIMEOUT_S),
+                           args=operator_mode_args(wallet))
+    with started:
+        yield started
+    databases.drop(started.database_url)
+
+
+def _player(server: Server, wallet: OperatorWallet, balance: int = 10_000, *,
+            blocked: bool = False) -> tuple[str, str]:
+    player_id = f"op-player-{uuid.uuid4().hex[:10]}"
+    wallet.player(player_id, balance, blocked=blocked)
+    return player_id, launched_player(server, wallet.secret, player_id)
+
+
+def _rounds(server: Server, token: str) -> list[dict[str, object]]:
+    return list(expect(server.call("GET", "/rounds", token, params={"limit": 100}), 200)
+                .json()["rounds"])
+
+
+def _calls(server: Server, where: str = "1 = 1") -> list[dict[str, object]]:
+    with server.engine().connect() as conn:
+        return [dict(row._mapping) for row in conn.execute(text(
+            f"SELECT * FROM wallet_calls WHERE {where} ORDER BY id"))]
+
+
+def _wait_for(condition: object, seconds: float = 15) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if callable(condition) and condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError("the condition did not come true in time")
+
+
+def _applied(wallet: OperatorWallet, player_id: str, method: str) -> list[dict[str, object]]:
+    return [t for t in wallet.transactions(player_id) if t["method"] == method and t["applied"]]
+
+
+def test_launch_session_spins_and_both_books_agree(server: Server,
+                                                   wallet: OperatorWallet) -> None:
+    player_id, token = _player(server, wallet, 10_000)
+    assert server.balance(token) == 10_000  # GET /wallet asks the operator
+    wallet.fault("debit", "twice", times=3)  # a request delivered twice moves money once
+    wallet.fault("credit", "twice", times=3)
+    answers = [expect(server.spin(token), 201).json() for _ in range(12)]
+    rounds = _rounds(server, token)
+    assert len(rounds) == 12
+    net = sum(int(r["total_win"]) - int(r["total_bet"]) for r in rounds)
+    debits = _applied(wallet, player_id, "debit")
+    credits = _applied(wallet, player_id, "credit")
+    assert len(debits) == len(credits) == 12
+    assert wallet.balance(player_id) == 10_000 + net == \
+        10_000 + sum(int(c["amount"]) for c in credits) - sum(int(d["amount"]) for d in debits)
+    assert answers[-1]["balance"] == wallet.balance(player_id) == server.balance(token)
+    credited = _calls(server, "kind = 'credit'")
+    assert {c["status"] for c in credited} >= {"acknowledged"}
+    audit = run_cli("audit", "--database-url", server.database_url)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    reconcile = run_cli("reconcile", "--database-url", server.database_url)
+    assert reconcile.returncode == 0, reconcile.stdout + reconcile.stderr
+    assert debits[0]["operator_transaction_id"] in reconcile.stdout
+
+
+def test_insufficient_funds_and_player_blocked_are_clear_4xx_and_nothing_is_played(
+        server: Server, wallet: OperatorWallet) -> None:
+    poor_id, poor = _player(server, wallet, BET - 1)
+    refused = server.spin(poor)
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "insufficient_funds")
+    blocked_id, blocked = _player(server, wallet, 10_000, blocked=True)
+    refused = server.spin(blocked)
+    assert (refused.status_code, refused.json()["error"]["code"]) == (403, "player_blocked")
+    assert _rounds(server, poor) == [] and _rounds(server, blocked) == []
+    assert wallet.balance(poor_id) == BET - 1 and wallet.balance(blocked_id) == 10_000
+
+
+def test_a_debit_that_times_out_is_rolled_back_and_no_round_is_played(
+        server: Server, wallet: OperatorWallet) -> None:
+    player_id, token = _player(server, wallet, 1_000)
+    wallet.fault("debit", "delay", seconds=TIMEOUT_S + 1)
+    lost = server.spin(token)
+    assert (lost.status_code, lost.json()["error"]["code"]) == (503, "wallet_unavailable")
+    assert _rounds(server, token) == []
+    _wait_for(lambda: wallet.balance(player_id) == 1_000)  # debited late, then refunded
+    assert len(_applied(wallet, player_id, "rollback")) == 1
+    _wait_for(lambda: all(c["status"] == "acknowledged"
+                          for c in _calls(server, "kind = 'rollback'")))
+
+
+def test_a_credit_whose_reply_is_dropped_stays_pending_then_is_credited_once(
+        server: Server, wallet: OperatorWallet) -> None:
+    player_id, token = _player(server, wallet, 1_000)
+    wallet.fault("credit", "drop")
+    answer = expect(server.spin(token), 201).json()
+    round_id = answer["round"]["id"]
+
+    def credit_status() -> object:
+        found = _calls(server, f"kind = 'credit' AND round_id = {int(round_id)}")
+        return found[0]["status"] if found else None
+
+    _wait_for(lambda: credit_status() == "acknowledged")
+    credits = [t for t in wallet.transactions(player_id) if t["method"] == "credit"]
+    assert len(credits) == 1 and credits[0]["applied"]
+    win = int(answer["round"]["total_win"]) - int(answer["round"]["total_bet"])
+    assert wallet.balance(player_id) == 1_000 + win
+
+
+def test_a_retried_spin_reuses_its_transaction_id_and_moves_nothing(
+        server: Server, wallet: OperatorWallet) -> None:
+    player_id, token = _player(server, wallet, 1_000)
+    key = uuid.uuid4().hex
+    first = expect(server.spin(token, key=key), 201).json()
+    again = expect(server.spin(token, key=key), 200).json()
+    assert again["replayed"] and again["round"]["id"] == first["round"]["id"]
+    assert len(wallet.transactions(player_id)) == 2  # one debit, one credit
+    assert len(_rounds(server, token)) == 1
+
+
+def test_a_forged_launch_signature_is_refused(server: Server, wallet: OperatorWallet) -> None:
+    forged = signed_launch(server, "not-the-operator-secret-0123456789abc", "someone")
+    assert (forged.status_code, forged.json()["error"]["code"]) == (401, "bad_signature")
+    unsigned = server.call("POST", "/launch", json={"player_id": "someone"})
+    assert unsigned.status_code == 401
+
+
+def test_a_used_expired_or_forged_launch_token_gets_401(server: Server,
+                                                        wallet: OperatorWallet) -> None:
+    player_id = f"op-player-{uuid.uuid4().hex[:10]}"
+    wallet.player(player_id, 100)
+    launches = [expect(signed_launch(server, wallet.secret, player_id), 200).json()["url"]
+                for _ in range(2)]
+    used, expired = (url.split("launch=")[1].split("&")[0] for url in launches)
+    expect(server.call("POST", "/sessions", json={"launch_token": used}), 201)
+    with server.engine().begin() as conn:
+        conn.execute(text("UPDATE launch_tokens SET expires_at = :past WHERE used_at IS NULL"),
+                     {"past": (datetime.now(UTC) - timedelta(seconds=1)).replace(tzinfo=None)})
+    for token in (used, expired, "forged-launch-token"):
+        refused = server.call("POST", "/sessions", json={"launch_token": token})
+        assert (refused.status_code, refused.json()["error"]["code"]) == \
+            (401, "invalid_launch_token")
+
+
+def test_players_neither_register_nor_log_in_with_a_password_in_operator_mode(
+        server: Server, wallet: OperatorWallet) -> None:
+    refused = server.call("POST", "/players", json={"username": "someone",
+                                                    "password": "password-1"})
+    assert (refused.status_code, refused.json()["error"]["code"]) == (403, "operator_mode")
+    refused = server.call("POST", "/sessions", json={"username": "someone",
+                                                     "password": "password-1"})
+    assert (refused.status_code, refused.json()["error"]["code"]) == \
+        (403, "operator_mode_launch_only")
+    assert server.operator_token  # the operator's own account still logs in
+    _, token = _player(server, wallet, 100)
+    for path, body in (("/limits", {"weekly_deposit_limit": 100}),
+                       ("/self-exclusion", {"days": 7})):
+        method = "PUT" if path == "/limits" else "POST"
+        refused = server.call(method, path, token, json=body)
+        assert (refused.status_code, refused.json()["error"]["code"]) == (403, "operator_mode")
+
+
+def test_a_server_killed_between_debit_and_credit_credits_exactly_once_after_restart(
+        databases: Databases, wallet: OperatorWallet,
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    started = start_server(databases, "sqlite", tmp_path_factory.mktemp("operator-kill"),
+                           operator_mode_env(wallet, timeout=TIMEOUT_S),
+                           args=operator_mode_args(wallet))
+    with started as server:
+        player_id, token = _player(server, wallet, 1_000)
+        wallet.fault("credit", "error", times=100_000)  # 500, not applied: the credit waits
+        answer = expect(server.spin(token), 201).json()
+        assert len(_applied(wallet, player_id, "debit")) == 1
+        assert _applied(wallet, player_id, "credit") == []
+        server.kill()  # SIGKILL: the round is committed, its credit pending
+        in_doubt = run_cli("reconcile", "--database-url", server.database_url)
+        assert in_doubt.returncode == 1 and "IN DOUBT" in in_doubt.stdout
+        assert "pending_credit" in in_doubt.stdout
+        wallet.clear_faults()
+        server.start()
+        round_id = int(answer["round"]["id"])
+        _wait_for(lambda: _calls(server, f"kind = 'credit' AND round_id = {round_id}")[0]
+                  ["status"] == "acknowledged")
+        assert len(_applied(wallet, player_id, "credit")) == 1
+        win = int(answer["round"]["total_win"]) - int(answer["round"]["total_bet"])
+        assert wallet.balance(player_id) == 1_000 + win
+        assert run_cli("reconcile", "--database-url", server.database_url).returncode == 0
+    databases.drop(started.database_url)
+
+
+def test_audit_checks_the_operator_book_against_the_wallet_calls(
+        server: Server, wallet: OperatorWallet) -> None:
+    _, token = _player(server, wallet, 1_000)
+    round_id = int(expect(server.spin(token), 201).json()["round"]["id"])
+    tamper = "UPDATE wallet_calls SET amount = amount + :d WHERE kind = 'credit' AND round_id = :r"
+    with server.engine().begin() as conn:
+        conn.execute(text(tamper), {"d": 1, "r": round_id})
+    try:
+        audit = run_cli("audit", "--database-url", server.database_url)
+        assert audit.returncode == 1 and f"round {round_id}: credit of" in audit.stdout
+    finally:
+        with server.engine().begin() as conn:
+            conn.execute(text(tamper), {"d": -1, "r": round_id})
+    audit = run_cli("audit", "--database-url", server.database_url)
+    assert audit.returncode == 0 and "operator rounds checked" in audit.stdout, audit.stdout
+
+
+def test_books_agree_after_many_concurrent_rounds_with_faults_injected(
+        server: Server, wallet: OperatorWallet) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    players = [_player(server, wallet, 100_000) for _ in range(3)]
+    for method, fault, times in (("debit", "error", 4), ("debit", "twice", 5),
+                                 ("debit", "delay", 2), ("credit", "drop", 2),
+                                 ("credit", "error", 5), ("credit", "twice", 5),
+                                 ("rollback", "error", 2)):
+        wallet.fault(method, fault, times=times, seconds=TIMEOUT_S + 0.5)
+
+    def play(i: int) -> int:
+        _, token = players[i % len(players)]
+        return server.spin(token).status_code
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        statuses = list(pool.map(play, range(120)))
+    assert set(statuses) <= {201, 503}, statuses
+    assert statuses.count(503) == 6  # the debits answered 500 or too late: rolled back
+    wallet.clear_faults()
+
+    def settled() -> bool:
+        return run_cli("reconcile", "--database-url", server.database_url).returncode == 0
+
+    _wait_for(settled, seconds=60)
+    played = 0
+    for player_id, token in players:
+        rounds = _rounds(server, token)
+        played += len(rounds)
+        assert wallet.balance(player_id) == 100_000 + sum(
+            int(r["total_win"]) - int(r["total_bet"]) for r in rounds)
+        assert len(_applied(wallet, player_id, "credit")) == len(rounds)
+    assert played == statuses.count(201)
+    audit = run_cli("audit", "--database-url", server.database_url)
+    assert audit.returncode == 0, audit.stdout
