@@ -115,14 +115,14 @@ def rtp_json(report: ExactReport, *, exact_fractions: bool = False) -> dict[str,
 
 def full_cycle_check(model: MathModel, report: ExactReport) -> dict[str, Any]:
     """Enumerate the full cycle, compare it with ``report`` and refine its standard deviation."""
-    from starfever.math.exact import star_wild_cases
+    from starfever.math.exact import event_probability, star_wild_cases
     from starfever.math.fullcycle import full_cycle
     from starfever.math.variance import std_dev_full_cycle
 
     cycle = full_cycle(model)
     checks = {
         "lines": cycle.lines_rtp == report.lines,
-        "hit_frequency": cycle.fraction(cycle.hits) == report.hit_frequency,
+        "event_frequency": cycle.fraction(cycle.hits) == event_probability(model),
         "jackpot_frequency": cycle.fraction(cycle.jackpots) == report.jackpot_frequency,
         "coin_counts": all(cycle.fraction(cycle.coin_counts[n]) == p
                            for n, p in report.coin_counts.items()),
@@ -138,7 +138,7 @@ def full_cycle_check(model: MathModel, report: ExactReport) -> dict[str, Any]:
         "agrees": all(checks.values()),
         "checks": checks,
         "lines": float(cycle.lines_rtp),
-        "hit_frequency": float(cycle.fraction(cycle.hits)),
+        "event_frequency": float(cycle.fraction(cycle.hits)),
         "line_win_variance": float(variance),
         "line_win_frequency": float(cycle.fraction(int(cycle.line_win_histogram.sum()))),
         "coin_counts": {str(k): float(cycle.fraction(v)) for k, v in enumerate(cycle.coin_counts)

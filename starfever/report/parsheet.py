@@ -94,7 +94,7 @@ def _summary(doc: Document, r: exact.ExactReport, sim: SimulationResult) -> None
     doc.heading("Frequencies (per paid spin)")
     freq = []
     for key, label, exact_value in (
-            ("hit", "Hit (a line win, a EUR line or a feature)", r.hit_frequency),
+            ("hit", "Hit (total win above 0; a respin paying 0 is no hit)", r.hit_frequency),
             ("star_wild", "Star Wild (exactly 4 coins)", r.star_wild_frequency),
             ("hold_and_cash", "Hold & Cash (5 or more coins)", r.hold_and_cash_frequency),
             ("mega", "Mega jackpot", r.mega_frequency),

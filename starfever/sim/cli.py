@@ -202,7 +202,7 @@ def result_json(result: SimulationResult, exact: dict[str, float], line_bet: int
     if model is not None:
         extra["progressive_pool"] = pool_json(replay_pool(
             result.spins, result.jackpot_rounds_at, bet, Fraction(model.contribution_rate),
-            model.seed_cents))
+            model.seed_cents, model.jackpot_rule))
     if variance_reduction:
         extra["variance_reduced"] = variance_reduced_json(result, report, exact["rtp"])
     return {
@@ -250,7 +250,7 @@ def print_table(result: SimulationResult, data: dict[str, Any]) -> None:
         print(f"  {label:<32} {_pct(row['rtp'])}   [{_pct(lo)}, {_pct(hi)}] "
               f"{_pct(row['exact'])}  {'yes' if row['inside'] else 'NO'}")
     print(f"  {'event (per paid spin)':<32} {'freq':>9}   {'99 % interval':<21} {'exact':>9}")
-    names = {"hit": "hit (win, EUR line or feature)", "star_wild": "Star Wild",
+    names = {"hit": "hit (total win above 0)", "star_wild": "Star Wild",
              "hold_and_cash": "Hold & Cash", "mega": "Mega", "jackpot": "EUR jackpot line"}
     for key, label in names.items():
         row = data["frequencies"][key]

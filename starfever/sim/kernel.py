@@ -372,12 +372,14 @@ def _fold_square(sums: npt.NDArray[np.int64], at: int, squares: int, carries: in
 @njit(cache=True, inline="always")
 def _tally_round(tally: npt.NDArray[np.int64], sums: npt.NDArray[np.int64],
                  win_hist: npt.NDArray[np.int64], edges: npt.NDArray[np.float64], pay: int,
-                 win: int) -> None:
-    """Count one round off the hot path (always a hit): its line pay ``pay`` and game win ``win``
-    (line bets) go to the tally's second and third rows, or, beyond them, straight to the sums."""
+                 win: int, jackpot: bool) -> None:
+    """Count one round off the hot path: its line pay ``pay`` and game win ``win`` (line bets)
+    go to the tally's second and third rows, or, beyond them, straight to the sums. It is a hit
+    when its total win is above zero: a game win, or a €€€ share (``jackpot``)."""
     if win > MAX_ROUND_WIN:
         raise OverflowError("a round win exceeds the simulator's range")
-    sums[HITS] += 1
+    if win > 0 or jackpot:
+        sums[HITS] += 1
     if pay < _TALLY:
         tally[_TALLY + pay] += 1
     else:
@@ -447,9 +449,10 @@ def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[n
 
     ``win_hist[0]`` counts rounds that win nothing, ``win_hist[k]`` rounds whose game win in
     total bets falls in ``[edges[k-2], edges[k-1])`` (k = 1: below ``edges[0]``); ``hold_hist``
-    bins Hold & Cash payouts the same way. ``jackpots_at[i] = (spin, lines)`` records the i-th
-    round with €€€ lines (its index in the chunk and how many lines), for as many rounds as it
-    has rows; ``sums[JACKPOT_ROUNDS]`` says how many there were.
+    bins Hold & Cash payouts the same way. ``jackpots_at[i] = (spin, base lines, respin lines)``
+    records the i-th round with €€€ lines (its index in the chunk and how many €€€ lines its
+    base spin and its Star Wild respin showed), for as many rounds as it has rows;
+    ``sums[JACKPOT_ROUNDS]`` says how many there were.
 
     The hot loop only tallies the rounds that are a base spin and nothing else by their line
     pay (``tally[pay] += 1``), the other rounds by line pay and by game win; sums, squares,
@@ -485,8 +488,8 @@ def _feature_round(feature: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64
                    win_hist: npt.NDArray[np.int64], hold_hist: npt.NDArray[np.int64],
                    edges: npt.NDArray[np.float64], jackpots_at: npt.NDArray[np.int64]) -> None:
     """The rest of a round off the hot path (stops in ``scratch[:5]``, its line pay, €€€ line
-    mask and coins: a feature, €€€ lines or a line pay beyond the tally, so always a hit): the
-    feature it triggers, then the round's counts."""
+    mask and coins: a feature, €€€ lines or a line pay beyond the tally): the feature it
+    triggers, then the round's counts."""
     win = pay
     jackpots = _bit_count(jackpot_mask)
     respin_jackpots = 0
@@ -522,9 +525,10 @@ def _feature_round(feature: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64
         at = sums[JACKPOT_ROUNDS]
         if at < jackpots_at.shape[0]:
             jackpots_at[at, 0] = spin
-            jackpots_at[at, 1] = jackpots + respin_jackpots
+            jackpots_at[at, 1] = jackpots
+            jackpots_at[at, 2] = respin_jackpots
         sums[JACKPOT_ROUNDS] += 1
-    _tally_round(tally, sums, win_hist, edges, pay, win)
+    _tally_round(tally, sums, win_hist, edges, pay, win, jackpots + respin_jackpots > 0)
 
 
 @njit(cache=True)

@@ -7,9 +7,10 @@ module replays the run's €€€ rounds, in play order, against one installati
 - every spin adds ``rate x total bet`` to the pool in whole cents, the fraction carried on
   (``money.progressive_contribution``): after ``k`` spins the pool has received
   ``floor(k x total bet x rate)`` cents in all;
-- each €€€ line wins ``floor(pool x line bet / 100)`` (``money.progressive_share``), later lines
-  of the same round from what the earlier ones left;
-- after a round with €€€ lines, the operator refills the pool to its seed if it fell below.
+- the €€€ lines of a round are paid by ``money.jackpot_round`` under the model's rule: a spin
+  wins at most one share, ``floor(pool x line bet / 100)``, and the operator refills the pool to
+  its seed after the win (archived model versions: every line from what the earlier ones
+  left, one refill at the end of the round).
 
 Between two €€€ rounds the pool only grows, so the mean pool over all spins is a sum of floors
 of an arithmetic progression, computed exactly (:func:`floor_sum`) without visiting the spins.
@@ -38,7 +39,7 @@ class PoolReport:
     contributions: int
     """Cents the spins paid into the pool."""
     hits: int
-    """€€€ lines won."""
+    """€€€ shares won (one per winning spin; one per line under the earlier rule)."""
     paid: int
     """Cents won from the pool."""
     refills: int
@@ -81,10 +82,12 @@ def floor_sum(n: int, m: int, a: int, b: int) -> int:
         m, a = a, m
 
 
-def replay_pool(spins: int, jackpot_rounds: Iterable[tuple[int, int]], line_bet: int,
-                rate: Fraction, seed: int) -> PoolReport:
-    """Replay the €€€ rounds ``(spin number, lines)`` of a ``spins``-spin run at ``line_bet``
-    against a pool that starts at ``seed`` cents and receives ``rate`` of every total bet."""
+def replay_pool(spins: int, jackpot_rounds: Iterable[tuple[int, ...]], line_bet: int,
+                rate: Fraction, seed: int,
+                rule: str = money.ONE_SHARE_PER_SPIN) -> PoolReport:
+    """Replay the €€€ rounds ``(spin number, €€€ lines of the base spin[, of the respin])`` of a
+    ``spins``-spin run at ``line_bet`` against a pool that starts at ``seed`` cents and receives
+    ``rate`` of every total bet, paying them under the jackpot ``rule``."""
     bet = check_line_bet(line_bet)
     step = money.total_bet(bet) * Fraction(rate)  # cents per spin, before rounding
     num, den = step.numerator, step.denominator
@@ -104,21 +107,17 @@ def replay_pool(spins: int, jackpot_rounds: Iterable[tuple[int, int]], line_bet:
     pool_sum = 0
     hits = paid = refills = refill_count = 0
     done = 0  # spins accounted for
-    for spin, lines in sorted(jackpot_rounds):
+    for spin, *lines in sorted(jackpot_rounds):
         k = spin + 1  # spins played up to and including this one
         pool_sum += base * (k - 1 - done) + pools_sum(done + 1, k - 1)
         pool = base + received(k)
         pool_sum += pool
-        remaining = Cents(pool)
-        for _ in range(lines):
-            share = money.progressive_share(remaining, bet)
-            remaining = Cents(remaining - share)
-            paid += share
-            hits += 1
-        refill = max(0, seed - remaining)
-        refills += refill
-        refill_count += refill > 0
-        pool = remaining + refill
+        won = money.jackpot_round(Cents(pool), bet, lines, Cents(seed), rule)
+        paid += won.win
+        hits += sum(len(award.shares) for award in won.awards)
+        refills += won.refill
+        refill_count += sum(1 for refill in won.refills if refill > 0)
+        pool = won.pool_after
         base = pool - received(k)
         done = k
     pool_sum += base * (spins - done) + pools_sum(done + 1, spins)

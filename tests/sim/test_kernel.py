@@ -41,7 +41,8 @@ def _engine_rounds(model: MathModel, seed: int, rounds: int) -> list[dict[str, i
         source.start_round()  # the kernel draws the 5 base stops at once
         r = play_round(model, 1, source)
         hold = r.hold_and_cash
-        jackpots = [e["phase"] for e in r.events if e["type"] == "jackpot"]
+        jackpots = [e["phase"] for e in r.events if e["type"] == "jackpot"
+                    for _ in e.get("lines", [e["line"]])]
         coins = next(e for e in r.events if e["type"] == "reveal")["grid"]
         out.append({
             "base_pay": r.base_win,

@@ -31,16 +31,14 @@ def _spin_by_spin(spins: int, events: dict[int, int], bet: int, rate: Fraction,
         contributed += cents
         pool_sum += pool
         if spin in events:
-            remaining = pool
-            for _ in range(events[spin]):
-                share = money.progressive_share(remaining, bet)
-                remaining -= share
-                paid += share
-                hits += 1
-            refill = max(0, seed - remaining)
+            # one share of the pool as it stood, whatever the number of lines (RULES.md)
+            share = pool * bet // 100
+            paid += share
+            hits += 1
+            refill = max(0, seed - (pool - share))
             refills += refill
             refill_count += refill > 0
-            pool = remaining + refill
+            pool = pool - share + refill
     return pool_sum, paid, hits, refills, refill_count, contributed, pool
 
 
@@ -63,6 +61,21 @@ def test_replay_matches_the_engine_money_rules_spin_by_spin(bet: int, rate: Frac
         paid, hits, refills, refill_count, contributed, final)
     assert report.balanced
     assert report.progressive_rtp == paid / (spins * 20 * bet)
+
+
+def test_several_lines_of_one_spin_win_one_share() -> None:
+    one = replay_pool(10, [(4, 1)], 50, Fraction(1, 100), 100_000)
+    three = replay_pool(10, [(4, 3)], 50, Fraction(1, 100), 100_000)
+    assert (three.paid, three.hits, three.final_pool) == (one.paid, one.hits, one.final_pool)
+    assert one.paid == (100_000 + 5 * 10) // 2
+
+
+def test_the_earlier_rule_still_pays_each_line_from_the_rest() -> None:
+    report = replay_pool(10, [(4, 2)], 50, Fraction(1, 100), 100_000,
+                         money.EACH_LINE_FROM_THE_REST)
+    pool = 100_000 + 5 * 10
+    first = pool // 2
+    assert (report.paid, report.hits) == (first + (pool - first) // 2, 2)
 
 
 def test_a_full_share_empties_the_pool_and_the_operator_refills_it() -> None:

@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from sqlalchemy import Float, cast, func, select
 
-from starfever.engine.model import ModelError, load_model
+from starfever.engine.model import load_model_version
 from starfever.math.stats import Z99
 from starfever.server.db import Database
 from starfever.server.models import Round
@@ -33,11 +33,8 @@ def theoretical(name: str, version: str) -> Theory | None:
     """The model's exact RTP, computed once per process (``None`` if that version is gone)."""
     from starfever.math.exact import compute
 
-    try:
-        model = load_model(name)
-    except ModelError:
-        return None
-    if model.version != version:
+    model = load_model_version(name, version)
+    if model is None:
         return None
     report = compute(model, with_std_dev=False)
     return Theory(total=report.total, game=report.game)

@@ -211,7 +211,7 @@ def _spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort
         pool.contributions += contribution
         pool.wins += result.progressive_win
         pool.refills += result.pool_refill
-        pool.hits += sum(1 for e in result.events if e["type"] == "jackpot")
+        pool.hits += len(result.jackpot_hits)
         pool.updated_at = now
         head.last_round_id, head.last_hash = stored.id, stored.hash
         login.net_result += stored.total_win - stored.total_bet

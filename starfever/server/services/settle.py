@@ -348,7 +348,7 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
             contributions += contribution
             wins += result.progressive_win
             refills += result.pool_refill
-            hits += sum(1 for e in result.events if e["type"] == "jackpot")
+            hits += len(result.jackpot_hits)
             delta = result.total_win - total
             logins[sid][2] += delta
             nets[sid] = nets.get(sid, 0) + delta
