@@ -18,7 +18,7 @@ of an arithmetic progression, computed exactly (:func:`floor_sum`) without visit
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -126,3 +126,94 @@ def replay_pool(spins: int, jackpot_rounds: Iterable[tuple[int, ...]], line_bet:
                       hits=hits, paid=paid, refills=refills, refill_count=refill_count,
                       final_pool=final, mean_pool=pool_sum / spins,
                       staked=spins * money.total_bet(bet))
+
+
+@dataclass(frozen=True, slots=True)
+class ClassShare:
+    """One bet class's part of a shared pool. Amounts in cents."""
+
+    line_bet: int
+    spins: int
+    staked: int
+    hits: int
+    paid: int
+
+    @property
+    def progressive_rtp(self) -> float:
+        """What the pool paid this class, per cent it staked."""
+        return self.paid / self.staked if self.staked else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SharedPoolReport:
+    """One pool fed by every class of a mix."""
+
+    classes: tuple[ClassShare, ...]
+    seed: int
+    contributions: int
+    refills: int
+    final_pool: int
+
+    @property
+    def staked(self) -> int:
+        """Cents bet by all classes."""
+        return sum(c.staked for c in self.classes)
+
+    @property
+    def refill_rate(self) -> float:
+        """The operator's refills per cent staked."""
+        return self.refills / self.staked
+
+    @property
+    def balanced(self) -> bool:
+        """Seed + contributions + refills = paid + final pool."""
+        return (self.seed + self.contributions + self.refills
+                == sum(c.paid for c in self.classes) + self.final_pool)
+
+
+def replay_shared_pool(runs: Sequence[tuple[int, int, Iterable[tuple[int, ...]]]],
+                       rate: Fraction, seed: int,
+                       rule: str = money.ONE_SHARE_PER_SPIN) -> SharedPoolReport:
+    """Replay several classes' runs ``(line bet, spins, €€€ rounds)`` against ONE pool: the
+    spins of each run are spread evenly over the same stretch of time (spin s of a run of n at
+    time (s + 1/2) / n; ties go to the earlier run), every spin contributes ``rate`` of its
+    total bet (one carry for the pool: after any prefix of the play it has received the floor
+    of the exact sum), and the €€€ rounds are paid in time order by ``money.jackpot_round``."""
+    lengths = [n for _, n, _ in runs]
+    bets = [check_line_bet(b) for b, _, _ in runs]
+    per_spin = [money.total_bet(b) * Fraction(rate) for b in bets]
+    events = sorted(((spin, i, tuple(lines)) for i, (_, _, rounds) in enumerate(runs)
+                     for spin, *lines in rounds),
+                    key=lambda e: (Fraction(2 * e[0] + 1, 2 * lengths[e[1]]), e[1]))
+
+    def played(j: int, spin: int, i: int) -> int:
+        """Spins of run j played up to and including spin ``spin`` of run i."""
+        if j == i:
+            return spin + 1
+        a, b = (2 * spin + 1) * lengths[j], lengths[i]
+        count = max(0, (a - b + 2 * b - 1) // (2 * b)) if a > b else 0
+        if a % b == 0 and (a // b) % 2 == 1 and j < i:
+            count += 1
+        return min(count, lengths[j])
+
+    def received(counts: Sequence[int]) -> int:
+        exact = sum((c * p for c, p in zip(counts, per_spin, strict=True)), Fraction(0))
+        return exact.numerator // exact.denominator
+
+    base = seed
+    paid = [0] * len(runs)
+    hits = [0] * len(runs)
+    refills = 0
+    for spin, i, lines in events:
+        got = received([played(j, spin, i) for j in range(len(runs))])
+        won = money.jackpot_round(Cents(base + got), bets[i], lines, Cents(seed), rule)
+        paid[i] += won.win
+        hits[i] += sum(len(a.shares) for a in won.awards)
+        refills += won.refill
+        base = won.pool_after - got
+    total = received(lengths)
+    return SharedPoolReport(
+        classes=tuple(ClassShare(line_bet=int(b), spins=n, staked=n * money.total_bet(b),
+                                 hits=h, paid=p)
+                      for b, n, h, p in zip(bets, lengths, hits, paid, strict=True)),
+        seed=seed, contributions=total, refills=refills, final_pool=base + total)

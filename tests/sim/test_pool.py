@@ -83,3 +83,34 @@ def test_a_full_share_empties_the_pool_and_the_operator_refills_it() -> None:
     # 5 spins x 20 cents in, the whole pool (100,100) paid, refilled to the seed
     assert (report.paid, report.refills, report.refill_count) == (100_100, 100_000, 1)
     assert report.final_pool == 100_000 + 5 * 20
+
+
+def test_a_shared_pool_replays_like_a_spin_by_spin_loop() -> None:
+    """Two classes on one pool, interleaved in time, against a loop over the spins in the
+    same order with the engine's money rules."""
+    from starfever.sim.pool import replay_shared_pool
+
+    rng = random.Random(3)
+    runs = []
+    for bet, spins in ((1, 300), (100, 200), (25, 300)):
+        rounds = sorted({(rng.randrange(spins), rng.choice([1, 2])) for _ in range(12)})
+        runs.append((bet, spins, rounds))
+    rate, seed = Fraction(1, 100), 1_000
+    report = replay_shared_pool(runs, rate, seed)
+    timeline = sorted(((Fraction(2 * s + 1, 2 * n), i, s) for i, (_, n, _) in enumerate(runs)
+                       for s in range(n)))
+    hits = {(i, s): lines for i, (_, _, rounds) in enumerate(runs) for s, lines in rounds}
+    pool, carry, refills = seed, Fraction(0), 0
+    paid = [0, 0, 0]
+    for _, i, s in timeline:
+        bet = runs[i][0]
+        cents, carry = money.progressive_contribution(money.total_bet(bet), rate, carry)
+        pool += cents
+        if (i, s) in hits:
+            won = money.jackpot_round(pool, bet, [hits[(i, s)]], seed, money.ONE_SHARE_PER_SPIN)
+            paid[i] += won.win
+            refills += won.refill
+            pool = won.pool_after
+    assert [c.paid for c in report.classes] == paid
+    assert (report.refills, report.final_pool) == (refills, pool)
+    assert report.balanced
