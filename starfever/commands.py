@@ -175,8 +175,10 @@ def print_rtp(data: dict[str, Any]) -> None:
     print(f"  standard deviation {data['std_dev']:.3f} x total bet ({data['std_dev_method']}; "
           f"game alone {data['std_dev_game']:.3f})")
     mw, mp = data["max_win_x"], data["max_win_probability"]
+    cap = mw["hold_and_cash"]
+    hold = "unbounded" if cap is None else f"capped at {cap:,} x"
     print(f"  max win: base spin {mw['base']:g} x (p {mp['base']:.3g}), Star Wild round "
-          f"{mw['star_wild']:g} x (p {mp['star_wild']:.3g}), Hold & Cash unbounded; "
+          f"{mw['star_wild']:g} x (p {mp['star_wild']:.3g}), Hold & Cash {hold}; "
           "P(H&C >= k x | triggered): " + ", ".join(
               f"{t['k']}: {t['given_trigger']:.3g}" for t in data["hold_and_cash_tails"]))
     print("  win bands (x total bet, EUR share excluded): " + ", ".join(
@@ -206,14 +208,21 @@ def parse_target(text: str) -> Fraction:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from starfever.math.tune import tune
 
-    model, report = tune(load_model(args.model), parse_target(args.target), name=args.name)
-    data = model.to_dict()
-    data["description"] = (f"Tuned by 'starfever tune' to a total RTP of {float(report.total):.4%}"
-                           f" (exact {report.total})")
-    args.out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}: total RTP {float(report.total):.4%} (BLANK weight "
+    source = load_model(args.model)
+    model, report = tune(source, parse_target(args.target), name=args.name)
+    # a new identity for a new model: rounds record name and version, so the tuned model must
+    # never share them with its source (the version carries its content: strips and weights)
+    content = replace(model, name="", version="", description="").sha256[:12]
+    model = replace(model, name=args.name or f"{source.name}-tuned", version=f"1.0+{content}",
+                    description=(f"Tuned by 'starfever tune' from {source.name} {source.version}"
+                                 f" to a total RTP of {float(report.total):.4%}"))
+    args.out.write_text(json.dumps(model.to_dict(), indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}: {model.name} {model.version} (sha256 {model.sha256[:12]}...), "
+          f"total RTP {float(report.total):.4%} (BLANK weight "
           f"{model.hold_and_cash.cell_weights[0]})")
     return 0
 

@@ -36,6 +36,12 @@ Stop = int
 """A reel stop: the index on the strip that shows on row 0."""
 
 
+MIN_CAP_X = 1800
+"""The smallest max-win cap a model may set, in total bets: no paid spin (at most 20 lines x 600)
+and no Star Wild round (at most 20 lines x 600 x 3 on the respin, plus the paid spin) can reach
+it, so a cap only ever ends Hold & Cash, which keeps its exact mathematics in one place."""
+
+
 class ModelError(InputError):
     """A model file that cannot be read or breaks a rule."""
 
@@ -73,6 +79,10 @@ class MathModel:
     """The €€€ pool starts at, and is refilled to at least, this amount."""
     description: str = ""
     """Free text for people."""
+    max_win_x: int | None = None
+    """Optional cap on a round's game win (lines, Star Wild, Hold & Cash; not the €€€ share),
+    as a multiple of the total bet: the win stops there and Hold & Cash ends. ``None`` (the
+    conditions set none): no cap."""
     jackpot_rule: str = EACH_LINE_FROM_THE_REST
     """How several €€€ lines of one spin are paid (``money.JACKPOT_RULES``). A property of the
     model version, so that a stored round replays under the rule it was played by; a file
@@ -81,7 +91,7 @@ class MathModel:
     def to_dict(self) -> dict[str, Any]:
         """The model in its file format (what ``starfever model --json`` prints)."""
         hc = self.hold_and_cash
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "version": self.version,
             "description": self.description,
@@ -100,6 +110,9 @@ class MathModel:
                 "jackpot_rule": self.jackpot_rule,
             },
         }
+        if self.max_win_x is not None:
+            out["max_win_x"] = self.max_win_x
+        return out
 
     @property
     def sha256(self) -> str:
@@ -186,7 +199,12 @@ def model_from_dict(data: object) -> MathModel:
     if rule not in JACKPOT_RULES:
         raise ModelError(f"progressive.jackpot_rule must be one of {', '.join(JACKPOT_RULES)}, "
                          f"got {rule!r}")
+    cap = data.get("max_win_x")
+    if cap is not None and (type(cap) is not int or cap < MIN_CAP_X):
+        raise ModelError(f"max_win_x must be null or a whole number >= {MIN_CAP_X} (total bets),"
+                         f" got {cap!r}")
     return MathModel(
+        max_win_x=cap,
         jackpot_rule=rule,
         name=name,
         version=str(data.get("version", "1")),

@@ -127,6 +127,7 @@ def play_round(model: MathModel, line_bet: int, source: RandomSource, *,
         raise ValueError(f"pool must not be negative, got {pool!r}")
     recorder = RecordingSource(source)
     events: list[Event] = []
+    cap = None if model.max_win_x is None else money.feature_win(model.max_win_x, bet)
     jackpot_lines: list[tuple[str, int]] = []
 
     stops, grid = _spin(model.base_reels, recorder)
@@ -156,12 +157,17 @@ def play_round(model: MathModel, line_bet: int, source: RandomSource, *,
     elif base.feature == "hold_and_cash":
         coins = [(reel, row) for reel in range(REELS) for row in range(ROWS)
                  if grid[reel][row] == COIN]
-        hold = play_hold_and_cash(coins, model.hold_and_cash, bet, recorder, events)
+        room = None if cap is None else Cents(cap - money.line_win(base.line_factor, bet))
+        hold = play_hold_and_cash(coins, model.hold_and_cash, bet, recorder, events, room=room)
 
     hits, refill = _pay_jackpots(model, bet, pool_before, jackpot_lines, events)
     progressive = sum(hit.win for hit in hits)
     base_win = money.line_win(base.line_factor, bet)
     hold_win = money.feature_win(hold.multiple, bet) if hold else Cents(0)
+    if cap is not None and base_win + star_wild_win + hold_win > cap:
+        # the round's game win stops at the cap (MIN_CAP_X: only Hold & Cash can reach it)
+        hold_win = Cents(cap - base_win - star_wild_win)
+        events.append({"type": "max_win", "win": cap})
     pool_after = Cents(hits[-1].pool_left + hits[-1].refill if hits else pool_before)
     total_win = base_win + star_wild_win + hold_win + progressive
     events.append({"type": "round_end", "total_win": total_win, "pool_after": pool_after})

@@ -177,7 +177,10 @@ def win_law(model: MathModel, features: dict[int, FeatureMoments] | None = None,
             max_sw_count += ways
     # Hold & Cash: L (by coin count) and H independent given the coin count
     triggers = tuple(n for n in range(HOLD_AND_CASH_COINS, CELLS + 1) if hist[n].any())
+    cap_x = model.max_win_x
+    hold_cap = max(hold_cap, cap_x or 0)
     laws = payout_laws(model.hold_and_cash, cap=hold_cap, coins=triggers)
+    cap_lb = None if cap_x is None else cap_x * LINE_COUNT
     float_bands = [0.0] * len(bands)
     tails = {k: [0.0, 0.0] for k in TAIL_MULTIPLES if k <= hold_cap + 1}
     above = 0.0
@@ -197,16 +200,22 @@ def win_law(model: MathModel, features: dict[int, FeatureMoments] | None = None,
         hold_given_jackpot += (F(int(joint.jackpot_wins[n]), n_base)
                                + F(int(joint.jackpots[n]), n_base) * h1)
         for k in tails:
-            tails[k][1] += float(p_n) * law.at_least(k)
+            if cap_x is None or k <= cap_x:  # a capped feature pays at most the cap
+                tails[k][1] += float(p_n) * law.at_least(k)
         above += float(p_n) * law.above_cap
         for value, count in zip(nz.tolist(), row[nz].tolist(), strict=True):
             q = count / n_base
             for b in range(len(bands)):
-                float_bands[b] += q * _hold_band(law, value, edges, b)
+                float_bands[b] += q * _hold_band(law, value, edges, b, cap_lb)
     hold_p = sum((F(int(hist[n].sum()), n_base) for n in range(HOLD_AND_CASH_COINS, CELLS + 1)),
                  F(0))
     for k in tails:
         tails[k][0] = tails[k][1] / float(hold_p) if hold_p else 0.0
+    if cap_x is not None:
+        mean_cut, square_cut = cap_terms(joint, {n: laws[n] for n in triggers},
+                                         {n: features[n] for n in triggers}, cap_x)
+        first -= F(mean_cut) * LINE_COUNT
+        second -= F(square_cut) * LINE_COUNT ** 2
     plain_jackpot = sum((F(int(joint.jackpot_wins[n]), n_base)
                          for n in range(HOLD_AND_CASH_COINS)), F(0))
     jackpot_p = F(int(joint.jackpots.sum()), n_base)
@@ -235,9 +244,49 @@ def win_law(model: MathModel, features: dict[int, FeatureMoments] | None = None,
     )
 
 
-def _hold_band(law: PayoutLaw, line_win: int, edges: Sequence[int], band: int) -> float:
-    """P(line_win + 20 H falls in ``band``) (line-bet edges) for a payout H of ``law``."""
-    def at_least(x: int) -> float:  # P(line_win + 20 H >= x)
+def cap_terms(joint: cycles.BaseJoint, laws: dict[int, PayoutLaw],
+              features: dict[int, FeatureMoments], cap_x: int) -> tuple[float, float]:
+    """What a max-win cap of ``cap_x`` total bets takes off E[G] and E[G^2] (G in total bets).
+
+    Only Hold & Cash rounds reach a cap (``MIN_CAP_X``), and with the paid spin's line win l and
+    the payout H (independent given the coin count) the capped win is min(l + H, cap): the
+    feature stops there, and H only grows. So the cut is E[(l + H)^k] - E[min(l + H, cap)^k],
+    summed over the base counts and the DP's law (exact up to float rounding: the DP's range
+    must reach the cap)."""
+    mean_cut = square_cut = 0.0
+    n_base = joint.combinations
+    for n, law in laws.items():
+        if law.cap + 1 < cap_x:
+            raise ValueError(f"the Hold & Cash DP (cap {law.cap}) does not reach {cap_x}")
+        row = joint.histogram[n]
+        probs = law.probabilities
+        values = np.arange(len(probs), dtype=np.float64)
+        for line_win in np.flatnonzero(row).tolist():
+            q = int(row[line_win]) / n_base
+            base = line_win / LINE_COUNT
+            below = values < cap_x - base  # base + h < cap
+            total = base + values
+            mean_h, second_h = float(features[n].mean), float(features[n].second)
+            mean_free = base + mean_h  # exact moments, the tail beyond the DP included
+            square_free = base * base + 2 * base * mean_h + second_h
+            mean_capped = float((total[below] * probs[below]).sum()) + cap_x * (
+                float(probs[~below].sum()) + law.above_cap)
+            square_capped = float((total[below] ** 2 * probs[below]).sum()) + cap_x ** 2 * (
+                float(probs[~below].sum()) + law.above_cap)
+            # the mass above the DP's range pays the cap: the cut is the exact free moments
+            # (rational DP) less the capped ones
+            mean_cut += q * (mean_free - mean_capped)
+            square_cut += q * (square_free - square_capped)
+    return mean_cut, square_cut
+
+
+def _hold_band(law: PayoutLaw, line_win: int, edges: Sequence[int], band: int,
+               cap: int | None = None) -> float:
+    """P(line_win + 20 H falls in ``band``) (line-bet edges) for a payout H of ``law``, the
+    round's win stopping at ``cap`` line bets when there is one."""
+    def at_least(x: int) -> float:  # P(min(line_win + 20 H, cap) >= x)
+        if cap is not None and x > cap:
+            return 0.0
         need = max(0, -(-(x - line_win) // LINE_COUNT))
         return 1.0 if need <= 0 else law.at_least(need)
 

@@ -320,6 +320,8 @@ def compute(model: MathModel, *, with_std_dev: bool = True,
     mega = sum((coins[n] * m.mega for n, m in by_coins.items()), F(0))
     jackpot, _ = _first_three(model)
     cases = star_wild_cases(model)
+    if model.max_win_x is not None:
+        hold -= cap_cut(model, by_coins)
     report = ExactReport(
         model=model.name,
         lines=lines,
@@ -338,6 +340,22 @@ def compute(model: MathModel, *, with_std_dev: bool = True,
     if with_std_dev:
         report.std = std_dev(model, report.game, by_coins, coins)
     return report
+
+
+def cap_cut(model: MathModel, by_coins: dict[int, FeatureMoments]) -> Fraction:
+    """What the model's max-win cap takes off the Hold & Cash RTP (the only part a cap can
+    reach): from every base stop combination and the payout DP, exact up to float rounding
+    (~1e-13), so a capped model's total is no longer a pure rational (``docs/math.md``)."""
+    from starfever.math.cycles import base_joint
+    from starfever.math.distribution import cap_terms
+    from starfever.math.holdcash_law import payout_laws
+
+    assert model.max_win_x is not None
+    joint = base_joint(model)
+    coins = tuple(n for n in by_coins if joint.histogram[n].any())
+    laws = payout_laws(model.hold_and_cash, cap=model.max_win_x, coins=coins)
+    mean_cut, _ = cap_terms(joint, laws, {n: by_coins[n] for n in coins}, model.max_win_x)
+    return F(mean_cut)
 
 
 __all__ = ["ExactReport", "coin_count_distribution", "compute", "expected_line_pay",

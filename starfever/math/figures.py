@@ -25,7 +25,7 @@ from starfever.engine import money
 from starfever.engine.model import MathModel
 from starfever.engine.symbols import BET_CLASSES, Cents
 
-FORMAT = 1
+FORMAT = 2
 """Bumped whenever the figures or their computation change: old cache files are then ignored."""
 
 METHODS = {
@@ -43,7 +43,9 @@ METHODS = {
     "win_bands": "exact integer counts for lines and Star Wild; Hold & Cash from the payout DP "
                  "in floats (starfever.math.holdcash_law); €€€ shares not included",
     "max_win_x": "exact: largest line win over all base stop combinations; largest paid spin + "
-                 "respin over every Star Wild layout; Hold & Cash has no finite maximum",
+                 "respin over every Star Wild layout; Hold & Cash has no finite maximum unless "
+                 "the model sets max_win_x (then the figures with a cap are exact up to the "
+                 "Hold & Cash DP's float rounding)",
     "hold_and_cash_tails": "payout DP over whole total bets, exact range up to its cap",
     "jackpot_long_run": "stationary law of the pool on a grid (starfever.math.jackpot), "
                         "balance-checked",
@@ -124,7 +126,7 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
 
     report = exact.compute(model, with_std_dev=False)
     law = win_law(model, report.hold_and_cash_by_coins)
-    if law.mean != report.game:
+    if abs(law.mean - report.game) > (Fraction(1, 10**12) if model.max_win_x else 0):
         raise ArithmeticError("the win law's mean differs from the factorised calculator's")
     game_sd = math.sqrt(float(law.second_moment - report.game ** 2))
     by_line_bet: dict[str, dict[str, float]] = {}
@@ -180,7 +182,8 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
         "win_bands": [{"from_x": b.from_x, "to_x": b.to_x, "probability": b.probability}
                       for b in law.bands],
         "max_win_x": {"base": float(law.max_base), "star_wild": float(law.max_star_wild),
-                      "hold_and_cash": None},
+                      "hold_and_cash": model.max_win_x},
+        "max_win_cap_x": model.max_win_x,
         "max_win_probability": {"base": float(law.max_base_probability),
                                 "star_wild": float(law.max_star_wild_probability)},
         "hold_and_cash_tails": [{"k": k, "given_trigger": t[0], "per_spin": t[1]}

@@ -54,6 +54,7 @@ from starfever.sim.tables import (
     F_SW_STRIDE,
     F_WINDOWS,
     HOT_COLUMNS,
+    HP_CAP,
     HP_CASH,
     HP_CELL,
     HP_COIN,
@@ -197,9 +198,10 @@ def _star_wild(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
 
 @njit(cache=True, inline="always")
 def _hold_and_cash(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
-                   state: StreamState) -> tuple[int, int, int, int, int]:
+                   state: StreamState, room: int) -> tuple[int, int, int, int, int]:
     """The feature after 5+ coins at the base stops ``scratch[_S_STOPS:]``: (payout in total
-    bets, minors, majors, mega, respins).
+    bets, minors, majors, mega, respins). ``room``: line bets left below the max-win cap
+    (negative: no cap); the feature ends once the held values are worth that much.
 
     Draws as ``engine.holdcash`` does (weighted picks by one bounded draw of the weights' sum,
     cells in reading order); the generator stays in registers for the whole feature. The board
@@ -229,6 +231,15 @@ def _hold_and_cash(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
     left = HOLD_AND_CASH_RESPINS
     played = 0
     while left > 0 and held < CELLS:
+        if room >= 0:  # the max-win cap: stop once the held values reach it
+            value = MINOR_PAYS * minors + MAJOR_PAYS * majors
+            todo = cash
+            while todo:
+                cell = trailing_zeros(todo)
+                todo &= todo - _ONE
+                value += scratch[values + cell]
+            if value * LINE_BETS_PER_TOTAL_BET >= room:
+                break
         played += 1
         n_boosters = 0
         landed = _ZERO
@@ -494,10 +505,14 @@ def _feature_round(feature: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64
     jackpots = _bit_count(jackpot_mask)
     respin_jackpots = 0
     if n_coins >= HOLD_AND_CASH_COINS:
-        multiple, minors, majors, mega, played = _hold_and_cash(feature, scratch, state)
+        cap = feature[feature[F_HOLD] + HP_CAP]
+        multiple, minors, majors, mega, played = _hold_and_cash(
+            feature, scratch, state, cap - pay if cap >= 0 else -1)
         if multiple > MAX_ROUND_WIN // LINE_BETS_PER_TOTAL_BET:
             raise OverflowError("a Hold & Cash payout exceeds the simulator's range")
         hold = multiple * LINE_BETS_PER_TOTAL_BET
+        if 0 <= cap < pay + hold:  # the round's game win stops at the cap
+            hold = cap - pay
         win += hold
         sums[HOLDS] += 1
         sums[HOLDS_BY_COINS + n_coins] += 1
@@ -508,7 +523,7 @@ def _feature_round(feature: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64
         sums[HOLD_RESPINS] += played
         sums[HOLD_SUM] += hold
         _add_square(sums, HOLD_SQ, hold)
-        hold_hist[_bin(edges, float(multiple))] += 1
+        hold_hist[_bin(edges, hold / LINE_BETS_PER_TOTAL_BET)] += 1
     elif n_coins == STAR_WILD_COINS:
         star, respin_jackpots = _star_wild(feature, scratch, state)
         win += star
@@ -547,5 +562,6 @@ def play_rounds(t: KernelArgs, state: StreamState, rounds: int) -> npt.NDArray[n
         if n_coins == STAR_WILD_COINS:
             out[i, 3], out[i, 4] = _star_wild(feature, scratch, state)
         elif n_coins >= HOLD_AND_CASH_COINS:
-            out[i, 5:10] = _hold_and_cash(feature, scratch, state)
+            cap = feature[feature[F_HOLD] + HP_CAP]
+            out[i, 5:10] = _hold_and_cash(feature, scratch, state, cap - pay if cap >= 0 else -1)
     return out

@@ -49,7 +49,7 @@ def test_the_hash_follows_the_content_not_the_layout() -> None:
     model = load_model("default")
     text = json.dumps(model.to_dict(), indent=4)
     assert model_from_dict(json.loads(text)).sha256 == model.sha256
-    assert len({load_model(n).sha256 for n in ("default", "rtp94", "rtp96")}) == 3
+    assert len({load_model(n).sha256 for n in ("default", "rtp94", "rtp96", "capped")}) == 4
 
 
 def _close(a: Any, b: Any, where: str) -> None:
@@ -67,7 +67,7 @@ def _close(a: Any, b: Any, where: str) -> None:
         assert a == b, where
 
 
-@pytest.mark.parametrize("name", ["default"])
+@pytest.mark.parametrize("name", ["default", "capped"])
 def test_the_shipped_figures_are_a_fresh_computation(name: str) -> None:
     """Minutes: every base and respin stop combination and the Hold & Cash DP, recomputed."""
     model = load_model(name)

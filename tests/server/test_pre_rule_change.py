@@ -70,3 +70,18 @@ def test_a_server_carries_on_with_the_new_version_on_an_old_database(tmp_path: P
     done = run_cli("audit", "--database-url", url)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "audit OK: 11 rounds" in done.stdout
+
+
+def test_a_capped_model_settles_and_audits(tmp_path: Path) -> None:
+    """The capped variant through the server: rounds name it, replay under it, audit clean."""
+    url = _copy(tmp_path)
+    server = Server(url, tmp_path / "server.log", {"STARFEVER_MODEL": "capped"}).start()
+    try:
+        _, token = server.player(deposit=5_000)
+        played = [server.spin(token, line_bet=1).json()["round"] for _ in range(5)]
+    finally:
+        server.stop()
+    assert {r["model_name"] for r in played} == {"capped"}
+    done = run_cli("audit", "--database-url", url)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "audit OK: 15 rounds" in done.stdout
