@@ -35,13 +35,14 @@ import numpy as np
 import numpy.typing as npt
 
 from starfever.engine import money
+from starfever.engine.errors import InputError
 from starfever.engine.symbols import BET_CLASSES, Cents
 
 Mix = dict[int, Fraction]
 """Share of the spins played at each line bet class (cents); the shares sum to 1."""
 
 
-class MixError(ValueError):
+class MixError(InputError):
     """A bet-class mix that cannot be read."""
 
 

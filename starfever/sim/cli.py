@@ -80,7 +80,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     per_class: dict[int, int] = {int(bet): spins for bet in bets}
     if args.mix is not None:
         if len(bets) == 1:
-            raise ValueError("--mix needs --line-bet all")
+            raise InputError("--mix needs --line-bet all")
         mix = _mix(args.mix)
         per_class = {bet: max(1, round(spins * share)) for bet, share in mix.items()}
         bets = [check_line_bet(bet) for bet in per_class]

@@ -23,6 +23,7 @@ def _wild_model(cap: int | None) -> Any:
     return model_from_dict(data)
 
 
+@pytest.mark.slow
 def test_the_capped_rtp_is_what_the_capped_game_returns() -> None:
     """A Hold & Cash that often passes 1,800 x: the cap takes most of its return, and the
     simulated capped game (kernel, which ends the feature like the engine) agrees with the

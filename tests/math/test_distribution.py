@@ -37,6 +37,7 @@ def _band(x: Fraction) -> int:
     return len(BAND_EDGES)
 
 
+@pytest.mark.slow
 def test_the_win_law_of_a_small_model_matches_brute_force() -> None:
     """Every base stop x every respin stop (no Hold & Cash in this model's 4-coin rounds; its
     5-coin rounds are counted by their exact feature mean and second moment)."""
@@ -103,6 +104,7 @@ def _engine_payouts(weights: HoldAndCashModel, coins: int, rounds: int) -> list[
     return out
 
 
+@pytest.mark.slow
 def test_the_payout_dp_has_the_rational_moments() -> None:
     weights = load_model("default").hold_and_cash
     laws = payout_laws(weights, cap=6000, coins=(5, 9, 14, 15))
@@ -118,6 +120,7 @@ def test_the_payout_dp_has_the_rational_moments() -> None:
         assert law.mega <= float(moments.mega) + 1e-12
 
 
+@pytest.mark.slow
 def test_the_payout_dp_agrees_with_the_engine_played_feature() -> None:
     """A feature-rich weight set, played 20,000 times by the engine: every tail probability
     inside its 99.9 % binomial interval."""
@@ -133,6 +136,7 @@ def test_the_payout_dp_agrees_with_the_engine_played_feature() -> None:
         assert abs(hat - p) <= half, (k, hat, p)
 
 
+@pytest.mark.slow
 def test_every_class_gets_the_same_return_and_refills_balance() -> None:
     rate = Fraction(1, 100)
     for name, mix in named_mixes().items():
@@ -144,6 +148,7 @@ def test_every_class_gets_the_same_return_and_refills_balance() -> None:
     assert abs(full.refill_rate - (100_000 / 30_000) / 2000) < 1e-9  # the seed after every win
 
 
+@pytest.mark.slow
 def test_the_long_run_pool_matches_a_pool_simulation() -> None:
     """A direct spin-by-spin pool (money.jackpot_round), mix uniform over the classes."""
     p, rate, seed = 1 / 400, Fraction(1, 50), 2_000
@@ -167,6 +172,7 @@ def test_the_long_run_pool_matches_a_pool_simulation() -> None:
     assert abs(paid / staked - run.return_per_class) < 0.08 * run.return_per_class
 
 
+@pytest.mark.slow
 def test_the_std_dev_with_the_jackpot_is_the_same_at_every_class() -> None:
     model = model_from_dict(SMALL_STAR)
     report = exact.compute(model, with_std_dev=False)

@@ -67,6 +67,7 @@ def _close(a: Any, b: Any, where: str) -> None:
         assert a == b, where
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["default", "capped"])
 def test_the_shipped_figures_are_a_fresh_computation(name: str) -> None:
     """Minutes: every base and respin stop combination and the Hold & Cash DP, recomputed."""

@@ -13,11 +13,12 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from sqlalchemy import create_engine, text
 
 from starfever.engine.model import load_model, load_model_version
 from starfever.engine.round import replay_round
-from tests.server.conftest import Server, run_cli
+from tests.harness import Server, run_cli
 
 OLD_DB = Path(__file__).parent.parent / "data" / "pre_rule_change.sqlite"
 
@@ -36,6 +37,7 @@ def _rows(url: str) -> list[dict[str, object]]:
     return rows
 
 
+@pytest.mark.slow
 def test_old_rounds_audit_under_the_rule_they_were_played_by(tmp_path: Path) -> None:
     url = _copy(tmp_path)
     done = run_cli("audit", "--database-url", url)
@@ -54,6 +56,7 @@ def test_old_rounds_audit_under_the_rule_they_were_played_by(tmp_path: Path) -> 
     assert now.progressive_win == int(str(stored["pool_before"])) // 2 < then.progressive_win
 
 
+@pytest.mark.slow
 def test_a_server_carries_on_with_the_new_version_on_an_old_database(tmp_path: Path) -> None:
     url = _copy(tmp_path)
     server = Server(url, tmp_path / "server.log").start()
@@ -72,6 +75,7 @@ def test_a_server_carries_on_with_the_new_version_on_an_old_database(tmp_path: P
     assert "audit OK: 11 rounds" in done.stdout
 
 
+@pytest.mark.slow
 def test_a_capped_model_settles_and_audits(tmp_path: Path) -> None:
     """The capped variant through the server: rounds name it, replay under it, audit clean."""
     url = _copy(tmp_path)

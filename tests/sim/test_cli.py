@@ -13,6 +13,7 @@ import pytest
 Cli = Callable[..., CompletedProcess[str]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "message"), [
     (["--spins", "0", "--seed", "1"], "--spins must be a whole number >= 1"),
     (["--spins", "-10", "--seed", "1"], "--spins must be a whole number >= 1"),
