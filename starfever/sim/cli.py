@@ -19,7 +19,6 @@ from starfever.engine.model import MathModel, load_model
 from starfever.engine.symbols import BET_CLASSES, check_line_bet
 from starfever.sim.pool import PoolReport, SharedPoolReport, replay_pool, replay_shared_pool
 from starfever.sim.result import COMPONENTS, FREQUENCIES, Estimate, SimulationResult
-from starfever.sim.runner import simulate
 
 _INTEGER = re.compile(r"\d[\d_]*(e\d{1,2})?", re.IGNORECASE)
 _LABELS = {"lines": "line wins", "star_wild": "Star Wild respin",
@@ -66,6 +65,8 @@ def parse_count(text: str, what: str, *, minimum: int) -> int:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    from starfever.sim.runner import simulate  # numba: not on every command's start-up path
+
     spins = parse_count(args.spins, "--spins", minimum=1)
     workers = None if args.workers is None else parse_count(args.workers, "--workers",
                                                             minimum=1)

@@ -30,12 +30,21 @@ class Theory:
 
 @lru_cache(maxsize=8)
 def theoretical(name: str, version: str) -> Theory | None:
-    """The model's exact RTP, computed once per process (``None`` if that version is gone)."""
+    """The model's exact RTP, once per process (``None`` if that version is gone): from the
+    figures cached per model hash (``math.figures``; the shipped models' ship with them), else
+    computed."""
+    from fractions import Fraction
+
     from starfever.math.exact import compute
+    from starfever.math.figures import cached
 
     model = load_model_version(name, version)
     if model is None:
         return None
+    figures = cached(model)
+    if figures is not None:
+        total = Fraction(figures["exact"]["total"])
+        return Theory(total=total, game=total - Fraction(figures["exact"]["progressive"]))
     report = compute(model, with_std_dev=False)
     return Theory(total=report.total, game=report.game)
 
