@@ -39,8 +39,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--exact", action="store_true",
                    help="also print every figure as an exact fraction (with --json)")
     p.add_argument("--full-cycle", action="store_true",
-                   help="also enumerate every base stop combination, check it agrees with the "
-                        "calculator to the last digit, and use it for the standard deviation")
+                   help="also enumerate every base stop combination and check it agrees with "
+                        "the calculator to the last digit")
+    p.add_argument("--no-cache", action="store_true",
+                   help="recompute every figure (a minute or two) instead of reading the cache "
+                        "kept per model hash (see docs/math.md)")
+    p.add_argument("--write-shipped", action="store_true",
+                   help="store the figures beside the shipped models (for maintainers)")
     p.set_defaults(handler=cmd_rtp)
 
     p = sub.add_parser("rng-stream",
@@ -83,52 +88,19 @@ def cmd_model(args: argparse.Namespace) -> int:
     return 0
 
 
-def rtp_json(report: ExactReport, *, exact_fractions: bool = False) -> dict[str, Any]:
-    """The ``starfever rtp --json`` document of an exact report."""
-    out: dict[str, Any] = {
-        "model": report.model,
-        "total": float(report.total),
-        "game": float(report.game),
-        "components": {
-            "lines": float(report.lines),
-            "star_wild": float(report.star_wild),
-            "hold_and_cash": float(report.hold_and_cash),
-            "progressive": float(report.progressive),
-        },
-        "hit_frequency": float(report.hit_frequency),
-        "star_wild_frequency": float(report.star_wild_frequency),
-        "hold_and_cash_frequency": float(report.hold_and_cash_frequency),
-        "jackpot_frequency": float(report.jackpot_frequency),
-        "mega_frequency": float(report.mega_frequency),
-        "hold_and_cash_mean": float(report.hold_and_cash_mean),
-        "std_dev": float(report.std_dev),
-        "std_dev_note": report.std_dev_note,
-    }
-    if exact_fractions:
-        out["exact"] = {
-            "total": str(report.total), "lines": str(report.lines),
-            "star_wild": str(report.star_wild), "hold_and_cash": str(report.hold_and_cash),
-            "progressive": str(report.progressive), "hit_frequency": str(report.hit_frequency),
-        }
-    return out
-
-
 def full_cycle_check(model: MathModel, report: ExactReport) -> dict[str, Any]:
-    """Enumerate the full cycle, compare it with ``report`` and refine its standard deviation."""
-    from starfever.math.exact import star_wild_cases
+    """Enumerate the full cycle and compare it with ``report`` to the last digit."""
+    from starfever.math.exact import event_probability
     from starfever.math.fullcycle import full_cycle
-    from starfever.math.variance import std_dev_full_cycle
 
     cycle = full_cycle(model)
     checks = {
         "lines": cycle.lines_rtp == report.lines,
-        "hit_frequency": cycle.fraction(cycle.hits) == report.hit_frequency,
+        "event_frequency": cycle.fraction(cycle.hits) == event_probability(model),
         "jackpot_frequency": cycle.fraction(cycle.jackpots) == report.jackpot_frequency,
         "coin_counts": all(cycle.fraction(cycle.coin_counts[n]) == p
                            for n, p in report.coin_counts.items()),
     }
-    report.std = std_dev_full_cycle(model, report.game, report.hold_and_cash_by_coins,
-                                    report.coin_counts, cycle, star_wild_cases(model))
     n = cycle.combinations
     # the cycle counts line bets; a total bet is LINE_COUNT of them
     mean = Fraction(cycle.line_win_sum, n * LINE_COUNT)
@@ -138,7 +110,7 @@ def full_cycle_check(model: MathModel, report: ExactReport) -> dict[str, Any]:
         "agrees": all(checks.values()),
         "checks": checks,
         "lines": float(cycle.lines_rtp),
-        "hit_frequency": float(cycle.fraction(cycle.hits)),
+        "event_frequency": float(cycle.fraction(cycle.hits)),
         "line_win_variance": float(variance),
         "line_win_frequency": float(cycle.fraction(int(cycle.line_win_histogram.sum()))),
         "coin_counts": {str(k): float(cycle.fraction(v)) for k, v in enumerate(cycle.coin_counts)
@@ -148,35 +120,80 @@ def full_cycle_check(model: MathModel, report: ExactReport) -> dict[str, Any]:
 
 
 def cmd_rtp(args: argparse.Namespace) -> int:
-    from starfever.math.exact import compute
+    import time
 
+    from starfever.math.figures import cache_path, figures
+
+    started = time.perf_counter()
     model = load_model(args.model)
-    report = compute(model)
-    cycle = full_cycle_check(model, report) if args.full_cycle else None
-    data = rtp_json(report, exact_fractions=args.exact)
-    if cycle is not None:
+    data = figures(model, use_cache=not args.no_cache)
+    if args.write_shipped:
+        from starfever.math.figures import write_shipped
+
+        print(f"wrote {write_shipped(model, data)}", file=sys.stderr)
+    if not args.exact:
+        data.pop("exact", None)
+    cycle = None
+    if args.full_cycle:
+        from starfever.math.exact import compute
+
+        cycle = full_cycle_check(model, compute(model, with_std_dev=False))
         data["full_cycle"] = cycle
+    data["seconds"] = round(time.perf_counter() - started, 3)
+    data["cache_file"] = str(cache_path(model))
     if args.json:
         print(json.dumps(data, indent=2))
         return 0 if cycle is None or cycle["agrees"] else 1
-    c = data["components"]
-    print(f"Star Fever model {report.model!r}: theoretical RTP {data['total']:.2%} "
-          f"({data['total']:.5%} to 5 decimals, computed exactly)")
-    for key, label in (("lines", "line wins"), ("star_wild", "Star Wild respin"),
-                       ("hold_and_cash", "Hold & Cash (cash, Minor, Major, Mega)"),
-                       ("progressive", "EUR progressive contribution")):
-        print(f"  {label:<40} {c[key]:>9.4%}")
-    print(f"  hit frequency {data['hit_frequency']:.2%} (1 in {1 / data['hit_frequency']:.2f})")
-    print(f"  Star Wild 1 in {1 / data['star_wild_frequency']:.1f} spins, Hold & Cash 1 in "
-          f"{1 / data['hold_and_cash_frequency']:.1f}, Mega 1 in {1 / data['mega_frequency']:,.0f},"
-          f" EUR jackpot line 1 in {1 / data['jackpot_frequency']:,.0f}")
-    print(f"  standard deviation {data['std_dev']:.3f} x total bet ({data['std_dev_note']})")
+    print_rtp(data)
     if cycle is not None:
         verdict = "agrees to the last digit" if cycle["agrees"] else f"DISAGREES: {cycle['checks']}"
         print(f"  full cycle: {cycle['combinations']:,} base stop combinations, {verdict}; "
               f"line-win variance {cycle['line_win_variance']:.4f} (total bets squared)")
         return 0 if cycle["agrees"] else 1
     return 0
+
+
+def print_rtp(data: dict[str, Any]) -> None:
+    """The human report of ``starfever rtp``."""
+    c = data["components"]
+    print(f"Star Fever model {data['model']!r} {data['model_version']} "
+          f"(sha256 {data['model_sha256'][:12]}...): theoretical RTP {data['total']:.2%} "
+          f"({data['total']:.5%} to 5 decimals, computed exactly)")
+    for key, label in (("lines", "line wins"), ("star_wild", "Star Wild respin"),
+                       ("hold_and_cash", "Hold & Cash (cash, Minor, Major, Mega)"),
+                       ("progressive", "EUR progressive contribution")):
+        print(f"  {label:<40} {c[key]:>9.4%}")
+    totals = {round(v["total"], 8) for v in data["by_line_bet"].values()}
+    print(f"  every bet class (1..100 cent line bets): {min(totals):.4%} to {max(totals):.4%} "
+          "from the players' money (one EUR share per spin: the same return per euro)")
+    print(f"  hit frequency {data['hit_frequency']:.2%} (1 in {1 / data['hit_frequency']:.2f}; "
+          f"total win > 0, exact)")
+    print(f"  Star Wild 1 in {1 / data['star_wild_frequency']:.1f} spins "
+          f"({data['star_wild_pays_nothing']:.1%} of them pay nothing), Hold & Cash 1 in "
+          f"{1 / data['hold_and_cash_frequency']:.1f}, Mega 1 in {1 / data['mega_frequency']:,.0f},"
+          f" EUR jackpot line 1 in {1 / data['jackpot_frequency']:,.0f}")
+    print(f"  standard deviation {data['std_dev']:.3f} x total bet ({data['std_dev_method']}; "
+          f"game alone {data['std_dev_game']:.3f})")
+    mw, mp = data["max_win_x"], data["max_win_probability"]
+    cap = mw["hold_and_cash"]
+    hold = "unbounded" if cap is None else f"capped at {cap:,} x"
+    print(f"  max win: base spin {mw['base']:g} x (p {mp['base']:.3g}), Star Wild round "
+          f"{mw['star_wild']:g} x (p {mp['star_wild']:.3g}), Hold & Cash {hold}; "
+          "P(H&C >= k x | triggered): " + ", ".join(
+              f"{t['k']}: {t['given_trigger']:.3g}" for t in data["hold_and_cash_tails"]))
+    print("  win bands (x total bet, EUR share excluded): " + ", ".join(
+        f"{_band(b)} {b['probability']:.4g}" for b in data["win_bands"]))
+    print("  operator refills per euro staked, by mix: " + ", ".join(
+        f"{name} {run['refills']:.4%}" for name, run in data["jackpot_long_run"].items()))
+    print(f"  ({data['cache']} cache, {data['seconds']:.2f} s)")
+
+
+def _band(band: dict[str, Any]) -> str:
+    if band["to_x"] == band["from_x"]:
+        return "0"
+    if band["to_x"] is None:
+        return f">{band['from_x']}"
+    return f"({band['from_x']},{band['to_x']}]"
 
 
 def parse_target(text: str) -> Fraction:
@@ -191,14 +208,21 @@ def parse_target(text: str) -> Fraction:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from starfever.math.tune import tune
 
-    model, report = tune(load_model(args.model), parse_target(args.target), name=args.name)
-    data = model.to_dict()
-    data["description"] = (f"Tuned by 'starfever tune' to a total RTP of {float(report.total):.4%}"
-                           f" (exact {report.total})")
-    args.out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}: total RTP {float(report.total):.4%} (BLANK weight "
+    source = load_model(args.model)
+    model, report = tune(source, parse_target(args.target), name=args.name)
+    # a new identity for a new model: rounds record name and version, so the tuned model must
+    # never share them with its source (the version carries its content: strips and weights)
+    content = replace(model, name="", version="", description="").sha256[:12]
+    model = replace(model, name=args.name or f"{source.name}-tuned", version=f"1.0+{content}",
+                    description=(f"Tuned by 'starfever tune' from {source.name} {source.version}"
+                                 f" to a total RTP of {float(report.total):.4%}"))
+    args.out.write_text(json.dumps(model.to_dict(), indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}: {model.name} {model.version} (sha256 {model.sha256[:12]}...), "
+          f"total RTP {float(report.total):.4%} (BLANK weight "
           f"{model.hold_and_cash.cell_weights[0]})")
     return 0
 

@@ -52,13 +52,18 @@ class HoldAndCashOutcome:
     """Whether all 15 cells were filled (Mega jackpot)."""
     respins: int
     """Respins played."""
+    capped: bool = False
+    """Whether the feature ended because the round reached the model's max-win cap."""
 
 
 def play_hold_and_cash(
     coins: list[Cell], weights: HoldAndCashModel, line_bet: Cents, source: RandomSource,
-    events: list[Event],
+    events: list[Event], *, room: Cents | None = None,
 ) -> HoldAndCashOutcome:
-    """Play the feature from the triggering coins; append its events; return the outcome."""
+    """Play the feature from the triggering coins; append its events; return the outcome.
+
+    ``room``: the cents left below the round's max-win cap; the feature ends as soon as the
+    held values (cash + Minors + Majors) are worth at least that much."""
     def cents(multiple: int) -> Cents:
         return money.feature_win(multiple, line_bet)
 
@@ -71,9 +76,16 @@ def play_hold_and_cash(
         "cells": [_cell_json(c, k, v, cents) for c, (k, v) in sorted(held.items())],
         "respins_left": HOLD_AND_CASH_RESPINS,
     })
+    def reached() -> bool:
+        if room is None:
+            return False
+        value = sum(v if k == CASH else MINOR_PAYS if k == MINOR else MAJOR_PAYS
+                    for k, v in held.values())
+        return cents(value) >= room
+
     respins_left = HOLD_AND_CASH_RESPINS
     played = 0
-    while respins_left > 0 and len(held) < CELLS:
+    while respins_left > 0 and len(held) < CELLS and not reached():
         played += 1
         landed: list[Event] = []
         boosters: list[tuple[Cell, str]] = []
@@ -118,7 +130,8 @@ def play_hold_and_cash(
         "major": kinds.count(MAJOR), "mega": mega, "win": cents(multiple),
     })
     return HoldAndCashOutcome(multiple=multiple, cash=cash, minors=kinds.count(MINOR),
-                              majors=kinds.count(MAJOR), mega=mega, respins=played)
+                              majors=kinds.count(MAJOR), mega=mega, respins=played,
+                              capped=reached() and not mega)
 
 
 def _cell_json(cell: Cell, kind: str, value: int, cents: Callable[[int], Cents]) -> Event:

@@ -4,6 +4,7 @@ lives in a model file, ``starfever/models/<name>.json``; this module reads and c
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from starfever.engine.errors import InputError
+from starfever.engine.money import EACH_LINE_FROM_THE_REST, JACKPOT_RULES
 from starfever.engine.symbols import (
     CASH_VALUES,
     CELL_KINDS,
@@ -32,6 +34,12 @@ ReelStrip = tuple[Symbol, ...]
 """A reel strip, read cyclically: stop ``s`` shows ``strip[s], strip[s+1], strip[s+2]``."""
 Stop = int
 """A reel stop: the index on the strip that shows on row 0."""
+
+
+MIN_CAP_X = 1800
+"""The smallest max-win cap a model may set, in total bets: no paid spin (at most 20 lines x 600)
+and no Star Wild round (at most 20 lines x 600 x 3 on the respin, plus the paid spin) can reach
+it, so a cap only ever ends Hold & Cash, which keeps its exact mathematics in one place."""
 
 
 class ModelError(InputError):
@@ -71,11 +79,19 @@ class MathModel:
     """The €€€ pool starts at, and is refilled to at least, this amount."""
     description: str = ""
     """Free text for people."""
+    max_win_x: int | None = None
+    """Optional cap on a round's game win (lines, Star Wild, Hold & Cash; not the €€€ share),
+    as a multiple of the total bet: the win stops there and Hold & Cash ends. ``None`` (the
+    conditions set none): no cap."""
+    jackpot_rule: str = EACH_LINE_FROM_THE_REST
+    """How several €€€ lines of one spin are paid (``money.JACKPOT_RULES``). A property of the
+    model version, so that a stored round replays under the rule it was played by; a file
+    without the key predates the current rule and is read as the earlier one."""
 
     def to_dict(self) -> dict[str, Any]:
         """The model in its file format (what ``starfever model --json`` prints)."""
         hc = self.hold_and_cash
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "version": self.version,
             "description": self.description,
@@ -91,8 +107,22 @@ class MathModel:
             "progressive": {
                 "contribution_rate": float(self.contribution_rate),
                 "seed_cents": int(self.seed_cents),
+                "jackpot_rule": self.jackpot_rule,
             },
         }
+        if self.max_win_x is not None:
+            out["max_win_x"] = self.max_win_x
+        return out
+
+    @property
+    def sha256(self) -> str:
+        """Content hash: SHA-256 of the model's canonical JSON (sorted keys, no spaces).
+
+        Any change to a strip, a weight, a rate, the rule, the name or the version changes it;
+        the layout of the file does not."""
+        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"),
+                               ensure_ascii=True)
+        return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
 def _by_value(weights: tuple[int, ...]) -> dict[str, int]:
@@ -165,7 +195,17 @@ def model_from_dict(data: object) -> MathModel:
     seed = prog.get("seed_cents")
     if type(seed) is not int or seed < 0:
         raise ModelError(f"progressive.seed_cents must be a non-negative integer, got {seed!r}")
+    rule = prog.get("jackpot_rule", EACH_LINE_FROM_THE_REST)
+    if rule not in JACKPOT_RULES:
+        raise ModelError(f"progressive.jackpot_rule must be one of {', '.join(JACKPOT_RULES)}, "
+                         f"got {rule!r}")
+    cap = data.get("max_win_x")
+    if cap is not None and (type(cap) is not int or cap < MIN_CAP_X):
+        raise ModelError(f"max_win_x must be null or a whole number >= {MIN_CAP_X} (total bets),"
+                         f" got {cap!r}")
     return MathModel(
+        max_win_x=cap,
+        jackpot_rule=rule,
         name=name,
         version=str(data.get("version", "1")),
         description=str(data.get("description", "")),
@@ -179,6 +219,11 @@ def model_from_dict(data: object) -> MathModel:
         contribution_rate=_rate(prog.get("contribution_rate")),
         seed_cents=Cents(seed),
     )
+
+
+ARCHIVE = "archive"
+"""Folder of ``starfever/models`` holding earlier versions, ``<name>-<version>.json``: a stored
+round names its model and version, and must replay under exactly that model."""
 
 
 def shipped_models() -> list[str]:
@@ -206,3 +251,23 @@ def load_model(name_or_path: str = "default") -> MathModel:
     except json.JSONDecodeError as error:
         raise ModelError(f"model {name_or_path!r} is not valid JSON: {error}") from None
     return model_from_dict(data)
+
+
+def load_model_version(name: str, version: str) -> MathModel | None:
+    """The shipped model ``name`` at ``version``: the current file, or an archived earlier
+    version; ``None`` if neither exists."""
+    try:
+        current = load_model(name) if name in shipped_models() else None
+    except ModelError:
+        current = None
+    if current is not None and current.version == version:
+        return current
+    folder = resources.files("starfever") / "models" / ARCHIVE
+    archived = folder / f"{name}-{version}.json"
+    if not archived.is_file():
+        return None
+    try:
+        model = model_from_dict(json.loads(archived.read_text(encoding="utf-8")))
+    except (json.JSONDecodeError, ModelError):
+        return None
+    return model if (model.name, model.version) == (name, version) else None

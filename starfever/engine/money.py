@@ -7,7 +7,10 @@ integer cents, with the one rounding rule of the game (€€€ shares round do
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
+from typing import Final
 
 from starfever.engine.symbols import LINE_COUNT, Cents
 
@@ -33,6 +36,108 @@ def feature_win(multiple: int, line_bet: Cents) -> Cents:
 def progressive_share(pool: Cents, line_bet: Cents) -> Cents:
     """What one €€€ line wins: line bet / EUR 1.00 of the pool, rounded down to the cent."""
     return Cents(pool * line_bet // JACKPOT_SHARE_BASE)
+
+
+ONE_SHARE_PER_SPIN: Final = "one_share_per_spin"
+"""The €€€ rule of RULES.md: a spin wins at most one share, of the pool as it stood before."""
+EACH_LINE_FROM_THE_REST: Final = "each_line_from_the_rest"
+"""The earlier rule (model versions before it was replaced): every €€€ line of a spin wins a
+share, each further line from what the earlier ones left. Kept so that rounds played under it
+still replay and audit."""
+JACKPOT_RULES: Final = (ONE_SHARE_PER_SPIN, EACH_LINE_FROM_THE_REST)
+
+
+@dataclass(frozen=True, slots=True)
+class JackpotAward:
+    """What the €€€ lines of one spin win from the pool."""
+
+    win: Cents
+    """Cents paid to the player."""
+    shares: tuple[Cents, ...]
+    """The shares paid, in order: one (or none) under the current rule, one per line under
+    the earlier one."""
+    pool_left: Cents
+    """The pool after the win, before any refill."""
+
+
+def jackpot_award(pool: Cents, line_bet: Cents, lines: int, rule: str) -> JackpotAward:
+    """The €€€ win of a spin showing ``lines`` €€€ lines against a pool of ``pool`` cents.
+
+    The one home of the share rule: the engine, the simulator's pool replay and the server all
+    call it. ``rule`` is the model's ``progressive.jackpot_rule``.
+    """
+    if rule not in JACKPOT_RULES:
+        raise ValueError(f"unknown jackpot rule {rule!r}; known: {', '.join(JACKPOT_RULES)}")
+    if lines <= 0:
+        return JackpotAward(Cents(0), (), pool)
+    if rule == ONE_SHARE_PER_SPIN:
+        share = progressive_share(pool, line_bet)
+        return JackpotAward(share, (share,), Cents(pool - share))
+    shares: list[Cents] = []
+    remaining = pool
+    for _ in range(lines):
+        share = progressive_share(remaining, line_bet)
+        remaining = Cents(remaining - share)
+        shares.append(share)
+    return JackpotAward(Cents(sum(shares)), tuple(shares), remaining)
+
+
+def pool_refill(pool_left: Cents, seed: Cents) -> Cents:
+    """Operator funding that brings the pool back up to its seed after a €€€ win."""
+    return Cents(max(0, seed - pool_left))
+
+
+@dataclass(frozen=True, slots=True)
+class JackpotRound:
+    """The €€€ wins of one round's spins (base spin, Star Wild respin) and the refills."""
+
+    awards: tuple[JackpotAward, ...]
+    """One per spin that showed €€€ lines, in play order."""
+    pools_before: tuple[Cents, ...]
+    """The pool each of those spins won from."""
+    refills: tuple[Cents, ...]
+    """Operator funding after each of those spins (the earlier rule refills once, after the
+    last)."""
+    pool_after: Cents
+    """The pool after the round."""
+
+    @property
+    def win(self) -> Cents:
+        """Everything the round won from the pool."""
+        return Cents(sum(a.win for a in self.awards))
+
+    @property
+    def refill(self) -> Cents:
+        """Everything the operator added."""
+        return Cents(sum(self.refills))
+
+
+def jackpot_round(pool: Cents, line_bet: Cents, lines_per_spin: Sequence[int], seed: Cents,
+                  rule: str) -> JackpotRound:
+    """Pay the €€€ lines of a round's spins (``lines_per_spin``: one count per spin, in play
+    order) from a pool of ``pool`` cents and refill it to ``seed``.
+
+    Current rule: each spin wins at most one share of the pool as it stood before, and the pool
+    is refilled to its seed after every win. Earlier rule: every line wins a share of what the
+    lines before it (in the round) left, and the pool is refilled once, at the end.
+    """
+    awards: list[JackpotAward] = []
+    befores: list[Cents] = []
+    refills: list[Cents] = []
+    for lines in lines_per_spin:
+        if lines <= 0:
+            continue
+        award = jackpot_award(pool, line_bet, lines, rule)
+        befores.append(pool)
+        awards.append(award)
+        pool = award.pool_left
+        if rule == ONE_SHARE_PER_SPIN:
+            refills.append(pool_refill(pool, seed))
+            pool = Cents(pool + refills[-1])
+    if awards and rule == EACH_LINE_FROM_THE_REST:
+        refills = [Cents(0)] * (len(awards) - 1) + [pool_refill(pool, seed)]
+        pool = Cents(pool + refills[-1])
+    return JackpotRound(tuple(awards), tuple(befores), tuple(refills), pool)
 
 
 def progressive_contribution(bet: Cents, rate: Fraction, carry: Fraction) -> tuple[Cents, Fraction]:

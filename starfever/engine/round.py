@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from starfever.engine import money
@@ -28,6 +28,24 @@ from starfever.engine.symbols import (
 
 Event = dict[str, Any]
 Grid = list[list[Symbol]]
+
+
+@dataclass(frozen=True, slots=True)
+class JackpotHit:
+    """What the €€€ lines of one spin of the round won (``money.jackpot_award``)."""
+
+    phase: str
+    """``"base"`` or ``"star_wild"``: the spin that showed the lines."""
+    lines: tuple[int, ...]
+    """The €€€ lines of that spin."""
+    win: Cents
+    """Cents won: one share under the current rule, a share per line under the earlier one."""
+    pool_before: Cents
+    """The pool the spin won from."""
+    pool_left: Cents
+    """The pool after the win, before any refill."""
+    refill: Cents
+    """Operator funding that brought the pool back up to its seed after this spin's win."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +78,8 @@ class RoundResult:
     """Every random draw, in order: replaying them gives this round again."""
     hold_and_cash: HoldAndCashOutcome | None = None
     """Details of the Hold & Cash feature, when played."""
+    jackpot_hits: tuple[JackpotHit, ...] = ()
+    """The €€€ wins of the round, one per spin that showed €€€ lines, in play order."""
 
     @property
     def total_win(self) -> Cents:
@@ -107,6 +127,7 @@ def play_round(model: MathModel, line_bet: int, source: RandomSource, *,
         raise ValueError(f"pool must not be negative, got {pool!r}")
     recorder = RecordingSource(source)
     events: list[Event] = []
+    cap = None if model.max_win_x is None else money.feature_win(model.max_win_x, bet)
     jackpot_lines: list[tuple[str, int]] = []
 
     stops, grid = _spin(model.base_reels, recorder)
@@ -136,21 +157,18 @@ def play_round(model: MathModel, line_bet: int, source: RandomSource, *,
     elif base.feature == "hold_and_cash":
         coins = [(reel, row) for reel in range(REELS) for row in range(ROWS)
                  if grid[reel][row] == COIN]
-        hold = play_hold_and_cash(coins, model.hold_and_cash, bet, recorder, events)
+        room = None if cap is None else Cents(cap - money.line_win(base.line_factor, bet))
+        hold = play_hold_and_cash(coins, model.hold_and_cash, bet, recorder, events, room=room)
 
-    remaining = pool_before
-    progressive = 0
-    for phase, line in jackpot_lines:
-        share = money.progressive_share(remaining, bet)
-        remaining = Cents(remaining - share)
-        progressive += share
-        events.append({"type": "jackpot", "phase": phase, "line": line,
-                       "percent": bet * 100 // money.JACKPOT_SHARE_BASE, "win": share,
-                       "pool_left": remaining})
-    refill = Cents(max(0, model.seed_cents - remaining)) if jackpot_lines else Cents(0)
+    hits, refill = _pay_jackpots(model, bet, pool_before, jackpot_lines, events)
+    progressive = sum(hit.win for hit in hits)
     base_win = money.line_win(base.line_factor, bet)
     hold_win = money.feature_win(hold.multiple, bet) if hold else Cents(0)
-    pool_after = Cents(remaining + refill)
+    if cap is not None and base_win + star_wild_win + hold_win > cap:
+        # the round's game win stops at the cap (MIN_CAP_X: only Hold & Cash can reach it)
+        hold_win = Cents(cap - base_win - star_wild_win)
+        events.append({"type": "max_win", "win": cap})
+    pool_after = Cents(hits[-1].pool_left + hits[-1].refill if hits else pool_before)
     total_win = base_win + star_wild_win + hold_win + progressive
     events.append({"type": "round_end", "total_win": total_win, "pool_after": pool_after})
     return RoundResult(
@@ -167,7 +185,38 @@ def play_round(model: MathModel, line_bet: int, source: RandomSource, *,
         events=tuple(events),
         draws=tuple(recorder.draws),
         hold_and_cash=hold,
+        jackpot_hits=hits,
     )
+
+
+def _pay_jackpots(model: MathModel, bet: Cents, pool: Cents,
+                  jackpot_lines: list[tuple[str, int]],
+                  events: list[Event]) -> tuple[tuple[JackpotHit, ...], Cents]:
+    """Pay the round's €€€ lines under the model's rule (``money.jackpot_round``) and log them;
+    returns the hits and the refill. The events of the earlier rule (one per line) are kept as
+    they were, so rounds played under it replay to the same log; the current rule logs one
+    event per spin, with all its lines."""
+    phases: dict[str, list[int]] = {}
+    for phase, line in jackpot_lines:
+        phases.setdefault(phase, []).append(line)
+    paid = money.jackpot_round(pool, bet, [len(lines) for lines in phases.values()],
+                               model.seed_cents, model.jackpot_rule)
+    percent = bet * 100 // money.JACKPOT_SHARE_BASE
+    hits = []
+    for (phase, lines), award, before, refill in zip(
+            phases.items(), paid.awards, paid.pools_before, paid.refills, strict=True):
+        if model.jackpot_rule == money.EACH_LINE_FROM_THE_REST:
+            left = before
+            for line, share in zip(lines, award.shares, strict=True):
+                left = Cents(left - share)
+                events.append({"type": "jackpot", "phase": phase, "line": line,
+                               "percent": percent, "win": share, "pool_left": left})
+        else:
+            events.append({"type": "jackpot", "phase": phase, "line": lines[0],
+                           "lines": list(lines), "percent": percent, "win": award.win,
+                           "pool_left": award.pool_left, "refill": refill})
+        hits.append(JackpotHit(phase, tuple(lines), award.win, before, award.pool_left, refill))
+    return tuple(hits), paid.refill
 
 
 def replay_round(model: MathModel, line_bet: int, draws: Iterable[int], *,
@@ -177,3 +226,23 @@ def replay_round(model: MathModel, line_bet: int, draws: Iterable[int], *,
     result = play_round(model, line_bet, source, pool=pool)
     source.check_used_up()
     return result
+
+
+def at_pool(model: MathModel, drawn: RoundResult, pool_before: int) -> RoundResult:
+    """The round of these draws played against ``pool_before``: the server draws a round
+    before it knows the pool the round will settle against (ADR 0009), then rebases it here.
+
+    Only a round with a €€€ hit depends on the pool (:func:`play_round`: without one, no share
+    is paid, nothing is refilled, and the pool appears only in ``pool_before``, ``pool_after``
+    and the ``round_end`` event), so only such a round is replayed from its draws; the others
+    get the pool written in. ``starfever audit`` replays every stored round."""
+    if drawn.pool_before == pool_before:
+        return drawn
+    end = drawn.events[-1] if drawn.events else {}
+    if drawn.jackpot_hits or drawn.pool_refill or drawn.pool_after != drawn.pool_before \
+            or end.get("type") != "round_end":
+        return replay_round(model, drawn.line_bet, drawn.draws, pool=pool_before)
+    pool = Cents(pool_before)
+    return replace(drawn, pool_before=pool, pool_after=pool,
+                   events=(*drawn.events[:-1], {**end, "pool_after": pool}))
+

@@ -34,6 +34,7 @@ from starfever.engine.symbols import (
     ROWS,
     STAR_WILD_COINS,
     SYMBOLS,
+    WILD,
     WILDS,
     Symbol,
 )
@@ -94,6 +95,8 @@ class ExactReport:
     hold_and_cash: Fraction
     progressive: Fraction
     hit_frequency: Fraction
+    """P(the round's total win > 0): a line win, a €€€ share, Hold & Cash, or a Star Wild
+    respin that pays (RULES.md; a respin that wins nothing is not a hit)."""
     star_wild_frequency: Fraction
     hold_and_cash_frequency: Fraction
     jackpot_frequency: Fraction
@@ -196,14 +199,10 @@ def star_wild_value(model: MathModel) -> Fraction:
     return sum((c.probability * c.expected_pay for c in star_wild_cases(model)), F(0))
 
 
-def _first_three(model: MathModel) -> tuple[Fraction, dict[int, Fraction]]:
-    """From reels 0-2 alone: P(some €€€ line), and per coin count on reels 0-2 the probability
-    that no line can win (a line win needs 3 matching from reel 0, so reels 3-4 cannot make one).
-
-    Every combination of the three reels' stops is checked (counting, not sampling), with a
-    lookup table of which symbol triples pay, built by the one line evaluator.
-    """
-    strips = model.base_reels[:3]
+def _pay_tables() -> tuple[np.ndarray, np.ndarray, dict[Symbol, int]]:
+    """``pays[a, b, c]``: symbols a, b, c on reels 0-2 of a line make a paying run (so the line
+    pays whatever reels 3-4 show); ``jack[a, b, c]``: they make a €€€ line. Built by the one
+    line evaluator."""
     index = {s: i for i, s in enumerate(SYMBOLS)}
     n = len(SYMBOLS)
     pays = np.zeros((n, n, n), dtype=bool)
@@ -211,9 +210,25 @@ def _first_three(model: MathModel) -> tuple[Fraction, dict[int, Fraction]]:
     for a, b, c in product(SYMBOLS, repeat=3):
         pays[index[a], index[b], index[c]] = evaluate_line([a, b, c, COIN, COIN]) is not None
         jack[index[a], index[b], index[c]] = is_jackpot_line([a, b, c])
-    cols = [np.array([[index[s[(stop + r) % len(s)]] for r in range(ROWS)]
-                      for stop in range(len(s))]) for s in strips]
-    # axes: stop of reel 0, reel 1, reel 2
+    return pays, jack, index
+
+
+def _dead_first_three(strips: Sequence[ReelStrip],
+                      fixed: dict[tuple[int, int], Symbol] | None = None,
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Over every stop combination of reels 0-2: whether no line can win (no paying run of 3
+    from reel 0, so reels 3-4 cannot make one) and no €€€ line shows; whether a €€€ line
+    shows; and the coin pattern of each reel (bit r: row r holds a COIN). ``fixed`` overrides
+    cells (the Star Wild respin's wilds). Counting, not sampling."""
+    pays, jack, index = _pay_tables()
+    cols = []
+    for reel, strip in enumerate(strips[:3]):
+        col = np.array([[index[strip[(stop + r) % len(strip)]] for r in range(ROWS)]
+                        for stop in range(len(strip))])
+        for (f_reel, row), symbol in (fixed or {}).items():
+            if f_reel == reel:
+                col[:, row] = index[symbol]
+        cols.append(col)
     g0 = cols[0][:, None, None, :]
     g1 = cols[1][None, :, None, :]
     g2 = cols[2][None, None, :, :]
@@ -223,13 +238,70 @@ def _first_three(model: MathModel) -> tuple[Fraction, dict[int, Fraction]]:
         triple = (g0[..., line[0]], g1[..., line[1]], g2[..., line[2]])
         hit |= pays[triple]
         jackpot |= jack[triple]
-    coin = index[COIN]
-    coins = ((g0 == coin).sum(-1) + (g1 == coin).sum(-1) + (g2 == coin).sum(-1))
-    dead = ~hit & ~jackpot
-    space = hit.size
-    counts = np.bincount(coins[dead].ravel(), minlength=10)
+    bits = 1 << np.arange(ROWS)
+    masks = [((c == index[COIN]) * bits).sum(-1) for c in cols]
+    return ~hit & ~jackpot, jackpot, np.stack(np.broadcast_arrays(
+        masks[0][:, None, None], masks[1][None, :, None], masks[2][None, None, :]))
+
+
+def _first_three(model: MathModel) -> tuple[Fraction, dict[tuple[int, int, int], Fraction]]:
+    """From reels 0-2 alone: P(some €€€ line), and per coin pattern of reels 0-2 the
+    probability that the paid spin has no line win and no €€€ line."""
+    dead, jackpot, masks = _dead_first_three(model.base_reels)
+    space = dead.size
+    code = (masks[0] * 64 + masks[1] * 8 + masks[2])[dead]
+    counts = np.bincount(code.ravel(), minlength=512)
     return (F(int(jackpot.sum()), space),
-            {k: F(int(v), space) for k, v in enumerate(counts) if v})
+            {(k // 64, k // 8 % 8, k % 8): F(int(v), space) for k, v in enumerate(counts) if v})
+
+
+def _mask_bits(pattern: CoinPattern) -> int:
+    return sum(1 << r for r, coin in enumerate(pattern) if coin)
+
+
+def respin_pays_nothing(model: MathModel, wilds: dict[tuple[int, int], Symbol]) -> Fraction:
+    """P(the Star Wild respin with these wilds has no line win and no €€€ line): exact, from
+    every stop combination of the respin's reels 0-2 (a line pays iff reels 0-2 do)."""
+    dead, _, _ = _dead_first_three(model.star_wild_reels, wilds)
+    return F(int(dead.sum()), dead.size)
+
+
+def no_win_probability(model: MathModel, cases: list[StarWildCase]) -> Fraction:
+    """P(a round's total win is 0): the paid spin has no line win and no €€€ line, and either
+    fewer than 4 coins or a Star Wild respin that pays nothing (Hold & Cash always pays)."""
+    _, dead = _first_three(model)
+    tails = [_reel_coin_masks(s) for s in model.base_reels[3:]]
+    n3, n4 = (len(s) for s in model.base_reels[3:])
+    by_case = {tuple(_mask_bits(p) for p in c.patterns): c for c in cases}
+    zero_respin: dict[tuple[tuple[int, int], ...], Fraction] = {}
+    total = F(0)
+    for (m0, m1, m2), p in dead.items():
+        head = sum(bin(m).count("1") for m in (m0, m1, m2))
+        for mask3, c3 in tails[0].items():
+            for mask4, c4 in tails[1].items():
+                coins = head + sum(mask3) + sum(mask4)
+                q = p * F(c3 * c4, n3 * n4)
+                if coins < STAR_WILD_COINS:
+                    total += q
+                elif coins == STAR_WILD_COINS:
+                    case = by_case[(m0, m1, m2, _mask_bits(mask3), _mask_bits(mask4))]
+                    # only reels 0-2 decide whether a line pays, and any wild will do
+                    head_wilds = {cell: WILD for cell in case.wilds if cell[0] < 3}
+                    key = tuple(sorted(head_wilds))
+                    if key not in zero_respin:
+                        zero_respin[key] = respin_pays_nothing(model, head_wilds)
+                    total += q * zero_respin[key]
+    return total
+
+
+def event_probability(model: MathModel) -> Fraction:
+    """P(the paid spin has a line win, a €€€ line or 4+ coins): what the full cycle counts as
+    ``hits`` (not the hit frequency: a Star Wild respin may still pay nothing)."""
+    _, dead = _first_three(model)
+    last_two = coin_count_distribution(model.base_reels[3:])
+    quiet = sum((p * q for (m0, m1, m2), p in dead.items() for m, q in last_two.items()
+                 if sum(bin(x).count("1") for x in (m0, m1, m2)) + m < STAR_WILD_COINS), F(0))
+    return 1 - quiet
 
 
 def compute(model: MathModel, *, with_std_dev: bool = True,
@@ -246,17 +318,17 @@ def compute(model: MathModel, *, with_std_dev: bool = True,
     by_coins = {n: solver.feature(n) for n, p in coins.items() if n >= HOLD_AND_CASH_COINS and p}
     hold = sum((coins[n] * m.mean for n, m in by_coins.items()), F(0))
     mega = sum((coins[n] * m.mega for n, m in by_coins.items()), F(0))
-    jackpot, dead = _first_three(model)
-    last_two = coin_count_distribution(model.base_reels[3:])
-    no_hit = sum((p * q for k, p in dead.items() for m, q in last_two.items()
-                  if k + m < STAR_WILD_COINS), F(0))
+    jackpot, _ = _first_three(model)
+    cases = star_wild_cases(model)
+    if model.max_win_x is not None:
+        hold -= cap_cut(model, by_coins)
     report = ExactReport(
         model=model.name,
         lines=lines,
-        star_wild=star_wild_value(model) / LINE_COUNT,
+        star_wild=sum((c.probability * c.expected_pay for c in cases), F(0)) / LINE_COUNT,
         hold_and_cash=hold,
         progressive=model.contribution_rate,
-        hit_frequency=1 - no_hit,
+        hit_frequency=1 - no_win_probability(model, cases),
         star_wild_frequency=coins.get(STAR_WILD_COINS, F(0)),
         hold_and_cash_frequency=sum((p for n, p in coins.items() if n >= HOLD_AND_CASH_COINS),
                                     F(0)),
@@ -268,6 +340,22 @@ def compute(model: MathModel, *, with_std_dev: bool = True,
     if with_std_dev:
         report.std = std_dev(model, report.game, by_coins, coins)
     return report
+
+
+def cap_cut(model: MathModel, by_coins: dict[int, FeatureMoments]) -> Fraction:
+    """What the model's max-win cap takes off the Hold & Cash RTP (the only part a cap can
+    reach): from every base stop combination and the payout DP, exact up to float rounding
+    (~1e-13), so a capped model's total is no longer a pure rational (``docs/math.md``)."""
+    from starfever.math.cycles import base_joint
+    from starfever.math.distribution import cap_terms
+    from starfever.math.holdcash_law import payout_laws
+
+    assert model.max_win_x is not None
+    joint = base_joint(model)
+    coins = tuple(n for n in by_coins if joint.histogram[n].any())
+    laws = payout_laws(model.hold_and_cash, cap=model.max_win_x, coins=coins)
+    mean_cut, _ = cap_terms(joint, laws, {n: by_coins[n] for n in coins}, model.max_win_x)
+    return F(mean_cut)
 
 
 __all__ = ["ExactReport", "coin_count_distribution", "compute", "expected_line_pay",

@@ -33,7 +33,7 @@ def cmd_par_sheet(args: argparse.Namespace) -> int:
     out: Path = args.out
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {str(out)!r} exists and is not a folder")
-    report = compute(model)
+    report = compute(model, with_std_dev=False)
     result = simulate(model, args.spins, args.seed, workers=args.workers,
                       progress=sys.stderr.isatty())
     out.mkdir(parents=True, exist_ok=True)

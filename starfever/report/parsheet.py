@@ -7,6 +7,7 @@ import math
 from collections import Counter
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -27,6 +28,7 @@ from starfever.engine.symbols import (
 )
 from starfever.math import exact
 from starfever.math.stats import Z99
+from starfever.report import certification
 from starfever.report.document import Document
 from starfever.sim.result import SimulationResult
 
@@ -49,16 +51,27 @@ def spins_to_confirm(std_dev: float, half_width: float = 0.001) -> int:
 
 
 def build(model: MathModel, report: exact.ExactReport, sim: SimulationResult,
-          out: Path) -> Document:
-    """Write the plots into ``out`` and return the document that shows them."""
+          out: Path, figs: dict[str, Any] | None = None) -> Document:
+    """Write the plots into ``out`` and return the document that shows them (``figs``: the
+    figures of ``starfever rtp``, computed or read from the cache when not given)."""
+    from starfever.math.figures import figures
+
+    figs = figs if figs is not None else figures(model)
     doc = Document(f"PAR sheet — Star Fever, model '{model.name}' (version {model.version})")
     doc.paragraph(model.description or "")
+    certification.identity(doc, model, figs)
     _summary(doc, report, sim)
+    certification.by_bet_class(doc, figs)
+    certification.sized_simulation(doc, sim, figs)
     _paytable(doc, model)
     _reels(doc, model)
+    certification.strips(doc, model)
+    certification.combination_counts(doc, model)
     _hold_and_cash(doc, model, report)
-    _volatility(doc, report, sim)
-    _plots(doc, report, sim, out)
+    certification.splits(doc, model, report, figs)
+    _volatility(doc, report, sim, figs)
+    certification.confidence(doc, figs)
+    _plots(doc, report, sim, out, figs["std_dev"])
     doc.heading("How these figures were obtained")
     doc.paragraph(
         "Exact figures come from 'starfever rtp' (rational arithmetic: lines and Star Wild over the"
@@ -94,7 +107,7 @@ def _summary(doc: Document, r: exact.ExactReport, sim: SimulationResult) -> None
     doc.heading("Frequencies (per paid spin)")
     freq = []
     for key, label, exact_value in (
-            ("hit", "Hit (a line win, a EUR line or a feature)", r.hit_frequency),
+            ("hit", "Hit (total win above 0; a respin paying 0 is no hit)", r.hit_frequency),
             ("star_wild", "Star Wild (exactly 4 coins)", r.star_wild_frequency),
             ("hold_and_cash", "Hold & Cash (5 or more coins)", r.hold_and_cash_frequency),
             ("mega", "Mega jackpot", r.mega_frequency),
@@ -167,23 +180,36 @@ def _hold_and_cash(doc: Document, model: MathModel, r: exact.ExactReport) -> Non
                   f"total bet; triggers need {HOLD_AND_CASH_COINS} or more coins.")
 
 
-def _volatility(doc: Document, r: exact.ExactReport, sim: SimulationResult) -> None:
+def _volatility(doc: Document, r: exact.ExactReport, sim: SimulationResult,
+                figs: dict[str, Any]) -> None:
     doc.heading("Volatility and max win")
-    sd = r.std_dev
+    sd = figs["std_dev"]
+    mw, mp = figs["max_win_x"], figs["max_win_probability"]
     doc.table(["Figure", "Value"], [
         ["Standard deviation per round (x total bet)", f"{sd:.3f}"],
-        ["How it was obtained", r.std_dev_note],
+        ["How it was obtained", figs["std_dev_note"]],
         ["Volatility index (90 %, 1.645 sd)", f"{Z90 * sd:.2f}"],
         ["Spins to confirm RTP to +/-0.1 pp at 99 %", f"{spins_to_confirm(sd):,}"],
+        ["Largest base spin (x total bet), exact", f"{mw['base']:g} (p {mp['base']:.3e})"],
+        ["Largest Star Wild round (x total bet), exact",
+         f"{mw['star_wild']:g} (p {mp['star_wild']:.3e})"],
+        ["Largest Hold & Cash (x total bet)",
+         "no finite maximum" if mw["hold_and_cash"] is None else f"{mw['hold_and_cash']:,} (cap)"],
         ["Largest round win seen in the simulation (x total bet)", f"{sim.max_win:,.1f}"],
     ])
+    doc.paragraph("Exact win bands of a round's game win (EUR share not included):")
+    doc.table(["x total bet", "Probability"], [
+        ["0" if b["to_x"] == b["from_x"] else
+         (f"> {b['from_x']}" if b["to_x"] is None else f"({b['from_x']}, {b['to_x']}]"),
+         f"{b['probability']:.6e}"] for b in figs["win_bands"]])
+    doc.paragraph("Hold & Cash tail, exact (payout DP): P(payout >= k x total bet).")
+    doc.table(["k", "Given the feature", "Per paid spin"],
+              [[f"{t['k']:,}", f"{t['given_trigger']:.4e}", f"{t['per_spin']:.4e}"]
+               for t in figs["hold_and_cash_tails"]])
     doc.paragraph(
-        "Max win: a base spin's line wins are bounded by 20 lines x 600 x the line bet, and the "
-        "Star Wild respin by 20 x 600 x 3 (Multiplier Wild). Hold & Cash has no finite maximum: a "
-        "chain of boosters keeps resetting the counter while cells are empty, and each MULTIPLIER "
-        "doubles the held values; the tail is geometric, and the simulated distribution below "
-        "shows how rare large payouts are. An operator who needs a cap sets it in the game "
-        "conditions.")
+        "Hold & Cash has no finite maximum unless the model sets max_win_x: a chain of boosters "
+        "keeps resetting the counter while cells are empty, and each MULTIPLIER doubles the held "
+        "values.")
     edges = sim.histogram_edges
     counts = sim.win_histogram
     tail = []
@@ -197,7 +223,8 @@ def _volatility(doc: Document, r: exact.ExactReport, sim: SimulationResult) -> N
     doc.table(["Round win", "Rounds in the simulation", "Frequency"], tail)
 
 
-def _plots(doc: Document, r: exact.ExactReport, sim: SimulationResult, out: Path) -> None:
+def _plots(doc: Document, r: exact.ExactReport, sim: SimulationResult, out: Path,
+           sd: float) -> None:
     doc.heading("Plots")
     edges = list(sim.histogram_edges)
 
@@ -214,7 +241,6 @@ def _plots(doc: Document, r: exact.ExactReport, sim: SimulationResult, out: Path
     ax.plot(xs, [100 * v for _, v in trace], color="#1f5fa8", label="simulated total RTP")
     total = float(r.total)
     ax.axhline(100 * total, color="#c0392b", label=f"exact {100 * total:.3f} %")
-    sd = r.std_dev
     band = [100 * Z99 * sd / math.sqrt(n) for n in xs]
     ax.fill_between(xs, [100 * total - b for b in band], [100 * total + b for b in band],
                     color="#c0392b", alpha=0.12, label="99 % band around exact")

@@ -31,7 +31,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from starfever.engine import money
-from starfever.engine.model import MathModel, ModelError, load_model
+from starfever.engine.model import MathModel, load_model_version
 from starfever.engine.rng import ReplayError
 from starfever.engine.round import replay_round
 from starfever.engine.symbols import Cents
@@ -95,11 +95,9 @@ class _Models:
     def get(self, name: str, version: str) -> MathModel | None:
         key = (name, version)
         if key not in self._cache:
-            try:
-                model: MathModel | None = load_model(name)
-            except ModelError:
-                model = None
-            self._cache[key] = model if model is not None and model.version == version else None
+            # the current file or an archived earlier version: a round replays under the
+            # model (and so the €€€ rule) it was played by
+            self._cache[key] = load_model_version(name, version)
         return self._cache[key]
 
 

@@ -17,9 +17,8 @@ from starfever.engine import money
 from starfever.engine.errors import InputError
 from starfever.engine.model import MathModel, load_model
 from starfever.engine.symbols import BET_CLASSES, check_line_bet
-from starfever.sim.pool import PoolReport, replay_pool
+from starfever.sim.pool import PoolReport, SharedPoolReport, replay_pool, replay_shared_pool
 from starfever.sim.result import COMPONENTS, FREQUENCIES, Estimate, SimulationResult
-from starfever.sim.runner import simulate
 
 _INTEGER = re.compile(r"\d[\d_]*(e\d{1,2})?", re.IGNORECASE)
 _LABELS = {"lines": "line wins", "star_wild": "Star Wild respin",
@@ -41,6 +40,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--line-bet", default="1", metavar="CENTS|all",
                    help="line bet class in cents, for the amounts and the EUR pool shown "
                         "(default 1); 'all' plays every bet class, class i from seed + i")
+    p.add_argument("--mix", metavar="NAME|FILE",
+                   help="with --line-bet all: play the classes in these shares of the spins "
+                        "(--spins in all; a mix file or all_1_cent, all_eur_1, uniform, "
+                        "realistic) and replay them against ONE shared EUR pool")
     p.add_argument("--variance-reduction", action="store_true",
                    help="also print the variance-reduced estimate (exact Hold & Cash means and "
                         "the exact line RTP as control variate; not an independent check)")
@@ -62,6 +65,8 @@ def parse_count(text: str, what: str, *, minimum: int) -> int:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    from starfever.sim.runner import simulate  # numba: not on every command's start-up path
+
     spins = parse_count(args.spins, "--spins", minimum=1)
     workers = None if args.workers is None else parse_count(args.workers, "--workers",
                                                             minimum=1)
@@ -73,13 +78,21 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         seed = parse_count(args.seed, "--seed", minimum=0)
     bets = list(BET_CLASSES) if args.line_bet.strip().lower() == "all" else [
         check_line_bet(_bet(args.line_bet))]  # type: ignore[arg-type]
+    per_class: dict[int, int] = {int(bet): spins for bet in bets}
+    if args.mix is not None:
+        if len(bets) == 1:
+            raise InputError("--mix needs --line-bet all")
+        mix = _mix(args.mix)
+        per_class = {bet: max(1, round(spins * share)) for bet, share in mix.items()}
+        bets = [check_line_bet(bet) for bet in per_class]
     model = load_model(args.model)
     exact = _Exact(model)  # computed while the simulation's workers play
     progress = not args.json and sys.stderr.isatty()
     docs = []
     results = []
-    for i, bet in enumerate(bets):
-        result = simulate(model, spins, seed + i, workers, progress=progress,
+    for bet in bets:
+        result = simulate(model, per_class[bet], seed + BET_CLASSES.index(bet), workers,
+                          progress=progress,
                           cluster=args.cluster, meanwhile=exact.report)
         results.append(result)
         docs.append(result_json(result, exact.figures(), bet, model,
@@ -92,13 +105,67 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                 "note": "bet class i plays from seed + i; the game pays in multiples of the "
                         "line bet, so only the EUR pool depends on the class",
                 "exact": docs[0]["exact"], "bet_classes": docs}
+        if args.mix is not None:
+            data["shared_pool"] = shared_pool_json(replay_shared_pool(
+                [(bet, r.spins, r.jackpot_rounds_at) for bet, r in zip(bets, results,
+                                                                        strict=True)],
+                Fraction(model.contribution_rate), model.seed_cents, model.jackpot_rule),
+                args.mix, results, exact.figures())
     if args.json:
         print(json.dumps(data, indent=2))
     elif len(bets) == 1:
         print_table(results[0], data)
     else:
         print_bet_classes(results, docs)
+        if "shared_pool" in data:
+            print_shared_pool(data["shared_pool"])
     return 0
+
+
+def _mix(text: str) -> dict[int, Fraction]:
+    from starfever.math.jackpot import load_mix, named_mixes
+
+    named = named_mixes()
+    return named[text] if text in named else load_mix(text)
+
+
+def shared_pool_json(pool: SharedPoolReport, mix: str, results: list[SimulationResult],
+                     exact: dict[str, float]) -> dict[str, Any]:
+    """The ``shared_pool`` block: every class of a mix on one EUR pool."""
+    rate = results[0].contribution_rate
+    players = pool.contributions / pool.staked
+    rows = []
+    for share, result in zip(pool.classes, results, strict=True):
+        game = result.game.value
+        rows.append({
+            "line_bet": share.line_bet, "spins": share.spins, "hits": share.hits,
+            "paid_cents": share.paid, "progressive_rtp": share.progressive_rtp,
+            "game_rtp": game, "game_ci99": list(result.game.ci99),
+            "total_players_money": game + rate,
+            "total_with_refills": game + share.progressive_rtp,
+        })
+    return {
+        "mix": mix, "seed_cents": pool.seed, "contributions_cents": pool.contributions,
+        "refills_cents": pool.refills, "final_pool_cents": pool.final_pool,
+        "staked_cents": pool.staked, "refill_rate": pool.refill_rate,
+        "contribution_rate_realised": players, "balanced": pool.balanced,
+        "exact_game": exact["game"], "classes": rows,
+        "note": "one pool fed by every class; the players' money returns the game RTP plus the "
+                "contribution rate at every class, the operator's refills come on top",
+    }
+
+
+def print_shared_pool(pool: dict[str, Any]) -> None:
+    """The shared pool block for people."""
+    print(f"  one shared EUR pool, mix {pool['mix']}: refills {_eur(pool['refills_cents'])} = "
+          f"{pool['refill_rate']:.4%} of the stake (operator), contributions "
+          f"{pool['contribution_rate_realised']:.4%}; balanced: {pool['balanced']}")
+    print(f"  {'bet':>4} {'spins':>12} {'hits':>6} {'EUR RTP':>8} {'game RTP':>9} "
+          f"{'players':>9} {'with refills':>12}")
+    for row in pool["classes"]:
+        print(f"  {row['line_bet']:>4} {row['spins']:>12,} {row['hits']:>6,} "
+              f"{row['progressive_rtp']:8.4%} {_pct(row['game_rtp'])} "
+              f"{_pct(row['total_players_money'])} {_pct(row['total_with_refills']):>12}")
 
 
 def _bet(text: str) -> int | str:
@@ -202,7 +269,7 @@ def result_json(result: SimulationResult, exact: dict[str, float], line_bet: int
     if model is not None:
         extra["progressive_pool"] = pool_json(replay_pool(
             result.spins, result.jackpot_rounds_at, bet, Fraction(model.contribution_rate),
-            model.seed_cents))
+            model.seed_cents, model.jackpot_rule))
     if variance_reduction:
         extra["variance_reduced"] = variance_reduced_json(result, report, exact["rtp"])
     return {
@@ -250,7 +317,7 @@ def print_table(result: SimulationResult, data: dict[str, Any]) -> None:
         print(f"  {label:<32} {_pct(row['rtp'])}   [{_pct(lo)}, {_pct(hi)}] "
               f"{_pct(row['exact'])}  {'yes' if row['inside'] else 'NO'}")
     print(f"  {'event (per paid spin)':<32} {'freq':>9}   {'99 % interval':<21} {'exact':>9}")
-    names = {"hit": "hit (win, EUR line or feature)", "star_wild": "Star Wild",
+    names = {"hit": "hit (total win above 0)", "star_wild": "Star Wild",
              "hold_and_cash": "Hold & Cash", "mega": "Mega", "jackpot": "EUR jackpot line"}
     for key, label in names.items():
         row = data["frequencies"][key]

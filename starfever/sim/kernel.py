@@ -54,6 +54,7 @@ from starfever.sim.tables import (
     F_SW_STRIDE,
     F_WINDOWS,
     HOT_COLUMNS,
+    HP_CAP,
     HP_CASH,
     HP_CELL,
     HP_COIN,
@@ -197,9 +198,10 @@ def _star_wild(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
 
 @njit(cache=True, inline="always")
 def _hold_and_cash(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
-                   state: StreamState) -> tuple[int, int, int, int, int]:
+                   state: StreamState, room: int) -> tuple[int, int, int, int, int]:
     """The feature after 5+ coins at the base stops ``scratch[_S_STOPS:]``: (payout in total
-    bets, minors, majors, mega, respins).
+    bets, minors, majors, mega, respins). ``room``: line bets left below the max-win cap
+    (negative: no cap); the feature ends once the held values are worth that much.
 
     Draws as ``engine.holdcash`` does (weighted picks by one bounded draw of the weights' sum,
     cells in reading order); the generator stays in registers for the whole feature. The board
@@ -229,6 +231,15 @@ def _hold_and_cash(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
     left = HOLD_AND_CASH_RESPINS
     played = 0
     while left > 0 and held < CELLS:
+        if room >= 0:  # the max-win cap: stop once the held values reach it
+            value = MINOR_PAYS * minors + MAJOR_PAYS * majors
+            todo = cash
+            while todo:
+                cell = trailing_zeros(todo)
+                todo &= todo - _ONE
+                value += scratch[values + cell]
+            if value * LINE_BETS_PER_TOTAL_BET >= room:
+                break
         played += 1
         n_boosters = 0
         landed = _ZERO
@@ -372,12 +383,14 @@ def _fold_square(sums: npt.NDArray[np.int64], at: int, squares: int, carries: in
 @njit(cache=True, inline="always")
 def _tally_round(tally: npt.NDArray[np.int64], sums: npt.NDArray[np.int64],
                  win_hist: npt.NDArray[np.int64], edges: npt.NDArray[np.float64], pay: int,
-                 win: int) -> None:
-    """Count one round off the hot path (always a hit): its line pay ``pay`` and game win ``win``
-    (line bets) go to the tally's second and third rows, or, beyond them, straight to the sums."""
+                 win: int, jackpot: bool) -> None:
+    """Count one round off the hot path: its line pay ``pay`` and game win ``win`` (line bets)
+    go to the tally's second and third rows, or, beyond them, straight to the sums. It is a hit
+    when its total win is above zero: a game win, or a €€€ share (``jackpot``)."""
     if win > MAX_ROUND_WIN:
         raise OverflowError("a round win exceeds the simulator's range")
-    sums[HITS] += 1
+    if win > 0 or jackpot:
+        sums[HITS] += 1
     if pay < _TALLY:
         tally[_TALLY + pay] += 1
     else:
@@ -447,9 +460,10 @@ def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[n
 
     ``win_hist[0]`` counts rounds that win nothing, ``win_hist[k]`` rounds whose game win in
     total bets falls in ``[edges[k-2], edges[k-1])`` (k = 1: below ``edges[0]``); ``hold_hist``
-    bins Hold & Cash payouts the same way. ``jackpots_at[i] = (spin, lines)`` records the i-th
-    round with €€€ lines (its index in the chunk and how many lines), for as many rounds as it
-    has rows; ``sums[JACKPOT_ROUNDS]`` says how many there were.
+    bins Hold & Cash payouts the same way. ``jackpots_at[i] = (spin, base lines, respin lines)``
+    records the i-th round with €€€ lines (its index in the chunk and how many €€€ lines its
+    base spin and its Star Wild respin showed), for as many rounds as it has rows;
+    ``sums[JACKPOT_ROUNDS]`` says how many there were.
 
     The hot loop only tallies the rounds that are a base spin and nothing else by their line
     pay (``tally[pay] += 1``), the other rounds by line pay and by game win; sums, squares,
@@ -485,16 +499,20 @@ def _feature_round(feature: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64
                    win_hist: npt.NDArray[np.int64], hold_hist: npt.NDArray[np.int64],
                    edges: npt.NDArray[np.float64], jackpots_at: npt.NDArray[np.int64]) -> None:
     """The rest of a round off the hot path (stops in ``scratch[:5]``, its line pay, €€€ line
-    mask and coins: a feature, €€€ lines or a line pay beyond the tally, so always a hit): the
-    feature it triggers, then the round's counts."""
+    mask and coins: a feature, €€€ lines or a line pay beyond the tally): the feature it
+    triggers, then the round's counts."""
     win = pay
     jackpots = _bit_count(jackpot_mask)
     respin_jackpots = 0
     if n_coins >= HOLD_AND_CASH_COINS:
-        multiple, minors, majors, mega, played = _hold_and_cash(feature, scratch, state)
+        cap = feature[feature[F_HOLD] + HP_CAP]
+        multiple, minors, majors, mega, played = _hold_and_cash(
+            feature, scratch, state, cap - pay if cap >= 0 else -1)
         if multiple > MAX_ROUND_WIN // LINE_BETS_PER_TOTAL_BET:
             raise OverflowError("a Hold & Cash payout exceeds the simulator's range")
         hold = multiple * LINE_BETS_PER_TOTAL_BET
+        if 0 <= cap < pay + hold:  # the round's game win stops at the cap
+            hold = cap - pay
         win += hold
         sums[HOLDS] += 1
         sums[HOLDS_BY_COINS + n_coins] += 1
@@ -505,7 +523,7 @@ def _feature_round(feature: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64
         sums[HOLD_RESPINS] += played
         sums[HOLD_SUM] += hold
         _add_square(sums, HOLD_SQ, hold)
-        hold_hist[_bin(edges, float(multiple))] += 1
+        hold_hist[_bin(edges, hold / LINE_BETS_PER_TOTAL_BET)] += 1
     elif n_coins == STAR_WILD_COINS:
         star, respin_jackpots = _star_wild(feature, scratch, state)
         win += star
@@ -522,9 +540,10 @@ def _feature_round(feature: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64
         at = sums[JACKPOT_ROUNDS]
         if at < jackpots_at.shape[0]:
             jackpots_at[at, 0] = spin
-            jackpots_at[at, 1] = jackpots + respin_jackpots
+            jackpots_at[at, 1] = jackpots
+            jackpots_at[at, 2] = respin_jackpots
         sums[JACKPOT_ROUNDS] += 1
-    _tally_round(tally, sums, win_hist, edges, pay, win)
+    _tally_round(tally, sums, win_hist, edges, pay, win, jackpots + respin_jackpots > 0)
 
 
 @njit(cache=True)
@@ -543,5 +562,6 @@ def play_rounds(t: KernelArgs, state: StreamState, rounds: int) -> npt.NDArray[n
         if n_coins == STAR_WILD_COINS:
             out[i, 3], out[i, 4] = _star_wild(feature, scratch, state)
         elif n_coins >= HOLD_AND_CASH_COINS:
-            out[i, 5:10] = _hold_and_cash(feature, scratch, state)
+            cap = feature[feature[F_HOLD] + HP_CAP]
+            out[i, 5:10] = _hold_and_cash(feature, scratch, state, cap - pay if cap >= 0 else -1)
     return out

@@ -7,9 +7,10 @@ module replays the run's €€€ rounds, in play order, against one installati
 - every spin adds ``rate x total bet`` to the pool in whole cents, the fraction carried on
   (``money.progressive_contribution``): after ``k`` spins the pool has received
   ``floor(k x total bet x rate)`` cents in all;
-- each €€€ line wins ``floor(pool x line bet / 100)`` (``money.progressive_share``), later lines
-  of the same round from what the earlier ones left;
-- after a round with €€€ lines, the operator refills the pool to its seed if it fell below.
+- the €€€ lines of a round are paid by ``money.jackpot_round`` under the model's rule: a spin
+  wins at most one share, ``floor(pool x line bet / 100)``, and the operator refills the pool to
+  its seed after the win (archived model versions: every line from what the earlier ones
+  left, one refill at the end of the round).
 
 Between two €€€ rounds the pool only grows, so the mean pool over all spins is a sum of floors
 of an arithmetic progression, computed exactly (:func:`floor_sum`) without visiting the spins.
@@ -17,7 +18,7 @@ of an arithmetic progression, computed exactly (:func:`floor_sum`) without visit
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -38,7 +39,7 @@ class PoolReport:
     contributions: int
     """Cents the spins paid into the pool."""
     hits: int
-    """€€€ lines won."""
+    """€€€ shares won (one per winning spin; one per line under the earlier rule)."""
     paid: int
     """Cents won from the pool."""
     refills: int
@@ -81,10 +82,12 @@ def floor_sum(n: int, m: int, a: int, b: int) -> int:
         m, a = a, m
 
 
-def replay_pool(spins: int, jackpot_rounds: Iterable[tuple[int, int]], line_bet: int,
-                rate: Fraction, seed: int) -> PoolReport:
-    """Replay the €€€ rounds ``(spin number, lines)`` of a ``spins``-spin run at ``line_bet``
-    against a pool that starts at ``seed`` cents and receives ``rate`` of every total bet."""
+def replay_pool(spins: int, jackpot_rounds: Iterable[tuple[int, ...]], line_bet: int,
+                rate: Fraction, seed: int,
+                rule: str = money.ONE_SHARE_PER_SPIN) -> PoolReport:
+    """Replay the €€€ rounds ``(spin number, €€€ lines of the base spin[, of the respin])`` of a
+    ``spins``-spin run at ``line_bet`` against a pool that starts at ``seed`` cents and receives
+    ``rate`` of every total bet, paying them under the jackpot ``rule``."""
     bet = check_line_bet(line_bet)
     step = money.total_bet(bet) * Fraction(rate)  # cents per spin, before rounding
     num, den = step.numerator, step.denominator
@@ -104,21 +107,17 @@ def replay_pool(spins: int, jackpot_rounds: Iterable[tuple[int, int]], line_bet:
     pool_sum = 0
     hits = paid = refills = refill_count = 0
     done = 0  # spins accounted for
-    for spin, lines in sorted(jackpot_rounds):
+    for spin, *lines in sorted(jackpot_rounds):
         k = spin + 1  # spins played up to and including this one
         pool_sum += base * (k - 1 - done) + pools_sum(done + 1, k - 1)
         pool = base + received(k)
         pool_sum += pool
-        remaining = Cents(pool)
-        for _ in range(lines):
-            share = money.progressive_share(remaining, bet)
-            remaining = Cents(remaining - share)
-            paid += share
-            hits += 1
-        refill = max(0, seed - remaining)
-        refills += refill
-        refill_count += refill > 0
-        pool = remaining + refill
+        won = money.jackpot_round(Cents(pool), bet, lines, Cents(seed), rule)
+        paid += won.win
+        hits += sum(len(award.shares) for award in won.awards)
+        refills += won.refill
+        refill_count += sum(1 for refill in won.refills if refill > 0)
+        pool = won.pool_after
         base = pool - received(k)
         done = k
     pool_sum += base * (spins - done) + pools_sum(done + 1, spins)
@@ -127,3 +126,94 @@ def replay_pool(spins: int, jackpot_rounds: Iterable[tuple[int, int]], line_bet:
                       hits=hits, paid=paid, refills=refills, refill_count=refill_count,
                       final_pool=final, mean_pool=pool_sum / spins,
                       staked=spins * money.total_bet(bet))
+
+
+@dataclass(frozen=True, slots=True)
+class ClassShare:
+    """One bet class's part of a shared pool. Amounts in cents."""
+
+    line_bet: int
+    spins: int
+    staked: int
+    hits: int
+    paid: int
+
+    @property
+    def progressive_rtp(self) -> float:
+        """What the pool paid this class, per cent it staked."""
+        return self.paid / self.staked if self.staked else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SharedPoolReport:
+    """One pool fed by every class of a mix."""
+
+    classes: tuple[ClassShare, ...]
+    seed: int
+    contributions: int
+    refills: int
+    final_pool: int
+
+    @property
+    def staked(self) -> int:
+        """Cents bet by all classes."""
+        return sum(c.staked for c in self.classes)
+
+    @property
+    def refill_rate(self) -> float:
+        """The operator's refills per cent staked."""
+        return self.refills / self.staked
+
+    @property
+    def balanced(self) -> bool:
+        """Seed + contributions + refills = paid + final pool."""
+        return (self.seed + self.contributions + self.refills
+                == sum(c.paid for c in self.classes) + self.final_pool)
+
+
+def replay_shared_pool(runs: Sequence[tuple[int, int, Iterable[tuple[int, ...]]]],
+                       rate: Fraction, seed: int,
+                       rule: str = money.ONE_SHARE_PER_SPIN) -> SharedPoolReport:
+    """Replay several classes' runs ``(line bet, spins, €€€ rounds)`` against ONE pool: the
+    spins of each run are spread evenly over the same stretch of time (spin s of a run of n at
+    time (s + 1/2) / n; ties go to the earlier run), every spin contributes ``rate`` of its
+    total bet (one carry for the pool: after any prefix of the play it has received the floor
+    of the exact sum), and the €€€ rounds are paid in time order by ``money.jackpot_round``."""
+    lengths = [n for _, n, _ in runs]
+    bets = [check_line_bet(b) for b, _, _ in runs]
+    per_spin = [money.total_bet(b) * Fraction(rate) for b in bets]
+    events = sorted(((spin, i, tuple(lines)) for i, (_, _, rounds) in enumerate(runs)
+                     for spin, *lines in rounds),
+                    key=lambda e: (Fraction(2 * e[0] + 1, 2 * lengths[e[1]]), e[1]))
+
+    def played(j: int, spin: int, i: int) -> int:
+        """Spins of run j played up to and including spin ``spin`` of run i."""
+        if j == i:
+            return spin + 1
+        a, b = (2 * spin + 1) * lengths[j], lengths[i]
+        count = max(0, (a - b + 2 * b - 1) // (2 * b)) if a > b else 0
+        if a % b == 0 and (a // b) % 2 == 1 and j < i:
+            count += 1
+        return min(count, lengths[j])
+
+    def received(counts: Sequence[int]) -> int:
+        exact = sum((c * p for c, p in zip(counts, per_spin, strict=True)), Fraction(0))
+        return exact.numerator // exact.denominator
+
+    base = seed
+    paid = [0] * len(runs)
+    hits = [0] * len(runs)
+    refills = 0
+    for spin, i, lines in events:
+        got = received([played(j, spin, i) for j in range(len(runs))])
+        won = money.jackpot_round(Cents(base + got), bets[i], lines, Cents(seed), rule)
+        paid[i] += won.win
+        hits[i] += sum(len(a.shares) for a in won.awards)
+        refills += won.refill
+        base = won.pool_after - got
+    total = received(lengths)
+    return SharedPoolReport(
+        classes=tuple(ClassShare(line_bet=int(b), spins=n, staked=n * money.total_bet(b),
+                                 hits=h, paid=p)
+                      for b, n, h, p in zip(bets, lengths, hits, paid, strict=True)),
+        seed=seed, contributions=total, refills=refills, final_pool=base + total)

@@ -102,7 +102,8 @@ class SimulationResult:
     """Per component (``lines``, ``star_wild``, ``hold_and_cash``) and ``game`` (their sum per
     spin): exact sums and sums of squares in line bets."""
     counts: dict[str, int]
-    """Event counts: ``hits`` (a line win, a €€€ line or a feature), ``winning_rounds``,
+    """Event counts: ``hits`` (total win above zero: a game win or a €€€ share),
+    ``winning_rounds`` (game win above zero),
     ``star_wilds``, ``holds``, ``megas``, ``minors``, ``majors``, ``hold_respins``,
     ``jackpot_spins`` (base spins with a €€€ line), ``jackpot_lines`` (base),
     ``respin_jackpot_lines``, ``jackpot_rounds`` (rounds with any €€€ line)."""
@@ -122,9 +123,10 @@ class SimulationResult:
     """Game win (line bets) of each chunk, in chunk order: the convergence trace."""
     elapsed_seconds: float = field(compare=False)
     """Wall-clock time of the run (not part of the result's identity)."""
-    jackpot_rounds_at: tuple[tuple[int, int], ...] = ()
-    """(spin number in the run, €€€ lines) of every round with €€€ lines, in play order: what
-    :mod:`starfever.sim.pool` replays against a pool."""
+    jackpot_rounds_at: tuple[tuple[int, int, int], ...] = ()
+    """(spin number in the run, €€€ lines of the base spin, of the Star Wild respin) of every
+    round with €€€ lines, in play order: what :mod:`starfever.sim.pool` replays against a
+    pool."""
     holds_by_coins: tuple[int, ...] = ()
     """``[n]``: Hold & Cash features triggered by ``n`` coins."""
     lines_by_coins: tuple[int, ...] = ()

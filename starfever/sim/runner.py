@@ -58,7 +58,8 @@ class ChunkOutcome:
     hold_hist: npt.NDArray[np.int64]
     """Hold & Cash features per payout bin."""
     jackpots_at: npt.NDArray[np.int64]
-    """``[k, 2]``: (spin within the chunk, €€€ lines) of each round with €€€ lines."""
+    """``[k, 3]``: (spin within the chunk, €€€ lines of the base spin, of the respin) of each
+    round with €€€ lines."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +91,7 @@ def play_chunk(tables: kernel.KernelArgs, index: int, state: StreamState,
         sums = np.zeros(kernel.N_SUMS, dtype=np.int64)
         win_hist = np.zeros(len(edges) + 2, dtype=np.int64)
         hold_hist = np.zeros(len(edges) + 2, dtype=np.int64)
-        jackpots_at = np.zeros((rows, 2), dtype=np.int64)
+        jackpots_at = np.zeros((rows, 3), dtype=np.int64)
         kernel.run_chunk(tables, np.array(state, dtype=np.uint64), spins, sums, win_hist,
                          hold_hist, edges, jackpots_at)
         found = int(sums[kernel.JACKPOT_ROUNDS])
@@ -316,8 +317,8 @@ def _merge(model: MathModel, seed: int, spins: int, workers: int,
         chunk_spin_counts=tuple(int(o.sums[kernel.SPINS]) for o in outcomes),
         chunk_game_wins=tuple(int(o.sums[kernel.GAME_SUM]) for o in outcomes),
         elapsed_seconds=elapsed,
-        jackpot_rounds_at=tuple((o.index * CHUNK_SPINS + int(spin), int(lines))
-                                for o in outcomes for spin, lines in o.jackpots_at),
+        jackpot_rounds_at=tuple((o.index * CHUNK_SPINS + int(spin), int(base), int(respin))
+                                for o in outcomes for spin, base, respin in o.jackpots_at),
         holds_by_coins=tuple(total(kernel.HOLDS_BY_COINS + n) for n in range(CELLS + 1)),
         lines_by_coins=tuple(total(kernel.LINES_BY_COINS + n) for n in range(CELLS + 1)),
         lines_x_star_wild=total(kernel.LINES_X_STAR_WILD),

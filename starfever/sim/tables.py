@@ -90,6 +90,8 @@ other fields are what they are built from (and what tests and the benchmark read
 (HP_CELL, HP_COIN, HP_CASH, HP_MULTIPLES) = (0, 6, 11, 16)
 HP_TOTALS = 21
 """``hold_params[HP_TOTALS + k]``: the sums of the cell, coin and cash weights."""
+HP_CAP = 24
+"""``hold_params[HP_CAP]``: the model's max-win cap in line bets, or -1 for none."""
 
 HOT_COLUMNS = LINE_COUNT + 2
 """Columns per stop in ``hot_codes``: the 20 lines, the sentinel line, the stop's coins."""
@@ -262,13 +264,14 @@ def _feature(base_windows: Int8Array, coins: Int8Array, sw_lengths: Int64Array,
 
 
 def _hold_params(cell: tuple[int, ...], coin: tuple[int, ...],
-                 cash: tuple[int, ...]) -> Int64Array:
+                 cash: tuple[int, ...], cap_x: int | None = None) -> Int64Array:
     if (len(cell), len(coin), len(cash), len(CASH_VALUES)) != (6, 5, 5, 5):
         raise ValueError("Hold & Cash takes 6 cell weights and 5 weights per value")
     sums = [sum(_weights(w, what)) for w, what in ((cell, "cell_weights"),
                                                    (coin, "coin_values"),
                                                    (cash, "cash_values"))]
-    return np.array([*cell, *coin, *cash, *CASH_VALUES, *sums], dtype=np.int64)
+    cap = -1 if cap_x is None else cap_x * LINE_COUNT
+    return np.array([*cell, *coin, *cash, *CASH_VALUES, *sums, cap], dtype=np.int64)
 
 
 def _weights(weights: tuple[int, ...], what: str) -> Int64Array:
@@ -324,8 +327,10 @@ def kernel_tables(model: MathModel) -> KernelTables:
         hot_rows=hot_rows.astype(np.uint16),
         hot_finish=finish.reshape(-1).copy(),
         hot_stride=np.array([longest], dtype=np.int64),
-        hold_params=_hold_params(hc.cell_weights, hc.coin_values, hc.cash_values),
+        hold_params=_hold_params(hc.cell_weights, hc.coin_values, hc.cash_values,
+                                 model.max_win_x),
         feature=_feature(base_windows, coins, sw_lengths, sw_windows, rows, prefix, finish,
-                         _hold_params(hc.cell_weights, hc.coin_values, hc.cash_values),
+                         _hold_params(hc.cell_weights, hc.coin_values, hc.cash_values,
+                                      model.max_win_x),
                          sw_masks),
     )

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import io
 import json
+import time
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
 from starfever import commands
 from starfever.cli import INTERNAL_ERROR, main
+from starfever.engine.model import load_model
+from starfever.math import exact
 from tests.conftest import run_cli
 
 DATA = Path(__file__).parent.parent / "data"
@@ -79,6 +83,36 @@ def test_rtp_contract() -> None:
     assert 0.25 <= data["hit_frequency"] <= 0.40
     assert data["star_wild_frequency"] > data["hold_and_cash_frequency"] > 0
     assert 1 < data["std_dev"] < 100
+    # the contract of issue 12 (other tools read these keys)
+    assert list(data["by_line_bet"]) == ["1", "2", "3", "4", "5", "10", "25", "50", "75", "100"]
+    for row in data["by_line_bet"].values():
+        assert abs(row["total"] - 0.955) < 0.0002 and row["progressive"] == 0.01
+    assert data["std_dev_method"] == "exact"
+    bands = data["win_bands"]
+    assert [(b["from_x"], b["to_x"]) for b in bands] == [
+        (0, 0), (0, 1), (1, 2), (2, 5), (5, 10), (10, 20), (20, 50), (50, 100), (100, 200),
+        (200, 500), (500, 1000), (1000, 2000), (2000, 5000), (5000, None)]
+    assert abs(sum(b["probability"] for b in bands) - 1) < 1e-9
+    # band 0 = no game win; a round without a game win may still win a EUR share
+    assert 0 <= bands[0]["probability"] - (1 - data["hit_frequency"]) < data["jackpot_frequency"]
+    assert set(data["max_win_x"]) == {"base", "star_wild", "hold_and_cash"}
+    assert data["max_win_x"]["hold_and_cash"] is None
+    assert 0 < data["max_win_x"]["base"] < data["max_win_x"]["star_wild"]
+    assert [t["k"] for t in data["hold_and_cash_tails"]] == [100, 500, 1000, 2000, 5000, 10000]
+    model = load_model("default")
+    assert data["model_sha256"] == model.sha256 and data["model_version"] == model.version
+    refills = {name: run["refills"] for name, run in data["jackpot_long_run"].items()}
+    assert set(refills) == {"all_1_cent", "all_eur_1", "uniform", "realistic"}
+    assert refills["all_1_cent"] < refills["realistic"] < refills["uniform"] < refills["all_eur_1"]
+
+
+def test_rtp_answers_in_under_two_seconds_for_a_model_seen_before() -> None:
+    started = time.perf_counter()
+    out = run_cli(["rtp"])
+    elapsed = time.perf_counter() - started
+    assert out.returncode == 0, out.stderr
+    assert "hit cache" in out.stdout
+    assert elapsed < 2.0, elapsed
 
 
 def _write(tmp_path: Path, mutate: object) -> Path:
@@ -113,9 +147,12 @@ def test_tune_produces_the_target(tmp_path: Path) -> None:
     out_file = tmp_path / "m95.json"
     out = run_cli(["tune", "--target", "95%", "--name", "m95", "--out", str(out_file)])
     assert out.returncode == 0, out.stderr
-    data = json.loads(run_cli(["rtp", "--json", "--model", str(out_file)]).stdout)
-    assert data["model"] == "m95"
-    assert abs(data["total"] - 0.95) < 0.0002
+    tuned = load_model(str(out_file))
+    assert tuned.name == "m95"
+    source = load_model("default")
+    assert tuned.version != source.version and tuned.sha256 != source.sha256
+    assert abs(exact.compute(tuned, with_std_dev=False).total - Fraction(95, 100)) < Fraction(
+        2, 10_000)
 
 
 @pytest.mark.parametrize("target", ["0.5", "250%", "abc"])

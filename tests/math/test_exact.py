@@ -82,30 +82,48 @@ SMALL = {
 }
 
 
-def test_small_model_by_brute_force() -> None:
+SMALL_STAR = {**SMALL, "name": "small-star", "reels": {
+    "base": [["COIN", "LEMON", "WILD", "JACKPOT"], ["COIN", "LEMON", "BAR", "JACKPOT"],
+             ["LEMON", "COIN", "CHERRY", "JACKPOT"], ["COIN", "LEMON", "BAR"],
+             ["LEMON", "COIN", "BELL", "CHERRY"]],
+    "star_wild": [["LEMON", "CHERRY", "BAR"], ["MELON", "GOLD", "BELL"],
+                  ["SEVEN", "DIAMOND", "CHERRY"], ["LEMON", "BELL", "BAR"],
+                  ["LEMON", "CHERRY", "SEVEN"]]}}
+
+
+@pytest.mark.parametrize("data", [SMALL, SMALL_STAR], ids=["small", "small-star"])
+def test_small_model_by_brute_force(data: dict[str, object]) -> None:
     """Enumerate every base stop and every respin stop of a small model."""
-    model = model_from_dict(SMALL)
+    model = model_from_dict(data)
     report = exact.compute(model, with_std_dev=False)
     base_space = math.prod(len(s) for s in model.base_reels)
     respin_space = math.prod(len(s) for s in model.star_wild_reels)
-    lines = star = hits = 0
+    lines = star = hits = events = 0
     coins_seen: dict[int, int] = {}
     for stops in product(*(range(len(s)) for s in model.base_reels)):
         grid = window(model.base_reels, stops)
         ev = evaluate_grid(grid)
         lines += ev.line_factor
         coins_seen[ev.star_coins] = coins_seen.get(ev.star_coins, 0) + 1
-        hits += bool(ev.line_wins or ev.jackpot_lines or ev.star_coins >= 4)
+        events += bool(ev.line_wins or ev.jackpot_lines or ev.star_coins >= 4)
+        # a hit: the round's total win > 0 (Hold & Cash always pays; a respin may not)
+        pays = bool(ev.line_wins or ev.jackpot_lines or ev.star_coins >= 5)
+        hits += respin_space if pays else 0
         if ev.feature == "star_wild":
             wilds = star_wilds(grid)
             for rstops in product(*(range(len(s)) for s in model.star_wild_reels)):
                 respin = window(model.star_wild_reels, rstops)
                 for (reel, row), symbol in wilds.items():
                     respin[reel][row] = symbol
-                star += evaluate_grid(respin).line_factor
+                rev = evaluate_grid(respin)
+                star += rev.line_factor
+                hits += not pays and bool(rev.line_factor or rev.jackpot_lines)
     assert report.lines == Fraction(lines, base_space * 20)
     assert report.star_wild == Fraction(star, base_space * respin_space * 20)
-    assert report.hit_frequency == Fraction(hits, base_space)
+    assert report.hit_frequency == Fraction(hits, base_space * respin_space)
+    assert exact.event_probability(model) == Fraction(events, base_space)
+    if report.star_wild_frequency:  # respins that pay nothing are no hits
+        assert report.hit_frequency < exact.event_probability(model)
     assert report.coin_counts == {k: Fraction(v, base_space) for k, v in coins_seen.items()}
     assert report.progressive == Fraction(2, 100)
     assert report.star_wild_frequency == Fraction(coins_seen.get(4, 0), base_space)

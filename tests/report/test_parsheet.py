@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 
+from starfever.engine.model import load_model
 from tests.conftest import run_cli
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -19,7 +21,9 @@ def test_par_sheet(tmp_path: Path) -> None:
     md = (out / "par-sheet.md").read_text()
     html = (out / "par-sheet.html").read_text()
     for section in ("Return to player", "Frequencies", "Paytable", "Reel strips", "Hold & Cash",
-                    "Volatility and max win", "Plots"):
+                    "Volatility and max win", "Plots", "Model identity", "RTP per bet class",
+                    "Strip listings", "Combination counts", "Confidence intervals",
+                    "Star Wild split", "Hold & Cash split", "Exact and simulated, side by side"):
         assert f"## {section}" in md
         assert section.replace("&", "&amp;") in html
     assert "95.4990 %" in md  # the exact total of the default model
@@ -30,6 +34,14 @@ def test_par_sheet(tmp_path: Path) -> None:
         assert data.startswith(PNG) and len(data) > 10_000
         assert f"({plot})" in md and f'src="{plot}"' in html
     assert "| DIAMOND x5 | 600 |" in md
+    model = load_model("default")
+    assert model.sha256 in md and "UPGRADE reading" in md
+    # the combination counts are integers that add up to every base stop combination
+    table = md.split("## Combination counts")[1].split("##")[0]
+    counts = [int(row.split("|")[2].replace(",", "")) for row in table.splitlines()
+              if row.startswith("| ") and row.split("|")[2].strip().replace(",", "").isdigit()]
+    assert sum(counts) == math.prod(len(s) for s in model.base_reels) == 819_200_000
+    assert "| 79 | " in md  # the last stop of an 80-stop strip is listed
 
 
 def test_par_sheet_bad_input(tmp_path: Path) -> None:

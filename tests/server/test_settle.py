@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, text
 
+from starfever.engine import round as engine_round
 from starfever.engine.model import MathModel
 from starfever.engine.rng import SeededSource
-from starfever.engine.round import RoundResult, play_round, replay_round
+from starfever.engine.round import RoundResult, at_pool, play_round, replay_round
 from starfever.engine.symbols import BET_CLASSES
 from starfever.server.db import Database, sqlalchemy_url
-from starfever.server.services import auth, rounds, settle, settlement
+from starfever.server.services import auth, rounds, settle
 from starfever.server.services.errors import Conflict, ServiceError
 from starfever.server.settings import Settings
 from tests.harness import (
@@ -39,15 +40,15 @@ def test_pool_written_in_equals_a_replay(monkeypatch: pytest.MonkeyPatch) -> Non
         rederived.append(tuple(draws))
         return replay_round(model, line_bet, draws, **kwargs)
 
-    monkeypatch.setattr(settlement, "replay_round", counted_replay)
+    monkeypatch.setattr(engine_round, "replay_round", counted_replay)
     source = SeededSource(20_260_101)
     layouts: set[str] = set()
     with_jackpot_line = 0
     for i in range(3_000):
         drawn = play_round(m, BET_CLASSES[i % len(BET_CLASSES)], source, pool=m.seed_cents)
         pool = m.seed_cents + 1 + (i * 7919) % 500_000
-        assert settlement.at_pool(m, drawn, pool) == replay_round(m, drawn.line_bet, drawn.draws,
-                                                              pool=pool)
+        assert at_pool(m, drawn, pool) == replay_round(m, drawn.line_bet, drawn.draws,
+                                                       pool=pool)
         layouts |= {event["type"] for event in drawn.events}
         with_jackpot_line += any(event["type"] == "jackpot" for event in drawn.events)
     # the sample has every layout the written-in pool must get right ...
@@ -55,7 +56,7 @@ def test_pool_written_in_equals_a_replay(monkeypatch: pytest.MonkeyPatch) -> Non
     # ... and took the shortcut for each round without a €€€ line
     assert len(rederived) == with_jackpot_line
     hit = replay_round(m, 100, jackpot_draws(), pool=m.seed_cents)
-    assert settlement.at_pool(m, hit, m.seed_cents * 3) == replay_round(
+    assert at_pool(m, hit, m.seed_cents * 3) == replay_round(
         m, 100, jackpot_draws(), pool=m.seed_cents * 3)
     assert rederived[with_jackpot_line:] == [hit.draws]  # a €€€ round is re-derived
 

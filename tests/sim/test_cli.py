@@ -13,6 +13,7 @@ import pytest
 Cli = Callable[..., CompletedProcess[str]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "message"), [
     (["--spins", "0", "--seed", "1"], "--spins must be a whole number >= 1"),
     (["--spins", "-10", "--seed", "1"], "--spins must be a whole number >= 1"),
@@ -23,6 +24,9 @@ Cli = Callable[..., CompletedProcess[str]]
     (["--spins", "10", "--seed", "1", "--model", "no-such-model"], "unknown model"),
     (["--spins", "10", "--seed", "1", "--line-bet", "7"], "line bet 7 is not a bet class"),
     (["--spins", "10", "--seed", "1", "--line-bet", "0.05"], "line bet '0.05' is not a bet"),
+    (["--spins", "10", "--seed", "1", "--mix", "uniform"], "--mix needs --line-bet all"),
+    (["--spins", "10", "--seed", "1", "--line-bet", "all", "--mix", "nowhere"],
+     "cannot read bet-class mix 'nowhere'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(cli: Cli, args: list[str], message: str) -> None:
     done = cli(["simulate", *args])
@@ -100,3 +104,16 @@ def test_variance_reduction_is_a_separate_labelled_block(cli: Cli) -> None:
     plain_data = json.loads(plain.stdout)
     assert "variance_reduced" not in plain_data
     assert plain_data["rtp"] == data["rtp"]  # the plain estimate is unchanged
+
+
+def test_a_mix_plays_every_class_on_one_shared_pool(cli: Cli) -> None:
+    done = cli(["simulate", "--spins", "400_000", "--seed", "3", "--workers", "1",
+                "--line-bet", "all", "--mix", "realistic", "--json"])
+    assert done.returncode == 0, done.stderr
+    pool = json.loads(done.stdout)["shared_pool"]
+    assert pool["balanced"] and pool["mix"] == "realistic"
+    spins = {row["line_bet"]: row["spins"] for row in pool["classes"]}
+    assert sum(spins.values()) == pytest.approx(400_000, abs=10)
+    assert spins[1] > spins[100] > 0
+    for row in pool["classes"]:
+        assert row["total_players_money"] == pytest.approx(row["game_rtp"] + 0.01)

@@ -41,7 +41,8 @@ def _engine_rounds(model: MathModel, seed: int, rounds: int) -> list[dict[str, i
         source.start_round()  # the kernel draws the 5 base stops at once
         r = play_round(model, 1, source)
         hold = r.hold_and_cash
-        jackpots = [e["phase"] for e in r.events if e["type"] == "jackpot"]
+        jackpots = [e["phase"] for e in r.events if e["type"] == "jackpot"
+                    for _ in e.get("lines", [e["line"]])]
         coins = next(e for e in r.events if e["type"] == "reveal")["grid"]
         out.append({
             "base_pay": r.base_win,
@@ -116,3 +117,28 @@ def test_feature_heavy_model_replays_through_the_engine(seed: int) -> None:
     assert sum(k["coins"] == 4 for k in kernel) > 100
     assert sum(k["respin_jackpot_lines"] for k in kernel) > 0
     assert sum(k["mega"] for k in kernel) > 0
+
+
+def test_a_capped_model_ends_hold_and_cash_at_the_same_draw_as_the_engine() -> None:
+    """max_win_x: the feature ends once the held values reach the cap, in the kernel as in the
+    engine (same draws, same respins), and the round's game win stops at the cap."""
+    base = [["COIN", "COIN", "COIN", "LEMON", "WILD", "BELL"]] * 5
+    data: dict[str, Any] = _model(base, cell_weights={
+        "BLANK": 12, "CASH": 6, "MINOR": 1, "MAJOR": 2, "UPGRADE": 1, "MULTIPLIER": 6}).to_dict()
+    uncapped = model_from_dict(data)
+    data["max_win_x"] = 1800
+    capped = model_from_dict(data)
+    kernel = _kernel_rounds(capped, 9, 400)
+    assert kernel == _engine_rounds(capped, 9, 400)
+    free = _kernel_rounds(uncapped, 9, 400)
+    reached = [k["hold_multiple"] for k in kernel if k["hold_multiple"] >= 1800]
+    assert len(reached) > 20  # the cap ended these features
+    # ended at the first respin at or above the cap: far below where uncapped features go
+    assert max(reached) < max(f["hold_multiple"] for f in free) / 10
+    source = KernelSource(stream_state(np.random.SeedSequence(9)),
+                          spin_lengths=tuple(len(strip) for strip in capped.base_reels))
+    for _ in range(400):
+        source.start_round()
+        result = play_round(capped, 5, source)
+        game = result.total_win - result.progressive_win
+        assert game <= 1800 * result.total_bet

@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from sqlalchemy import Float, cast, func, select
 
-from starfever.engine.model import ModelError, load_model
+from starfever.engine.model import load_model_version
 from starfever.math.stats import Z99
 from starfever.server.db import Database
 from starfever.server.models import Round
@@ -30,15 +30,21 @@ class Theory:
 
 @lru_cache(maxsize=8)
 def theoretical(name: str, version: str) -> Theory | None:
-    """The model's exact RTP, computed once per process (``None`` if that version is gone)."""
-    from starfever.math.exact import compute
+    """The model's exact RTP, once per process (``None`` if that version is gone): from the
+    figures cached per model hash (``math.figures``; the shipped models' ship with them), else
+    computed."""
+    from fractions import Fraction
 
-    try:
-        model = load_model(name)
-    except ModelError:
+    from starfever.math.exact import compute
+    from starfever.math.figures import cached
+
+    model = load_model_version(name, version)
+    if model is None:
         return None
-    if model.version != version:
-        return None
+    figures = cached(model)
+    if figures is not None:
+        total = Fraction(figures["exact"]["total"])
+        return Theory(total=total, game=total - Fraction(figures["exact"]["progressive"]))
     report = compute(model, with_std_dev=False)
     return Theory(total=report.total, game=report.game)
 

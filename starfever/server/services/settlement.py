@@ -27,7 +27,7 @@ from typing import Any
 
 from starfever.engine import money
 from starfever.engine.model import MathModel
-from starfever.engine.round import RoundResult, replay_round
+from starfever.engine.round import RoundResult, at_pool
 from starfever.engine.symbols import Cents
 from starfever.server.models import HOUSE, OPERATOR_BOOK, POOL, WALLET, Round
 from starfever.server.services import ledger
@@ -179,26 +179,6 @@ class Settlement:
         return bool(self.rounds)
 
 
-def at_pool(model: MathModel, drawn: RoundResult, pool_before: int) -> RoundResult:
-    """The round of these draws played against ``pool_before``.
-
-    Only a round with a €€€ line depends on the pool (engine.round.play_round: without one,
-    no share is paid, nothing is refilled, and the pool appears only in ``pool_before``,
-    ``pool_after`` and the ``round_end`` event), so only such a round is re-derived from its
-    draws; the others get the pool written in. ``starfever audit`` replays every round."""
-    if drawn.pool_before == pool_before:
-        return drawn
-    if drawn.progressive_win or drawn.pool_refill or drawn.pool_after != drawn.pool_before \
-            or any(e["type"] == "jackpot" for e in drawn.events):
-        return replay_round(model, drawn.line_bet, drawn.draws, pool=pool_before)
-    end = drawn.events[-1]
-    if end["type"] != "round_end":  # not the layout this shortcut knows
-        return replay_round(model, drawn.line_bet, drawn.draws, pool=pool_before)
-    pool = Cents(pool_before)
-    return replace(drawn, pool_before=pool, pool_after=pool,
-                   events=(*drawn.events[:-1], {**end, "pool_after": pool}))
-
-
 def _entry(entries: list[dict[str, Any]], book: str, kind: str, amount: int, round_id: int,
            at: datetime, *, account_id: int | None = None,
            balance_after: int | None = None) -> None:
@@ -304,7 +284,7 @@ class _Batch:
         self.contributions += contribution
         self.wins += result.progressive_win
         self.refills += result.pool_refill
-        self.hits += sum(1 for e in result.events if e["type"] == "jackpot")
+        self.hits += len(result.jackpot_hits)
         credit = None
         if job.debit is None:
             player.balance = stored.balance_after
@@ -379,4 +359,4 @@ def settle(books: Books, jobs: list[Job], now: datetime) -> Settlement:
 
 
 __all__ = ["ACKNOWLEDGED", "Books", "Debit", "Job", "Login", "Player", "PoolChange", "Settlement",
-           "SpinOutcome", "at_pool", "book_round", "settle"]
+           "SpinOutcome", "book_round", "settle"]

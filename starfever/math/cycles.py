@@ -1,0 +1,235 @@
+"""Exact joint counts over every stop combination (compiled): the base game by coin layout, and
+the Star Wild respin by wild layout.
+
+The factorised calculator (``exact``) gives means; a distribution (win bands, the largest win,
+the second moment) needs the joint law of all 20 lines, so it is counted here, in integers:
+
+- :func:`base_joint`: over all ``L0 x ... x L4`` base stop combinations, the paid spin's line win
+  (line bets) by *category*: the coin count (0-3 and 5-15), or, for exactly 4 coins, the coin
+  layout (which rows of which reels), since the respin's wilds depend on it. It also counts the
+  combinations with a €€€ line per category, and their line wins.
+- :func:`respin_histogram`: for one Star Wild layout, the respin's line win over all respin stop
+  combinations.
+
+A line pays only if reels 0-2 already make a run of 3, so for each stop combination of reels 0-2
+the lines still alive are found once and only those are finished over reels 3 and 4 (the method
+of ``fullcycle``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+import numpy.typing as npt
+
+from starfever.engine.model import MathModel, ReelStrip
+from starfever.engine.symbols import CELLS, COIN, LINES, PAYTABLE, ROWS, STAR_WILD_COINS
+from starfever.math.tables import SYMBOL_INDEX, jackpot_table, line_pay_table, strip_windows
+
+MAX_BASE_WIN = len(LINES) * max(max(p) for p in PAYTABLE.values())
+"""No paid spin pays more line bets (there is no Multiplier Wild in the base game)."""
+MAX_RESPIN_WIN = 3 * MAX_BASE_WIN
+"""No respin pays more (every line at most x3)."""
+COIN_CATEGORIES = CELLS + 1
+"""Categories 0..15: the coin count (4 is unused: those spins go by layout)."""
+
+Layout = tuple[int, int, int, int, int]
+"""Per reel, the rows holding a coin as bits (bit r: row r)."""
+
+
+@dataclass(frozen=True)
+class BaseJoint:
+    """Integer counts over every base stop combination."""
+
+    combinations: int
+    """The product of the strip lengths."""
+    layouts: tuple[Layout, ...]
+    """The 4-coin layouts that occur; layout ``i`` is category ``COIN_CATEGORIES + i``."""
+    histogram: npt.NDArray[np.int64]
+    """``[category, win]``: combinations with that line win (line bets)."""
+    jackpots: npt.NDArray[np.int64]
+    """``[category]``: combinations with a €€€ line."""
+    jackpot_wins: npt.NDArray[np.int64]
+    """``[category]``: sum of the line wins of those combinations."""
+
+
+def _strip_codes(strips: tuple[ReelStrip, ...],
+                 fixed: dict[tuple[int, int], str] | None = None
+                 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64],
+                            npt.NDArray[np.int64]]:
+    """Per reel and stop: the symbol on each line's row, the coin count and the coin bits."""
+    lengths = np.array([len(s) for s in strips], dtype=np.int64)
+    longest = int(lengths.max())
+    codes = np.zeros((5, longest, len(LINES)), dtype=np.int64)
+    coins = np.zeros((5, longest), dtype=np.int64)
+    masks = np.zeros((5, longest), dtype=np.int64)
+    for reel, strip in enumerate(strips):
+        windows = strip_windows(strip).astype(np.int64)
+        for (f_reel, row), symbol in (fixed or {}).items():
+            if f_reel == reel:
+                windows[:, row] = SYMBOL_INDEX[symbol]
+        n = len(strip)
+        for line, rows in enumerate(LINES):
+            codes[reel, :n, line] = windows[:, rows[reel]]
+        is_coin = windows == SYMBOL_INDEX[COIN]
+        coins[reel, :n] = is_coin.sum(axis=1)
+        masks[reel, :n] = (is_coin * (1 << np.arange(ROWS))).sum(axis=1)
+    return codes, coins, masks, lengths
+
+
+def _tables() -> tuple[npt.NDArray[np.int32], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    table = np.ascontiguousarray(line_pay_table())
+    pays3 = table.reshape(table.shape[0] ** 3, -1).max(axis=1).reshape(table.shape[:3]) > 0
+    return table, pays3, np.ascontiguousarray(jackpot_table())
+
+
+@nb.njit(cache=True)
+def _alive(codes: npt.NDArray[np.int64], s0: int, s1: int, s2: int,
+           pays3: npt.NDArray[np.bool_], jack: npt.NDArray[np.bool_],
+           alive: npt.NDArray[np.int64]) -> tuple[int, bool]:
+    n_alive = 0
+    jackpot = False
+    for line in range(codes.shape[2]):
+        a, b, c = codes[0, s0, line], codes[1, s1, line], codes[2, s2, line]
+        if pays3[a, b, c]:
+            alive[n_alive] = line
+            n_alive += 1
+        if jack[a, b, c]:
+            jackpot = True
+    return n_alive, jackpot
+
+
+@nb.njit(cache=True, parallel=True)
+def _base(codes: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
+          coins: npt.NDArray[np.int64], masks: npt.NDArray[np.int64],
+          pays3: npt.NDArray[np.bool_], jack: npt.NDArray[np.bool_],
+          table: npt.NDArray[np.int32], category: npt.NDArray[np.int64],
+          hist: npt.NDArray[np.int64], jackpots: npt.NDArray[np.int64],
+          jackpot_wins: npt.NDArray[np.int64]) -> None:
+    workers = hist.shape[0]
+    l0, l1, l2, l3, l4 = lengths[0], lengths[1], lengths[2], lengths[3], lengths[4]
+    for w in nb.prange(workers):
+        alive = np.empty(codes.shape[2], dtype=np.int64)
+        for s0 in range(w, l0, workers):
+            for s1 in range(l1):
+                for s2 in range(l2):
+                    n_alive, jackpot = _alive(codes, s0, s1, s2, pays3, jack, alive)
+                    head = coins[0, s0] + coins[1, s1] + coins[2, s2]
+                    for s3 in range(l3):
+                        for s4 in range(l4):
+                            n = head + coins[3, s3] + coins[4, s4]
+                            cat = n
+                            if n == 4:
+                                cat = category[masks[0, s0] * 4096 + masks[1, s1] * 512
+                                               + masks[2, s2] * 64 + masks[3, s3] * 8
+                                               + masks[4, s4]]
+                            win = 0
+                            for k in range(n_alive):
+                                line = alive[k]
+                                win += table[codes[0, s0, line], codes[1, s1, line],
+                                             codes[2, s2, line], codes[3, s3, line],
+                                             codes[4, s4, line]]
+                            hist[w, cat, win] += 1
+                            if jackpot:
+                                jackpots[w, cat] += 1
+                                jackpot_wins[w, cat] += win
+
+
+@nb.njit(cache=True, parallel=True)
+def _respin(codes: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
+            weights: npt.NDArray[np.int64], pays3: npt.NDArray[np.bool_],
+            table: npt.NDArray[np.int32], hist: npt.NDArray[np.int64]) -> None:
+    """Like ``_base`` over distinct stops only: ``weights[reel, k]`` stops show column ``k``."""
+    workers = hist.shape[0]
+    l0, l1, l2, l3, l4 = lengths[0], lengths[1], lengths[2], lengths[3], lengths[4]
+    jack = np.zeros(pays3.shape, dtype=np.bool_)
+    tail = 0
+    for s3 in range(l3):
+        for s4 in range(l4):
+            tail += weights[3, s3] * weights[4, s4]
+    for w in nb.prange(workers):
+        alive = np.empty(codes.shape[2], dtype=np.int64)
+        for s0 in range(w, l0, workers):
+            for s1 in range(l1):
+                for s2 in range(l2):
+                    head = weights[0, s0] * weights[1, s1] * weights[2, s2]
+                    n_alive, _ = _alive(codes, s0, s1, s2, pays3, jack, alive)
+                    if n_alive == 0:
+                        hist[w, 0] += head * tail
+                        continue
+                    for s3 in range(l3):
+                        for s4 in range(l4):
+                            win = 0
+                            for k in range(n_alive):
+                                line = alive[k]
+                                win += table[codes[0, s0, line], codes[1, s1, line],
+                                             codes[2, s2, line], codes[3, s3, line],
+                                             codes[4, s4, line]]
+                            hist[w, win] += head * weights[3, s3] * weights[4, s4]
+
+
+def _workers() -> int:
+    return max(1, nb.get_num_threads())
+
+
+def four_coin_layouts(strips: tuple[ReelStrip, ...]) -> tuple[Layout, ...]:
+    """Every combination of per-reel coin bits with 4 coins in all that the strips can show."""
+    per_reel = []
+    for strip in strips:
+        _, _, masks, _ = _strip_codes((strip,) * 5)
+        per_reel.append(sorted({int(m) for m in masks[0, :len(strip)]}))
+    found: list[tuple[int, ...]] = []
+
+    def walk(prefix: tuple[int, ...], coins: int) -> None:
+        if len(prefix) == 5:
+            if coins == STAR_WILD_COINS:
+                found.append(prefix)
+            return
+        for m in per_reel[len(prefix)]:
+            if coins + bin(m).count("1") <= STAR_WILD_COINS:
+                walk((*prefix, m), coins + bin(m).count("1"))
+
+    walk((), 0)
+    return tuple((a, b, c, d, e) for a, b, c, d, e in found)
+
+
+def base_joint(model: MathModel) -> BaseJoint:
+    """Count every base stop combination of ``model`` (see the module docstring)."""
+    codes, coins, masks, lengths = _strip_codes(model.base_reels)
+    layouts = four_coin_layouts(model.base_reels)
+    category = np.full(8 ** 5, -1, dtype=np.int64)
+    for i, (m0, m1, m2, m3, m4) in enumerate(layouts):
+        category[m0 * 4096 + m1 * 512 + m2 * 64 + m3 * 8 + m4] = COIN_CATEGORIES + i
+    n_cat = COIN_CATEGORIES + len(layouts)
+    table, pays3, jack = _tables()
+    workers = _workers()
+    hist = np.zeros((workers, n_cat, MAX_BASE_WIN + 1), dtype=np.int64)
+    jackpots = np.zeros((workers, n_cat), dtype=np.int64)
+    jackpot_wins = np.zeros((workers, n_cat), dtype=np.int64)
+    _base(codes, lengths, coins, masks, pays3, jack, table, category, hist, jackpots,
+          jackpot_wins)
+    return BaseJoint(combinations=math.prod(len(s) for s in model.base_reels), layouts=layouts,
+                     histogram=hist.sum(axis=0), jackpots=jackpots.sum(axis=0),
+                     jackpot_wins=jackpot_wins.sum(axis=0))
+
+
+def respin_histogram(model: MathModel, wilds: dict[tuple[int, int], str]
+                     ) -> npt.NDArray[np.int64]:
+    """``[win]``: respin stop combinations of ``model`` with that line win (line bets) when
+    ``wilds`` (cell -> WILD or MWILD) stay in place."""
+    codes, _, _, lengths = _strip_codes(model.star_wild_reels, wilds)
+    # stops that show the same cells (a reel of three wilds) are counted once, with a weight
+    unique = np.zeros_like(codes)
+    weights = np.zeros(codes.shape[:2], dtype=np.int64)
+    for reel in range(5):
+        columns, counts = np.unique(codes[reel, :lengths[reel]], axis=0, return_counts=True)
+        unique[reel, :len(counts)] = columns
+        weights[reel, :len(counts)] = counts
+        lengths[reel] = len(counts)
+    table, pays3, _ = _tables()
+    hist = np.zeros((_workers(), MAX_RESPIN_WIN + 1), dtype=np.int64)
+    _respin(unique, lengths, weights, pays3, table, hist)
+    return hist.sum(axis=0)

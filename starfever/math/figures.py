@@ -1,0 +1,204 @@
+"""Every figure ``starfever rtp`` states, with the method beside each, cached per model hash.
+
+Computing them from nothing takes a minute or two (every base stop combination, every respin
+stop combination of every Star Wild layout, the Hold & Cash payout DP); the result depends on
+nothing but the model's content and this code, so it is stored as JSON under the model's
+SHA-256 (:data:`FORMAT` names the code's version of the figures) in :func:`cache_dir`, and a
+model seen before answers from there. The shipped models' figures ship with them
+(``starfever/models/figures``, written by ``starfever rtp --no-cache --write-shipped``; a test
+recomputes them and compares), so even a fresh install answers at once. A cache miss (a new
+model, a new format, a deleted or unreadable file) recomputes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from fractions import Fraction
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from starfever.engine import money
+from starfever.engine.model import MathModel
+from starfever.engine.symbols import BET_CLASSES, Cents
+
+FORMAT = 2
+"""Bumped whenever the figures or their computation change: old cache files are then ignored."""
+
+METHODS = {
+    "total": "exact rational (factorised calculator, starfever.math.exact)",
+    "by_line_bet": "exact: game RTP (the game pays in multiples of the line bet) + the €€€ "
+                   "contribution rate; under one share per spin every class gets the same "
+                   "return per euro from one pool (starfever.math.jackpot), so the players' money "
+                   "returns the contribution rate at every class; refills on top, per mix",
+    "hit_frequency": "exact rational: every stop of reels 0-2 by coin layout, and every stop of "
+                     "the respin's reels 0-2 for each Star Wild layout",
+    "std_dev": "exact second moment (rational): base line win by coin layout over all base stop "
+               "combinations, every Star Wild layout x every respin stop combination, Hold & "
+               "Cash second moments from the rational DP; the €€€ enters as pool / 2000 total "
+               "bets per hit at the seed pool, the same at every class",
+    "win_bands": "exact integer counts for lines and Star Wild; Hold & Cash from the payout DP "
+                 "in floats (starfever.math.holdcash_law); €€€ shares not included",
+    "max_win_x": "exact: largest line win over all base stop combinations; largest paid spin + "
+                 "respin over every Star Wild layout; Hold & Cash has no finite maximum unless "
+                 "the model sets max_win_x (then the figures with a cap are exact up to the "
+                 "Hold & Cash DP's float rounding)",
+    "hold_and_cash_tails": "payout DP over whole total bets, exact range up to its cap",
+    "jackpot_long_run": "stationary law of the pool on a grid (starfever.math.jackpot), "
+                        "balance-checked",
+}
+
+
+def cache_dir() -> Path:
+    """``$STARFEVER_CACHE_DIR``, else ``$XDG_CACHE_HOME/starfever``, else
+    ``~/.cache/starfever``."""
+    if os.environ.get("STARFEVER_CACHE_DIR"):
+        return Path(os.environ["STARFEVER_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "starfever"
+
+
+def cache_path(model: MathModel) -> Path:
+    """Where the figures of ``model`` are cached."""
+    return cache_dir() / f"rtp-{model.sha256}-f{FORMAT}.json"
+
+
+def shipped_path(model: MathModel) -> Path:
+    """Where the figures of a shipped model ship (whether or not they exist)."""
+    return Path(str(resources.files("starfever") / "models" / "figures")) / cache_path(
+        model).name
+
+
+def cached(model: MathModel) -> dict[str, Any] | None:
+    """The cached (or shipped) figures of ``model``, or ``None``."""
+    for path in (cache_path(model), shipped_path(model)):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get("model_sha256") == model.sha256 \
+                and data.get("format") == FORMAT:
+            return data
+    return None
+
+
+def write_shipped(model: MathModel, data: dict[str, Any]) -> Path:
+    """Store ``data`` as the shipped figures of ``model``."""
+    path = shipped_path(model)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    clean = {k: v for k, v in data.items() if k not in ("cache", "seconds", "cache_file")}
+    path.write_text(json.dumps(clean, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def _store(model: MathModel, data: dict[str, Any]) -> None:
+    path = cache_path(model)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent,
+                                         delete=False, suffix=".tmp") as out:
+            json.dump(data, out)
+        os.replace(out.name, path)
+    except OSError:
+        pass  # a read-only home: figures are recomputed next time
+
+
+def figures(model: MathModel, *, use_cache: bool = True) -> dict[str, Any]:
+    """Every figure of ``model``, from the cache when it is there (``"cache": "hit"``)."""
+    if use_cache:
+        found = cached(model)
+        if found is not None:
+            return {**found, "cache": "hit"}
+    data = compute_figures(model)
+    if use_cache:
+        _store(model, data)
+    return {**data, "cache": "miss" if use_cache else "off"}
+
+
+def compute_figures(model: MathModel) -> dict[str, Any]:
+    """Compute every figure of ``model`` (a minute or two)."""
+    from starfever.math import exact
+    from starfever.math.distribution import std_dev_with_jackpot, win_law
+    from starfever.math.jackpot import long_run, named_mixes
+
+    report = exact.compute(model, with_std_dev=False)
+    law = win_law(model, report.hold_and_cash_by_coins)
+    if abs(law.mean - report.game) > (Fraction(1, 10**12) if model.max_win_x else 0):
+        raise ArithmeticError("the win law's mean differs from the factorised calculator's")
+    game_sd = math.sqrt(float(law.second_moment - report.game ** 2))
+    by_line_bet: dict[str, dict[str, float]] = {}
+    for bet in BET_CLASSES:
+        share = money.progressive_share(model.seed_cents, bet)
+        jackpot_x = Fraction(share, money.total_bet(bet))
+        by_line_bet[str(bet)] = {
+            "total": float(report.game + model.contribution_rate),
+            "progressive": float(model.contribution_rate),
+            "std_dev": std_dev_with_jackpot(law, report.game, jackpot_x),
+        }
+    seed_x = Fraction(money.progressive_share(model.seed_cents, Cents(100)), 2000)
+    runs = {}
+    for name, mix in named_mixes().items():
+        run = long_run(mix, float(report.jackpot_frequency), model.contribution_rate,
+                       model.seed_cents)
+        runs[name] = {
+            "mix": {str(b): float(w) for b, w in mix.items()},
+            "progressive_per_class": run.return_per_class,
+            "players_money": float(model.contribution_rate),
+            "refills": run.refill_rate,
+            "total_per_class_with_refills": float(report.game) + run.return_per_class,
+            "mean_pool_at_win_cents": run.mean_pool_at_win,
+            "refill_per_win_cents": run.refill_per_win,
+            "balance_error": run.balance_error,
+        }
+    hold_p = report.hold_and_cash_frequency
+    return {
+        "model": model.name,
+        "model_version": model.version,
+        "model_sha256": model.sha256,
+        "jackpot_rule": model.jackpot_rule,
+        "total": float(report.total),
+        "game": float(report.game),
+        "components": {"lines": float(report.lines), "star_wild": float(report.star_wild),
+                       "hold_and_cash": float(report.hold_and_cash),
+                       "progressive": float(report.progressive)},
+        "by_line_bet": by_line_bet,
+        "hit_frequency": float(report.hit_frequency),
+        "star_wild_frequency": float(report.star_wild_frequency),
+        "star_wild_pays_nothing": float(law.star_wild_zero / report.star_wild_frequency)
+        if report.star_wild_frequency else 0.0,
+        "hold_and_cash_frequency": float(hold_p),
+        "jackpot_frequency": float(report.jackpot_frequency),
+        "mega_frequency": float(report.mega_frequency),
+        "hold_and_cash_mean": float(report.hold_and_cash_mean) if hold_p else 0.0,
+        "std_dev": std_dev_with_jackpot(law, report.game, seed_x),
+        "std_dev_method": "exact",
+        "std_dev_game": game_sd,
+        "std_dev_note": (f"exact second moment; game win {game_sd:.4f} x total bet, with the "
+                         f"EUR share of the seed pool ({float(seed_x):g} x total bet per hit at "
+                         "every class) included in std_dev"),
+        "win_bands": [{"from_x": b.from_x, "to_x": b.to_x, "probability": b.probability}
+                      for b in law.bands],
+        "max_win_x": {"base": float(law.max_base), "star_wild": float(law.max_star_wild),
+                      "hold_and_cash": model.max_win_x},
+        "max_win_cap_x": model.max_win_x,
+        "max_win_probability": {"base": float(law.max_base_probability),
+                                "star_wild": float(law.max_star_wild_probability)},
+        "hold_and_cash_tails": [{"k": k, "given_trigger": t[0], "per_spin": t[1]}
+                                for k, t in law.hold_tails.items()],
+        "hold_and_cash_dp_cap_x": law.hold_cap,
+        "hold_and_cash_above_cap_per_spin": law.hold_above_cap,
+        "jackpot_long_run": runs,
+        "exact": {"total": str(report.total), "lines": str(report.lines),
+                  "star_wild": str(report.star_wild),
+                  "hold_and_cash": str(report.hold_and_cash),
+                  "progressive": str(report.progressive),
+                  "hit_frequency": str(report.hit_frequency),
+                  "second_moment_game": str(law.second_moment),
+                  "max_base_probability": str(law.max_base_probability),
+                  "max_star_wild_probability": str(law.max_star_wild_probability)},
+        "methods": METHODS,
+        "format": FORMAT,
+    }

@@ -1,0 +1,226 @@
+"""The whole law of a Hold & Cash payout (not only its moments): an integer dynamic programme
+over the payout, compiled.
+
+Every Hold & Cash amount is a whole multiple of the total bet: CASH values (1..5), +1 per
+UPGRADE, x2 per MULTIPLIER, Minor 20, Major 200, Mega 1000. The state between respins is
+(c held CASH, j held Minor/Major of which a Minors, S the sum of the CASH values); the respin
+counter is folded away: from a state, the feature ends with probability p0^3 (three blank
+respins, p0 = P(every empty cell blank)), and otherwise the next respin that lands something is
+landing ``o`` with probability P(o) (1 + p0 + p0^2). After landing ``o`` (x new CASH worth X in
+all, m1 Minors, m2 Majors, u UPGRADEs and m MULTIPLIERs, the boosters in a uniformly random
+reading order), S' = 2^m (S + X) + (c + x) T, with T = sum over the UPGRADEs of 2^(MULTIPLIERs
+after it).
+
+Each landing either holds more cells or, boosters alone, raises S, so the states are solved in
+order of held cells, and within a state in order of S: one forward pass, no iteration. S is
+kept exactly up to ``cap``; a state whose S passes the cap is absorbed into one bucket, "payout
+above the cap" (S only grows, and the payout is at least S), so every probability
+P(payout >= k) for k <= cap + 1 is exact up to float rounding.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import cache
+from itertools import combinations
+from math import factorial
+
+import numba as nb
+import numpy as np
+import numpy.typing as npt
+
+from starfever.engine.model import HoldAndCashModel
+from starfever.engine.symbols import (
+    CASH_VALUES,
+    CELLS,
+    HOLD_AND_CASH_COINS,
+    MAJOR_PAYS,
+    MEGA_PAYS,
+    MINOR_PAYS,
+)
+
+DEFAULT_CAP = 12_000
+"""S is kept exactly up to this many total bets (tails are asked up to 10,000)."""
+
+
+@dataclass(frozen=True)
+class PayoutLaw:
+    """P(payout = k total bets) for one number of triggering coins."""
+
+    coins: int
+    """Triggering Star Coins."""
+    probabilities: npt.NDArray[np.float64]
+    """``[k]``: P(payout = k), for k up to ``cap`` + the largest jackpot sum."""
+    above_cap: float
+    """P(S, and so the payout, passed ``cap``)."""
+    cap: int
+    """The exact range of S."""
+    mega: float
+    """P(Mega)."""
+
+    def at_least(self, k: int) -> float:
+        """P(payout >= k), exact for k <= cap + 1."""
+        if k > self.cap + 1:
+            raise ValueError(f"P(payout >= {k}) is beyond the exact range (cap {self.cap})")
+        return float(self.probabilities[k:].sum()) + self.above_cap
+
+    def between(self, low: int, high: int | None) -> float:
+        """P(low < payout <= high) (``high=None``: no upper end)."""
+        if high is None:
+            return self.at_least(low + 1)
+        return float(self.probabilities[low + 1:high + 1].sum())
+
+
+def _value_law(weights: tuple[int, ...]) -> npt.NDArray[np.float64]:
+    law = np.zeros(max(CASH_VALUES) + 1)
+    for v, w in zip(CASH_VALUES, weights, strict=True):
+        law[v] = w / sum(weights)
+    return law
+
+
+def _sum_laws(law: npt.NDArray[np.float64], most: int) -> npt.NDArray[np.float64]:
+    """``[x, v]``: P(x independent values sum to v), x = 0..most."""
+    out = np.zeros((most + 1, max(CASH_VALUES) * most + 1))
+    out[0, 0] = 1.0
+    for x in range(1, most + 1):
+        row = np.convolve(out[x - 1], law)[: out.shape[1]]
+        out[x] = row
+    return out
+
+
+@cache
+def _booster_law(upgrades: int, multipliers: int) -> tuple[tuple[int, float], ...]:
+    """The law of T = sum over UPGRADEs of 2^(MULTIPLIERs after it), all orders equally likely."""
+    slots = upgrades + multipliers
+    found: dict[int, int] = {}
+    for places in combinations(range(slots), upgrades):
+        t = sum(2 ** (slots - 1 - i - (upgrades - 1 - k)) for k, i in enumerate(places))
+        found[t] = found.get(t, 0) + 1
+    total = sum(found.values())
+    return tuple(sorted((t, n / total) for t, n in found.items()))
+
+
+def _landings(p: list[float], empty: int) -> list[tuple[int, int, int, int, int, float]]:
+    """Every landing of ``empty`` cells except all blank: (x, m1, m2, u, m, probability)."""
+    out = []
+    for x in range(empty + 1):
+        for m1 in range(empty - x + 1):
+            for m2 in range(empty - x - m1 + 1):
+                for u in range(empty - x - m1 - m2 + 1):
+                    for m in range(empty - x - m1 - m2 - u + 1):
+                        blank = empty - x - m1 - m2 - u - m
+                        if blank == empty:
+                            continue
+                        ways = factorial(empty) // (factorial(blank) * factorial(x)
+                                                    * factorial(m1) * factorial(m2)
+                                                    * factorial(u) * factorial(m))
+                        prob = ways * (p[0] ** blank * p[1] ** x * p[2] ** m1 * p[3] ** m2
+                                       * p[4] ** u * p[5] ** m)
+                        if prob > 0:
+                            out.append((x, m1, m2, u, m, prob))
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _forward(order: npt.NDArray[np.int64], state_of: npt.NDArray[np.int64],
+             index: npt.NDArray[np.int64],
+             mass: npt.NDArray[np.float64], p_end: npt.NDArray[np.float64],
+             land_start: npt.NDArray[np.int64], land: npt.NDArray[np.int64],
+             land_prob: npt.NDArray[np.float64], sums: npt.NDArray[np.float64],
+             t_start: npt.NDArray[np.int64], t_value: npt.NDArray[np.int64],
+             t_prob: npt.NDArray[np.float64], payout: npt.NDArray[np.float64],
+             out: npt.NDArray[np.float64]) -> None:
+    """One forward pass; ``out[0]``: mass above the cap, ``out[1]``: Mega."""
+    cap = mass.shape[1] - 1
+    cells = 15
+    for idx in order:
+        c, j, a = state_of[idx, 0], state_of[idx, 1], state_of[idx, 2]
+        empty = cells - c - j
+        jackpots = 20 * a + 200 * (j - a)
+        for s in range(cap + 1):
+            v = mass[idx, s]
+            if v == 0.0:
+                continue
+            if empty == 0:
+                payout[s + jackpots + 1000] += v
+                out[1] += v
+                continue
+            payout[s + jackpots] += v * p_end[empty]
+            for k in range(land_start[empty], land_start[empty + 1]):
+                x, m1, m2, u, m = land[k, 0], land[k, 1], land[k, 2], land[k, 3], land[k, 4]
+                c2 = c + x
+                target = index[c2 * 256 + (j + m1 + m2) * 16 + a + m1]
+                factor = 1 << m
+                w = v * land_prob[k]
+                t0, t1 = t_start[u * 16 + m], t_start[u * 16 + m + 1]
+                for cash in range(x, 5 * x + 1):
+                    px = sums[x, cash]
+                    if px == 0.0:
+                        continue
+                    base = factor * (s + cash)
+                    for t in range(t0, t1):
+                        s2 = base + c2 * t_value[t]
+                        q = w * px * t_prob[t]
+                        if s2 > cap:
+                            out[0] += q
+                        else:
+                            mass[target, s2] += q
+
+
+def payout_laws(weights: HoldAndCashModel, *, cap: int = DEFAULT_CAP,
+                coins: tuple[int, ...] = tuple(range(HOLD_AND_CASH_COINS, CELLS + 1)),
+                ) -> dict[int, PayoutLaw]:
+    """The payout law of the feature for each number of triggering ``coins`` (default 5..15)."""
+    total = sum(weights.cell_weights)
+    p = [w / total for w in weights.cell_weights]
+    states = [(c, j, a) for c in range(CELLS + 1) for j in range(CELLS + 1 - c)
+              for a in range(j + 1)]
+    state_of = np.array(states, dtype=np.int64)
+    index = np.full(16 * 256, -1, dtype=np.int64)  # c*256 + j*16 + a -> state
+    for i, (c, j, a) in enumerate(states):
+        index[c * 256 + j * 16 + a] = i
+    order = np.array(sorted(range(len(states)), key=lambda i: states[i][0] + states[i][1]),
+                     dtype=np.int64)
+    p_end = np.zeros(CELLS + 1)
+    starts = [0]
+    rows: list[tuple[int, int, int, int, int]] = []
+    probs: list[float] = []
+    for empty in range(CELLS + 1):
+        p0 = p[0] ** empty
+        p_end[empty] = p0 ** 3
+        if empty:
+            for x, m1, m2, u, m, prob in _landings(p, empty):
+                rows.append((x, m1, m2, u, m))
+                probs.append(prob * (1 + p0 + p0 * p0))
+        starts.append(len(rows))
+    t_start = np.zeros(16 * 16 + 1, dtype=np.int64)
+    t_value: list[int] = []
+    t_prob: list[float] = []
+    for u in range(16):
+        for m in range(16):
+            t_start[u * 16 + m] = len(t_value)
+            if u + m <= CELLS:
+                for t, q in (_booster_law(u, m) if u else ((0, 1.0),)):
+                    t_value.append(t)
+                    t_prob.append(q)
+    t_start[-1] = len(t_value)
+    sums = _sum_laws(_value_law(weights.cash_values), CELLS)
+    coin_sums = _sum_laws(_value_law(weights.coin_values), CELLS)
+    land = np.array(rows, dtype=np.int64).reshape(-1, 5)
+
+    def solve(n: int) -> PayoutLaw:
+        mass = np.zeros((len(states), cap + 1))
+        start = coin_sums[n][: cap + 1]
+        mass[index[n * 256], : len(start)] = start
+        payout = np.zeros(cap + MAJOR_PAYS * (CELLS - HOLD_AND_CASH_COINS) + MEGA_PAYS + 1)
+        out = np.zeros(2)
+        _forward(order, state_of, index, mass, p_end,
+                 np.array(starts, dtype=np.int64), land, np.array(probs), sums, t_start,
+                 np.array(t_value, dtype=np.int64), np.array(t_prob), payout, out)
+        return PayoutLaw(coins=n, probabilities=payout, above_cap=float(out[0]), cap=cap,
+                         mega=float(out[1]))
+
+    assert (MINOR_PAYS, MAJOR_PAYS, MEGA_PAYS) == (20, 200, 1000)  # as compiled in _forward
+    with ThreadPoolExecutor(max_workers=max(1, nb.get_num_threads())) as pool:
+        return dict(zip(coins, pool.map(solve, coins), strict=True))

@@ -1,0 +1,180 @@
+"""The €€€ pool in the long run, under a mix of bet classes: what every class gets back, and
+what the operator adds.
+
+Why every class gets the same return per euro (RULES.md, one share per spin): a spin at line bet
+b cents that shows €€€ wins floor(P x b / 100) of the pool P. Whether a spin shows €€€ does not
+depend on the pool or on the class, so the pool a winning spin sees has the same law Y whatever
+its class, and a class-b spin returns p x (b / 100) x E[Y] / (20 b) = p E[Y] / 2000 per cent
+staked: the same at every class (the rounding down costs at most one cent per win). Over the long
+run the pool pays out what flows in: per win, the contributions since the last win plus the
+operator's refill, so that common return is the contribution rate plus the refills per cent
+staked. The players' money part is the contribution rate at every class; the refills are the
+operator's, and depend on the mix (a EUR 1.00 win empties the pool, a 1-cent win takes 1 %).
+
+The law of Y: between wins the pool grows by the mix's mean contribution c per spin for a
+geometric number of spins (mean 1/p); after a win at class b it is max(seed, (1 - b/100) Y). The
+stationary law is found on a grid (step h = mu / 200, mu = c / p the mean growth between wins;
+the growth is geometric in steps of h with mean exactly mu, the scaled pool is split between
+its two grid neighbours, which keeps its mean) by iterating the win-to-win map until it moves
+less than 1e-12; :func:`long_run` reports the balance check E[paid per win] = mu + E[refill per
+win] beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from importlib import resources
+from pathlib import Path
+
+import numba as nb
+import numpy as np
+import numpy.typing as npt
+
+from starfever.engine import money
+from starfever.engine.errors import InputError
+from starfever.engine.symbols import BET_CLASSES, Cents
+
+Mix = dict[int, Fraction]
+"""Share of the spins played at each line bet class (cents); the shares sum to 1."""
+
+
+class MixError(InputError):
+    """A bet-class mix that cannot be read."""
+
+
+def named_mixes() -> dict[str, Mix]:
+    """The mixes every report shows: all 1 cent, all EUR 1.00, uniform, and the shipped
+    realistic one (``starfever/models/mixes/realistic.json``)."""
+    uniform: Mix = {int(b): Fraction(1, len(BET_CLASSES)) for b in BET_CLASSES}
+    return {"all_1_cent": {1: Fraction(1)}, "all_eur_1": {100: Fraction(1)},
+            "uniform": uniform, "realistic": load_mix("realistic")}
+
+
+def load_mix(name_or_path: str) -> Mix:
+    """A mix file: ``{"description": ..., "spin_shares": {"1": 30, "2": 15, ...}}`` (integer
+    or decimal shares of the spins per line bet in cents, normalised)."""
+    path = Path(name_or_path)
+    try:
+        if path.suffix == ".json" or path.exists():
+            text = path.read_text(encoding="utf-8")
+        else:
+            text = (resources.files("starfever") / "models" / "mixes"
+                    / f"{name_or_path}.json").read_text(encoding="utf-8")
+        raw = json.loads(text)["spin_shares"]
+        shares = {int(k): Fraction(str(v)) for k, v in raw.items()}
+    except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as error:
+        raise MixError(f"cannot read bet-class mix {name_or_path!r}: {error}") from None
+    bad = [b for b in shares if b not in BET_CLASSES]
+    if bad or not shares or any(v < 0 for v in shares.values()) or sum(shares.values()) == 0:
+        raise MixError(f"mix {name_or_path!r} must give non-negative shares to line bets among "
+                       f"{', '.join(map(str, BET_CLASSES))} cents, got {raw!r}")
+    total = sum(shares.values())
+    return {b: v / total for b, v in sorted(shares.items()) if v}
+
+
+@dataclass(frozen=True)
+class LongRun:
+    """The pool in the long run under one mix."""
+
+    mix: Mix
+    jackpot_probability: float
+    """p: P(a spin shows €€€)."""
+    mean_pool_at_win: float
+    """E[Y], cents."""
+    refill_per_win: float
+    """E[operator refill after a win], cents."""
+    contribution_per_spin: float
+    """c, cents."""
+    stake_per_spin: float
+    """Mean total bet, cents."""
+    balance_error: float
+    """|E[paid per win] - (c / p + E[refill])| / E[paid per win]: the check."""
+
+    @property
+    def return_per_class(self) -> float:
+        """What the pool returns per cent staked, the same at every class: p E[Y] / 2000."""
+        return self.jackpot_probability * self.mean_pool_at_win / (
+            money.total_bet(Cents(1)) * money.JACKPOT_SHARE_BASE)
+
+    @property
+    def refill_rate(self) -> float:
+        """Operator refills per cent staked."""
+        return self.jackpot_probability * self.refill_per_win / self.stake_per_spin
+
+
+@nb.njit(cache=True)
+def _iterate(q: npt.NDArray[np.float64], ratio: float, keep: npt.NDArray[np.float64],
+             weights: npt.NDArray[np.float64], seed: float, step: float,
+             tolerance: float, limit: int) -> tuple[npt.NDArray[np.float64],
+                                                     npt.NDArray[np.float64], int]:
+    """Iterate the win-to-win map on the grid ``seed + k step``; returns the law of the pool
+    after a win (q), of the pool at a win (y), and the iterations used."""
+    n = q.shape[0]
+    y = np.zeros(n)
+    for it in range(limit):
+        acc = 0.0
+        for k in range(n):  # Y = Q + exponential growth
+            acc = ratio * acc + (1.0 - ratio) * q[k]
+            y[k] = acc
+        y[n - 1] += q.sum() - y.sum()  # growth beyond the grid: keep its mass at the end
+        nxt = np.zeros(n)
+        for b in range(weights.shape[0]):
+            w, f = weights[b], keep[b]
+            for k in range(n):
+                mass = y[k] * w
+                if mass == 0.0:
+                    continue
+                after = f * (seed + k * step)
+                if after <= seed:
+                    nxt[0] += mass
+                    continue
+                pos = (after - seed) / step
+                i = int(pos)
+                frac = pos - i
+                if i + 1 < n:
+                    nxt[i] += mass * (1.0 - frac)
+                    nxt[i + 1] += mass * frac
+                else:
+                    nxt[n - 1] += mass
+        total = nxt.sum()
+        nxt /= total
+        moved = np.abs(nxt - q).sum()
+        q = nxt
+        if moved < tolerance:
+            return q, y / y.sum(), it + 1
+    return q, y / y.sum(), limit
+
+
+def long_run(mix: Mapping[int, Fraction], jackpot_probability: float, rate: Fraction,
+             seed: int) -> LongRun:
+    """The stationary pool under ``mix`` (see the module docstring)."""
+    classes = sorted(mix)
+    shares = np.array([float(mix[b]) for b in classes])
+    stake = float(sum(float(mix[b]) * money.total_bet(Cents(b)) for b in classes))
+    c = stake * float(rate)
+    p = jackpot_probability
+    mu = c / p
+    taken = float(sum(float(mix[b]) * b / money.JACKPOT_SHARE_BASE for b in classes))
+    span = seed + mu * (1 / taken + 40 / math.sqrt(2 * taken) + 60)
+    step = mu / 200
+    n = int((span - seed) / step) + 2
+    q = np.zeros(n)
+    q[0] = 1.0
+    keep = np.array([1 - b / money.JACKPOT_SHARE_BASE for b in classes])
+    # growth between wins: geometric in grid steps with mean exactly mu (ratio r: h r/(1-r) = mu)
+    q, y, _ = _iterate(q, mu / (mu + step), keep, shares, float(seed), step, 1e-12, 200_000)
+    grid = seed + step * np.arange(n)
+    mean_y = float((y * grid).sum())
+    refill = 0.0
+    paid = 0.0
+    for share, b in zip(shares, classes, strict=True):
+        f = b / money.JACKPOT_SHARE_BASE
+        refill += share * float((y * np.maximum(0.0, seed - (1 - f) * grid)).sum())
+        paid += share * f * mean_y
+    return LongRun(mix=dict(mix), jackpot_probability=p, mean_pool_at_win=mean_y,
+                   refill_per_win=refill, contribution_per_spin=c, stake_per_spin=stake,
+                   balance_error=abs(paid - (mu + refill)) / paid)

@@ -1,0 +1,150 @@
+"""The parts of the PAR sheet a test lab asks for (GLI-11 style): identity, strips with stop
+numbers, integer combination counts, RTP per bet class, confidence intervals, the Star Wild and
+Hold & Cash splits, and the simulation's sizing. Figures from ``starfever.math.figures``
+(``starfever rtp``) and from counting every base stop combination."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from starfever.engine.model import MathModel
+from starfever.engine.symbols import MAJOR_PAYS, MEGA_PAYS, MINOR_PAYS, MWILD
+from starfever.math import exact
+from starfever.report.document import Document
+from starfever.sim.result import SimulationResult
+
+Z = {"90 %": 1.6448536269514722, "95 %": 1.959963984540054, "99 %": 2.5758293035489004}
+UPGRADE_READING = (
+    "UPGRADE reading (RULES.md): the conditions say an Upgrade Booster raises each held value "
+    "'um die Einsatzhöhe' and define 'Einsatz' as the line bet class; the values it raises are "
+    "themselves multiples of the total bet ('Gesamteinsatz x1..x5'), so this model reads it as "
+    "+1 x total bet. Under the line-bet reading the default model would return about 94.21 % "
+    "instead of 95.50 %. The rules shown to players state this reading.")
+
+
+def identity(doc: Document, model: MathModel, figs: dict[str, Any]) -> None:
+    """Model name, version, hash, rules that the figures depend on."""
+    doc.heading("Model identity")
+    doc.table(["Item", "Value"], [
+        ["Name / version", f"{model.name} / {model.version}"],
+        ["SHA-256 of the model's canonical JSON", model.sha256],
+        ["EUR rule", model.jackpot_rule],
+        ["Max win cap", "none" if model.max_win_x is None else f"{model.max_win_x:,} x total bet"],
+        ["Figures computed by", f"starfever rtp (format {figs['format']})"],
+    ])
+    doc.paragraph(UPGRADE_READING)
+
+
+def by_bet_class(doc: Document, figs: dict[str, Any]) -> None:
+    """RTP of each class, and the operator's refills per mix."""
+    doc.heading("RTP per bet class")
+    rows = [[f"EUR {int(b) / 100:.2f}", f"{row['total'] * 100:.5f} %",
+             f"{row['progressive'] * 100:.4f} %", f"{row['std_dev']:.3f}"]
+            for b, row in figs["by_line_bet"].items()]
+    doc.table(["Line bet", "Total RTP (players' money)", "of which EUR", "Std dev"], rows)
+    runs = figs["jackpot_long_run"]
+    doc.paragraph("One EUR share per spin, proportional to the line bet: every class gets the same "
+                  "return per euro from the shared pool. The operator's refills to the seed come "
+                  "on top, by mix of classes (shares of the spins):")
+    doc.table(["Mix", "Refills per euro staked", "EUR return per class incl. refills",
+               "Mean pool at a win"],
+              [[name, f"{run['refills'] * 100:.4f} %",
+                f"{run['progressive_per_class'] * 100:.4f} %",
+                f"EUR {run['mean_pool_at_win_cents'] / 100:,.2f}"] for name, run in runs.items()])
+
+
+def strips(doc: Document, model: MathModel) -> None:
+    """Every strip, stop by stop."""
+    doc.heading("Strip listings")
+    for label, reels in (("Base game", model.base_reels),
+                         ("Star Wild respin", model.star_wild_reels)):
+        longest = max(len(s) for s in reels)
+        rows = [[stop, *[s[stop] if stop < len(s) else "" for s in reels]]
+                for stop in range(longest)]
+        doc.paragraph(f"{label}: stop s shows strip[s], strip[s+1], strip[s+2] on rows 1-3.")
+        doc.table(["Stop", "Reel 1", "Reel 2", "Reel 3", "Reel 4", "Reel 5"], rows)
+
+
+def combination_counts(doc: Document, model: MathModel) -> None:
+    """Base line wins counted over every stop combination, integers."""
+    from starfever.math.cycles import base_joint
+
+    joint = base_joint(model)
+    by_win = joint.histogram.sum(axis=0)
+    total = joint.combinations
+    doc.heading("Combination counts")
+    doc.paragraph(f"Every one of the {total:,} base stop combinations, by the paid spin's line "
+                  "win (line bets), counted (starfever.math.cycles):")
+    rows = [[int(w), f"{int(c):,}", f"{int(c) / total:.6e}"]
+            for w, c in enumerate(by_win.tolist()) if c]
+    doc.table(["Line win (x line bet)", f"Combinations of {total:,}", "Probability"], rows)
+    assert sum(int(c) for c in by_win.tolist()) == total
+
+
+def confidence(doc: Document, figs: dict[str, Any]) -> None:
+    """What n spins can confirm."""
+    sd = figs["std_dev"]
+    doc.heading("Confidence intervals")
+    doc.paragraph(f"Half-width of the interval around the RTP after n spins (std dev {sd:.3f} x "
+                  "total bet, exact):")
+    rows = [[f"10^{k}", *[f"+/- {z * sd / math.sqrt(10 ** k) * 100:.3f} pp" for z in Z.values()]]
+            for k in range(3, 9)]
+    doc.table(["Spins", *Z], rows)
+    need = math.ceil((Z["99 %"] * sd / 0.0002) ** 2)
+    doc.paragraph(f"Confirming 95.50 % +/- 0.02 pp at 99 % takes {need:,} spins.")
+
+
+def splits(doc: Document, model: MathModel, report: exact.ExactReport,
+           figs: dict[str, Any]) -> None:
+    """Star Wild (Multiplier Wild stacks, rounds that pay 0) and Hold & Cash (cash, Minor,
+    Major, Mega)."""
+    doc.heading("Star Wild split")
+    cases = exact.star_wild_cases(model)
+    stacked = [c for c in cases if MWILD in c.wilds.values()]
+    p_all = sum((c.probability for c in cases), Fraction(0))
+    p_mw = sum((c.probability for c in stacked), Fraction(0))
+    rtp_mw = sum((c.probability * c.expected_pay for c in stacked), Fraction(0)) / 20
+    doc.table(["Figure", "Value"], [
+        ["Star Wild frequency", f"1 in {1 / float(p_all):,.1f}"],
+        ["with a Multiplier Wild stack (3 coins on one reel)",
+         f"1 in {1 / float(p_mw):,.1f} ({float(p_mw / p_all) * 100:.2f} % of Star Wilds)"
+         if p_mw else "never"],
+        ["RTP of the respin, from MWILD-stack rounds",
+         f"{float(rtp_mw) * 100:.4f} % of {float(report.star_wild) * 100:.4f} %"],
+        ["Star Wild respins that pay nothing", f"{figs['star_wild_pays_nothing'] * 100:.2f} %"],
+        ["Coin layouts with 4 coins", f"{len(cases)} ({len(stacked)} with a stack)"],
+    ])
+    doc.heading("Hold & Cash split")
+    parts: dict[str, Fraction] = {k: Fraction(0) for k in ("Minor", "Major", "Mega", "total")}
+    for n, m in report.hold_and_cash_by_coins.items():
+        p = report.coin_counts[n]
+        parts["Minor"] += p * m.minors * MINOR_PAYS
+        parts["Major"] += p * m.majors * MAJOR_PAYS
+        parts["Mega"] += p * m.mega * MEGA_PAYS
+        parts["total"] += p * m.mean
+    cash = parts["total"] - parts["Minor"] - parts["Major"] - parts["Mega"]
+    note = "" if model.max_win_x is None else " (before the max-win cap)"
+    doc.table(["Part", "RTP" + note, "Share of Hold & Cash"],
+              [[k, f"{float(v) * 100:.4f} %", f"{float(v / parts['total']) * 100:.2f} %"]
+               for k, v in (("cash (incl. boosters)", cash), ("Minor", parts["Minor"]),
+                            ("Major", parts["Major"]), ("Mega", parts["Mega"]))])
+
+
+def sized_simulation(doc: Document, sim: SimulationResult, figs: dict[str, Any]) -> None:
+    """Exact against simulated, saying what the simulation's size can confirm."""
+    doc.heading("Exact and simulated, side by side")
+    half = Z["99 %"] * figs["std_dev_game"] / math.sqrt(sim.spins) * 100
+    rtp = sim.rtp
+    rows = [["Total RTP", f"{figs['total'] * 100:.4f} %", f"{rtp.value * 100:.4f} %",
+             f"[{rtp.ci99[0] * 100:.4f}, {rtp.ci99[1] * 100:.4f}] %",
+             "yes" if rtp.contains(figs["total"]) else "NO"]]
+    hit = sim.frequency("hit")
+    low, high = hit.ci99
+    rows.append(["Hit frequency", f"{figs['hit_frequency'] * 100:.4f} %",
+                 f"{hit.value * 100:.4f} %", f"[{low * 100:.4f}, {high * 100:.4f}] %",
+                 "yes" if hit.contains(figs["hit_frequency"]) else "NO"])
+    doc.table(["Figure", "Exact", "Simulated", "99 % interval", "Inside"], rows)
+    doc.paragraph(f"The simulation ({sim.spins:,} spins, seed {sim.seed}) confirms the RTP to "
+                  f"+/- {half:.3f} pp at 99 %, no finer; the exact figures do not rest on it.")

@@ -1,0 +1,77 @@
+"""The figures of ``starfever rtp``: cached per model hash, and the shipped ones are what a
+fresh computation gives."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from starfever.engine.model import load_model, model_from_dict
+from starfever.math import figures
+
+
+def _count_computations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+
+    def fake(model: Any) -> dict[str, Any]:
+        calls.append(model.sha256)
+        return {"model_sha256": model.sha256, "format": figures.FORMAT, "total": 0.5}
+
+    monkeypatch.setattr(figures, "compute_figures", fake)
+    return calls
+
+
+def test_a_model_seen_before_is_answered_from_the_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STARFEVER_CACHE_DIR", str(tmp_path))
+    calls = _count_computations(monkeypatch)
+    data = load_model("default").to_dict()
+    data["name"] = "cache-test"
+    model = model_from_dict(data)
+    assert figures.figures(model)["cache"] == "miss"
+    assert figures.figures(model)["cache"] == "hit"
+    assert len(calls) == 1
+    data["hold_and_cash"]["cell_weights"]["BLANK"] += 1  # another model: another hash
+    other = model_from_dict(data)
+    assert other.sha256 != model.sha256
+    assert figures.figures(other)["cache"] == "miss"
+    figures.cache_path(model).write_text("{not json")  # a damaged file is recomputed
+    assert figures.figures(model)["cache"] == "miss"
+    assert figures.figures(model, use_cache=False)["cache"] == "off"
+    assert len(calls) == 4
+
+
+def test_the_hash_follows_the_content_not_the_layout() -> None:
+    model = load_model("default")
+    text = json.dumps(model.to_dict(), indent=4)
+    assert model_from_dict(json.loads(text)).sha256 == model.sha256
+    assert len({load_model(n).sha256 for n in ("default", "rtp94", "rtp96", "capped")}) == 4
+
+
+def _close(a: Any, b: Any, where: str) -> None:
+    if isinstance(a, dict):
+        assert set(a) == set(b), where
+        for key in a:
+            _close(a[key], b[key], f"{where}.{key}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _close(x, y, f"{where}[{i}]")
+    elif isinstance(a, float):
+        assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-15), (where, a, b)
+    else:
+        assert a == b, where
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["default", "capped"])
+def test_the_shipped_figures_are_a_fresh_computation(name: str) -> None:
+    """Minutes: every base and respin stop combination and the Hold & Cash DP, recomputed."""
+    model = load_model(name)
+    shipped = json.loads(figures.shipped_path(model).read_text(encoding="utf-8"))
+    fresh = json.loads(json.dumps(figures.compute_figures(model)))
+    _close(fresh, shipped, name)
