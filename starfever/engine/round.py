@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -23,11 +23,11 @@ from starfever.engine.symbols import (
     WILD,
     Cents,
     Symbol,
+    Window,
     check_line_bet,
 )
 
 Event = dict[str, Any]
-Grid = list[list[Symbol]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,18 +88,29 @@ class RoundResult:
                      + self.progressive_win)
 
 
-def window(strips: Sequence[ReelStrip], stops: Sequence[Stop]) -> Grid:
+def window(strips: Sequence[ReelStrip], stops: Sequence[Stop]) -> Window:
     """The 5 x 3 window that ``stops`` show on ``strips`` (strips are read cyclically)."""
-    return [[strip[(stop + row) % len(strip)] for row in range(ROWS)]
-            for strip, stop in zip(strips, stops, strict=True)]
+    return tuple(tuple(strip[(stop + row) % len(strip)] for row in range(ROWS))
+                 for strip, stop in zip(strips, stops, strict=True))
 
 
-def _spin(strips: Sequence[ReelStrip], source: RandomSource) -> tuple[list[Stop], Grid]:
+def with_wilds(respin: Sequence[Sequence[Symbol]], wilds: Mapping[Cell, Symbol]) -> Window:
+    """The Star Wild respin's window with the coins' wilds held where the coins were."""
+    return tuple(tuple(wilds.get((reel, row), symbol) for row, symbol in enumerate(column))
+                 for reel, column in enumerate(respin))
+
+
+def _spin(strips: Sequence[ReelStrip], source: RandomSource) -> tuple[list[Stop], Window]:
     stops = [source.randbelow(len(strip)) for strip in strips]
     return stops, window(strips, stops)
 
 
-def star_wilds(grid: Grid) -> dict[Cell, Symbol]:
+def _shown(grid: Window) -> list[list[Symbol]]:
+    """A window as the event log shows it (JSON arrays)."""
+    return [list(column) for column in grid]
+
+
+def star_wilds(grid: Sequence[Sequence[Symbol]]) -> dict[Cell, Symbol]:
     """What the 4 coins of a Star Wild trigger become: three on one reel are Multiplier Wilds."""
     coins = [(reel, row) for reel in range(REELS) for row in range(ROWS) if grid[reel][row] == COIN]
     wilds: dict[Cell, Symbol] = {}
@@ -132,7 +143,7 @@ def play_round(model: MathModel, line_bet: int, source: RandomSource, *,
 
     stops, grid = _spin(model.base_reels, recorder)
     base = evaluate_grid(grid)
-    events.append({"type": "reveal", "phase": "base", "stops": stops, "grid": grid})
+    events.append({"type": "reveal", "phase": "base", "stops": stops, "grid": _shown(grid)})
     events.extend(_line_events("base", base, bet))
     jackpot_lines += [("base", line) for line in base.jackpot_lines]
     if base.feature is not None:
@@ -145,12 +156,11 @@ def play_round(model: MathModel, line_bet: int, source: RandomSource, *,
         events.append({"type": "star_wild", "wilds": [
             {"reel": reel, "row": row, "symbol": symbol}
             for (reel, row), symbol in sorted(wilds.items())]})
-        respin_stops, respin_grid = _spin(model.star_wild_reels, recorder)
-        for (reel, row), symbol in wilds.items():
-            respin_grid[reel][row] = symbol
+        respin_stops, drawn = _spin(model.star_wild_reels, recorder)
+        respin_grid = with_wilds(drawn, wilds)
         respin = evaluate_grid(respin_grid)
         events.append({"type": "reveal", "phase": "star_wild", "stops": respin_stops,
-                       "grid": respin_grid})
+                       "grid": _shown(respin_grid)})
         events.extend(_line_events("star_wild", respin, bet))
         jackpot_lines += [("star_wild", line) for line in respin.jackpot_lines]
         star_wild_win = money.line_win(respin.line_factor, bet)

@@ -15,7 +15,7 @@ from starfever.engine.holdcash import play_hold_and_cash
 from starfever.engine.lines import evaluate_grid
 from starfever.engine.model import HoldAndCashModel, load_model, model_from_dict
 from starfever.engine.rng import SeededSource
-from starfever.engine.round import star_wilds, window
+from starfever.engine.round import star_wilds, window, with_wilds
 from starfever.engine.symbols import BET_CLASSES, Cents
 from starfever.math import exact
 from starfever.math.distribution import BAND_EDGES, std_dev_with_jackpot, win_law
@@ -66,9 +66,7 @@ def test_the_win_law_of_a_small_model_matches_brute_force() -> None:
         if ev.feature == "star_wild":
             wilds = star_wilds(grid)
             for i, rstops in enumerate(respins):
-                respin = window(model.star_wild_reels, rstops)
-                for (reel, row), symbol in wilds.items():
-                    respin[reel][row] = symbol
+                respin = with_wilds(window(model.star_wild_reels, rstops), wilds)
                 wins[i] += evaluate_grid(respin).line_factor
             top = max(wins)
             if top > max_sw:

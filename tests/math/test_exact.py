@@ -12,7 +12,7 @@ from starfever.engine.holdcash import play_hold_and_cash
 from starfever.engine.lines import evaluate_grid
 from starfever.engine.model import HoldAndCashModel, load_model, model_from_dict
 from starfever.engine.rng import SeededSource
-from starfever.engine.round import star_wilds, window
+from starfever.engine.round import star_wilds, window, with_wilds
 from starfever.engine.symbols import PAYTABLE
 from starfever.math import exact
 from starfever.math.holdcash import HoldAndCashSolver
@@ -112,9 +112,7 @@ def test_small_model_by_brute_force(data: dict[str, object]) -> None:
         if ev.feature == "star_wild":
             wilds = star_wilds(grid)
             for rstops in product(*(range(len(s)) for s in model.star_wild_reels)):
-                respin = window(model.star_wild_reels, rstops)
-                for (reel, row), symbol in wilds.items():
-                    respin[reel][row] = symbol
+                respin = with_wilds(window(model.star_wild_reels, rstops), wilds)
                 rev = evaluate_grid(respin)
                 star += rev.line_factor
                 hits += not pays and bool(rev.line_factor or rev.jackpot_lines)
