@@ -250,3 +250,12 @@ class RegistrationAttempt(Base):
     client: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
     __table_args__ = (Index("ix_registration_attempts_client", "client", "created_at"),)
+
+
+class KnownClient(Base):
+    """An address an account logged in from: the per-address log-in limit spares it."""
+
+    __tablename__ = "known_clients"
+    username: Mapped[str] = mapped_column(String(32), primary_key=True)
+    client: Mapped[str] = mapped_column(String(64), primary_key=True)
+    last_login_at: Mapped[datetime] = mapped_column(UtcDateTime)
