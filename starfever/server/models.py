@@ -311,3 +311,12 @@ class WalletCall(Base):
         CheckConstraint("kind IN ('debit', 'credit', 'rollback')", name="ck_wallet_calls_kind"),
         Index("ix_wallet_calls_due", "status", "next_attempt_at"),
     )
+
+
+class KnownClient(Base):
+    """An address an account logged in from: the per-address log-in limit spares it."""
+
+    __tablename__ = "known_clients"
+    username: Mapped[str] = mapped_column(String(32), primary_key=True)
+    client: Mapped[str] = mapped_column(String(64), primary_key=True)
+    last_login_at: Mapped[datetime] = mapped_column(UtcDateTime)

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 from sqlalchemy import text
 
-from tests.harness import Databases, Server, start_server
+from tests.harness import Databases, Server, start_server, unique_name
 
 
 def _attempt(server: Server, user: str, password: str,
@@ -41,7 +41,8 @@ def test_an_account_backs_off_whatever_address_the_guesses_come_from(
         db_kind: str, databases: Databases, tmp_path: Path) -> None:
     server = start_server(databases, db_kind, tmp_path, {
         "STARFEVER_FORWARDED_ALLOW_IPS": "127.0.0.1",  # the test plays the proxy
-        "STARFEVER_LOGIN_ACCOUNT_FREE_FAILURES": "6"})
+        "STARFEVER_LOGIN_ACCOUNT_FREE_FAILURES": "6",
+        "STARFEVER_LOGIN_MAX_FAILURES_PER_ADDRESS": "20"})
     try:
         name, _ = server.player()
         other, _ = server.player()
@@ -54,10 +55,17 @@ def test_an_account_backs_off_whatever_address_the_guesses_come_from(
         assert _attempt(server, other, "password-1", "198.51.100.1").status_code == 201
         time.sleep(2.1)  # a backoff, not a lock-out: the owner gets in after it
         assert _attempt(server, name, "password-1", "203.0.113.9").status_code == 201
-        # many players behind one address (NAT): 60 failures there under random names do not
-        # lock out a player behind it (the per-address limit is far higher)
-        for i in range(60):
-            _attempt(server, f"nobody-{i}", "wrong-password", "192.0.2.50")
+        # many players behind one address (NAT): 30 failures there under random names, over
+        # the per-address limit of 20, do not lock out a player who logged in from it before;
+        # a newcomer from that address waits for the window
         assert _attempt(server, other, "password-1", "192.0.2.50").status_code == 201
+        newcomer = unique_name("new")
+        server.register(newcomer)
+        codes = [_attempt(server, f"nobody-{i}", "wrong-password", "192.0.2.50").status_code
+                 for i in range(30)]
+        assert codes.count(401) == 20 and codes.count(429) == 10
+        assert _attempt(server, other, "password-1", "192.0.2.50").status_code == 201
+        assert _attempt(server, newcomer, "password-1", "192.0.2.50").status_code == 429
+        assert _attempt(server, newcomer, "password-1", "198.51.100.77").status_code == 201
     finally:
         server.stop()

@@ -74,3 +74,33 @@ def test_non_spin_routes_retry_once_when_the_database_drops_its_connections(
         assert server.deposit(name, 100).status_code == 201  # and money still moves
     finally:
         server.stop()
+
+
+def test_a_drop_during_commit_is_retried_only_for_idempotent_methods() -> None:
+    from fastapi import APIRouter, FastAPI
+    from fastapi.testclient import TestClient
+
+    from starfever.server.api import errors
+    from starfever.server.api.retry import RetryOnDisconnect
+    from starfever.server.db import CommitUnknown
+
+    runs: Counter[str] = Counter()
+    app = FastAPI()
+    errors.install(app)
+    router = APIRouter(route_class=RetryOnDisconnect)
+
+    def flaky(method: str) -> dict[str, str]:
+        runs[method] += 1
+        if runs[method] == 1:  # the first run loses its connection during COMMIT
+            raise CommitUnknown("lost during COMMIT")
+        return {"ok": method}
+
+    router.add_api_route("/thing", lambda: flaky("PUT"), methods=["PUT"])
+    router.add_api_route("/thing", lambda: flaky("POST"), methods=["POST"])
+    app.include_router(router)
+    with TestClient(app) as client:
+        assert client.put("/thing").json() == {"ok": "PUT"}  # the same state twice: retried
+        posted = client.post("/thing")
+    assert posted.status_code == 503 and posted.json()["error"]["code"] == "commit_unknown"
+    assert "may or may not" in posted.json()["error"]["message"]
+    assert runs == {"PUT": 2, "POST": 1}  # a POST is never run twice (a deposit, twice)

@@ -14,7 +14,7 @@ from datetime import date, datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import delete, func, select
+from sqlalchemy import ColumnElement, delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -24,6 +24,7 @@ from starfever.server.models import (
     PLAYER,
     ROLES,
     Account,
+    KnownClient,
     LoginFailure,
     RegistrationAttempt,
     SessionToken,
@@ -166,7 +167,9 @@ def claim_attempt(db: Database, settings: Settings, username: str, client: str,
     when over:
 
     - ``login_max_failures`` per username from one address per window (a lock-out there only);
-    - ``login_max_failures_per_address`` per address, whatever the usernames;
+    - ``login_max_failures_per_address`` per address, whatever the usernames, except for a
+      username that logged in from this address within :data:`KNOWN_CLIENT_DAYS` (so the
+      players behind a shared address keep logging in while someone there sprays names);
     - per account, from any address: past ``login_account_free_failures`` in the window, each
       attempt must wait 2, 4, 8, ... seconds (at most ``login_account_max_backoff_seconds``)
       after the newest failure: a backoff, not a lock-out, so an attacker slows guessing on an
@@ -179,11 +182,13 @@ def claim_attempt(db: Database, settings: Settings, username: str, client: str,
         session.add(attempt)
         session.flush()
         attempt_id = attempt.id
-    limits = [(settings.login_max_failures, (LoginFailure.username == username,
-                                             LoginFailure.client == client),
-               f"for {username!r} from this address"),
-              (settings.login_max_failures_per_address, (LoginFailure.client == client,),
-               "from this address")]
+    limits: list[tuple[int, tuple[ColumnElement[bool], ...], str]] = [
+        (settings.login_max_failures, (LoginFailure.username == username,
+                                       LoginFailure.client == client),
+         f"for {username!r} from this address")]
+    if not _known_client(db, username, client, now):
+        limits.append((settings.login_max_failures_per_address,
+                       (LoginFailure.client == client,), "from this address"))
     if operator:
         limits.insert(0, (settings.operator_login_max_failures,
                           (LoginFailure.username == username,), f"for operator {username!r}"))
@@ -207,6 +212,34 @@ def claim_attempt(db: Database, settings: Settings, username: str, client: str,
     what, retry_after = refused  # raised once the removal of this attempt's row is committed
     raise TooManyRequests(f"too many failed log-ins {what}; try again in {retry_after} s",
                           retry_after=retry_after)
+
+
+KNOWN_CLIENT_DAYS = 90
+"""How long a successful log-in from an address spares that username the per-address limit."""
+
+
+def _known_client(db: Database, username: str, client: str, now: datetime) -> bool:
+    with db.read() as session:
+        seen = session.scalar(select(KnownClient.last_login_at).where(
+            KnownClient.username == username, KnownClient.client == client))
+    return seen is not None and seen > now - timedelta(days=KNOWN_CLIENT_DAYS)
+
+
+def remember_client(db: Database, username: str, client: str | None) -> None:
+    """A log-in of ``username`` from ``client`` succeeded: remember the address."""
+    if not client:
+        return
+    now = utcnow()
+    try:
+        with db.write() as session:
+            row = session.get(KnownClient, (username, client[:64]))
+            if row is None:
+                session.add(KnownClient(username=username, client=client[:64],
+                                        last_login_at=now))
+            else:
+                row.last_login_at = now
+    except IntegrityError:
+        pass  # a concurrent log-in from the same address remembered it first
 
 
 def _seconds_until(when: datetime, now: datetime) -> int:
@@ -245,6 +278,7 @@ def login(db: Database, settings: Settings, username: str, password: str,
     if account_id is None or role != PLAYER:
         raise Unauthorized("wrong username or password", code="invalid_credentials")
     forget_attempt(db, attempt_id)
+    remember_client(db, username, client)
     return open_session(db, settings, account_id)
 
 

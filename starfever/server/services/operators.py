@@ -165,4 +165,5 @@ def login_operator(db: Database, settings: Settings, username: str, password: st
             raise Unauthorized("this code was used already; wait for the next one",
                                code="otp_reused")
     auth.forget_attempt(db, attempt_id)
+    auth.remember_client(db, username, client)
     return auth.open_session(db, settings, account_id)
