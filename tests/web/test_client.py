@@ -311,9 +311,17 @@ def test_deposit_limit_and_self_exclusion(game: Game) -> None:
     page.click("#exclusion-form button[type=submit]")
     page.wait_for_selector("#exclusion-state.excluded")
     page.keyboard.press("Escape")
-    page.click("#spin")
-    page.wait_for_selector("#status.error")
-    assert "self-excluded" in game.text("#status")
+    # the page offers no Spin and says why, also after a reload; the server refuses bets too
+    for reloaded in (False, True):
+        if reloaded:
+            page.reload()
+            page.wait_for_function("window.starfever.ready")
+        page.wait_for_selector('[data-testid="exclusion-notice"]:not([hidden])')
+        assert "excluded yourself" in game.text('[data-testid="exclusion-notice"]')
+        assert page.is_disabled("#spin")
+    page.locator("body").press("Space")
+    refused = game.server.spin(game.server.login(name), line_bet=1)
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "self_excluded"
     assert game.cents("#balance") == 1_000
 
 
@@ -381,3 +389,75 @@ def test_reality_check_dialog(browser: Any, tmp_path_factory: pytest.TempPathFac
         assert game.cents("#balance") == 960
         context.close()
         assert watch.errors == []
+
+
+def _lose_answers(game: Game) -> list[str]:
+    """Let spin requests reach the server (which settles them) but cut their answers off."""
+    keys: list[str] = []
+
+    def settle_then_cut(route: Any) -> None:
+        keys.append(route.request.headers["idempotency-key"])
+        route.fetch()  # the server settles the round ...
+        route.abort()  # ... and the page never hears of it
+
+    game.watch.allow("net::ERR_FAILED")  # what the browser logs of each cut-off request
+    game.page.route("**/api/v1/spins", settle_then_cut)
+    return keys
+
+
+def test_a_settled_round_whose_answer_was_lost_is_always_shown(game: Game,
+                                                                model: MathModel) -> None:
+    """Every settled round reaches the player, whatever the network does: the spin request is
+    saved before it is sent and sent again, same key, until an answer comes (then by itself,
+    and after a reload); the server settles the key once, so one bet, one round."""
+    name = game.new_player(5_000)
+    token = game.server.login(name)
+    page = game.page
+    for reload in (False, True):
+        keys = _lose_answers(game)
+        game.force(forcing.line_win_draws(model))
+        page.click("#spin")
+        game.wait_text("#status", "your spin is kept")
+        assert len(set(keys)) == 1 and len(keys) == 3  # three tries, one key
+        newest = game.server.call("GET", "/rounds?limit=1", token).json()["rounds"][0]
+        settled = game.server.call("GET", f"/rounds/{newest['id']}", token).json()
+        assert game.cents("#balance") != game.server.balance(token)  # the page does not know
+        page.unroute("**/api/v1/spins")
+        before = page.evaluate("window.starfever.rounds")
+        if reload:
+            page.reload()
+            page.wait_for_function("window.starfever.ready")
+        shown = 1 if reload else before + 1  # a reloaded page counts from 0
+        page.wait_for_function(f"window.starfever.rounds >= {shown} "
+                               "&& !window.starfever.state.busy", timeout=20_000)
+        assert f"#{settled['id']}" in game.text("#recall-ribbon")
+        assert "connection was down" in game.text("#recall-ribbon")
+        assert game.cents("#balance") == game.server.balance(token) == settled["balance_after"]
+        assert game.cents("#win") == settled["total_win"]
+        assert page.evaluate("localStorage.getItem('sf.spinInFlight')") is None
+    history = game.server.call("GET", "/rounds?limit=10", token).json()["rounds"]
+    assert len(history) == 2  # two clicks, two rounds: no retry was a second bet
+
+
+def test_recall_shows_the_rounds_own_bet_and_balances(game: Game, model: MathModel) -> None:
+    game.new_player(10_000)
+    page = game.page
+    for _ in range(3):
+        page.click("#bet-up")
+    game.force(forcing.line_win_draws(model))
+    played = game.spin()
+    page.click("#bet-down")
+    live_bet = game.cents("#total-bet")
+    assert live_bet != played["total_bet"]
+    page.click("#open-history")
+    page.click(f'#history-list button[data-round="{played["id"]}"]')
+    page.wait_for_selector("#recall-ribbon:not([hidden])")
+    game.wait_idle()
+    assert game.cents("#total-bet") == played["total_bet"]
+    ribbon = game.text("#recall-ribbon")
+    assert euro(played["balance_before"]) in ribbon and euro(played["balance_after"]) in ribbon
+    glow = page.evaluate("getComputedStyle(document.querySelector('#win')).textShadow")
+    assert glow == "none"  # history is shown, not celebrated
+    page.click("#bet-down")  # play goes on: the live meters are back
+    assert game.cents("#total-bet") < live_bet
+    assert not page.evaluate("document.body.classList.contains('recalling')")

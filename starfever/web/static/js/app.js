@@ -13,6 +13,12 @@ import { buildTimeline, finalGrid } from "./timeline.js";
 
 const $ = (sel) => document.querySelector(sel);
 const PENDING_KEY = "sf.pendingRound";
+// A spin request saved before it is sent: {user, key, lineBet, draws}. While it is here its
+// fate is unknown to the page (no answer came), so the same request — same Idempotency-Key —
+// is sent again until an answer comes; the server settles a key at most once and answers a
+// retry with the round it already settled, so the player always sees every settled round.
+const SPIN_KEY = "sf.spinInFlight";
+const RESEND_MS = 4000;
 const BET_KEY = "sf.betIndex";
 const POOL_POLL_MS = 5000;
 const WALLET_POLL_MS = 60000;
@@ -23,7 +29,7 @@ const START_GRID = [
 
 const api = new Api();
 const state = {
-  game: null, balance: null, betIndex: 0, busy: false, recall: false, pool: null,
+  game: null, balance: null, betIndex: 0, busy: false, recall: false, pool: null, excluded: false,
   sessionStart: null, lastRound: null, historyBefore: null,
 };
 // What tests and the screenshot script read (and, against a test-mode server only, the draws
@@ -130,7 +136,7 @@ function showBet() {
 function setBusy(busy) {
   state.busy = busy;
   document.body.classList.toggle("busy", busy);
-  $("#spin").disabled = busy;
+  $("#spin").disabled = busy || state.excluded;
   $("#spin").setAttribute("aria-busy", String(busy));
   $("#skip").hidden = !busy;
   showBet();
@@ -189,6 +195,7 @@ function speedFactor() {
 }
 
 function resetStage() {
+  endRecall();
   banner.hide();
   player.clearLines();
   $("#recall-ribbon").hidden = true;
@@ -200,43 +207,88 @@ function resetStage() {
   }
 }
 
+/** The spin request whose answer never arrived, if it is this player's. */
+function spinInDoubt() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(SPIN_KEY) || "null");
+    return saved && saved.user === localStorage.getItem("sf.user") ? saved : null;
+  } catch { return null; }
+}
+
+/** Send a spin request, retrying network failures a few times with the same key. */
+async function sendSpin(request) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await api.spin(request.lineBet, request.key, request.draws);
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.code !== "network" || attempt >= 2) throw error;
+      await new Promise((r) => setTimeout(r, 800));
+    }
+  }
+}
+
+let resendTimer = 0;
+function resendLater() {
+  clearTimeout(resendTimer);
+  resendTimer = setTimeout(() => { if (!state.busy) resumeSpin(); }, RESEND_MS);
+}
+
 async function spin() {
-  if (state.busy || !state.game || state.recall === "playing") return;
+  if (state.busy || !state.game || state.recall === "playing" || state.excluded) return;
   if (!$("#dlg-reality").open && document.querySelector("dialog[open]")) return;
+  if (spinInDoubt()) { await resumeSpin(); return; }  // no new bet before the last one's fate
+  const request = { user: localStorage.getItem("sf.user"), key: newKey(), lineBet: lineBet(),
+    draws: hooks.nextTestDraws };  // one key per click; retries of this click reuse it
+  hooks.nextTestDraws = null;
+  localStorage.setItem(SPIN_KEY, JSON.stringify(request));
+  await playSpin(request, { fresh: true });
+}
+
+/** Send the spin whose answer never arrived again, and show its round. */
+async function resumeSpin() {
+  const request = spinInDoubt();
+  if (!request || state.busy) return;
+  await playSpin(request, { fresh: false });
+}
+
+async function playSpin(request, { fresh }) {
   setBusy(true);
   status("");
   resetStage();
   state.recall = false;
   setWin(0);
-  const key = newKey(); // one key per click; retries of this click reuse it
-  const draws = hooks.nextTestDraws;
-  hooks.nextTestDraws = null;
   reels.startSpin();
   const started = performance.now();
   let response = null;
   try {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        response = await api.spin(lineBet(), key, draws);
-        break;
-      } catch (error) {
-        if (!(error instanceof ApiError) || error.code !== "network" || attempt >= 2) throw error;
-        await new Promise((r) => setTimeout(r, 800));
-      }
-    }
+    response = await sendSpin(request);
   } catch (error) {
     reels.render(reels.grid || START_GRID);
     setBusy(false);
+    if (error instanceof ApiError && error.code === "network") {
+      status(t("spinInDoubt"));  // kept: sent again until the server answers
+      resendLater();
+      return;
+    }
+    localStorage.removeItem(SPIN_KEY);  // refused: nothing was played
     handleError(error);
     return;
   }
+  clearTimeout(resendTimer);
   const round = response.round;
   localStorage.setItem(PENDING_KEY, String(round.id));
+  localStorage.removeItem(SPIN_KEY);
   hooks.rounds += 1;
   setBalance(round.balance_before - round.total_bet);
   const minSpin = 450 * player.speed - (performance.now() - started);
   if (minSpin > 0) await new Promise((r) => setTimeout(r, minSpin));
   player.speed = speedFactor();
+  if (!fresh) {
+    const ribbon = $("#recall-ribbon");
+    ribbon.textContent = t("resumed", { id: round.id });
+    ribbon.hidden = false;
+    ribbon.dataset.round = String(round.id);
+  }
   try {
     await player.play(round, { spinning: true });
   } finally {
@@ -263,19 +315,38 @@ async function replay(id, { instant = false, note = null } = {}) {
   setBusy(true);
   resetStage();
   state.recall = "playing";
+  document.body.classList.add("recalling");
   setWin(0);
   const ribbon = $("#recall-ribbon");
-  ribbon.textContent = note || t("recall", { id: round.id, when: formatWhen(round.created_at) });
+  const facts = t("recallFacts", { bet: money(round.total_bet), before: money(round.balance_before),
+    after: money(round.balance_after) });
+  ribbon.textContent = `${note || t("recall", { id: round.id, when: formatWhen(round.created_at) })} · ${facts}`;
   ribbon.hidden = false;
   ribbon.dataset.round = String(round.id);
   player.speed = speedFactor();
   try {
+    showRecalledBet(round);
     await player.play(round, { instant });
   } finally {
     state.recall = true;
     setBusy(false);
+    showRecalledBet(round);  // setBusy showed the live bet again
     ribbon.hidden = false;
   }
+}
+
+/** The bet meter shows the recalled round's own bet until play goes on. */
+function showRecalledBet(round) {
+  $("#total-bet").textContent = money(round.total_bet);
+  $("#total-bet").dataset.cents = String(round.total_bet);
+  $("#line-bet").textContent = t("lineBetOf", { n: state.game.line_count, bet: money(round.line_bet) });
+}
+
+function endRecall() {
+  if (!document.body.classList.contains("recalling")) return;
+  document.body.classList.remove("recalling");
+  state.recall = false;
+  showBet();
 }
 
 function handleError(error) {
@@ -283,6 +354,9 @@ function handleError(error) {
     api.setToken(null);
     showAuth(t("sessionEnded"));
     return;
+  }
+  if (error instanceof ApiError && error.code === "self_excluded") {
+    api.exclusion().then(showExclusion, () => {});
   }
   if (error instanceof ApiError && error.code === "reality_check_due") {
     status(errorText(error));
@@ -344,9 +418,11 @@ async function enterGame(username = localStorage.getItem("sf.user")) {
   $("#game").dataset.user = username || "";
   setBalance(wallet.balance);
   noteRealityCheck(wallet.reality_check, { quiet: true });
+  showExclusion(await api.exclusion());
   startPolling();
   pollPool();
   await recoverInterrupted();
+  await resumeSpin();
   $("#spin").focus();
 }
 
@@ -467,6 +543,13 @@ function showExclusion(exclusion) {
     ? t("excludedUntil", { when: formatWhen(exclusion.excluded_until) }) : t("notExcluded");
   el.classList.toggle("excluded", exclusion.excluded);
   document.body.classList.toggle("excluded", exclusion.excluded);
+  // the server refuses every bet meanwhile; the page says so and offers no Spin
+  state.excluded = exclusion.excluded;
+  const notice = $("#exclusion-notice");
+  notice.textContent = exclusion.excluded
+    ? t("excludedNotice", { when: formatWhen(exclusion.excluded_until) }) : "";
+  notice.hidden = !exclusion.excluded;
+  setBusy(state.busy);
 }
 
 async function saveLimit(event) {
@@ -624,6 +707,7 @@ function bind() {
 
 function changeBet(delta) {
   if (state.busy || !state.game) return;
+  endRecall();
   const n = state.game.bet_classes.length;
   state.betIndex = Math.min(n - 1, Math.max(0, state.betIndex + delta));
   localStorage.setItem(BET_KEY, String(state.betIndex));
