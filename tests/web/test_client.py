@@ -461,3 +461,43 @@ def test_recall_shows_the_rounds_own_bet_and_balances(game: Game, model: MathMod
     page.click("#bet-down")  # play goes on: the live meters are back
     assert game.cents("#total-bet") < live_bet
     assert not page.evaluate("document.body.classList.contains('recalling')")
+
+
+def test_skip_works_from_the_first_moment_and_the_focus_stays_on_spin(
+        game: Game, model: MathModel) -> None:
+    game.new_player(5_000, speed=1)
+    page = game.page
+
+    def timed(skip: bool) -> float:
+        game.force(forcing.line_win_draws(model))
+        page.focus("#spin")
+        page.keyboard.press("Enter")
+        if skip:
+            page.click("#skip")  # at once: the server's answer has not arrived yet
+        start = page.evaluate("performance.now()")
+        game.wait_idle()
+        elapsed: float = page.evaluate("performance.now()") - start
+        assert page.evaluate("document.activeElement.id") == "spin"
+        return elapsed
+
+    full = timed(skip=False)
+    skipped = timed(skip=True)
+    assert skipped < full / 2, (skipped, full)
+
+
+def test_two_tabs_of_one_player_show_one_balance(game: Game, model: MathModel) -> None:
+    game.new_player(5_000)
+    other = game.page.context.new_page()
+    ConsoleWatch(other)
+    other.goto(f"{game.server.url}/?speed=0.04")
+    other.wait_for_function("window.starfever && window.starfever.ready")
+    other.wait_for_selector("#game:not([hidden])")  # the same player's session
+    game.page.wait_for_selector('[data-testid="tabs-notice"]:not([hidden])')
+    other.wait_for_selector('[data-testid="tabs-notice"]:not([hidden])')
+    game.force(forcing.line_win_draws(model))
+    played = game.spin()
+    after = game.cents("#balance")
+    assert after == played["balance_after"]
+    other.wait_for_function(
+        f"document.querySelector('#balance').dataset.cents === '{after}'", timeout=10_000)
+    other.close()

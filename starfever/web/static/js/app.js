@@ -30,6 +30,7 @@ const START_GRID = [
 const api = new Api();
 const state = {
   game: null, balance: null, betIndex: 0, busy: false, recall: false, pool: null, excluded: false,
+  skipAsked: false,
   sessionStart: null, lastRound: null, historyBefore: null,
 };
 // What tests and the screenshot script read (and, against a test-mode server only, the draws
@@ -49,6 +50,35 @@ function holdAfter(scene) {
 window.starfever = hooks;
 
 const money = (cents) => formatCents(cents, lang());
+
+// Several tabs of one player: each tells the others the balance it learned from the server,
+// and that it is open, so no tab shows a stale balance and each says that another one plays.
+const tabs = "BroadcastChannel" in window ? new BroadcastChannel("starfever") : null;
+const tabId = newKey();
+const otherTabs = new Map();  // tab id -> last heard (ms)
+function tellTabs(message) {
+  const user = localStorage.getItem("sf.user");
+  if (tabs && user) tabs.postMessage({ ...message, user, tab: tabId });
+}
+function heardFromTab(message) {
+  if (message.user !== localStorage.getItem("sf.user") || $("#game").hidden) return;
+  if (message.type === "bye") otherTabs.delete(message.tab);
+  else otherTabs.set(message.tab, Date.now());
+  if (message.type === "hello") tellTabs({ type: "here" });
+  if (message.type === "balance" && Number.isInteger(message.balance) && !state.busy
+      && !state.recall) setBalance(message.balance, { quiet: true });
+  showOtherTabs();
+}
+function showOtherTabs() {
+  for (const [id, at] of otherTabs) if (Date.now() - at > 90_000) otherTabs.delete(id);
+  const el = $("#tabs-notice");
+  el.hidden = otherTabs.size === 0;
+  el.textContent = otherTabs.size ? t("otherTab") : "";
+}
+if (tabs) {
+  tabs.onmessage = (event) => heardFromTab(event.data || {});
+  window.addEventListener("pagehide", () => tellTabs({ type: "bye" }));
+}
 let reels;
 let board;
 let player;
@@ -87,7 +117,8 @@ export function errorText(error) {
   return has(key) ? t(key, { message: error.message }) : error.message;
 }
 
-function setBalance(cents) {
+function setBalance(cents, { quiet = false } = {}) {
+  if (!quiet && cents !== null && cents !== state.balance) tellTabs({ type: "balance", balance: cents });
   state.balance = cents;
   $("#balance").textContent = cents === null ? "–" : money(cents);
   $("#balance").dataset.cents = cents === null ? "" : String(cents);
@@ -140,6 +171,11 @@ function setBusy(busy) {
   $("#spin").setAttribute("aria-busy", String(busy));
   $("#skip").hidden = !busy;
   showBet();
+  // a disabled Spin loses the keyboard focus to the page: give it back when play can go on
+  if (!busy && (document.activeElement === document.body || !document.activeElement)
+      && !$("#game").hidden && !document.querySelector("dialog[open]")) {
+    $("#spin").focus();
+  }
 }
 
 function setPool(cents) {
@@ -251,7 +287,15 @@ async function resumeSpin() {
   await playSpin(request, { fresh: false });
 }
 
+/** Jump to the round's result: from the first moment, also while its answer is awaited. */
+function skipRound() {
+  if (!state.busy) return;
+  state.skipAsked = true;
+  player.skip();
+}
+
 async function playSpin(request, { fresh }) {
+  state.skipAsked = false;
   setBusy(true);
   status("");
   resetStage();
@@ -281,7 +325,7 @@ async function playSpin(request, { fresh }) {
   hooks.rounds += 1;
   setBalance(round.balance_before - round.total_bet);
   const minSpin = 450 * player.speed - (performance.now() - started);
-  if (minSpin > 0) await new Promise((r) => setTimeout(r, minSpin));
+  if (minSpin > 0 && !state.skipAsked) await new Promise((r) => setTimeout(r, minSpin));
   player.speed = speedFactor();
   if (!fresh) {
     const ribbon = $("#recall-ribbon");
@@ -290,7 +334,7 @@ async function playSpin(request, { fresh }) {
     ribbon.dataset.round = String(round.id);
   }
   try {
-    await player.play(round, { spinning: true });
+    await player.play(round, { spinning: true, instant: state.skipAsked });
   } finally {
     state.lastRound = round;
     setBalance(response.balance);
@@ -419,6 +463,7 @@ async function enterGame(username = localStorage.getItem("sf.user")) {
   setBalance(wallet.balance);
   noteRealityCheck(wallet.reality_check, { quiet: true });
   showExclusion(await api.exclusion());
+  tellTabs({ type: "hello" });
   startPolling();
   pollPool();
   await recoverInterrupted();
@@ -450,6 +495,7 @@ function startPolling() {
   timers.push(setInterval(pollPool, POOL_POLL_MS));
   timers.push(setInterval(pollWallet, WALLET_POLL_MS));
   timers.push(setInterval(tickClock, 1000));
+  timers.push(setInterval(() => { tellTabs({ type: "here" }); showOtherTabs(); }, 30_000));
 }
 function stopPolling() { timers.forEach(clearInterval); timers = []; }
 
@@ -664,7 +710,7 @@ function bind() {
     b.addEventListener("click", () => changeLanguage(b.dataset.lang));
   }
   $("#spin").addEventListener("click", spin);
-  $("#skip").addEventListener("click", () => player.skip());
+  $("#skip").addEventListener("click", skipRound);
   $("#bet-down").addEventListener("click", () => changeBet(-1));
   $("#bet-up").addEventListener("click", () => changeBet(1));
   $("#turbo").addEventListener("change", () => {
@@ -700,7 +746,7 @@ function bind() {
     if (target.closest("input, select, textarea, button, a, dialog, [contenteditable]")) return;
     if (!$("#celebrate").hidden) return;
     event.preventDefault();
-    if (state.busy) player.skip();
+    if (state.busy) skipRound();
     else spin();
   });
 }
