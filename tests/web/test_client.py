@@ -501,3 +501,34 @@ def test_two_tabs_of_one_player_show_one_balance(game: Game, model: MathModel) -
     other.wait_for_function(
         f"document.querySelector('#balance').dataset.cents === '{after}'", timeout=10_000)
     other.close()
+
+
+@pytest.mark.parametrize("width,height", [(1366, 768), (844, 390), (390, 844)])
+def test_messages_controls_and_clock_stay_on_screen(browser: Any, server: Any, width: int,
+                                                    height: int) -> None:
+    """At a laptop's 1366x768, a phone held sideways and upright: a refusal's message, every
+    control, the session clock are inside the viewport; a long win text moves nothing; the
+    phone menu has words, not icons alone."""
+    context = browser.new_context(viewport={"width": width, "height": height}, locale="en-GB")
+    page = context.new_page()
+    watch = ConsoleWatch(page)
+    game = Game(page, server, watch)
+    game.new_player(0)
+    page.click("#spin")
+    page.wait_for_selector("#status.error")
+    inside = page.evaluate("""() => ['#status', '#spin', '#bet-up', '#bet-down', '#balance',
+        '#win', '#session-clock', '#open-history', '#logout'].map(sel => {
+          const r = document.querySelector(sel).getBoundingClientRect();
+          return [sel, r.top >= 0 && r.bottom <= innerHeight + 0.5 && r.height > 8];
+        })""")
+    assert [sel for sel, ok in inside if not ok] == []
+    before = page.evaluate("document.querySelector('.controls').getBoundingClientRect().top")
+    page.evaluate("document.querySelector('#win-line').textContent = "
+                  "'Line 1: 5 × Diamond pays €6.00 · '.repeat(12)")
+    after = page.evaluate("document.querySelector('.controls').getBoundingClientRect().top")
+    assert after == before
+    labels = page.locator(".menu .icon-btn span").evaluate_all(
+        "els => els.map(e => getComputedStyle(e).display)")
+    assert "none" not in labels
+    context.close()
+    assert watch.errors == []
