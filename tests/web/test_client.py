@@ -532,3 +532,23 @@ def test_messages_controls_and_clock_stay_on_screen(browser: Any, server: Any, w
     assert "none" not in labels
     context.close()
     assert watch.errors == []
+
+
+def test_test_hooks_do_nothing_outside_test_mode(browser: Any,
+                                                 tmp_path_factory: pytest.TempPathFactory) -> None:
+    with running_server(tmp_path_factory.mktemp("live-web"), test_mode=False) as live:
+        name = "livehooks"
+        live.register(name)
+        live.deposit(name, 1_000)
+        context = browser.new_context(viewport={"width": 1280, "height": 860}, locale="en-GB")
+        page = context.new_page()
+        watch = ConsoleWatch(page)
+        game = Game(page, live, watch)
+        game.login(name, speed=0.01)
+        assert page.evaluate("window.starfever.state.game.test_mode") is False
+        assert page.evaluate("window.starfever.speed()") == 1  # ?speed= ignored
+        page.evaluate("window.starfever.holdAt = {kind: 'reveal'}")
+        game.spin()
+        assert page.evaluate("window.starfever.held") is False  # no scene was held
+        context.close()
+        assert watch.errors == []

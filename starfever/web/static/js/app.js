@@ -39,7 +39,7 @@ const hooks = { log: [], ready: false, rounds: 0, nextTestDraws: null, state, ho
 
 /** Stop after the scene ``hooks.holdAt`` ({kind, index?}) names, until ``hooks.release()``. */
 function holdAfter(scene) {
-  const at = hooks.holdAt;
+  const at = state.game?.test_mode ? hooks.holdAt : null;
   if (!at || at.kind !== scene.kind || (at.index && at.index !== scene.index)) return null;
   hooks.holdAt = null;
   hooks.held = true;
@@ -225,7 +225,8 @@ function closeCelebration(hide = true) {
 // ---------------------------------------------------------------- rounds
 
 function speedFactor() {
-  const param = Number(new URLSearchParams(location.search).get("speed"));
+  // ?speed= is a test hook: only a test-mode server's page honours it
+  const param = state.game?.test_mode ? Number(new URLSearchParams(location.search).get("speed")) : 0;
   if (param > 0) return param;
   return $("#turbo").checked ? 0.35 : 1;
 }
@@ -785,6 +786,7 @@ async function main() {
     hooks.ready = true;
     return;
   }
+  player.speed = speedFactor();
   const saved = Number(localStorage.getItem(BET_KEY));
   state.betIndex = Number.isInteger(saved) && saved >= 0 && saved < state.game.bet_classes.length ? saved : 0;
   showBet();
@@ -804,5 +806,6 @@ async function main() {
 
 // Exposed for the browser tests of the pure logic.
 hooks.lib = { formatCents, parseEuros, buildTimeline, finalGrid };
+hooks.speed = () => player.speed;
 
 main();
