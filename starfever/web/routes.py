@@ -76,4 +76,7 @@ def game_data(model: Any = None) -> dict[str, Any]:
 def game(request: Request) -> dict[str, Any]:
     """The rules as data: what the paytable and rules pages show."""
     context = getattr(request.app.state, "context", None)
-    return game_data(getattr(context, "model", None))
+    data = game_data(getattr(context, "model", None))
+    # the page's test hooks (?speed=, a scene to hold at) work only against a test-mode server
+    data["test_mode"] = bool(getattr(getattr(context, "settings", None), "test_mode", False))
+    return data

@@ -18,6 +18,7 @@ class ConsoleWatch:
 
     def __init__(self, page: Any) -> None:
         self.errors: list[str] = []
+        self.allowed: list[str] = []
         page.on("console", self._console)
         page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
         page.wait_for_function = _polling_wait(page)
@@ -29,8 +30,13 @@ class ConsoleWatch:
             if "Failed to load resource" in text and any(
                     f"status of {s}" in text for s in self.IGNORED_STATUS):
                 return
+            if any(needle in text for needle in self.allowed):
+                return
             self.errors.append(f"console.{message.type}: {text}")
 
+    def allow(self, needle: str) -> None:
+        """Expect console errors containing ``needle`` (a test that cuts requests off)."""
+        self.allowed.append(needle)
 
 def _polling_wait(page: Any) -> Any:
     """``page.wait_for_function`` that works under the server's Content-Security-Policy: the

@@ -311,9 +311,17 @@ def test_deposit_limit_and_self_exclusion(game: Game) -> None:
     page.click("#exclusion-form button[type=submit]")
     page.wait_for_selector("#exclusion-state.excluded")
     page.keyboard.press("Escape")
-    page.click("#spin")
-    page.wait_for_selector("#status.error")
-    assert "self-excluded" in game.text("#status")
+    # the page offers no Spin and says why, also after a reload; the server refuses bets too
+    for reloaded in (False, True):
+        if reloaded:
+            page.reload()
+            page.wait_for_function("window.starfever.ready")
+        page.wait_for_selector('[data-testid="exclusion-notice"]:not([hidden])')
+        assert "excluded yourself" in game.text('[data-testid="exclusion-notice"]')
+        assert page.is_disabled("#spin")
+    page.locator("body").press("Space")
+    refused = game.server.spin(game.server.login(name), line_bet=1)
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "self_excluded"
     assert game.cents("#balance") == 1_000
 
 
@@ -379,5 +387,168 @@ def test_reality_check_dialog(browser: Any, tmp_path_factory: pytest.TempPathFac
         game.force(forcing.no_win_draws(model))
         game.spin()  # acknowledged: play goes on
         assert game.cents("#balance") == 960
+        context.close()
+        assert watch.errors == []
+
+
+def _lose_answers(game: Game) -> list[str]:
+    """Let spin requests reach the server (which settles them) but cut their answers off."""
+    keys: list[str] = []
+
+    def settle_then_cut(route: Any) -> None:
+        keys.append(route.request.headers["idempotency-key"])
+        route.fetch()  # the server settles the round ...
+        route.abort()  # ... and the page never hears of it
+
+    game.watch.allow("net::ERR_FAILED")  # what the browser logs of each cut-off request
+    game.page.route("**/api/v1/spins", settle_then_cut)
+    return keys
+
+
+def test_a_settled_round_whose_answer_was_lost_is_always_shown(game: Game,
+                                                                model: MathModel) -> None:
+    """Every settled round reaches the player, whatever the network does: the spin request is
+    saved before it is sent and sent again, same key, until an answer comes (then by itself,
+    and after a reload); the server settles the key once, so one bet, one round."""
+    name = game.new_player(5_000)
+    token = game.server.login(name)
+    page = game.page
+    for reload in (False, True):
+        keys = _lose_answers(game)
+        game.force(forcing.line_win_draws(model))
+        page.click("#spin")
+        game.wait_text("#status", "your spin is kept")
+        assert len(set(keys)) == 1 and len(keys) == 3  # three tries, one key
+        newest = game.server.call("GET", "/rounds?limit=1", token).json()["rounds"][0]
+        settled = game.server.call("GET", f"/rounds/{newest['id']}", token).json()
+        assert game.cents("#balance") != game.server.balance(token)  # the page does not know
+        page.unroute("**/api/v1/spins")
+        before = page.evaluate("window.starfever.rounds")
+        if reload:
+            page.reload()
+            page.wait_for_function("window.starfever.ready")
+        shown = 1 if reload else before + 1  # a reloaded page counts from 0
+        page.wait_for_function(f"window.starfever.rounds >= {shown} "
+                               "&& !window.starfever.state.busy", timeout=20_000)
+        assert f"#{settled['id']}" in game.text("#recall-ribbon")
+        assert "connection was down" in game.text("#recall-ribbon")
+        assert game.cents("#balance") == game.server.balance(token) == settled["balance_after"]
+        assert game.cents("#win") == settled["total_win"]
+        assert page.evaluate("localStorage.getItem('sf.spinInFlight')") is None
+    history = game.server.call("GET", "/rounds?limit=10", token).json()["rounds"]
+    assert len(history) == 2  # two clicks, two rounds: no retry was a second bet
+
+
+def test_recall_shows_the_rounds_own_bet_and_balances(game: Game, model: MathModel) -> None:
+    game.new_player(10_000)
+    page = game.page
+    for _ in range(3):
+        page.click("#bet-up")
+    game.force(forcing.line_win_draws(model))
+    played = game.spin()
+    page.click("#bet-down")
+    live_bet = game.cents("#total-bet")
+    assert live_bet != played["total_bet"]
+    page.click("#open-history")
+    page.click(f'#history-list button[data-round="{played["id"]}"]')
+    page.wait_for_selector("#recall-ribbon:not([hidden])")
+    game.wait_idle()
+    assert game.cents("#total-bet") == played["total_bet"]
+    ribbon = game.text("#recall-ribbon")
+    assert euro(played["balance_before"]) in ribbon and euro(played["balance_after"]) in ribbon
+    glow = page.evaluate("getComputedStyle(document.querySelector('#win')).textShadow")
+    assert glow == "none"  # history is shown, not celebrated
+    page.click("#bet-down")  # play goes on: the live meters are back
+    assert game.cents("#total-bet") < live_bet
+    assert not page.evaluate("document.body.classList.contains('recalling')")
+
+
+def test_skip_works_from_the_first_moment_and_the_focus_stays_on_spin(
+        game: Game, model: MathModel) -> None:
+    game.new_player(5_000, speed=1)
+    page = game.page
+
+    def timed(skip: bool) -> float:
+        game.force(forcing.line_win_draws(model))
+        page.focus("#spin")
+        page.keyboard.press("Enter")
+        if skip:
+            page.click("#skip")  # at once: the server's answer has not arrived yet
+        start = page.evaluate("performance.now()")
+        game.wait_idle()
+        elapsed: float = page.evaluate("performance.now()") - start
+        assert page.evaluate("document.activeElement.id") == "spin"
+        return elapsed
+
+    full = timed(skip=False)
+    skipped = timed(skip=True)
+    assert skipped < full / 2, (skipped, full)
+
+
+def test_two_tabs_of_one_player_show_one_balance(game: Game, model: MathModel) -> None:
+    game.new_player(5_000)
+    other = game.page.context.new_page()
+    ConsoleWatch(other)
+    other.goto(f"{game.server.url}/?speed=0.04")
+    other.wait_for_function("window.starfever && window.starfever.ready")
+    other.wait_for_selector("#game:not([hidden])")  # the same player's session
+    game.page.wait_for_selector('[data-testid="tabs-notice"]:not([hidden])')
+    other.wait_for_selector('[data-testid="tabs-notice"]:not([hidden])')
+    game.force(forcing.line_win_draws(model))
+    played = game.spin()
+    after = game.cents("#balance")
+    assert after == played["balance_after"]
+    other.wait_for_function(
+        f"document.querySelector('#balance').dataset.cents === '{after}'", timeout=10_000)
+    other.close()
+
+
+@pytest.mark.parametrize("width,height", [(1366, 768), (844, 390), (390, 844)])
+def test_messages_controls_and_clock_stay_on_screen(browser: Any, server: Any, width: int,
+                                                    height: int) -> None:
+    """At a laptop's 1366x768, a phone held sideways and upright: a refusal's message, every
+    control, the session clock are inside the viewport; a long win text moves nothing; the
+    phone menu has words, not icons alone."""
+    context = browser.new_context(viewport={"width": width, "height": height}, locale="en-GB")
+    page = context.new_page()
+    watch = ConsoleWatch(page)
+    game = Game(page, server, watch)
+    game.new_player(0)
+    page.click("#spin")
+    page.wait_for_selector("#status.error")
+    inside = page.evaluate("""() => ['#status', '#spin', '#bet-up', '#bet-down', '#balance',
+        '#win', '#session-clock', '#open-history', '#logout'].map(sel => {
+          const r = document.querySelector(sel).getBoundingClientRect();
+          return [sel, r.top >= 0 && r.bottom <= innerHeight + 0.5 && r.height > 8];
+        })""")
+    assert [sel for sel, ok in inside if not ok] == []
+    before = page.evaluate("document.querySelector('.controls').getBoundingClientRect().top")
+    page.evaluate("document.querySelector('#win-line').textContent = "
+                  "'Line 1: 5 × Diamond pays €6.00 · '.repeat(12)")
+    after = page.evaluate("document.querySelector('.controls').getBoundingClientRect().top")
+    assert after == before
+    labels = page.locator(".menu .icon-btn span").evaluate_all(
+        "els => els.map(e => getComputedStyle(e).display)")
+    assert "none" not in labels
+    context.close()
+    assert watch.errors == []
+
+
+def test_test_hooks_do_nothing_outside_test_mode(browser: Any,
+                                                 tmp_path_factory: pytest.TempPathFactory) -> None:
+    with running_server(tmp_path_factory.mktemp("live-web"), test_mode=False) as live:
+        name = "livehooks"
+        live.register(name)
+        live.deposit(name, 1_000)
+        context = browser.new_context(viewport={"width": 1280, "height": 860}, locale="en-GB")
+        page = context.new_page()
+        watch = ConsoleWatch(page)
+        game = Game(page, live, watch)
+        game.login(name, speed=0.01)
+        assert page.evaluate("window.starfever.state.game.test_mode") is False
+        assert page.evaluate("window.starfever.speed()") == 1  # ?speed= ignored
+        page.evaluate("window.starfever.holdAt = {kind: 'reveal'}")
+        game.spin()
+        assert page.evaluate("window.starfever.held") is False  # no scene was held
         context.close()
         assert watch.errors == []

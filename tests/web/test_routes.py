@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from starfever.engine import symbols
-from starfever.web import STATIC_DIR, mount_web
+from starfever.web import CACHE_FOREVER, STATIC_DIR, asset_version, mount_web
 from starfever.web.routes import SYMBOL_NAMES, game_data
 
 
@@ -30,17 +33,36 @@ def test_game_data_is_the_engine_data() -> None:
 
 def test_mount_web_serves_page_modules_and_rules() -> None:
     app = FastAPI()
-    mount_web(app)
+    prefix = mount_web(app)
     client = TestClient(app)
     page = client.get("/")
     assert page.status_code == 200 and "text/html" in page.headers["content-type"]
-    assert '<script type="module" src="/static/js/app.js">' in page.text
+    assert page.headers["cache-control"] == "no-cache"
+    assert f'<script type="module" src="{prefix}/js/app.js">' in page.text
+    assert page.text.count('"/static/') == page.text.count(f'"{prefix}/')  # all versioned
     for path in sorted(STATIC_DIR.rglob("*.js")):
-        response = client.get(f"/static/{path.relative_to(STATIC_DIR)}")
+        response = client.get(f"{prefix}/{path.relative_to(STATIC_DIR)}")
         assert response.status_code == 200
         assert "javascript" in response.headers["content-type"]
-    assert client.get("/static/css/app.css").status_code == 200
+        assert response.headers["cache-control"] == CACHE_FOREVER
+    assert client.get(f"{prefix}/css/app.css").status_code == 200
     assert client.get("/api/v1/game").json()["line_count"] == 20
+    assert client.head("/").status_code == 200
+
+
+def test_assets_are_compressed_and_their_version_follows_their_bytes(tmp_path: Path) -> None:
+    app = FastAPI()
+    prefix = mount_web(app)
+    client = TestClient(app)
+    zipped = client.get(f"{prefix}/js/app.js", headers={"Accept-Encoding": "gzip"})
+    assert zipped.headers["content-encoding"] == "gzip"
+    assert zipped.text == (STATIC_DIR / "js" / "app.js").read_text(encoding="utf-8")
+    plain = client.get(f"{prefix}/js/app.js", headers={"Accept-Encoding": "identity"})
+    assert "content-encoding" not in plain.headers
+    shutil.copytree(STATIC_DIR, tmp_path / "static")
+    assert asset_version(tmp_path / "static") == asset_version()
+    (tmp_path / "static" / "css" / "app.css").write_text("body {}", encoding="utf-8")
+    assert asset_version(tmp_path / "static") != asset_version()
 
 
 def test_the_page_loads_nothing_from_elsewhere() -> None:

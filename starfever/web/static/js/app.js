@@ -13,6 +13,12 @@ import { buildTimeline, finalGrid } from "./timeline.js";
 
 const $ = (sel) => document.querySelector(sel);
 const PENDING_KEY = "sf.pendingRound";
+// A spin request saved before it is sent: {user, key, lineBet, draws}. While it is here its
+// fate is unknown to the page (no answer came), so the same request — same Idempotency-Key —
+// is sent again until an answer comes; the server settles a key at most once and answers a
+// retry with the round it already settled, so the player always sees every settled round.
+const SPIN_KEY = "sf.spinInFlight";
+const RESEND_MS = 4000;
 const BET_KEY = "sf.betIndex";
 const POOL_POLL_MS = 5000;
 const WALLET_POLL_MS = 60000;
@@ -23,7 +29,8 @@ const START_GRID = [
 
 const api = new Api();
 const state = {
-  game: null, balance: null, betIndex: 0, busy: false, recall: false, pool: null,
+  game: null, balance: null, betIndex: 0, busy: false, recall: false, pool: null, excluded: false,
+  skipAsked: false,
   sessionStart: null, lastRound: null, historyBefore: null,
 };
 // What tests and the screenshot script read (and, against a test-mode server only, the draws
@@ -32,7 +39,7 @@ const hooks = { log: [], ready: false, rounds: 0, nextTestDraws: null, state, ho
 
 /** Stop after the scene ``hooks.holdAt`` ({kind, index?}) names, until ``hooks.release()``. */
 function holdAfter(scene) {
-  const at = hooks.holdAt;
+  const at = state.game?.test_mode ? hooks.holdAt : null;
   if (!at || at.kind !== scene.kind || (at.index && at.index !== scene.index)) return null;
   hooks.holdAt = null;
   hooks.held = true;
@@ -43,6 +50,35 @@ function holdAfter(scene) {
 window.starfever = hooks;
 
 const money = (cents) => formatCents(cents, lang());
+
+// Several tabs of one player: each tells the others the balance it learned from the server,
+// and that it is open, so no tab shows a stale balance and each says that another one plays.
+const tabs = "BroadcastChannel" in window ? new BroadcastChannel("starfever") : null;
+const tabId = newKey();
+const otherTabs = new Map();  // tab id -> last heard (ms)
+function tellTabs(message) {
+  const user = localStorage.getItem("sf.user");
+  if (tabs && user) tabs.postMessage({ ...message, user, tab: tabId });
+}
+function heardFromTab(message) {
+  if (message.user !== localStorage.getItem("sf.user") || $("#game").hidden) return;
+  if (message.type === "bye") otherTabs.delete(message.tab);
+  else otherTabs.set(message.tab, Date.now());
+  if (message.type === "hello") tellTabs({ type: "here" });
+  if (message.type === "balance" && Number.isInteger(message.balance) && !state.busy
+      && !state.recall) setBalance(message.balance, { quiet: true });
+  showOtherTabs();
+}
+function showOtherTabs() {
+  for (const [id, at] of otherTabs) if (Date.now() - at > 90_000) otherTabs.delete(id);
+  const el = $("#tabs-notice");
+  el.hidden = otherTabs.size === 0;
+  el.textContent = otherTabs.size ? t("otherTab") : "";
+}
+if (tabs) {
+  tabs.onmessage = (event) => heardFromTab(event.data || {});
+  window.addEventListener("pagehide", () => tellTabs({ type: "bye" }));
+}
 let reels;
 let board;
 let player;
@@ -81,7 +117,8 @@ export function errorText(error) {
   return has(key) ? t(key, { message: error.message }) : error.message;
 }
 
-function setBalance(cents) {
+function setBalance(cents, { quiet = false } = {}) {
+  if (!quiet && cents !== null && cents !== state.balance) tellTabs({ type: "balance", balance: cents });
   state.balance = cents;
   $("#balance").textContent = cents === null ? "–" : money(cents);
   $("#balance").dataset.cents = cents === null ? "" : String(cents);
@@ -130,10 +167,15 @@ function showBet() {
 function setBusy(busy) {
   state.busy = busy;
   document.body.classList.toggle("busy", busy);
-  $("#spin").disabled = busy;
+  $("#spin").disabled = busy || state.excluded;
   $("#spin").setAttribute("aria-busy", String(busy));
   $("#skip").hidden = !busy;
   showBet();
+  // a disabled Spin loses the keyboard focus to the page: give it back when play can go on
+  if (!busy && (document.activeElement === document.body || !document.activeElement)
+      && !$("#game").hidden && !document.querySelector("dialog[open]")) {
+    $("#spin").focus();
+  }
 }
 
 function setPool(cents) {
@@ -183,12 +225,14 @@ function closeCelebration(hide = true) {
 // ---------------------------------------------------------------- rounds
 
 function speedFactor() {
-  const param = Number(new URLSearchParams(location.search).get("speed"));
+  // ?speed= is a test hook: only a test-mode server's page honours it
+  const param = state.game?.test_mode ? Number(new URLSearchParams(location.search).get("speed")) : 0;
   if (param > 0) return param;
   return $("#turbo").checked ? 0.35 : 1;
 }
 
 function resetStage() {
+  endRecall();
   banner.hide();
   player.clearLines();
   $("#recall-ribbon").hidden = true;
@@ -200,45 +244,98 @@ function resetStage() {
   }
 }
 
+/** The spin request whose answer never arrived, if it is this player's. */
+function spinInDoubt() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(SPIN_KEY) || "null");
+    return saved && saved.user === localStorage.getItem("sf.user") ? saved : null;
+  } catch { return null; }
+}
+
+/** Send a spin request, retrying network failures a few times with the same key. */
+async function sendSpin(request) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await api.spin(request.lineBet, request.key, request.draws);
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.code !== "network" || attempt >= 2) throw error;
+      await new Promise((r) => setTimeout(r, 800));
+    }
+  }
+}
+
+let resendTimer = 0;
+function resendLater() {
+  clearTimeout(resendTimer);
+  resendTimer = setTimeout(() => { if (!state.busy) resumeSpin(); }, RESEND_MS);
+}
+
 async function spin() {
-  if (state.busy || !state.game || state.recall === "playing") return;
+  if (state.busy || !state.game || state.recall === "playing" || state.excluded) return;
   if (!$("#dlg-reality").open && document.querySelector("dialog[open]")) return;
+  if (spinInDoubt()) { await resumeSpin(); return; }  // no new bet before the last one's fate
+  const request = { user: localStorage.getItem("sf.user"), key: newKey(), lineBet: lineBet(),
+    draws: hooks.nextTestDraws };  // one key per click; retries of this click reuse it
+  hooks.nextTestDraws = null;
+  localStorage.setItem(SPIN_KEY, JSON.stringify(request));
+  await playSpin(request, { fresh: true });
+}
+
+/** Send the spin whose answer never arrived again, and show its round. */
+async function resumeSpin() {
+  const request = spinInDoubt();
+  if (!request || state.busy) return;
+  await playSpin(request, { fresh: false });
+}
+
+/** Jump to the round's result: from the first moment, also while its answer is awaited. */
+function skipRound() {
+  if (!state.busy) return;
+  state.skipAsked = true;
+  player.skip();
+}
+
+async function playSpin(request, { fresh }) {
+  state.skipAsked = false;
   setBusy(true);
   status("");
   resetStage();
   state.recall = false;
   setWin(0);
-  const key = newKey(); // one key per click; retries of this click reuse it
-  const draws = hooks.nextTestDraws;
-  hooks.nextTestDraws = null;
   reels.startSpin();
   const started = performance.now();
   let response = null;
   try {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        response = await api.spin(lineBet(), key, draws);
-        break;
-      } catch (error) {
-        if (!(error instanceof ApiError) || error.code !== "network" || attempt >= 2) throw error;
-        await new Promise((r) => setTimeout(r, 800));
-      }
-    }
+    response = await sendSpin(request);
   } catch (error) {
     reels.render(reels.grid || START_GRID);
     setBusy(false);
+    if (error instanceof ApiError && error.code === "network") {
+      status(t("spinInDoubt"));  // kept: sent again until the server answers
+      resendLater();
+      return;
+    }
+    localStorage.removeItem(SPIN_KEY);  // refused: nothing was played
     handleError(error);
     return;
   }
+  clearTimeout(resendTimer);
   const round = response.round;
   localStorage.setItem(PENDING_KEY, String(round.id));
+  localStorage.removeItem(SPIN_KEY);
   hooks.rounds += 1;
   setBalance(round.balance_before - round.total_bet);
   const minSpin = 450 * player.speed - (performance.now() - started);
-  if (minSpin > 0) await new Promise((r) => setTimeout(r, minSpin));
+  if (minSpin > 0 && !state.skipAsked) await new Promise((r) => setTimeout(r, minSpin));
   player.speed = speedFactor();
+  if (!fresh) {
+    const ribbon = $("#recall-ribbon");
+    ribbon.textContent = t("resumed", { id: round.id });
+    ribbon.hidden = false;
+    ribbon.dataset.round = String(round.id);
+  }
   try {
-    await player.play(round, { spinning: true });
+    await player.play(round, { spinning: true, instant: state.skipAsked });
   } finally {
     state.lastRound = round;
     setBalance(response.balance);
@@ -263,19 +360,38 @@ async function replay(id, { instant = false, note = null } = {}) {
   setBusy(true);
   resetStage();
   state.recall = "playing";
+  document.body.classList.add("recalling");
   setWin(0);
   const ribbon = $("#recall-ribbon");
-  ribbon.textContent = note || t("recall", { id: round.id, when: formatWhen(round.created_at) });
+  const facts = t("recallFacts", { bet: money(round.total_bet), before: money(round.balance_before),
+    after: money(round.balance_after) });
+  ribbon.textContent = `${note || t("recall", { id: round.id, when: formatWhen(round.created_at) })} · ${facts}`;
   ribbon.hidden = false;
   ribbon.dataset.round = String(round.id);
   player.speed = speedFactor();
   try {
+    showRecalledBet(round);
     await player.play(round, { instant });
   } finally {
     state.recall = true;
     setBusy(false);
+    showRecalledBet(round);  // setBusy showed the live bet again
     ribbon.hidden = false;
   }
+}
+
+/** The bet meter shows the recalled round's own bet until play goes on. */
+function showRecalledBet(round) {
+  $("#total-bet").textContent = money(round.total_bet);
+  $("#total-bet").dataset.cents = String(round.total_bet);
+  $("#line-bet").textContent = t("lineBetOf", { n: state.game.line_count, bet: money(round.line_bet) });
+}
+
+function endRecall() {
+  if (!document.body.classList.contains("recalling")) return;
+  document.body.classList.remove("recalling");
+  state.recall = false;
+  showBet();
 }
 
 function handleError(error) {
@@ -283,6 +399,9 @@ function handleError(error) {
     api.setToken(null);
     showAuth(t("sessionEnded"));
     return;
+  }
+  if (error instanceof ApiError && error.code === "self_excluded") {
+    api.exclusion().then(showExclusion, () => {});
   }
   if (error instanceof ApiError && error.code === "reality_check_due") {
     status(errorText(error));
@@ -344,9 +463,12 @@ async function enterGame(username = localStorage.getItem("sf.user")) {
   $("#game").dataset.user = username || "";
   setBalance(wallet.balance);
   noteRealityCheck(wallet.reality_check, { quiet: true });
+  showExclusion(await api.exclusion());
+  tellTabs({ type: "hello" });
   startPolling();
   pollPool();
   await recoverInterrupted();
+  await resumeSpin();
   $("#spin").focus();
 }
 
@@ -374,6 +496,7 @@ function startPolling() {
   timers.push(setInterval(pollPool, POOL_POLL_MS));
   timers.push(setInterval(pollWallet, WALLET_POLL_MS));
   timers.push(setInterval(tickClock, 1000));
+  timers.push(setInterval(() => { tellTabs({ type: "here" }); showOtherTabs(); }, 30_000));
 }
 function stopPolling() { timers.forEach(clearInterval); timers = []; }
 
@@ -467,6 +590,13 @@ function showExclusion(exclusion) {
     ? t("excludedUntil", { when: formatWhen(exclusion.excluded_until) }) : t("notExcluded");
   el.classList.toggle("excluded", exclusion.excluded);
   document.body.classList.toggle("excluded", exclusion.excluded);
+  // the server refuses every bet meanwhile; the page says so and offers no Spin
+  state.excluded = exclusion.excluded;
+  const notice = $("#exclusion-notice");
+  notice.textContent = exclusion.excluded
+    ? t("excludedNotice", { when: formatWhen(exclusion.excluded_until) }) : "";
+  notice.hidden = !exclusion.excluded;
+  setBusy(state.busy);
 }
 
 async function saveLimit(event) {
@@ -581,7 +711,7 @@ function bind() {
     b.addEventListener("click", () => changeLanguage(b.dataset.lang));
   }
   $("#spin").addEventListener("click", spin);
-  $("#skip").addEventListener("click", () => player.skip());
+  $("#skip").addEventListener("click", skipRound);
   $("#bet-down").addEventListener("click", () => changeBet(-1));
   $("#bet-up").addEventListener("click", () => changeBet(1));
   $("#turbo").addEventListener("change", () => {
@@ -617,13 +747,14 @@ function bind() {
     if (target.closest("input, select, textarea, button, a, dialog, [contenteditable]")) return;
     if (!$("#celebrate").hidden) return;
     event.preventDefault();
-    if (state.busy) player.skip();
+    if (state.busy) skipRound();
     else spin();
   });
 }
 
 function changeBet(delta) {
   if (state.busy || !state.game) return;
+  endRecall();
   const n = state.game.bet_classes.length;
   state.betIndex = Math.min(n - 1, Math.max(0, state.betIndex + delta));
   localStorage.setItem(BET_KEY, String(state.betIndex));
@@ -655,6 +786,7 @@ async function main() {
     hooks.ready = true;
     return;
   }
+  player.speed = speedFactor();
   const saved = Number(localStorage.getItem(BET_KEY));
   state.betIndex = Number.isInteger(saved) && saved >= 0 && saved < state.game.bet_classes.length ? saved : 0;
   showBet();
@@ -674,5 +806,6 @@ async function main() {
 
 // Exposed for the browser tests of the pure logic.
 hooks.lib = { formatCents, parseEuros, buildTimeline, finalGrid };
+hooks.speed = () => player.speed;
 
 main();
