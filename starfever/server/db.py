@@ -269,4 +269,16 @@ def open_existing(url: str) -> Database:
     if revision is None:
         database.dispose()
         raise InputError(f"{shown} holds no Star Fever database")
+    head = head_revision()
+    if revision != head:
+        database.dispose()
+        raise InputError(f"{shown} is at schema revision {revision}, this version needs {head}: "
+                         "starfever serve (or starfever operator create) migrates it")
     return database
+
+
+def head_revision() -> str | None:
+    """The newest schema revision this version of Star Fever has."""
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()

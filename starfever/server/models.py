@@ -85,7 +85,7 @@ class Account(Base):
     external_id: Mapped[str | None] = mapped_column(String(128))
     """Operator mode: the operator's ``player_id`` of this player (``None`` otherwise)."""
     __table_args__ = (CheckConstraint("role IN ('player', 'operator')", name="ck_accounts_role"),
-                      UniqueConstraint("external_id", name="uq_accounts_external_id"))
+                      Index("uq_accounts_external_id", "external_id", unique=True))
 
 
 class SessionToken(Base):

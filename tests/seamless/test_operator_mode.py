@@ -195,8 +195,9 @@ def test_a_used_expired_or_forged_launch_token_gets_401(server: Server,
 
 def test_players_neither_register_nor_log_in_with_a_password_in_operator_mode(
         server: Server, wallet: OperatorWallet) -> None:
-    refused = server.call("POST", "/players", json={"username": "someone",
-                                                    "password": "password-1"})
+    refused = server.call("POST", "/players", json={"username": "someone",  # well-formed
+                                                    "password": "password-1",
+                                                    "birth_date": "1990-04-02"})
     assert (refused.status_code, refused.json()["error"]["code"]) == (403, "operator_mode")
     refused = server.call("POST", "/sessions", json={"username": "someone",
                                                      "password": "password-1"})

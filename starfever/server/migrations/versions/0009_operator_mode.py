@@ -21,9 +21,10 @@ _AT = sa.DateTime(timezone=False)
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("accounts") as batch:
-        batch.add_column(sa.Column("external_id", sa.String(128), nullable=True))
-        batch.create_unique_constraint("uq_accounts_external_id", ["external_id"])
+    # a column and a unique index, not a table constraint: on SQLite a constraint means
+    # rebuilding accounts, which the other tables' foreign keys forbid once it holds players
+    op.add_column("accounts", sa.Column("external_id", sa.String(128), nullable=True))
+    op.create_index("uq_accounts_external_id", "accounts", ["external_id"], unique=True)
     op.create_table(
         "launch_tokens",
         sa.Column("id", _ID, primary_key=True, autoincrement=True),
@@ -70,6 +71,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table("wallet_calls")
     op.drop_table("launch_tokens")
+    op.drop_index("uq_accounts_external_id", table_name="accounts")
     with op.batch_alter_table("accounts") as batch:
-        batch.drop_constraint("uq_accounts_external_id", type_="unique")
         batch.drop_column("external_id")
