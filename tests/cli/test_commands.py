@@ -131,6 +131,7 @@ def _write(tmp_path: Path, mutate: object) -> Path:
     (lambda d: d["progressive"].update(contribution_rate=1.5), "contribution_rate"),
     (lambda d: d.pop("reels"), "reels"),
 ])
+@pytest.mark.slow
 def test_bad_model_file(tmp_path: Path, mutate: object, needle: str) -> None:
     out = run_cli(["rtp", "--model", str(_write(tmp_path, mutate))])
     assert out.returncode == 2

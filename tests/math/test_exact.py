@@ -37,6 +37,7 @@ def test_hold_and_cash_tiny_model_by_hand() -> None:
     assert moments.minors == 0 and moments.majors == 0
 
 
+@pytest.mark.slow
 def test_hold_and_cash_solver_agrees_with_the_engine() -> None:
     """Play the default model's feature with the engine and compare to the exact mean."""
     weights = load_model("default").hold_and_cash
@@ -128,6 +129,7 @@ def test_small_model_by_brute_force(data: dict[str, object]) -> None:
     assert report.hold_and_cash > 0
 
 
+@pytest.mark.slow
 def test_default_model_hits_95_50() -> None:
     report = exact.compute(load_model("default"), with_std_dev=False)
     assert abs(report.total - Fraction(955, 1000)) < Fraction(2, 10_000)

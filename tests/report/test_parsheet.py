@@ -44,6 +44,7 @@ def test_par_sheet(tmp_path: Path) -> None:
     assert "| 79 | " in md  # the last stop of an 80-stop strip is listed
 
 
+@pytest.mark.slow
 def test_par_sheet_bad_input(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")

@@ -18,6 +18,8 @@ from starfever.engine.rng import SystemRandomSource, weighted_index
 from starfever.engine.round import play_round
 from starfever.math.stats import chi_square_uniform, runs_test, serial_correlation
 
+pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
+
 ALPHA = 1e-4
 
 

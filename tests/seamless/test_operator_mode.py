@@ -26,6 +26,8 @@ from tests.harness import (
     start_server,
 )
 
+pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
+
 TIMEOUT_S = 1.0
 """The server's STARFEVER_WALLET_TIMEOUT here: a delay beyond it is a lost reply."""
 BET = 20  # line bet 1 x 20 lines

@@ -10,6 +10,8 @@ from sqlalchemy import text
 from tests.harness import DatabaseKind, Databases, Server, run_cli, start_server
 from tests.server.helpers import feature_draws, jackpot_draws
 
+pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
+
 
 def _audit(url: str) -> tuple[int, str]:
     done = run_cli("audit", "--database-url", url)

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from starfever.server.db import Database
 from starfever.server.services import auth, rounds
 from starfever.server.services.errors import Conflict
 from starfever.server.services.wallet import LedgerWallet
 from tests.harness import ADULT_BIRTH_DATE, Server, settings_like_servers, unique_name
 from tests.server.helpers import books, model
+
+pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
 
 HTTP_SPINS = 400
 SERVICE_SPINS = 1_600

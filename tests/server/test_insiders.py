@@ -8,6 +8,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
@@ -18,6 +19,8 @@ from starfever.server.services.chain import UNKEYED, canonical_json, round_hash
 from starfever.server.settings import DEVELOPMENT_AUDIT_KEY
 from tests.harness import Databases, Server, run_cli, start_server
 from tests.server.helpers import feature_draws, model
+
+pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
 
 
 def _audit(server: Server, *statements: Path) -> tuple[int, str]:

@@ -8,9 +8,12 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from sqlalchemy import text
 
 from tests.harness import Databases, Server, start_server, unique_name
+
+pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
 
 
 def _attempt(server: Server, user: str, password: str,

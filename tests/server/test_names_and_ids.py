@@ -9,6 +9,8 @@ import pytest
 from starfever.server.schemas import MAX_ID, is_idempotency_key, is_username
 from tests.harness import ADULT_BIRTH_DATE, Server, run_cli
 
+pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
+
 
 def test_names_are_validated_with_a_full_match(server: Server, tmp_path: Path) -> None:
     for bad in ("boss\n", "boss\r\n", "\nboss", "bo\nss"):

@@ -15,6 +15,8 @@ from tests.harness import (
     unique_name,
 )
 
+pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
+
 STRONG = "tangerine-Orbit-4417"
 
 

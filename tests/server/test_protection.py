@@ -143,6 +143,7 @@ def test_adults_only_no_deposit_or_bet_without_a_known_age_of_18(server: Server)
     assert server.call("GET", "/rounds", token).json()["rounds"] == []
 
 
+@pytest.mark.slow
 def test_a_self_exclusion_is_never_shortened_by_a_concurrent_request(server: Server) -> None:
     players = [server.player() for _ in range(30)]
     asks = [(token, days) for _, token in players for days in (3650, 1, 1, 3650, 1)]
@@ -168,6 +169,7 @@ def _instant(text_: str) -> datetime:
     return datetime.fromisoformat(text_.replace("Z", "+00:00"))
 
 
+@pytest.mark.slow
 def test_concurrent_first_limit_changes_answer_cleanly(server: Server) -> None:
     players = [server.player() for _ in range(30)]
     asks = [(token, amount) for _, token in players for amount in (5_000, 30_000, 7_000, 100)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from sqlalchemy import create_engine, text
 
 from starfever.server.db import sqlalchemy_url
@@ -19,6 +20,8 @@ from tests.harness import (
     start_server,
 )
 from tests.server.conftest import skip_unless_available
+
+pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
 
 
 def test_readiness_proves_a_committed_write(server: Server) -> None:

@@ -10,11 +10,14 @@ from collections import Counter
 from pathlib import Path
 
 import httpx
+import pytest
 from sqlalchemy import create_engine, text
 
 from starfever.server.db import sqlalchemy_url
 from tests.harness import Databases, postgres_admin_url, start_server
 from tests.server.conftest import skip_unless_available
+
+pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
 
 KILLS = 10
 GAP_S = 1.0

@@ -8,9 +8,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 
 from tests.harness import ADULT_BIRTH_DATE, Databases, Server, start_server, unique_name
+
+pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
 
 
 def _register(server: Server) -> int:

@@ -9,12 +9,15 @@ from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 
 from starfever.engine.model import load_model
 from starfever.server.models import WALLET, LedgerEntry, Round
 from tests.harness import Server, run_cli
 from tests.web.forcing import find_stops
+
+pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
 
 
 def _expected(server: Server, start: datetime, end: datetime, *,

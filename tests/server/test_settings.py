@@ -13,6 +13,8 @@ from starfever.server.settings import SettingsError, secrets_of, settings_from_e
 from tests.harness import SECRET, Databases, Server, audit_key_file, free_port, run_cli
 from tests.server.conftest import skip_unless_available
 
+pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
+
 PRODUCTION = {"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": "x" * 32,
               "STARFEVER_AUDIT_KEY_FILE": audit_key_file()}
 

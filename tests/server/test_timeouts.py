@@ -7,7 +7,11 @@ import socket
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.harness import Databases, start_server
+
+pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
 
 HALVES = (b"",
           b"GET /api/v1/health HTTP/1.1\r\nHost: x\r\n",

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from starfever.server.api.security import CONTENT_SECURITY_POLICY
 from starfever.web import STATIC_DIR
 from tests.harness import Databases, Server, start_server
+
+pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
 
 PRODUCTION = {"STARFEVER_ENV": "production", "STARFEVER_TEST_MODE": "0"}
 

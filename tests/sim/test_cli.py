@@ -28,6 +28,7 @@ Cli = Callable[..., CompletedProcess[str]]
     (["--spins", "10", "--seed", "1", "--line-bet", "all", "--mix", "nowhere"],
      "cannot read bet-class mix 'nowhere'"),
 ])
+@pytest.mark.slow
 def test_bad_input_is_one_line_and_exit_2(cli: Cli, args: list[str], message: str) -> None:
     done = cli(["simulate", *args])
     assert done.returncode == 2
