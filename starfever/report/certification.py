@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from statistics import NormalDist
 from typing import Any
 
 from starfever.engine.model import MathModel
 from starfever.engine.symbols import MAJOR_PAYS, MEGA_PAYS, MINOR_PAYS, MWILD
 from starfever.math import exact
+from starfever.math.stats import Z99
 from starfever.report.document import Document
 from starfever.sim.result import SimulationResult
 
-Z = {"90 %": 1.6448536269514722, "95 %": 1.959963984540054, "99 %": 2.5758293035489004}
+Z = {"90 %": NormalDist().inv_cdf(0.95), "95 %": NormalDist().inv_cdf(0.975), "99 %": Z99}
+"""Two-sided normal quantiles of the confidence-interval table (99 %: the project's one Z99)."""
 UPGRADE_READING = (
     "UPGRADE reading (RULES.md): the conditions say an Upgrade Booster raises each held value "
     "'um die Einsatzhöhe' and define 'Einsatz' as the line bet class; the values it raises are "
