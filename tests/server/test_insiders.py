@@ -5,6 +5,7 @@ statement of the chain heads catches even a consistent cut of the chain's end.""
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -213,5 +214,21 @@ def test_rounds_stored_before_the_key_still_audit(db_kind: str, databases: Datab
         code, output = _audit(server)
         assert code == 0, output
         assert "audit OK: 5 rounds replayed and chained" in output
+    finally:
+        server.stop()
+
+
+def test_concurrent_deposits_keep_the_cashier_chain_in_order(
+        db_kind: str, databases: Databases, tmp_path: Path) -> None:
+    """Deposits of different players at once: each entry is chained after the one before it
+    in id order (the chain head is locked before the entry is booked), so the audit passes."""
+    server = start_server(databases, db_kind, tmp_path)
+    try:
+        names = [server.player()[0] for _ in range(12)]
+        server.operator_token  # noqa: B018 (one log-in, before the threads)
+        with ThreadPoolExecutor(max_workers=12) as pool:
+            list(pool.map(lambda name: server.deposit(name, 1_000), names * 2))
+        code, out = _audit(server)
+        assert code == 0, out
     finally:
         server.stop()

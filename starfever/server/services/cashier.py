@@ -43,6 +43,9 @@ def deposit(db: Database, settings: Settings, wallet: WalletPort, username: str,
     with db.write() as session:
         account = _player(session, username)
         wallet.lock(session, account.id)
+        # the cashier chain's head before the entry is booked: entries then get their ids in
+        # chain order, also when deposits of different players run at once (PostgreSQL)
+        anchor.lock_cashier_head(session)
         protection.check_deposit(session, settings, account, amount, now)
         balance = wallet.credit(session, account.id, amount, ledger.DEPOSIT, now)
         ledger.book(session, CASHIER, ledger.DEPOSIT, -amount, now)
@@ -57,6 +60,7 @@ def withdraw(db: Database, settings: Settings, wallet: WalletPort, username: str
     with db.write() as session:
         account = _player(session, username)
         wallet.lock(session, account.id)
+        anchor.lock_cashier_head(session)  # before the entry, as in deposit()
         balance = wallet.debit(session, account.id, amount, ledger.WITHDRAWAL, now)
         ledger.book(session, CASHIER, ledger.WITHDRAWAL, amount, now)
         anchor.chain_cashier_entry(session, settings.chain_key(), account.id, ledger.WITHDRAWAL)
