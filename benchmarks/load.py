@@ -60,6 +60,9 @@ from tests.harness import (  # noqa: E402
     running_server,
 )
 
+LIMITS = {"STARFEVER_WEEKLY_DEPOSIT_LIMIT": str(10**9)}
+"""The deposit limit of the benchmark's server (players are funded for the whole run)."""
+
 
 class Connection:
     """One HTTP/1.1 keep-alive connection, JSON in and out, nothing else."""
@@ -336,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
                               "cpus": os.cpu_count()}
     kind: DatabaseKind = args.db
     try:
-        with running_server(tmp, kind, {"STARFEVER_WEEKLY_DEPOSIT_LIMIT": str(10**9)},
+        with running_server(tmp, kind, LIMITS,
                             keep=args.keep, test_mode=False, workers=args.workers,
                             start_timeout=90.0) as server:
             url = server.database_url
@@ -350,7 +353,8 @@ def main(argv: list[str] | None = None) -> int:
             report["books"] = conservation(url)
             if not args.skip_audit:
                 started = time.perf_counter()
-                audit = run_cli("audit", "--database-url", url, timeout=1800)
+                # the audit re-checks deposits against the limits the server ran with
+                audit = run_cli("audit", "--database-url", url, env=LIMITS, timeout=1800)
                 report["audit"] = audit.stdout.strip().splitlines()[0] if audit.stdout else \
                     audit.stderr.strip()[-500:]
                 report["audit_ok"] = audit.returncode == 0

@@ -25,6 +25,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -282,6 +283,7 @@ class Server:
         self.http = httpx.Client(timeout=60)
         self._engine: Engine | None = None
         self._operator_token: str | None = None
+        self._operator_lock = threading.Lock()
         self.operator_totp = ""
         """The operator's TOTP secret (from :func:`create_operator`)."""
 
@@ -390,12 +392,15 @@ class Server:
 
     @property
     def operator_token(self) -> str:
-        """A session token of the operator account (password and TOTP code)."""
-        if self._operator_token is None:
-            response = operator_log_in(self.http, self.base, OPERATOR_USERNAME,
-                                       OPERATOR_PASSWORD, self.operator_totp)
-            self._operator_token = str(expect(response, 201).json()["token"])
-        return self._operator_token
+        """A session token of the operator account (password and TOTP code), logged in once
+        even when many threads ask at once (a TOTP code is good once: a second log-in with it
+        would count as a failure, and three lock the operator out)."""
+        with self._operator_lock:
+            if self._operator_token is None:
+                response = operator_log_in(self.http, self.base, OPERATOR_USERNAME,
+                                           OPERATOR_PASSWORD, self.operator_totp)
+                self._operator_token = str(expect(response, 201).json()["token"])
+            return self._operator_token
 
     def deposit(self, username: str, amount: int) -> httpx.Response:
         """Deposit ``amount`` cents for the player, as the operator."""
