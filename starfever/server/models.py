@@ -320,3 +320,21 @@ class KnownClient(Base):
     username: Mapped[str] = mapped_column(String(32), primary_key=True)
     client: Mapped[str] = mapped_column(String(64), primary_key=True)
     last_login_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
+class SignificantEvent(Base):
+    """One entry of the significant-events log (``services.events``): what happened, who did
+    it, from where, and its particulars as JSON (never a secret)."""
+
+    __tablename__ = "significant_events"
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    kind: Mapped[str] = mapped_column(String(32))
+    actor: Mapped[str | None] = mapped_column(String(64))
+    """The operator or player who acted (``None`` for the server itself)."""
+    client: Mapped[str | None] = mapped_column(String(64))
+    """The address the request came from, where there was one."""
+    detail: Mapped[str] = mapped_column(Text)
+    """Canonical JSON object."""
+    __table_args__ = (Index("ix_significant_events_kind", "kind", "id"),
+                      Index("ix_significant_events_created", "created_at"))
