@@ -44,6 +44,7 @@ def serve(args: argparse.Namespace) -> int:
     from starfever.engine.model import load_model
     from starfever.server.app import TEST_MODE_WARNING
     from starfever.server.db import Database, migrate
+    from starfever.server.identity import check_startup, record_approved_models
     from starfever.server.services.anchor import ensure_boundary
     from starfever.server.services.events import record_start
     from starfever.server.services.jackpot import ensure_pool
@@ -61,6 +62,9 @@ def serve(args: argparse.Namespace) -> int:
     get_settings.cache_clear()
     settings = get_settings()  # every worker reads the same environment
     model = load_model(settings.model)
+    identity = check_startup(settings, model)  # production: the certified build, an approved model
+    for warning in identity.warnings:
+        print(f"WARNING: {warning}", file=sys.stderr)
     if settings.test_mode:
         print(f"WARNING: {TEST_MODE_WARNING}", file=sys.stderr)
     db = Database(settings.database_url)
@@ -72,6 +76,7 @@ def serve(args: argparse.Namespace) -> int:
         record_start(db, model={"name": model.name, "version": model.version,
                                 "sha256": model.sha256},
                      settings=recorded_settings(settings, operator))
+        record_approved_models(db, settings)
     except SQLAlchemyError as error:
         raise database_problem(settings.database_url, error) from None
     finally:
@@ -79,7 +84,8 @@ def serve(args: argparse.Namespace) -> int:
     wallet = f"operator wallet {operator.url}" if operator else "ledger wallet"
     print(f"Star Fever serving on http://{args.host}:{args.port} "
           f"(model {model.name} {model.version}, database {shown_url(settings.database_url)}, "
-          f"{wallet})", flush=True)
+          f"{wallet}; build sha256 {identity.software.build_sha256[:16]}..., software "
+          f"{'verified' if identity.software.ok else 'NOT verified'})", flush=True)
     uvicorn.run("starfever.server.app:app_from_env", factory=True, host=args.host,
                 port=args.port, workers=args.workers, log_level=args.log_level,
                 access_log=args.log_level in ("debug", "info"), http=NoDelayHTTPProtocol,

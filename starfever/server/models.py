@@ -203,7 +203,13 @@ class Round(Base):
     prev_hash: Mapped[str] = mapped_column(String(64))
     hash: Mapped[str] = mapped_column(String(64))
     hash_scheme: Mapped[int] = mapped_column(SmallInteger, default=1)
-    """1: SHA-256 (rounds stored before the key); 2: HMAC-SHA256 under the audit key."""
+    """1: SHA-256 (rounds stored before the key); 2: HMAC-SHA256 under the audit key; 3: the
+    same with the two hashes below (``services.chain``)."""
+    build_sha256: Mapped[str | None] = mapped_column(String(64))
+    """The build that played it: SHA-256 of the running package's software manifest
+    (``starfever.certify.software``); ``None`` for rounds stored before migration 0012."""
+    model_sha256: Mapped[str | None] = mapped_column(String(64))
+    """The model's canonical SHA-256; ``None`` for rounds stored before migration 0012."""
     __table_args__ = (
         UniqueConstraint("account_id", "idempotency_key", name="uq_rounds_idempotency"),
         Index("ix_rounds_account", "account_id", "id"),
