@@ -1,0 +1,60 @@
+"""Ed25519 keys and signatures (``starfever keygen``, ``starfever sign``), a passphrase-protected
+key, and the rules renderer's refusal of a client text it cannot fill."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from starfever.certify import rules, signing
+from starfever.engine.model import load_model
+from tests.harness import run_cli
+
+
+def test_sign_and_verify_round_trip_and_a_changed_file_is_refused(tmp_path: Path) -> None:
+    private, public, print_ = signing.generate(tmp_path / "lab")
+    target = tmp_path / "manifest.json"
+    target.write_bytes(b'{"files":{}}\n')
+    signing.sign_file(signing.load_private(private), target)
+    verified = signing.verify_file(signing.load_public(public), target)
+    assert verified.public_key_sha256 == print_
+    target.write_bytes(b'{"files":{"x":"y"}}\n')
+    with pytest.raises(signing.SigningError, match="does not hold"):
+        signing.verify_file(signing.load_public(public), target)
+    with pytest.raises(signing.SigningError, match="is not a PEM public key"):
+        signing.load_public(private)
+
+
+def test_a_key_under_a_passphrase_needs_it(tmp_path: Path) -> None:
+    phrase = {"STARFEVER_SIGNING_PASSPHRASE": "correct horse battery staple"}
+    assert run_cli("keygen", "--out", str(tmp_path / "lab"), env=phrase).returncode == 0
+    assert b"ENCRYPTED" in (tmp_path / "lab.key").read_bytes()
+    target = tmp_path / "file.txt"
+    target.write_text("to sign\n")
+    without = run_cli("sign", str(target), "--key", str(tmp_path / "lab.key"),
+                      env={"STARFEVER_SIGNING_PASSPHRASE": ""})
+    assert without.returncode == 2 and "is encrypted" in without.stderr
+    wrong = run_cli("sign", str(target), "--key", str(tmp_path / "lab.key"),
+                    env={"STARFEVER_SIGNING_PASSPHRASE": "wrong"})
+    assert wrong.returncode == 2 and "passphrase" in wrong.stderr
+    assert len(wrong.stderr.strip().splitlines()) == 1
+    signed = run_cli("sign", str(target), "--key", str(tmp_path / "lab.key"), env=phrase)
+    assert signed.returncode == 0, signed.stderr
+    public = signing.load_public(tmp_path / "lab.pub")
+    assert signing.verify_file(public, target).sha256
+
+
+def test_the_rules_renderer_refuses_what_it_cannot_fill(tmp_path: Path) -> None:
+    rendered = rules.render(load_model("default"))
+    assert set(rendered) == {"de", "en"}
+    with pytest.raises(rules.RulesError, match="cannot fill: max_win"):
+        rules.fill("<p>Max {max_win} x</p>", {"lines": 20})
+    changed = tmp_path / "i18n.js"
+    changed.write_text(rules.I18N_JS.read_text(encoding="utf-8").replace("rulesHtml:",
+                                                                         "rulesText:"),
+                       encoding="utf-8")
+    with pytest.raises(rules.RulesError, match="lack rulesHtml"):
+        rules.client_strings(changed)
+    assert rules.format_cents(123456, "de") == "1.234,56\u00a0€"
+    assert rules.format_cents(123456, "en") == "€1,234.56"
