@@ -130,12 +130,31 @@ def model_file(name_or_path: str) -> tuple[str, bytes]:
 
 
 def make(options: Options) -> Bundle:
-    """Write the bundle of ``options`` (checked first)."""
+    """Write the bundle of ``options`` (checked first). A run that fails or is interrupted
+    removes what it wrote: no half bundle is left to be taken for a whole one."""
     check_options(options)
     model = load_model(options.model)
+    key = signing.load_private(options.sign_key) if options.sign_key else None
+    out = options.out
+    existed = out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        return _make(options, model, key)
+    except BaseException:
+        if existed:
+            for child in list(out.iterdir()):
+                if child.is_dir():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+        else:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _make(options: Options, model: MathModel, key: Any) -> Bundle:
     seed = options.seed if options.seed is not None else _fresh_seed()
     out = options.out
-    out.mkdir(parents=True, exist_ok=True)
     bundle = Bundle(out=out)
     steps = _Steps(bundle)
     with steps.step("model"):
@@ -199,7 +218,6 @@ def make(options: Options) -> Bundle:
         _write_json(out / "software" / "software-check.json", checked.to_dict())
         if not checked.ok:
             bundle.warnings.append("software: " + checked.summary())
-    key = signing.load_private(options.sign_key) if options.sign_key else None
     if key is not None and (out / "software" / SOFTWARE_MANIFEST).exists():
         signing.sign_file(key, out / "software" / SOFTWARE_MANIFEST)
     _write_json(out / "certification.json", {

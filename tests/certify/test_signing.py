@@ -1,5 +1,6 @@
 """Ed25519 keys and signatures (``starfever keygen``, ``starfever sign``), a passphrase-protected
-key, and the rules renderer's refusal of a client text it cannot fill."""
+key, the rules renderer's refusal of a client text it cannot fill, and a failed bundle leaving
+nothing behind."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from starfever.certify import rules, signing
+from starfever.certify import bundle, rules, signing
 from starfever.engine.model import load_model
 from tests.harness import run_cli
 
@@ -58,3 +59,18 @@ def test_the_rules_renderer_refuses_what_it_cannot_fill(tmp_path: Path) -> None:
         rules.client_strings(changed)
     assert rules.format_cents(123456, "de") == "1.234,56\u00a0€"
     assert rules.format_cents(123456, "en") == "€1,234.56"
+
+
+def test_a_bundle_that_fails_half_way_leaves_nothing(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(model: object) -> dict[str, dict[str, str]]:
+        raise rules.RulesError("the client's text has placeholders the bundle cannot fill: x")
+
+    monkeypatch.setattr(rules, "render", broken)  # the second part fails, the first is written
+    new, empty = tmp_path / "new", tmp_path / "empty"
+    empty.mkdir()
+    for out in (new, empty):
+        with pytest.raises(rules.RulesError):
+            bundle.make(bundle.Options(out=out, spins=10**6))
+    assert not new.exists()
+    assert empty.is_dir() and list(empty.iterdir()) == []  # the folder given stays, empty
