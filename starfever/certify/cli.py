@@ -29,6 +29,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help=f"live stops per reel for the RNG tests (default {DEFAULT_RNG_STOPS:,})")
     p.add_argument("--rng-rounds", default=str(DEFAULT_RNG_ROUNDS), metavar="N",
                    help=f"live rounds for the RNG tests (default {DEFAULT_RNG_ROUNDS:,})")
+    p.add_argument("--no-dieharder", action="store_true",
+                   help="leave out the dieharder subset even when dieharder is installed")
     p.add_argument("--sign-key", type=Path, default=None, metavar="KEY",
                    help="sign MANIFEST.json (and the software manifest) with this Ed25519 "
                         "private key (starfever keygen)")
@@ -67,7 +69,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
                       seed=args.seed, workers=args.workers,
                       rng_stops=parse_count(args.rng_stops),
                       rng_rounds=parse_count(args.rng_rounds), sign_key=args.sign_key,
-                      progress=sys.stderr.isatty())
+                      progress=sys.stderr.isatty(), dieharder=not args.no_dieharder)
     if options.sign_key is not None:
         from starfever.certify import signing
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from starfever.certify import bundle, rules, signing
+from starfever.certify import bundle, rng_evidence, rules, signing
 from starfever.engine.model import load_model
 from tests.harness import run_cli
 
@@ -74,3 +74,14 @@ def test_a_bundle_that_fails_half_way_leaves_nothing(tmp_path: Path,
             bundle.make(bundle.Options(out=out, spins=10**6))
     assert not new.exists()
     assert empty.is_dir() and list(empty.iterdir()) == []  # the folder given stays, empty
+
+
+def test_without_dieharder_the_bundle_says_so(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # a PATH on which no dieharder is found
+    result = rng_evidence.dieharder()
+    assert result["installed"] is False and result["ran"] is False
+    assert "dieharder is not installed" in result["note"]
+    assert rng_evidence.failures({"scaling_proofs": {}, "live_reels": {}, "dieharder": result,
+                                  "live_rounds": {"first_stop_chi_square_p": 0.5,
+                                                  "win_runs_p": 0.5, "feature_p": 0.5}}) == []
