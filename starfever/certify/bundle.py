@@ -28,18 +28,18 @@ from typing import Any
 from tqdm import tqdm
 
 from starfever.certify import rng_evidence, rules, signing, software
+from starfever.certify.defaults import (
+    DEFAULT_RNG_ROUNDS,
+    DEFAULT_RNG_STOPS,
+    DEFAULT_SPINS,
+    MIN_SPINS,
+)
 from starfever.certify.manifest import BUNDLE_FORMAT, SOFTWARE_MANIFEST, canonical, file_sha256
 from starfever.engine.errors import InputError
 from starfever.engine.model import MathModel, load_model, shipped_models
 from starfever.math.stats import Z99
 
 MANIFEST = "MANIFEST.json"
-DEFAULT_SPINS = 1_000_000_000
-"""A billion spins: about 10 s of simulation on 2 idle cores of CI's kind, confirming the total
-RTP to about +/- 0.08 pp at 99 %."""
-MIN_SPINS = 100_000
-DEFAULT_RNG_STOPS = 200_000
-DEFAULT_RNG_ROUNDS = 20_000
 
 
 @dataclass

@@ -13,7 +13,7 @@ from starfever.engine.errors import InputError
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add certify, verify, keygen and sign."""
-    from starfever.certify.bundle import DEFAULT_RNG_ROUNDS, DEFAULT_RNG_STOPS, DEFAULT_SPINS
+    from starfever.certify.defaults import DEFAULT_RNG_ROUNDS, DEFAULT_RNG_STOPS, DEFAULT_SPINS
 
     p = sub.add_parser("certify", help="write a certification bundle for a test lab")
     p.add_argument("--out", required=True, type=Path, metavar="DIR",
