@@ -98,10 +98,12 @@ def _public_key(path: Path | None) -> Any:
 def cmd_verify(args: argparse.Namespace) -> int:
     from starfever.certify import signing
 
+    if args.signature is not None and (args.public_key is None or args.bundle is not None):
+        raise InputError("--signature goes with --public-key, for a software manifest")
+    if args.bundle is not None and args.manifest is not None:
+        raise InputError("give either --bundle or --manifest")
     public = _public_key(args.public_key)  # a missing or bad key file: exit 2
     if args.bundle is not None:
-        if args.manifest is not None:
-            raise InputError("give either --bundle or --manifest")
         return _verify_bundle(args, public is not None)
     from starfever.certify import software
 

@@ -85,3 +85,15 @@ def test_without_dieharder_the_bundle_says_so(tmp_path: Path,
     assert rng_evidence.failures({"scaling_proofs": {}, "live_reels": {}, "dieharder": result,
                                   "live_rounds": {"first_stop_chi_square_p": 0.5,
                                                   "win_runs_p": 0.5, "feature_p": 0.5}}) == []
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--signature", "x.sig"], "--signature goes with --public-key"),
+    (["--bundle", ".", "--manifest", "m.json"], "either --bundle or --manifest"),
+    (["--public-key", "/nonexistent/lab.pub"], "cannot read the public key"),
+    (["--manifest", "/nonexistent/m.json"], "cannot read the software manifest"),
+])
+def test_verify_refuses_bad_input_in_one_line(args: list[str], says: str) -> None:
+    refused = run_cli("verify", *args)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert says in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
