@@ -53,6 +53,11 @@ class StartupIdentity:
                 "approved_models": list(self.approved), "warnings": self.warnings}
 
 
+def _editable(checked: software.SoftwareCheck) -> bool:
+    """Whether the package runs from its source tree (an editable install)."""
+    return (checked.root.parent / "setup.py").is_file()
+
+
 def check_startup(settings: Settings, model: MathModel) -> StartupIdentity:
     """Check the running package and the model; :class:`SettingsError` (one line) where
     production must not start, warnings otherwise."""
@@ -64,7 +69,9 @@ def check_startup(settings: Settings, model: MathModel) -> StartupIdentity:
     if not checked.ok:
         differences = checked.differences()
         problem = (f"the installed software does not match its manifest: {len(differences)} "
-                   f"difference(s), the first {differences[0]} (starfever verify lists them)")
+                   f"difference(s), the first {differences[0]} (starfever verify lists them"
+                   + ("; an editable install from a source tree: ./scripts/install --test "
+                      "rewrites the manifest after an edit)" if _editable(checked) else ")"))
         if production:
             raise SettingsError(f"{problem}; refusing to start in production")
         result.warnings.append(problem)
