@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "starfever.server.cli",  # serve, audit, operator
     "starfever.server.reports",  # report
     "starfever.seamless.cli",  # operator-wallet-demo
+    "starfever.certify.cli",  # certify, verify, keygen, sign
 )
 
 INTERNAL_ERROR = 70

@@ -21,6 +21,7 @@ from starfever.server.api.routes import (
     protection,
     rounds,
     sessions,
+    software,
     spins,
 )
 from starfever.server.api.routes import (
@@ -28,6 +29,7 @@ from starfever.server.api.routes import (
 )
 from starfever.server.api.security import SecurityHeaders
 from starfever.server.db import Database
+from starfever.server.identity import check_startup
 from starfever.server.operator_config import OperatorConfig, get_operator_config
 from starfever.server.schemas import ErrorPublic
 from starfever.server.services.anchor import ensure_boundary
@@ -73,6 +75,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
 
     settings.check()
     model = load_model(settings.model)
+    identity = check_startup(settings, model)  # production refuses a mismatch (ADR 0020)
     db = Database(settings.database_url)
     operator_wallet = OperatorWallet(db, operator_mode) if operator_mode else None
     context = Context(settings=settings, db=db, model=model, wallet=wallet or LedgerWallet(),
@@ -82,6 +85,8 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         if settings.test_mode:
             log.warning("!" * 20 + " %s " + "!" * 20, TEST_MODE_WARNING)
+        for warning in identity.warnings:
+            log.warning("%s", warning)
         ensure_pool(db, model)
         ensure_boundary(db, settings.chain_key())
         retrier = Retrier(operator_wallet).start() if operator_wallet else None
@@ -99,12 +104,13 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
                   openapi_url=None if production else "/openapi.json", docs_url=None,
                   redoc_url=None)
     app.state.context = context
+    app.state.identity = identity
     errors.install(app)
     app.add_middleware(errors.BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(SecurityHeaders, production=production)
     api = APIRouter(prefix=API_PREFIX, responses=ERROR_RESPONSES)
     for module in (health, players, sessions, wallet_routes, spins, rounds, jackpot,
-                   protection, operator, launch):
+                   protection, operator, software, launch):
         api.include_router(module.router)
     app.include_router(api)
     mount_web(app, api_prefix=API_PREFIX)

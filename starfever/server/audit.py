@@ -178,6 +178,9 @@ def run_audit(db: Database, settings: Settings | None = None,
                 report.problems.append(f"{where}: model {r.model_name} {r.model_version} "
                                        "is not available to replay it")
             else:
+                if r.model_sha256 is not None and r.model_sha256 != model.sha256:
+                    report.problems.append(f"{where}: model_sha256 {r.model_sha256[:16]}... is "
+                                           f"not that of {model.name} {model.version}")
                 _check_round(r, model, report)
                 contribution, carry = money.progressive_contribution(
                     Cents(r.total_bet), model.contribution_rate, carry)

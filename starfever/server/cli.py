@@ -44,7 +44,9 @@ def serve(args: argparse.Namespace) -> int:
     from starfever.engine.model import load_model
     from starfever.server.app import TEST_MODE_WARNING
     from starfever.server.db import Database, migrate
+    from starfever.server.identity import check_startup, record_approved_models
     from starfever.server.services.anchor import ensure_boundary
+    from starfever.server.services.events import record_start
     from starfever.server.services.jackpot import ensure_pool
     from starfever.server.services.readiness import prove_write
     from starfever.server.transport import NoDelayHTTPProtocol
@@ -60,6 +62,9 @@ def serve(args: argparse.Namespace) -> int:
     get_settings.cache_clear()
     settings = get_settings()  # every worker reads the same environment
     model = load_model(settings.model)
+    identity = check_startup(settings, model)  # production: the certified build, an approved model
+    for warning in identity.warnings:
+        print(f"WARNING: {warning}", file=sys.stderr)
     if settings.test_mode:
         print(f"WARNING: {TEST_MODE_WARNING}", file=sys.stderr)
     db = Database(settings.database_url)
@@ -68,6 +73,10 @@ def serve(args: argparse.Namespace) -> int:
         ensure_pool(db, model)
         ensure_boundary(db, settings.chain_key())
         prove_write(db)  # a server that cannot book a bet must not start
+        record_start(db, model={"name": model.name, "version": model.version,
+                                "sha256": model.sha256},
+                     settings=recorded_settings(settings, operator))
+        record_approved_models(db, settings)
     except SQLAlchemyError as error:
         raise database_problem(settings.database_url, error) from None
     finally:
@@ -75,7 +84,8 @@ def serve(args: argparse.Namespace) -> int:
     wallet = f"operator wallet {operator.url}" if operator else "ledger wallet"
     print(f"Star Fever serving on http://{args.host}:{args.port} "
           f"(model {model.name} {model.version}, database {shown_url(settings.database_url)}, "
-          f"{wallet})", flush=True)
+          f"{wallet}; build sha256 {identity.software.build_sha256[:16]}..., software "
+          f"{'verified' if identity.software.ok else 'NOT verified'})", flush=True)
     uvicorn.run("starfever.server.app:app_from_env", factory=True, host=args.host,
                 port=args.port, workers=args.workers, log_level=args.log_level,
                 access_log=args.log_level in ("debug", "info"), http=NoDelayHTTPProtocol,
@@ -85,6 +95,23 @@ def serve(args: argparse.Namespace) -> int:
                 proxy_headers=bool(settings.forwarded_allow_ips),
                 forwarded_allow_ips=settings.forwarded_allow_ips or None)
     return 0
+
+
+NOT_RECORDED = frozenset(("secret_key", "database_url"))
+"""Settings the significant-events log leaves out: a secret, and a URL that may hold one."""
+
+
+def recorded_settings(settings: Any, operator: OperatorConfig | None) -> dict[str, object]:
+    """What ``settings_changed`` records of the settings: every one but :data:`NOT_RECORDED`,
+    and the wallet (its URL with any password masked)."""
+    import dataclasses
+
+    values: dict[str, object] = {f.name: getattr(settings, f.name)
+                                 for f in dataclasses.fields(settings)
+                                 if f.name not in NOT_RECORDED}
+    values["wallet"] = "operator" if operator else "ledger"
+    values["wallet_url"] = shown_url(operator.url) if operator else None
+    return values
 
 
 def _audit_settings() -> Any:
@@ -132,6 +159,7 @@ def audit(args: argparse.Namespace) -> int:
     db = open_existing(_database_url(args))
     try:
         report = run_audit(db, settings, statements)
+        _record_audit(db, report)
     finally:
         db.dispose()
     print(report.summary())
@@ -140,6 +168,24 @@ def audit(args: argparse.Namespace) -> int:
     if len(report.problems) > args.show:
         print(f"  ... and {len(report.problems) - args.show} more")
     return 0 if report.ok else 1
+
+
+def _record_audit(db: Any, report: Any) -> None:
+    """Log the audit's result as a significant event (the back office shows the last one); a
+    database that takes no write (a read-only copy) gets a warning, and the audit stands."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from starfever.server.services.events import record_audit
+
+    try:
+        record_audit(db, ok=report.ok, problems=report.problems, checked={
+            "rounds": report.rounds_checked, "wallets": report.wallets_checked,
+            "entries": report.entries_checked, "statements": report.statements_checked,
+            "operator_rounds": report.operator_rounds_checked})
+    except SQLAlchemyError as error:
+        reason = str(getattr(error, "orig", None) or error).strip().splitlines()
+        print(f"warning: the audit's result was not logged: {reason[0] if reason else error}",
+              file=sys.stderr)
 
 
 def reconcile(args: argparse.Namespace) -> int:

@@ -203,7 +203,13 @@ class Round(Base):
     prev_hash: Mapped[str] = mapped_column(String(64))
     hash: Mapped[str] = mapped_column(String(64))
     hash_scheme: Mapped[int] = mapped_column(SmallInteger, default=1)
-    """1: SHA-256 (rounds stored before the key); 2: HMAC-SHA256 under the audit key."""
+    """1: SHA-256 (rounds stored before the key); 2: HMAC-SHA256 under the audit key; 3: the
+    same with the two hashes below (``services.chain``)."""
+    build_sha256: Mapped[str | None] = mapped_column(String(64))
+    """The build that played it: SHA-256 of the running package's software manifest
+    (``starfever.certify.software``); ``None`` for rounds stored before migration 0012."""
+    model_sha256: Mapped[str | None] = mapped_column(String(64))
+    """The model's canonical SHA-256; ``None`` for rounds stored before migration 0012."""
     __table_args__ = (
         UniqueConstraint("account_id", "idempotency_key", name="uq_rounds_idempotency"),
         Index("ix_rounds_account", "account_id", "id"),
@@ -320,3 +326,21 @@ class KnownClient(Base):
     username: Mapped[str] = mapped_column(String(32), primary_key=True)
     client: Mapped[str] = mapped_column(String(64), primary_key=True)
     last_login_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
+class SignificantEvent(Base):
+    """One entry of the significant-events log (``services.events``): what happened, who did
+    it, from where, and its particulars as JSON (never a secret)."""
+
+    __tablename__ = "significant_events"
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    kind: Mapped[str] = mapped_column(String(32))
+    actor: Mapped[str | None] = mapped_column(String(64))
+    """The operator or player who acted (``None`` for the server itself)."""
+    client: Mapped[str | None] = mapped_column(String(64))
+    """The address the request came from, where there was one."""
+    detail: Mapped[str] = mapped_column(Text)
+    """Canonical JSON object."""
+    __table_args__ = (Index("ix_significant_events_kind", "kind", "id"),
+                      Index("ix_significant_events_created", "created_at"))

@@ -215,6 +215,11 @@ class RoundPublic(RoundSummary):
     events: list[dict[str, Any]]
     prev_hash: str
     hash: str
+    build_sha256: str | None = None
+    """The build that played it (SHA-256 of its software manifest); null before migration
+    0012."""
+    model_sha256: str | None = None
+    """The model's canonical SHA-256; null before migration 0012."""
 
 
 class RoundPagePublic(Public):
@@ -305,3 +310,28 @@ class PlayerRowPublic(Public):
 
 class PlayersPublic(Public):
     players: list[PlayerRowPublic]
+
+
+class SoftwareCheckPublic(Public):
+    ok: bool
+    manifest: str
+    manifest_sha256: str | None
+    build_sha256: str
+    version: str
+    files_checked: int
+    differences: list[str]
+
+
+class ModelIdentityPublic(Public):
+    name: str
+    version: str
+    sha256: str
+    approved: bool
+
+
+class SoftwarePublic(Public):
+    software: SoftwareCheckPublic
+    environment: str
+    model: ModelIdentityPublic
+    approved_models: list[str]
+    warnings: list[str]

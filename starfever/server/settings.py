@@ -134,6 +134,17 @@ class Settings:
     entries and signs chain statements; kept outside the database, so an insider who can
     write the database cannot forge the chain. Required in production."""
 
+    approved_models: str = ""
+    """SHA-256 hashes (``starfever rtp`` prints a model's) of the models this installation may
+    play, separated by commas or spaces. In production the server plays only an approved
+    model and refuses to start without a list (ADR 0020); in development a model not listed
+    is only warned about."""
+
+    @property
+    def approved_model_hashes(self) -> tuple[str, ...]:
+        """The approved models' hashes, sorted, without repeats."""
+        return tuple(sorted(set(self.approved_models.replace(",", " ").lower().split())))
+
     def chain_key(self) -> bytes:
         """The chain's HMAC key: the key file's content, or the development key."""
         if not self.audit_key_file:
@@ -158,6 +169,13 @@ class Settings:
             raise SettingsError("STARFEVER_AUDIT_KEY_FILE must be set outside development")
         if self.audit_key_file:
             self.chain_key()  # readable and long enough
+        for digest in self.approved_model_hashes:
+            if not re.fullmatch(r"[0-9a-f]{64}", digest):
+                raise SettingsError(f"STARFEVER_APPROVED_MODELS: {digest[:80]!r} is not a "
+                                    "SHA-256 in hex (64 characters 0-9 a-f)")
+        if self.environment != "development" and not self.approved_model_hashes:
+            raise SettingsError("STARFEVER_APPROVED_MODELS must list the SHA-256 of every model "
+                                "approved to play outside development")
         if len(self.secret_key) < 16:
             raise SettingsError("STARFEVER_SECRET_KEY must be at least 16 characters")
         if not self.database_url.startswith(("sqlite", "postgresql", "postgres:")):
@@ -217,6 +235,7 @@ ENV_NAMES: dict[str, str] = {
     "keep_alive_seconds": "STARFEVER_KEEP_ALIVE_SECONDS",
     "test_mode": "STARFEVER_TEST_MODE",
     "audit_key_file": "STARFEVER_AUDIT_KEY_FILE",
+    "approved_models": "STARFEVER_APPROVED_MODELS",
 }
 """Setting -> environment variable (documented in docs/server.md)."""
 

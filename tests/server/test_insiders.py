@@ -94,7 +94,7 @@ def test_a_rewritten_round_with_new_hash_and_chain_head_fails_the_audit(
         assert _audit(server)[0] == 0
         with Session(server.engine()) as session, session.begin():
             r = session.get(Round, played["id"])
-            assert r is not None and r.hash_scheme == 2
+            assert r is not None and r.hash_scheme == 3  # keyed, with build and model
             rich = replay_round(model(), r.line_bet, feature_draws("hold_and_cash"),
                                 pool=r.pool_before)
             assert rich.total_win > 0 and not rich.progressive_win
@@ -210,7 +210,7 @@ def test_rounds_stored_before_the_key_still_audit(db_kind: str, databases: Datab
         with server.engine().connect() as conn:
             schemes = [s for s, in conn.execute(text(
                 "SELECT hash_scheme FROM rounds ORDER BY id"))]
-        assert schemes == [1, 1, 1, 2, 2]
+        assert schemes == [1, 1, 1, 3, 3]  # keyed from the boundary, with build and model
         code, output = _audit(server)
         assert code == 0, output
         assert "audit OK: 5 rounds replayed and chained" in output

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from starfever.server.db import Database
 from starfever.server.models import WALLET, Account, DepositLimit, LedgerEntry
-from starfever.server.services import ledger
+from starfever.server.services import events, ledger
 from starfever.server.services.auth import ADULT_AGE, Principal, age_on
 from starfever.server.services.errors import Conflict, Forbidden, NotFound, utcnow
 from starfever.server.settings import Settings
@@ -141,7 +141,12 @@ def set_limit(db: Database, settings: Settings, principal: Principal, amount: in
                 seconds=settings.limit_increase_delay_seconds)
         row.updated_at = now
         session.flush()
-        return limit_state(session, settings, account, now)
+        state = limit_state(session, settings, account, now)
+        events.record(session, "limit_changed", actor=principal.username, detail={
+            "player": account.username, "previous": current.weekly_deposit_limit,
+            "requested": amount, "in_force": state.weekly_deposit_limit,
+            "pending_effective_at": state.pending_effective_at})
+        return state
 
 
 def check_not_excluded(account: Account, now: datetime, action: str) -> None:
@@ -187,6 +192,9 @@ def self_exclude(db: Database, principal: Principal, days: int) -> datetime:
                                 .where(Account.id == principal.account_id))
         if stored is None:
             raise NotFound("no such player", code="player_not_found")
+        events.record(session, "self_exclusion", actor=principal.username, detail={
+            "player": principal.username, "days": days, "until": stored,
+            "extended": stored == until})
         return stored
 
 

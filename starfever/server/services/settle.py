@@ -45,7 +45,7 @@ from starfever.server.models import (
     Wallet,
     WalletCall,
 )
-from starfever.server.services import jackpot
+from starfever.server.services import events, jackpot
 from starfever.server.services.chain import GENESIS_HASH
 from starfever.server.services.errors import ServiceError, utcnow
 from starfever.server.services.settlement import (
@@ -259,6 +259,7 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
         done = settle(books, list(jobs), now)
         if done.writes:
             _write(db, conn, done, now)
+            events.insert_rows(conn, events.refill_rows(done.rounds, now))  # rare: a refill
     return done.results
 
 
