@@ -320,3 +320,15 @@ class KnownClient(Base):
     username: Mapped[str] = mapped_column(String(32), primary_key=True)
     client: Mapped[str] = mapped_column(String(64), primary_key=True)
     last_login_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
+class SpinPacing(Base):
+    """When a player's last round began (and its key), for a market with a minimum round
+    duration (``services.pacing``): in the database, so every worker and machine sees it."""
+
+    __tablename__ = "spin_pacing"
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), primary_key=True)
+    last_spin_ms: Mapped[int] = mapped_column(BigInteger)
+    """Milliseconds since the epoch (UTC) of the last spin the pacing let through."""
+    last_key: Mapped[str] = mapped_column(String(128))
+    """Its Idempotency-Key: a retry of that very spin is never paced (it replays its round)."""
