@@ -41,6 +41,6 @@ async def launch(context: ContextDep, request: Request,
     token, expires = await run_in_threadpool(service.launch, context.db, context.settings,
                                              checked)
     query = urlencode({"launch": token, "lang": checked.language,
-                       "return_url": checked.return_url})
+                       "return_url": checked.return_url, "player": checked.player_id})
     return LaunchPublic(url=f"{str(request.base_url).rstrip('/')}/?{query}", expires_at=expires,
                         market=market.public())
