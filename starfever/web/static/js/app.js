@@ -873,9 +873,9 @@ async function main() {
     // operator mode: the launch URL's token becomes this page's session, no log-in screen
     if (await launchFromUrl(api, { setLanguage })) setAuthMode(authMode);
   } catch (error) {
-    hooks.ready = true;
-    status(errorText(error));
+    applyOperatorMode();
     showAuth(errorText(error));
+    hooks.ready = true;
     return;
   }
   applyOperatorMode();

@@ -28,12 +28,14 @@ export async function launchFromUrl(api, { setLanguage }) {
   for (const name of ["launch", "return_url", "player", "lang"]) params.delete(name);
   const rest = params.toString();
   history.replaceState(null, "", location.pathname + (rest ? `?${rest}` : "") + location.hash);
+  // the page is the operator's from here, also when the token is refused: no log-in screen
+  localStorage.setItem(KEY, JSON.stringify({ returnUrl: launch.returnUrl, player: launch.player }));
+  api.setToken(null);
+  if (launch.language === "de" || launch.language === "en") setLanguage(launch.language);
   const data = await api.request("POST", "/sessions", { body: { launch_token: token } });
   api.setToken(data.token);
-  localStorage.setItem(KEY, JSON.stringify({ returnUrl: launch.returnUrl, player: launch.player }));
   // the scope of this player's saved spin and of the tabs' balance: the operator's player id
   // (a spin saved under another player's launch is never sent with this session's token)
   localStorage.setItem("sf.user", `op:${launch.player || data.token.slice(0, 16)}`);
-  if (launch.language === "de" || launch.language === "en") setLanguage(launch.language);
   return true;
 }
