@@ -184,6 +184,14 @@ def test_a_win_below_the_stake_is_not_celebrated_and_a_big_one_counts_up_by_tier
     assert end["glow"] is True
     assert game.text("#win") == euro(big["total_win"])
     assert not game.page.is_visible("#celebrate")  # it ended by itself
+    # recalled, the same round is shown, never celebrated, and not called money back
+    game.page.click("#open-history")
+    game.page.click(f'#history-list button[data-round="{big["id"]}"]')
+    game.page.wait_for_selector("#recall-ribbon:not([hidden])")
+    game.wait_idle()
+    end = game.log()[-1]
+    assert end["celebration"] is None and end["glow"] is False
+    assert "back of your" not in end["winLine"] and end["win"] == euro(big["total_win"])
 
 
 def test_the_mega_gets_the_full_show_and_the_jackpot_symbols_are_framed(

@@ -238,6 +238,7 @@ function resetStage() {
   endRecall();
   banner.hide();
   if (celebration.open) celebration.hide();
+  celebration.last = null;  // what this round shows
   player.clearLines();
   $("#recall-ribbon").hidden = true;
   $("#win-line").innerHTML = "&nbsp;";
@@ -746,6 +747,7 @@ function showSound() {
   $("#sound-toggle").title = t(sound.on ? "soundOff" : "soundOn");
   $("#sound-label").textContent = t(sound.on ? "soundOnLabel" : "soundOffLabel");
   $("#volume").value = String(Math.round(sound.volume * 100));
+  $("#volume").setAttribute("aria-label", t("volume"));
   $("#volume").disabled = !sound.on;
 }
 

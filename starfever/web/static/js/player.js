@@ -42,7 +42,8 @@ export class RoundPlayer {
     this.round = round;
     this.quiet = quiet;
     // a win below the stake (and, where the market says so, one equal to it) is no celebration
-    this.cheer = !quiet && celebrated(round.total_win, round.total_bet, ui.game.market);
+    this.worthIt = celebrated(round.total_win, round.total_bet, ui.game.market);
+    this.cheer = !quiet && this.worthIt;
     this.shownBig = 0;  // the largest amount a full-screen celebration has shown this round
     const scenes = buildTimeline(round.events);
     ui.log.length = 0;
@@ -307,7 +308,7 @@ export class RoundPlayer {
     const round = this.round;
     ui.setWin(scene.totalWin, { glow: this.cheer });
     if (!scene.totalWin) ui.winLine.textContent = ui.t("noWin");
-    else if (!this.cheer) {  // money back, not a win: said plainly, never celebrated
+    else if (!this.worthIt) {  // money back, not a win: said plainly, never celebrated
       ui.winLine.textContent = ui.t("winBelowStake", { win: ui.money(scene.totalWin),
         stake: ui.money(round.total_bet) });
     } else if (!ui.winLine.textContent.trim() || this.skipping) {
