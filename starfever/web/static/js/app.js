@@ -13,6 +13,8 @@ import { Sound } from "./sound.js";
 import { Celebration } from "./celebrate.js";
 import { allowedBetCount, anticipates, bigWinTier, celebrated } from "./market.js";
 import { exitUrl, launchFromUrl, operatorMode } from "./launch.js";
+import { protectionViews } from "./protection.js";
+import { historyViews } from "./history.js";
 
 const $ = (sel) => document.querySelector(sel);
 const PENDING_KEY = "sf.pendingRound";
@@ -35,7 +37,7 @@ const sound = new Sound();
 const state = {
   game: null, balance: null, betIndex: 0, busy: false, recall: false, pool: null, excluded: false,
   skipAsked: false,
-  sessionStart: null, lastRound: null, historyBefore: null, netResult: null, lastSpinAt: 0,
+  sessionStart: null, lastRound: null, netResult: null, lastSpinAt: 0,
 };
 // What tests and the screenshot script read (and, against a test-mode server only, the draws
 // they force, or a scene to hold the picture at); nothing in here lets the page decide an outcome.
@@ -568,13 +570,7 @@ function showNet() {
   el.classList.toggle("neg", state.netResult < 0);
 }
 
-// ---------------------------------------------------------------- player protection
-
-function rcFacts(rc) {
-  return `<dt>${t("elapsed")}</dt><dd data-testid="rc-elapsed">${formatDuration(rc.elapsed_seconds)}</dd>
-    <dt>${t("netResult")}</dt><dd data-testid="rc-net" class="${rc.net_result < 0 ? "neg" : "pos"}">${money(rc.net_result)}</dd>
-    <dt>${t("nextCheck")}</dt><dd>${formatWhen(rc.next_due_at)}</dd>`;
-}
+// ---------------------------------------------------------------- player protection and history
 
 function noteRealityCheck(rc, { quiet = false } = {}) {
   if (!rc) return;
@@ -584,50 +580,6 @@ function noteRealityCheck(rc, { quiet = false } = {}) {
   showNet();
   if (rc.due && !quiet && !state.busy) openRealityCheck(rc);
   else if (rc.due && quiet) setTimeout(() => openRealityCheck(rc), 50);
-}
-
-function openRealityCheck(rc) {
-  const dlg = $("#dlg-reality");
-  $("#rc-dialog-facts").innerHTML = rcFacts(rc);
-  if (!dlg.open) dlg.showModal();
-  $("#rc-continue").focus();
-}
-
-async function acknowledgeReality() {
-  try {
-    const rc = await api.acknowledge();
-    $("#dlg-reality").close();
-    noteRealityCheck(rc, { quiet: true });
-  } catch (error) {
-    $("#dlg-reality").close();
-    handleError(error);
-  }
-}
-
-async function openProtection() {
-  const dlg = $("#dlg-protection");
-  $("#limit-msg").textContent = "";
-  $("#exclusion-msg").textContent = "";
-  dlg.showModal();
-  await refreshProtection();
-}
-
-async function refreshProtection() {
-  try {
-    const [limits, exclusion, rc] = await Promise.all([api.limits(), api.exclusion(), api.realityCheck()]);
-    let facts = `<dt>${t("limitNow")}</dt><dd data-testid="limit-now">${money(limits.weekly_deposit_limit)}</dd>
-      <dt>${t("limitUsed")}</dt><dd>${money(limits.deposited_last_7_days)}</dd>
-      <dt>${t("limitLeft")}</dt><dd>${money(limits.remaining)}</dd>`;
-    if (limits.pending_limit !== null && limits.pending_limit !== undefined) {
-      facts += `<dt>${t("limitPending", { when: formatWhen(limits.pending_effective_at) })}</dt>
-        <dd data-testid="limit-pending">${money(limits.pending_limit)}</dd>`;
-    }
-    $("#limit-facts").innerHTML = facts;
-    $("#rc-facts").innerHTML = rcFacts(rc);
-    showExclusion(exclusion);
-  } catch (error) {
-    $("#limit-msg").textContent = errorText(error);
-  }
 }
 
 function showExclusion(exclusion) {
@@ -645,83 +597,12 @@ function showExclusion(exclusion) {
   setBusy(state.busy);
 }
 
-async function saveLimit(event) {
-  event.preventDefault();
-  const cents = parseEuros($("#limit-input").value);
-  const msg = $("#limit-msg");
-  if (cents === null || cents < 1) { msg.textContent = t("limitInvalid"); msg.className = "msg error"; return; }
-  msg.textContent = "";
-  msg.className = "msg";
-  try {
-    await api.setLimit(cents);
-    $("#limit-input").value = "";
-    await refreshProtection();  // "saved" appears with the new limit, not before it
-    msg.textContent = t("limitSaved");
-    msg.className = "msg ok";
-  } catch (error) {
-    msg.textContent = errorText(error);
-    msg.className = "msg error";
-  }
-}
+const protection = protectionViews({ api, money, errorText, handleError, noteRealityCheck,
+  showExclusion });
+const { openRealityCheck, acknowledgeReality, openProtection, saveLimit, selfExclude } = protection;
+const { openHistory, loadHistory } = historyViews({ api, money, errorText });
 
-async function selfExclude(event) {
-  event.preventDefault();
-  const msg = $("#exclusion-msg");
-  if (!$("#exclusion-confirm").checked) {
-    msg.textContent = t("exclusionConfirmNeeded");
-    msg.className = "msg error";
-    return;
-  }
-  try {
-    const exclusion = await api.exclude(Number($("#exclusion-days").value));
-    showExclusion(exclusion);
-    msg.textContent = "";
-    $("#exclusion-confirm").checked = false;
-  } catch (error) {
-    msg.textContent = errorText(error);
-    msg.className = "msg error";
-  }
-}
-
-// ---------------------------------------------------------------- history and pages
-
-function featureLabel(feature) {
-  if (feature === "star_wild") return t("featureStarWild");
-  if (feature === "hold_and_cash") return t("featureHoldAndCash");
-  return "";
-}
-
-async function openHistory() {
-  $("#history-list").innerHTML = "";
-  state.historyBefore = null;
-  $("#dlg-history").showModal();
-  await loadHistory();
-}
-
-async function loadHistory() {
-  const list = $("#history-list");
-  try {
-    const page = await api.rounds(20, state.historyBefore);
-    if (!page.rounds.length && !list.children.length) {
-      list.innerHTML = `<li class="empty">${t("historyEmpty")}</li>`;
-    }
-    for (const r of page.rounds) {
-      const li = document.createElement("li");
-      const feature = featureLabel(r.feature);
-      li.innerHTML = `<button type="button" data-round="${r.id}" class="${r.total_win > 0 ? "won" : ""}">
-        <span class="h-id">#${r.id}</span>
-        <span class="h-when">${formatWhen(r.created_at)}</span>
-        <span class="h-bet">${t("bet")} ${money(r.total_bet)}</span>
-        <span class="h-win">${t("win")} ${money(r.total_win)}</span>
-        ${feature ? `<span class="h-feature ${r.feature}">${feature}</span>` : ""}</button>`;
-      list.appendChild(li);
-    }
-    state.historyBefore = page.next_before;
-    $("#history-more").hidden = !page.next_before;
-  } catch (error) {
-    list.innerHTML = `<li class="empty error">${errorText(error)}</li>`;
-  }
-}
+// ---------------------------------------------------------------- pages
 
 function renderPages() {
   if (!state.game) return;
