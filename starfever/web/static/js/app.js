@@ -521,6 +521,7 @@ async function recoverInterrupted() {
 
 async function logout() {
   try { await api.logout(); } catch { /* the token is dropped either way */ }
+  if (operatorMode()) { location.assign(exitUrl()); return; }  // "stop playing": back to the operator
   showAuth();
 }
 

@@ -27,8 +27,9 @@ export class Sound {
     this.context = null;
     this.master = null;
     this.on = localStorage.getItem(ON_KEY) === "1";
-    const saved = Number(localStorage.getItem(VOLUME_KEY));
-    this.volume = Number.isFinite(saved) && saved >= 0 && saved <= 1 && localStorage.getItem(VOLUME_KEY) !== null ? saved : 0.6;
+    const saved = localStorage.getItem(VOLUME_KEY);
+    const volume = saved === null ? NaN : Number(saved);
+    this.volume = Number.isFinite(volume) && volume >= 0 && volume <= 1 ? volume : 0.6;
     this.played = [];  // the cues played (what the browser tests read)
   }
 
@@ -64,6 +65,8 @@ export class Sound {
     if (!this.on || !CUES[name]) return;
     this.#ensure();
     if (!this.context) return;
+    // turned on in an earlier visit: the browser starts the context at the first gesture
+    if (this.context.state === "suspended") this.context.resume?.();
     this.played.push(name);
     const now = this.context.currentTime;
     for (const [freq, start, length, wave, gain] of CUES[name]) {
