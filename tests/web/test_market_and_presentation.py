@@ -7,6 +7,7 @@ the page's language. Real server processes, Debian's Chromium."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from fractions import Fraction
 from typing import Any
 
@@ -293,3 +294,24 @@ def test_the_default_market_offers_every_bet_class(game: Game) -> None:
         if not game.page.is_disabled("#bet-up"):
             game.page.click("#bet-up")
     assert game.cents("#total-bet") == 2_000
+
+
+def test_a_spin_the_server_finds_too_early_is_sent_again_and_played_once(
+        strict_game: Game) -> None:
+    """Another client of the same player spins first: the page's spin is refused
+    ``round_too_soon`` (nothing debited), and the page sends the same request again until the
+    market's 2.5 s have passed; one round, one bet."""
+    game = strict_game
+    game.watch.allow("status of 429")  # the refusal the test provokes
+    name = game.new_player(5_000)
+    token = game.server.login(name)
+    other = game.server.spin(token)
+    assert other.status_code == 201
+    played = game.spin(timeout=15_000)
+    rounds = game.server.call("GET", "/rounds", token).json()["rounds"]
+    assert [r["id"] for r in rounds] == [played["id"], other.json()["round"]["id"]]
+    later, earlier = (datetime.fromisoformat(r["created_at"]) for r in rounds)
+    assert (later - earlier).total_seconds() >= 2.4  # refused, then sent again until allowed
+    net = sum(r["total_win"] - r["total_bet"] for r in rounds)
+    assert game.cents("#balance") == game.server.balance(token) == 5_000 + net
+    assert played["balance_after"] == 5_000 + net  # the page's round was the later one
