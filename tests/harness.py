@@ -552,7 +552,7 @@ def signed_launch(server: Server, secret: str, player_id: str,
                   **fields: Any) -> httpx.Response:
     """The operator's ``POST /launch`` for ``player_id``, signed with ``secret``."""
     body = protocol.encode({"player_id": player_id, "currency": "EUR", "language": "de",
-                            "market": "de", "return_url": "https://operator.example/lobby",
+                            "market": "at", "return_url": "https://operator.example/lobby",
                             **fields}, datetime.now(UTC))
     return server.call("POST", "/launch", content=body, headers={
         "Content-Type": "application/json",

@@ -53,7 +53,8 @@ ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
               "check to acknowledge)"),
         (413, "Request body over the size limit"),
         (422, "Values not acceptable (validation_error lists the fields)"),
-        (429, "Too many failed log-ins; the Retry-After header says when to try again"),
+        (429, "Too many failed log-ins, or a spin before the market's minimum round duration "
+              "(round_too_soon); the Retry-After header says when to try again"),
         (500, "The server failed; nothing was changed"),
         (502, "Operator mode: the operator's wallet refused a call for a reason of the "
               "integration; nothing was played"),

@@ -58,6 +58,11 @@ def serve(args: argparse.Namespace) -> int:
     os.environ[ENV_NAMES["database_url"]] = _database_url(args)
     if args.model:
         os.environ[ENV_NAMES["model"]] = args.model
+    if args.market:
+        from starfever.markets import load_market
+
+        load_market(args.market)  # an unknown name: one line naming the markets, exit 2
+        os.environ[ENV_NAMES["market"]] = args.market
     operator = wallet_mode(args)
     get_settings.cache_clear()
     settings = get_settings()  # every worker reads the same environment
@@ -83,8 +88,9 @@ def serve(args: argparse.Namespace) -> int:
         db.dispose()
     wallet = f"operator wallet {operator.url}" if operator else "ledger wallet"
     print(f"Star Fever serving on http://{args.host}:{args.port} "
-          f"(model {model.name} {model.version}, database {shown_url(settings.database_url)}, "
-          f"{wallet}; build sha256 {identity.software.build_sha256[:16]}..., software "
+          f"(model {model.name} {model.version}, market {settings.market}, database "
+          f"{shown_url(settings.database_url)}, {wallet}; build sha256 "
+          f"{identity.software.build_sha256[:16]}..., software "
           f"{'verified' if identity.software.ok else 'NOT verified'})", flush=True)
     uvicorn.run("starfever.server.app:app_from_env", factory=True, host=args.host,
                 port=args.port, workers=args.workers, log_level=args.log_level,
@@ -300,6 +306,9 @@ def register(sub: Any) -> None:
     p.add_argument("--database-url", help=url_help)
     p.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
     p.add_argument("--model", default=None, help="math model name or path (default: default)")
+    p.add_argument("--market", default=None,
+                   help="market profile: at (the default: the Austrian conditions) or strict "
+                        "(no Turbo or Skip, 2.5 s a round, net position always shown)")
     p.add_argument("--log-level", default="info",
                    choices=("critical", "error", "warning", "info", "debug"))
     p.add_argument("--wallet", choices=("ledger", "operator"), default=None,

@@ -344,3 +344,15 @@ class SignificantEvent(Base):
     """Canonical JSON object."""
     __table_args__ = (Index("ix_significant_events_kind", "kind", "id"),
                       Index("ix_significant_events_created", "created_at"))
+
+
+class SpinPacing(Base):
+    """When a player's last round began (and its key), for a market with a minimum round
+    duration (``services.pacing``): in the database, so every worker and machine sees it."""
+
+    __tablename__ = "spin_pacing"
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), primary_key=True)
+    last_spin_ms: Mapped[int] = mapped_column(BigInteger)
+    """Milliseconds since the epoch (UTC) of the last spin the pacing let through."""
+    last_key: Mapped[str] = mapped_column(String(128))
+    """Its Idempotency-Key: a retry of that very spin is never paced (it replays its round)."""

@@ -148,10 +148,12 @@ class TokenPublic(Public):
 
 
 class LaunchPublic(Public):
-    """Operator mode: the game's address with its single-use launch token."""
+    """Operator mode: the game's address with its single-use launch token, and the market
+    profile it is played under (as ``GET /game`` serves it)."""
 
     url: str
     expires_at: datetime
+    market: dict[str, Any]
 
 
 class RealityCheckPublic(Public):

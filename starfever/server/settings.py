@@ -71,6 +71,9 @@ class Settings:
     """SQLAlchemy-style URL: ``sqlite:///file.db`` or ``postgresql://user@host/db``."""
     model: str = "default"
     """The math model new rounds are played with (name or path)."""
+    market: str = "at"
+    """The market profile (``starfever.markets``): what the presentation may do, the least
+    time per round and the largest stake, enforced here and shown by the client."""
     environment: str = "development"
     """``development`` or ``production``; production refuses the development secret."""
     secret_key: str = DEVELOPMENT_SECRET
@@ -176,6 +179,12 @@ class Settings:
         if self.environment != "development" and not self.approved_model_hashes:
             raise SettingsError("STARFEVER_APPROVED_MODELS must list the SHA-256 of every model "
                                 "approved to play outside development")
+        from starfever.markets import UnknownMarket, load_market
+
+        try:
+            load_market(self.market)
+        except UnknownMarket as error:
+            raise SettingsError(f"STARFEVER_MARKET: {error}") from None
         if len(self.secret_key) < 16:
             raise SettingsError("STARFEVER_SECRET_KEY must be at least 16 characters")
         if not self.database_url.startswith(("sqlite", "postgresql", "postgres:")):
@@ -212,6 +221,7 @@ class Settings:
 ENV_NAMES: dict[str, str] = {
     "database_url": "STARFEVER_DATABASE_URL",
     "model": "STARFEVER_MODEL",
+    "market": "STARFEVER_MARKET",
     "environment": "STARFEVER_ENV",
     "secret_key": "STARFEVER_SECRET_KEY",
     "token_ttl_seconds": "STARFEVER_TOKEN_TTL_SECONDS",
