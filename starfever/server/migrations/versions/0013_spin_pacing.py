@@ -1,7 +1,7 @@
 """The market's minimum round duration: when each player's last round began (spin_pacing).
 
 Revision ID: 0013
-Revises: 0009
+Revises: 0012
 Create Date: 2026-12-01
 """
 
