@@ -262,6 +262,12 @@ class HealthPublic(Public):
 class ReadyPublic(Public):
     status: str
     database: str
+    wallet: str | None = None
+    """``/readyz``: ``answers`` (operator mode) or ``none`` (the ledger wallet)."""
+
+
+class LivePublic(Public):
+    status: str
 
 
 class PoolMetersPublic(Public):
