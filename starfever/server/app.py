@@ -126,8 +126,8 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     app.include_router(api)
     app.include_router(health.probes)
     _metrics_route(app, context)
-    mount_web(app, api_prefix=API_PREFIX)
-    mount_backoffice(app)
+    player_prefix = mount_web(app, api_prefix=API_PREFIX)
+    mount_backoffice(app, player_prefix=player_prefix)
     return app
 
 
