@@ -14,6 +14,7 @@ let pendingCashier = null; // {kind, username, amount, key} of a booking whose a
 let roundsBefore = null;
 let eventsBefore = null;
 let lastSearch = null;
+const latest = { players: 0, rounds: 0, events: 0 }; // only the newest answer of each is shown
 
 const when = (iso) => (iso ? iso.replace("T", " ").replace(/\.\d+/, "").replace("+00:00", " UTC") : "–");
 
@@ -91,7 +92,9 @@ function playerStatus(p) {
 }
 
 async function searchPlayers() {
+  const seq = ++latest.players;
   const data = await api.get("/operator/search/players", { q: $("#player-q").value.trim() });
+  if (seq !== latest.players) return;
   $("#players-body").innerHTML = data.players.map((p) => `<tr data-player="${esc(p.username)}">
     <td><button type="button" class="bo-link" data-open-player="${esc(p.username)}">${esc(p.username)}</button></td>
     <td class="num">${esc(money(p.balance))}</td><td>${esc(playerStatus(p))}</td>
@@ -191,7 +194,9 @@ async function searchRounds(more = false) {
     };
     roundsBefore = null;
   }
+  const seq = ++latest.rounds;
   const data = await api.get("/operator/rounds", { ...lastSearch, before: roundsBefore, limit: 50 });
+  if (seq !== latest.rounds) return;
   const rows = data.rounds.map((r) => `<tr data-round="${r.id}"><td>${r.id}</td><td>${esc(r.username)}</td>
     <td>${esc(when(r.created_at))}</td><td class="num">${esc(money(r.total_bet))}</td>
     <td class="num">${esc(money(r.total_win))}</td><td>${esc(r.feature || "–")}${r.test ? " (test)" : ""}</td>
@@ -242,7 +247,9 @@ async function loadAudit() {
 async function loadEvents(more = false) {
   const kind = $("#ev-kind").value;
   if (!more) eventsBefore = null;
+  const seq = ++latest.events;
   const data = await api.get("/operator/events", { kind: kind ? [kind] : [], before: eventsBefore, limit: 100 });
+  if (seq !== latest.events) return;
   const select = $("#ev-kind");
   if (select.options.length === 1) {
     select.insertAdjacentHTML("beforeend", data.kinds.map((k) => `<option value="${esc(k)}">${esc(k)}</option>`).join(""));
