@@ -262,8 +262,11 @@ class HealthPublic(Public):
 class ReadyPublic(Public):
     status: str
     database: str
-    wallet: str | None = None
-    """``/readyz``: ``answers`` (operator mode) or ``none`` (the ledger wallet)."""
+
+
+class ReadyzPublic(ReadyPublic):
+    wallet: str
+    """``answers`` (operator mode: the operator's wallet answered) or ``none`` (the ledger)."""
 
 
 class LivePublic(Public):

@@ -167,6 +167,34 @@ class AuditPublic(Public):
     """A signed statement of both chain heads now (as ``starfever chain-statement``)."""
 
 
+DAY_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+INSTANT_PATTERN = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?(Z|[+-]\d{2}:\d{2})?$"
+"""ISO 8601 only: pydantic's lax parsing would also take ``0.0`` for a date (1970-01-01)."""
+
+
+def _day(text: str | None, name: str) -> date | None:
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise Unprocessable(f"{name} {text!r} is not a calendar date", code="bad_period") \
+            from None
+
+
+def _instant(text: str | None, name: str) -> datetime | None:
+    """An ISO 8601 time in UTC (one without a zone is taken as UTC)."""
+    from datetime import UTC
+
+    if text is None:
+        return None
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise Unprocessable(f"{name} {text!r} is not a time", code="bad_period") from None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
 def _line(p: backoffice.PlayerLine) -> PlayerLinePublic:
     return PlayerLinePublic(username=p.username, balance=p.balance, created_at=p.created_at,
                             excluded_until=p.excluded_until, external_id=p.external_id)
@@ -226,8 +254,8 @@ def _round_line(r: Any, username: str) -> RoundLinePublic:
 def search_rounds(context: ContextDep, _operator: OperatorDep,
                   player: Annotated[str | None, Query(pattern=USERNAME_PATTERN)] = None,
                   round_id: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
-                  since: Annotated[datetime | None, Query()] = None,
-                  until: Annotated[datetime | None, Query()] = None,
+                  since: Annotated[str | None, Query(pattern=INSTANT_PATTERN)] = None,
+                  until: Annotated[str | None, Query(pattern=INSTANT_PATTERN)] = None,
                   line_bet: Annotated[int | None, Query(ge=1, le=100)] = None,
                   feature: Annotated[str | None, Query(
                       pattern="^(none|star_wild|hold_and_cash)$")] = None,
@@ -237,15 +265,10 @@ def search_rounds(context: ContextDep, _operator: OperatorDep,
     """Rounds of every player, newest first, by player, id, time (``since`` inclusive,
     ``until`` exclusive; ISO 8601, UTC without a zone), bet class, feature (``none`` for a
     plain spin) or smallest win; page on with ``before`` = ``next_before``."""
-    def utc(value: datetime | None) -> datetime | None:
-        from datetime import UTC
-
-        if value is None:
-            return None
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-    wanted = backoffice.RoundFilter(username=player, round_id=round_id, since=utc(since),
-                                    until=utc(until), line_bet=line_bet, feature=feature,
+    wanted = backoffice.RoundFilter(username=player, round_id=round_id,
+                                    since=_instant(since, "since"),
+                                    until=_instant(until, "until"), line_bet=line_bet,
+                                    feature=feature,
                                     min_win=min_win, before=before)
     found = backoffice.search_rounds(context.db, wanted, limit)
     return RoundSearchPublic(rounds=[_round_line(r, u) for r, u in found],
@@ -263,12 +286,12 @@ def recall_round(context: ContextDep, _operator: OperatorDep,
 
 @router.get("/meters")
 def meters(context: ContextDep, _operator: OperatorDep,
-           since: Annotated[date | None, Query()] = None,
-           until: Annotated[date | None, Query()] = None) -> MetersPublic:
+           since: Annotated[str | None, Query(pattern=DAY_PATTERN)] = None,
+           until: Annotated[str | None, Query(pattern=DAY_PATTERN)] = None) -> MetersPublic:
     """Bets, wins and GGR per UTC day and bet class (default the last 30 days), actual against
     theoretical RTP per class with 99 % intervals, the €€€ pool with its refills, and in
     operator mode the credits still pending."""
-    first, last = backoffice.day_range(since, until)
+    first, last = backoffice.day_range(_day(since, "since"), _day(until, "until"))
     by_model, by_class = operator.rtp(context.db)
     view = jackpot.read(context.db)
     seed = context.model.seed_cents

@@ -17,7 +17,13 @@ from sqlalchemy import text
 
 from starfever.server.api.deps import ContextDep
 from starfever.server.api.retry import RetryOnDisconnect
-from starfever.server.schemas import ErrorPublic, HealthPublic, LivePublic, ReadyPublic
+from starfever.server.schemas import (
+    ErrorPublic,
+    HealthPublic,
+    LivePublic,
+    ReadyPublic,
+    ReadyzPublic,
+)
 from starfever.server.services import readiness
 from starfever.server.services.errors import Unavailable
 
@@ -58,7 +64,7 @@ async def livez() -> LivePublic:
 
 
 @probes.get("/readyz", responses=NOT_READY)
-def readyz(context: ContextDep, request: Request) -> ReadyPublic:
+def readyz(context: ContextDep, request: Request) -> ReadyzPublic:
     """Ready for bets: not draining, a committed database write, and in operator mode an
     answer of the operator's wallet (``wallet``: ``answers``; ``none`` with the ledger)."""
     if request.app.state.drain.draining:
@@ -66,5 +72,5 @@ def readyz(context: ContextDep, request: Request) -> ReadyPublic:
     readiness.ready(context.db)
     if context.operator is not None:
         readiness.wallet_answers(context.operator)
-    return ReadyPublic(status="ready", database="writable",
-                       wallet="answers" if context.operator is not None else "none")
+    return ReadyzPublic(status="ready", database="writable",
+                        wallet="answers" if context.operator is not None else "none")
