@@ -153,7 +153,13 @@ def test_every_alert_names_metrics_of_a_real_scrape(databases: Databases,
         expect(server.call("POST", "/operator/sessions", json={
             "username": OPERATOR_USERNAME, "password": "wrong-password-1", "otp": "000000"}),
             401)
+        wallet.fault("credit", "error", times=10_000)  # a played round's credit stays pending
+        expect(server.spin(token, line_bet=1), 201)
+        meters = expect(server.call("GET", "/operator/meters", server.operator_token), 200)
+        pending = meters.json()["pending_credits"]
+        assert pending["count"] == 1 and pending["calls"][0]["username"]
         found = samples(server)
+        assert found["starfever_pending_credits{}"] == 1
         names = {key.split("{")[0] for key in found}
         for alert in alerts:
             for metric in set(re.findall(r"starfever_[a-z0-9_]+", alert["expr"])):
