@@ -159,3 +159,23 @@ def test_throttled_operator_log_ins_are_logged(server: Server) -> None:
     reasons = [e.detail["reason"] for e in _events(server.database_url, "operator_login_failed")
                if e.actor == name]
     assert reasons[0] == "too_many_attempts" and len(reasons) == 4
+
+
+@pytest.mark.slow
+def test_a_failed_audit_is_logged_with_its_first_problems(databases: Databases,
+                                                          tmp_path: Path) -> None:
+    server = start_server(databases, "sqlite", tmp_path)
+    try:
+        _name, token = server.player(deposit=1_000)
+        played = expect(server.spin(token, line_bet=1), 201).json()["round"]
+        with server.engine().begin() as conn:  # an insider pays themselves more
+            conn.execute(text("UPDATE rounds SET total_win = total_win + 500 WHERE id = :id"),
+                         {"id": played["id"]})
+        done = run_cli("audit", "--database-url", server.database_url)
+        assert done.returncode == 1, done.stdout + done.stderr
+        [failed] = _events(server.database_url, "audit_failed")
+        assert failed.detail["problems"] >= 1
+        assert any(f"round {played['id']}" in p for p in failed.detail["first_problems"])
+    finally:
+        server.stop()
+        databases.drop(server.database_url)
