@@ -11,7 +11,9 @@ Two kinds (ADR 0019):
   scrape targets, summed in PromQL.
 - **database gauges**, read at scrape time, the same from every worker and machine: the €€€
   pool and its refills, operator mode's pending credits, and per model and bet class the
-  realised game RTP minus the theoretical one, with the 99 % interval's half width. Their sums
+  realised game RTP minus the theoretical one, with the 99 % interval's half width (for models
+  whose exact figures are cached: the shipped ones, and any ``starfever rtp`` has seen; a
+  scrape never spends the 90 s of computing them). Their sums
   are kept per process and extended by the rounds stored since the last scrape (round ids only
   grow), so a scrape reads only new rows.
 """
@@ -22,6 +24,7 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
@@ -135,6 +138,17 @@ class _RtpSums:
 _sums: dict[int, _RtpSums] = {}
 
 
+@lru_cache(maxsize=16)
+def _known_figures(name: str, version: str) -> bool:
+    """Whether the model's exact figures are cached or shipped: a scrape never computes them
+    (a new model takes about 90 s; ``starfever rtp --model`` caches them)."""
+    from starfever.engine.model import load_model_version
+    from starfever.math.figures import cached
+
+    model = load_model_version(name, version)
+    return model is not None and cached(model) is not None
+
+
 class DatabaseCollector(Collector):
     """The gauges read from the database at scrape time."""
 
@@ -173,6 +187,8 @@ class DatabaseCollector(Collector):
         for r in sums.update(self.db):
             key = [r.model_name, r.model_version, str(r.line_bet)]
             stored.add_metric(key, r.rounds)
+            if not _known_figures(r.model_name, r.model_version):
+                continue
             theory = theoretical(r.model_name, r.model_version)
             if theory is None or r.actual_game_rtp is None:
                 continue
