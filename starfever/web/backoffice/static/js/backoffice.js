@@ -16,7 +16,7 @@ let eventsBefore = null;
 let lastSearch = null;
 const latest = { players: 0, rounds: 0, events: 0 }; // only the newest answer of each is shown
 
-const when = (iso) => (iso ? iso.replace("T", " ").replace(/\.\d+/, "").replace("+00:00", " UTC") : "–");
+const when = (iso) => (iso ? iso.replace("T", " ").replace(/\.\d+/, "").replace(/(\+00:00|Z)$/, " UTC") : "–");
 
 function status(text, kind = "error") {
   const el = $("#status");

@@ -4,7 +4,7 @@ import { esc } from "./boapi.js";
 
 const $ = (sel) => document.querySelector(sel);
 const pct = (x, digits = 2) => (x === null || x === undefined ? "–" : `${(x * 100).toFixed(digits)} %`);
-const when = (iso) => (iso ? iso.replace("T", " ").replace(/\.\d+/, "").replace("+00:00", " UTC") : "–");
+const when = (iso) => (iso ? iso.replace("T", " ").replace(/\.\d+/, "").replace(/(\+00:00|Z)$/, " UTC") : "–");
 
 export function showMeters(data, money) {
   $("#m-since").value = data.since;
