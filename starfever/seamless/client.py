@@ -9,7 +9,8 @@ unknown. A ``4xx`` is :class:`WalletRefused`: final, with the operator's error c
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -83,6 +84,17 @@ class WalletEndpoint:
         return WalletReply(balance, operator_id if isinstance(operator_id, str) else None)
 
 
+CallObserver = Callable[[str, float, str | None], None]
+"""Told of every call: method, seconds, and ``None``, ``"refused"`` or ``"unavailable"``."""
+observers: list[CallObserver] = []
+"""The server's metrics register here (``starfever.server.metrics``)."""
+
+
+def _observed(method: str, started: float, failure: str | None) -> None:
+    for observer in observers:
+        observer(method, time.perf_counter() - started, failure)
+
+
 class WalletClient:
     """Blocking calls (for the command line, the reconciler and threads)."""
 
@@ -94,11 +106,21 @@ class WalletClient:
     def call(self, method: str, fields: Mapping[str, Any]) -> WalletReply:
         """One call; raises :class:`WalletRefused` or :class:`WalletUnavailable`."""
         url, body, headers = self.endpoint.request(method, fields)
+        started = time.perf_counter()
         try:
             response = self.http.post(url, content=body, headers=headers)
+            reply = self.endpoint.reply(method, response)
         except httpx.HTTPError as error:
+            _observed(method, started, "unavailable")
             raise WalletUnavailable(f"{method}: {type(error).__name__}: {error}") from None
-        return self.endpoint.reply(method, response)
+        except WalletRefused:
+            _observed(method, started, "refused")
+            raise
+        except WalletUnavailable:
+            _observed(method, started, "unavailable")
+            raise
+        _observed(method, started, None)
+        return reply
 
     def close(self) -> None:
         self.http.close()
@@ -117,11 +139,21 @@ class AsyncWalletClient:
     async def call(self, method: str, fields: Mapping[str, Any]) -> WalletReply:
         """One call; raises :class:`WalletRefused` or :class:`WalletUnavailable`."""
         url, body, headers = self.endpoint.request(method, fields)
+        started = time.perf_counter()
         try:
             response = await self.http.post(url, content=body, headers=headers)
+            reply = self.endpoint.reply(method, response)
         except httpx.HTTPError as error:
+            _observed(method, started, "unavailable")
             raise WalletUnavailable(f"{method}: {type(error).__name__}: {error}") from None
-        return self.endpoint.reply(method, response)
+        except WalletRefused:
+            _observed(method, started, "refused")
+            raise
+        except WalletUnavailable:
+            _observed(method, started, "unavailable")
+            raise
+        _observed(method, started, None)
+        return reply
 
     async def close(self) -> None:
         await self.http.aclose()

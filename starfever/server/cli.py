@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from starfever.engine.errors import InputError
@@ -38,6 +40,11 @@ def database_problem(url: str, error: BaseException) -> InputError:
 
 def serve(args: argparse.Namespace) -> int:
     """Migrate the database, then serve the API with uvicorn."""
+    with metrics_directory():  # before prometheus_client is imported: its mode is chosen then
+        return _serve(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
     import uvicorn
     from sqlalchemy.exc import SQLAlchemyError
 
@@ -45,6 +52,7 @@ def serve(args: argparse.Namespace) -> int:
     from starfever.server.app import TEST_MODE_WARNING
     from starfever.server.db import Database, migrate
     from starfever.server.identity import check_startup, record_approved_models
+    from starfever.server.logs import log_config
     from starfever.server.services.anchor import ensure_boundary
     from starfever.server.services.events import record_start
     from starfever.server.services.jackpot import ensure_pool
@@ -94,8 +102,9 @@ def serve(args: argparse.Namespace) -> int:
           f"{'verified' if identity.software.ok else 'NOT verified'})", flush=True)
     uvicorn.run("starfever.server.app:app_from_env", factory=True, host=args.host,
                 port=args.port, workers=args.workers, log_level=args.log_level,
-                access_log=args.log_level in ("debug", "info"), http=NoDelayHTTPProtocol,
-                timeout_keep_alive=settings.keep_alive_seconds,
+                log_config=log_config(args.log_format, args.log_level),
+                access_log=False,  # the server's own access log (logs.access): no query string
+                http=NoDelayHTTPProtocol, timeout_keep_alive=settings.keep_alive_seconds,
                 # forwarded headers only from the configured proxies (uvicorn's default
                 # trusts any 127.0.0.1 peer, or $FORWARDED_ALLOW_IPS)
                 proxy_headers=bool(settings.forwarded_allow_ips),
@@ -103,7 +112,30 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
-NOT_RECORDED = frozenset(("secret_key", "database_url"))
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+@contextmanager
+def metrics_directory() -> Iterator[None]:
+    """A fresh directory for ``prometheus_client``'s multiprocess mode, for every worker of
+    this server (set before any worker starts, removed when the server ends); one given in
+    ``$PROMETHEUS_MULTIPROC_DIR`` is used as it is (the operator clears it between runs)."""
+    import shutil
+    import tempfile
+
+    if os.environ.get(MULTIPROCESS_ENV):
+        yield
+        return
+    directory = tempfile.mkdtemp(prefix="starfever-metrics-")
+    os.environ[MULTIPROCESS_ENV] = directory
+    try:
+        yield
+    finally:
+        del os.environ[MULTIPROCESS_ENV]
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+NOT_RECORDED = frozenset(("secret_key", "database_url", "metrics_token"))
 """Settings the significant-events log leaves out: a secret, and a URL that may hold one."""
 
 
@@ -311,6 +343,8 @@ def register(sub: Any) -> None:
                         "(no Turbo or Skip, 2.5 s a round, net position always shown)")
     p.add_argument("--log-level", default="info",
                    choices=("critical", "error", "warning", "info", "debug"))
+    p.add_argument("--log-format", choices=("json", "text"), default="json",
+                   help="json (one object a line, with the request id; the default) or text")
     p.add_argument("--wallet", choices=("ledger", "operator"), default=None,
                    help="ledger (embedded, the default) or operator (the operator's wallet at "
                         "--wallet-url; secret in $STARFEVER_OPERATOR_SECRET)")

@@ -271,6 +271,15 @@ class ReadyPublic(Public):
     database: str
 
 
+class ReadyzPublic(ReadyPublic):
+    wallet: str
+    """``answers`` (operator mode: the operator's wallet answered) or ``none`` (the ledger)."""
+
+
+class LivePublic(Public):
+    status: str
+
+
 class PoolMetersPublic(Public):
     pool: int
     seed: int

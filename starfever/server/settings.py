@@ -132,6 +132,12 @@ class Settings:
     ``timeout_keep_alive``)."""
     test_mode: bool = False
     """``STARFEVER_TEST_MODE=1``: spins may carry ``test_draws``. Never in production."""
+    drain_seconds: int = 30
+    """On SIGTERM, how long the server drains at most (new spins answered 503, the spins
+    taken finished) before it shuts down."""
+    metrics_token: str = ""
+    """A bearer token ``/metrics`` requires; empty (the default): ``/metrics`` answers only
+    loopback and private addresses."""
     audit_key_file: str = ""
     """A file holding the key (at least 32 bytes) of the HMAC that chains rounds and cashier
     entries and signs chain statements; kept outside the database, so an insider who can
@@ -197,7 +203,7 @@ class Settings:
                      "operator_login_max_failures",
                      "request_read_timeout_seconds", "keep_alive_seconds",
                      "registrations_per_address", "registration_window_seconds",
-                     "max_concurrent_hashes"):
+                     "max_concurrent_hashes", "drain_seconds"):
             if getattr(self, name) <= 0:
                 raise SettingsError(f"{ENV_NAMES[name]} must be positive, "
                                     f"got {getattr(self, name)}")
@@ -246,6 +252,8 @@ ENV_NAMES: dict[str, str] = {
     "test_mode": "STARFEVER_TEST_MODE",
     "audit_key_file": "STARFEVER_AUDIT_KEY_FILE",
     "approved_models": "STARFEVER_APPROVED_MODELS",
+    "drain_seconds": "STARFEVER_DRAIN_SECONDS",
+    "metrics_token": "STARFEVER_METRICS_TOKEN",
 }
 """Setting -> environment variable (documented in docs/server.md)."""
 

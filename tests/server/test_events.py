@@ -57,16 +57,7 @@ def test_record_refuses_unknown_kinds_and_secrets(tmp_path: Path) -> None:
         db.dispose()
 
 
-@pytest.fixture(scope="module")
-def started(request: pytest.FixtureRequest, databases: Databases,
-            tmp_path_factory: pytest.TempPathFactory) -> Server:
-    server = start_server(databases, "sqlite", tmp_path_factory.mktemp("events"))
-    request.addfinalizer(lambda: (server.stop(), databases.drop(server.database_url)))
-    return server
-
-
-def test_operator_log_ins_and_failures_are_logged_without_secrets(started: Server) -> None:
-    server = started
+def test_operator_log_ins_and_failures_are_logged_without_secrets(server: Server) -> None:
     wrong = server.call("POST", "/operator/sessions", json={
         "username": OPERATOR_USERNAME, "password": "not-the-password-1",
         "otp": "123456"})
@@ -83,8 +74,7 @@ def test_operator_log_ins_and_failures_are_logged_without_secrets(started: Serve
     assert server.operator_token not in stored
 
 
-def test_limit_changes_exclusions_and_refills_are_logged(started: Server) -> None:
-    server = started
+def test_limit_changes_exclusions_and_refills_are_logged(server: Server) -> None:
     name, token = server.player(deposit=10_000)
     expect(server.call("PUT", "/limits", token, json={"weekly_deposit_limit": 30_000}), 200)
     [change] = [e for e in _events(server.database_url, "limit_changed") if e.actor == name]
@@ -103,16 +93,14 @@ def test_limit_changes_exclusions_and_refills_are_logged(started: Server) -> Non
     assert excluded.detail["days"] == 7 and excluded.detail["extended"] is True
 
 
-def test_a_refused_change_leaves_no_event(started: Server) -> None:
-    server = started
+def test_a_refused_change_leaves_no_event(server: Server) -> None:
     name, token = server.player()
     refused = server.call("PUT", "/limits", token, json={"weekly_deposit_limit": -5})
     assert refused.status_code == 422
     assert not [e for e in _events(server.database_url, "limit_changed") if e.actor == name]
 
 
-def test_the_audit_logs_its_result(started: Server) -> None:
-    server = started
+def test_the_audit_logs_its_result(server: Server) -> None:
     done = run_cli("audit", "--database-url", server.database_url)
     assert done.returncode == 0, done.stdout + done.stderr
     passed = _events(server.database_url, "audit_passed", "audit_failed")[0]
@@ -153,10 +141,9 @@ def test_server_start_logs_model_and_settings_when_they_change(
         databases.drop(server.database_url)
 
 
-def test_throttled_operator_log_ins_are_logged(started: Server) -> None:
+def test_throttled_operator_log_ins_are_logged(server: Server) -> None:
     """The third wrong code locks the operator out for the window: each refusal, the lock-out
     included, is a failure in the log (the module's operator logged in before)."""
-    server = started
     name = "boss2"
     from tests.harness import create_operator
 
@@ -172,3 +159,23 @@ def test_throttled_operator_log_ins_are_logged(started: Server) -> None:
     reasons = [e.detail["reason"] for e in _events(server.database_url, "operator_login_failed")
                if e.actor == name]
     assert reasons[0] == "too_many_attempts" and len(reasons) == 4
+
+
+@pytest.mark.slow
+def test_a_failed_audit_is_logged_with_its_first_problems(databases: Databases,
+                                                          tmp_path: Path) -> None:
+    server = start_server(databases, "sqlite", tmp_path)
+    try:
+        _name, token = server.player(deposit=1_000)
+        played = expect(server.spin(token, line_bet=1), 201).json()["round"]
+        with server.engine().begin() as conn:  # an insider pays themselves more
+            conn.execute(text("UPDATE rounds SET total_win = total_win + 500 WHERE id = :id"),
+                         {"id": played["id"]})
+        done = run_cli("audit", "--database-url", server.database_url)
+        assert done.returncode == 1, done.stdout + done.stderr
+        [failed] = _events(server.database_url, "audit_failed")
+        assert failed.detail["problems"] >= 1
+        assert any(f"round {played['id']}" in p for p in failed.detail["first_problems"])
+    finally:
+        server.stop()
+        databases.drop(server.database_url)

@@ -174,8 +174,10 @@ def check_deposit(session: Session, settings: Settings, account: Account, amount
                         f"in the last 7 days)", code="deposit_limit_exceeded")
 
 
-def self_exclude(db: Database, principal: Principal, days: int) -> datetime:
-    """Exclude the player for ``days`` days from now (never shortens a running exclusion).
+def self_exclude(db: Database, principal: Principal, days: int, *,
+                 actor: str | None = None) -> datetime:
+    """Exclude the player for ``days`` days from now (never shortens a running exclusion);
+    ``actor``: the operator who recorded it for the player (the event log's actor).
 
     One conditional UPDATE: the database compares with the value as it is when the row is
     written (PostgreSQL re-checks the condition after waiting for a concurrent writer's row
@@ -192,7 +194,7 @@ def self_exclude(db: Database, principal: Principal, days: int) -> datetime:
                                 .where(Account.id == principal.account_id))
         if stored is None:
             raise NotFound("no such player", code="player_not_found")
-        events.record(session, "self_exclusion", actor=principal.username, detail={
+        events.record(session, "self_exclusion", actor=actor or principal.username, detail={
             "player": principal.username, "days": days, "until": stored,
             "extended": stored == until})
         return stored
