@@ -402,10 +402,12 @@ class Server:
                 self._operator_token = str(expect(response, 201).json()["token"])
             return self._operator_token
 
-    def deposit(self, username: str, amount: int) -> httpx.Response:
-        """Deposit ``amount`` cents for the player, as the operator."""
+    def deposit(self, username: str, amount: int, key: str | None = None) -> httpx.Response:
+        """Deposit ``amount`` cents for the player, as the operator, under a fresh (or the
+        given) ``Idempotency-Key``."""
         response = self.call("POST", f"/players/{username}/deposits", self.operator_token,
-                             json={"amount": amount})
+                             json={"amount": amount},
+                             headers={"Idempotency-Key": key or uuid.uuid4().hex})
         return expect(response, 201)
 
     def spin(self, token: str, line_bet: int = 1, key: str | None = None,

@@ -320,3 +320,28 @@ class KnownClient(Base):
     username: Mapped[str] = mapped_column(String(32), primary_key=True)
     client: Mapped[str] = mapped_column(String(64), primary_key=True)
     last_login_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
+class CashierTransaction(Base):
+    """A deposit or withdrawal sent with an ``Idempotency-Key`` (ADR 0017): the key, unique
+    over the installation, names the request's one booking, so a retry finds it and books
+    nothing."""
+
+    __tablename__ = "cashier_transactions"
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    idempotency_key: Mapped[str] = mapped_column(String(128))
+    kind: Mapped[str] = mapped_column(String(16))
+    """``deposit`` or ``withdrawal``."""
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
+    operator_id: Mapped[int | None] = mapped_column(ForeignKey("accounts.id"))
+    """The operator account that sent it."""
+    amount: Mapped[int] = mapped_column(BigInteger)
+    entry_id: Mapped[int] = mapped_column(ForeignKey("ledger_entries.id"))
+    """The wallet's ledger entry it booked."""
+    balance_after: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    __table_args__ = (
+        CheckConstraint("kind IN ('deposit', 'withdrawal')", name="ck_cashier_transactions_kind"),
+        Index("uq_cashier_transactions_key", "idempotency_key", unique=True),
+        Index("uq_cashier_transactions_entry", "entry_id", unique=True),
+    )
