@@ -295,6 +295,35 @@ def test_a_server_killed_while_the_debit_reply_is_on_its_way_plays_the_retry_onc
     databases.drop(started.database_url)
 
 
+def test_a_debit_left_without_its_round_by_a_crash_is_rolled_back_once_stale(
+        kind: DatabaseKind, databases: Databases, wallet: OperatorWallet,
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """As above, but the client never comes back: the restarted server's retrier rolls the
+    debit back once it is older than its staleness (30 s at least), the operator refunds it,
+    and no round exists anywhere."""
+    started = start_server(databases, kind, tmp_path_factory.mktemp("operator-stale-debit"),
+                           operator_mode_env(wallet, timeout=5),
+                           args=operator_mode_args(wallet), own_process_group=True)
+    with started as server:
+        player_id, token = _player(server, wallet, 1_000)
+        wallet.fault("debit", "delay", seconds=4)
+        sent = threading.Thread(target=lambda: _ignore_transport_errors(
+            server, token, uuid.uuid4().hex))
+        sent.start()
+        _wait_for(lambda: len(_applied(wallet, player_id, "debit")) == 1)
+        server.kill()
+        sent.join()
+        assert wallet.balance(player_id) == 1_000 - BET
+        server.start()
+        _wait_for(lambda: wallet.balance(player_id) == 1_000, seconds=90)
+        assert len(_applied(wallet, player_id, "rollback")) == 1
+        assert _rounds(server, token) == []
+        assert [c["status"] for c in _calls(server, "kind = 'debit'")] == ["rolled_back"]
+        _wait_for(lambda: run_cli("reconcile", "--database-url",
+                                  server.database_url).returncode == 0)
+    databases.drop(started.database_url)
+
+
 def _ignore_transport_errors(server: Server, token: str, key: str) -> None:
     with contextlib.suppress(httpx.TransportError):  # the server was killed under it
         server.spin(token, key=key)
