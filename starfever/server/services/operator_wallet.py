@@ -30,6 +30,7 @@ import hashlib
 import logging
 import queue
 import threading
+import time
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -543,9 +544,9 @@ class _Ack:
 
 
 class Retrier:
-    """A thread of the server process: every ``config.retry`` seconds it rolls back stale
-    debits and resends what is due. Every worker runs one; the operator's idempotency makes
-    two sends of one call harmless."""
+    """A thread of the server process: every ``config.retry`` seconds it resends what is due,
+    and every third of the staleness it rolls back stale debits. Every worker runs one; the
+    operator's idempotency makes two sends of one call harmless."""
 
     def __init__(self, wallet: OperatorWallet) -> None:
         self.wallet = wallet
@@ -564,9 +565,16 @@ class Retrier:
         self._thread.join(timeout=self.wallet.config.timeout + 5)
 
     def _run(self) -> None:
+        # the search for stale debits reads every debit not rolled back (a played one stays
+        # acknowledged), so it runs every third of the staleness, not at every retry: a debit
+        # left without its round is rolled back between 1 and 1 1/3 staleness after it
+        every = self.wallet.stale.total_seconds() / 3
+        searched = float("-inf")
         while not self._stop.wait(self.wallet.config.retry):
             try:
-                self.wallet.roll_back_stale_debits()
+                if time.monotonic() - searched >= every \
+                        and self.wallet.roll_back_stale_debits() < RETRY_BATCH:
+                    searched = time.monotonic()  # (a full batch: look again at the next tick)
                 self.wallet.resend_due()
             except Exception:  # keep retrying: the next round may find the database back
                 log.exception("the wallet retrier failed; trying again")
