@@ -15,7 +15,9 @@ Checked, in one read transaction:
   limits, and any signed statements of the chain heads given.
 - operator mode (no wallet rows: the player's side of a round is the ``operator`` book): each
   such round was played on an acknowledged debit of its total bet, and has exactly one credit
-  recorded, of its total win with its €€€ part (``wallet_calls``).
+  recorded, of its total win with its €€€ part (``wallet_calls``);
+- each deposit or withdrawal booked under an ``Idempotency-Key`` against the wallet entry it
+  names (``services.cashier.audit_problems``).
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from starfever.server.models import (
     Wallet,
     WalletCall,
 )
-from starfever.server.services import ledger
+from starfever.server.services import cashier, ledger
 from starfever.server.services.chain import GENESIS_HASH, canonical_json, round_hash
 from starfever.server.services.jackpot import POOL_ID
 from starfever.server.settings import Settings
@@ -211,6 +213,7 @@ def run_audit(db: Database, settings: Settings | None = None,
                                    f"stored round is {prev_id}")
         _check_books(session, report, pool_row, pool, carry)
         _check_operator_calls(session, report, operator_rounds)
+        report.problems.extend(cashier.audit_problems(session))
         for name, statement in statements:
             audit_chains.check_statement(session, key, statement, report.problems, name)
             report.statements_checked += 1

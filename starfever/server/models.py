@@ -356,3 +356,28 @@ class SpinPacing(Base):
     """Milliseconds since the epoch (UTC) of the last spin the pacing let through."""
     last_key: Mapped[str] = mapped_column(String(128))
     """Its Idempotency-Key: a retry of that very spin is never paced (it replays its round)."""
+
+
+class CashierTransaction(Base):
+    """A deposit or withdrawal sent with an ``Idempotency-Key`` (ADR 0017): the key, unique
+    over the installation, names the request's one booking, so a retry finds it and books
+    nothing."""
+
+    __tablename__ = "cashier_transactions"
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    idempotency_key: Mapped[str] = mapped_column(String(128))
+    kind: Mapped[str] = mapped_column(String(16))
+    """``deposit`` or ``withdrawal``."""
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
+    operator_id: Mapped[int | None] = mapped_column(ForeignKey("accounts.id"))
+    """The operator account that sent it."""
+    amount: Mapped[int] = mapped_column(BigInteger)
+    entry_id: Mapped[int] = mapped_column(ForeignKey("ledger_entries.id"))
+    """The wallet's ledger entry it booked."""
+    balance_after: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    __table_args__ = (
+        CheckConstraint("kind IN ('deposit', 'withdrawal')", name="ck_cashier_transactions_kind"),
+        Index("uq_cashier_transactions_key", "idempotency_key", unique=True),
+        Index("uq_cashier_transactions_entry", "entry_id", unique=True),
+    )

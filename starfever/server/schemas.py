@@ -185,9 +185,21 @@ class LedgerPagePublic(Public):
 
 
 class CashierPublic(Public):
+    """A booked deposit or withdrawal."""
+
     username: str
+    kind: str
+    """``deposit`` or ``withdrawal``."""
     amount: int
     balance: int
+    """The player's balance right after this booking (the same in every retry's answer)."""
+    transaction_id: int
+    """The id of its wallet ledger entry (``GET /wallet/entries`` shows it to the player)."""
+    idempotency_key: str | None
+    """The key it was booked under, ``None`` if it was sent without one."""
+    created_at: datetime
+    replayed: bool
+    """``True`` in the answer to a retry: the first booking's result, nothing moved now."""
 
 
 class RoundSummary(Public):

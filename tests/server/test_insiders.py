@@ -169,6 +169,9 @@ def test_a_signed_statement_of_the_chain_heads_catches_a_cut_chain(
                 "SELECT id, chain_hash FROM ledger_entries WHERE book = 'wallet' AND kind = "
                 "'deposit' AND id < :i ORDER BY id DESC LIMIT 1"), {"i": last}).one()
             conn.execute(text("UPDATE wallets SET balance = balance - 2000"))
+            # with the record of its Idempotency-Key (ADR 0017), which names the entry
+            conn.execute(text("DELETE FROM cashier_transactions WHERE entry_id = :i"),
+                         {"i": last})
             conn.execute(text("DELETE FROM ledger_entries WHERE id IN (:i, :j)"),
                          {"i": last, "j": last + 1})
             conn.execute(text("UPDATE chain_head SET last_round_id = :i, last_hash = :h "

@@ -3,7 +3,7 @@ self-exclusions, settings and model changes, €€€ refills, audit results. O
 written in the transaction of what it records.
 
 Revision ID: 0011
-Revises: 0009
+Revises: 0010
 Create Date: 2026-12-01
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0011"
-down_revision = "0009"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 
