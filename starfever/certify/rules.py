@@ -14,17 +14,21 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
 
 from starfever.engine.errors import InputError
 from starfever.engine.model import MathModel
+from starfever.markets import MarketProfile
 
 I18N_JS = Path(__file__).resolve().parent.parent / "web" / "static" / "js" / "i18n.js"
 LANGUAGES = ("de", "en")
 NEEDED = ("rulesHtml", "ptIntro", "ptSymbol", "ptOf", "wildRule", "coinRule", "jackpotRule",
-          "linesTitle", "paytable", "rules", "bet")
+          "linesTitle", "paytable", "rules", "totalBetWord", "maxWinCap", "maxWinNone",
+          "marketHtml", "marketTurboYes", "marketTurboNo", "marketSkipYes", "marketSkipNo",
+          "marketMinRound", "marketClock")
 _SECTION = re.compile(r"^\s{2}(de|en): \{$", re.MULTILINE)
 _ENTRY = re.compile(r'(\w+):\s*("(?:[^"\\\n]|\\.)*"|`[^`]*`)', re.DOTALL)
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -74,17 +78,66 @@ def fill(text: str, values: dict[str, Any]) -> str:
     return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), text)
 
 
-def rules_values(game: dict[str, Any], lang: str) -> dict[str, Any]:
-    """What ``pages.js``'s ``renderRules`` passes to ``rulesHtml``."""
+def js_number(x: float | int | str, lang: str) -> str:
+    """``pages.js``'s ``number``: JavaScript's ``String(x)`` (no ".0" on a whole number), with a
+    decimal comma in German."""
+    if isinstance(x, float) and x.is_integer():
+        x = int(x)
+    text = str(x)
+    return text.replace(".", ",") if lang == "de" else text
+
+
+def percent(fraction: float, lang: str) -> str:
+    """``pages.js``'s ``percent``: a fraction as a percentage with two decimals."""
+    return js_number(f"{fraction * 100:.2f}", lang)
+
+
+def rules_values(game: dict[str, Any], texts: dict[str, str], lang: str,
+                 line_bet: int) -> dict[str, Any]:
+    """What ``pages.js``'s ``renderRules`` passes to ``rulesHtml`` at ``line_bet``."""
     hc = game["hold_and_cash"]
-    rtp = str(game["advertised_rtp"])
+    market = game["market"]
+    total_bet = line_bet * game["line_count"]
+    cap = (game.get("max_win") or {}).get("cap_x")
+    largest = (game.get("max_win") or {}).get("largest_x") or {}
+    if cap:
+        max_win = fill(texts["maxWinCap"], {"cap": cap,
+                                             "amount": format_cents(cap * total_bet, lang)})
+    else:
+        max_win = fill(texts["maxWinNone"], {
+            "base": js_number(largest.get("base", "–"), lang),
+            "star": js_number(largest.get("star_wild", "–"), lang), "mega": hc["mega"]})
+    min_round = market.get("min_round_ms") or 0
+    market_html = fill(texts["marketHtml"], {
+        "name": market["name"],
+        "turbo": texts["marketTurboYes" if market.get("turbo") else "marketTurboNo"],
+        "skip": texts["marketSkipYes" if market.get("slam_stop") else "marketSkipNo"],
+        "minRound": fill(texts["marketMinRound"], {"s": js_number(min_round / 1000, lang)})
+        if min_round else "",
+        "maxStake": format_cents(market["max_stake_cents"], lang),
+        "clock": texts["marketClock"] if market.get("show_net_position") else "",
+    })
+    rtp = game.get("rtp") or {}
+    jackpot = game["jackpot"]
+    rate = jackpot.get("contribution_rate")
+    model = game.get("model")
     return {
         "lines": game["line_count"],
         "classes": ", ".join(format_cents(c, lang) for c in game["bet_classes"]),
         "mult": game["mwild_multiplier"], "sw": game["star_wild_coins"],
         "hc": game["hold_and_cash_coins"], "cash": ", ".join(map(str, hc["cash_values"])),
         "respins": hc["respins"], "minor": hc["minor"], "major": hc["major"],
-        "mega": hc["mega"], "rtp": rtp.replace(".", ",") if lang == "de" else rtp,
+        "mega": hc["mega"],
+        "model": f"{model['name']} {model['version']}" if model else "–",
+        "rtp": percent(rtp["total"], lang) if "total" in rtp else "–",
+        "rtpGame": percent(rtp["game"], lang) if "game" in rtp else "–",
+        "rtpJackpot": percent(rtp["progressive"], lang) if "progressive" in rtp else "–",
+        "contribution": "–" if rate is None
+        else js_number(math.floor(rate * 10000 + 0.5) / 100, lang),
+        "seed": "–" if jackpot.get("seed_cents") is None
+        else format_cents(jackpot["seed_cents"], lang),
+        "maxWin": max_win,
+        "market": market_html,
     }
 
 
@@ -114,23 +167,25 @@ def paytable_html(game: dict[str, Any], texts: dict[str, str], lang: str,
             f"{coin}</p>\n"
             f"<p><b>{esc(names['JACKPOT'])}</b> – {texts['jackpotRule']}</p>\n"
             f"<p><b>MINOR</b> {hc['minor']}× · <b>MAJOR</b> {hc['major']}× · <b>MEGA</b> "
-            f"{hc['mega']}× · CASH {'/'.join(map(str, hc['cash_values']))}× ({texts['bet']} "
+            f"{hc['mega']}× · CASH {'/'.join(map(str, hc['cash_values']))}× "
+            f"{texts['totalBetWord']} ("
             f"{format_cents(line_bet * game['line_count'], lang)})</p>\n"
             f"<h3>{texts['linesTitle']}</h3>\n<ol class=\"lines\">{lines}</ol>")
 
 
-def render(model: MathModel, path: Path = I18N_JS) -> dict[str, dict[str, str]]:
+def render(model: MathModel, path: Path = I18N_JS,
+           market: MarketProfile | None = None) -> dict[str, dict[str, str]]:
     """Per language: ``html`` (a page with the rules and the paytable as the client shows
     them, at the smallest line bet) and ``text`` (the same as plain text)."""
     from starfever.web.routes import game_data
 
-    game = game_data(model)
+    game = game_data(model, market)
     strings = client_strings(path)
     line_bet = min(game["bet_classes"])
     out: dict[str, dict[str, str]] = {}
     for lang in LANGUAGES:
         texts = strings[lang]
-        rules = fill(texts["rulesHtml"], rules_values(game, lang)).strip()
+        rules = fill(texts["rulesHtml"], rules_values(game, texts, lang, line_bet)).strip()
         table = paytable_html(game, texts, lang, line_bet)
         title = f"Star Fever — {texts['paytable']} &amp; {texts['rules']}"
         page = (f'<!doctype html>\n<html lang="{lang}"><head><meta charset="utf-8">'

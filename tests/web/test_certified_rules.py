@@ -24,9 +24,10 @@ def test_the_bundles_rules_are_the_ones_players_see(game: Game, model: MathModel
                                                     lang: str) -> None:
     data = game_data(model)
     texts = rules.client_strings()[lang]
-    ours = rules.fill(texts["rulesHtml"], rules.rules_values(data, lang))
+    line_bet = min(data["bet_classes"])
+    ours = rules.fill(texts["rulesHtml"], rules.rules_values(data, texts, lang, line_bet))
     expected = _lines(rules.as_text(f"<body>{ours}</body>"))
-    table = rules.paytable_html(data, texts, lang, min(data["bet_classes"]))
+    table = rules.paytable_html(data, texts, lang, line_bet)
     rows = {code: " ".join(html.unescape(re.sub(r"<[^>]+>", " ", row)).split())
             for code, row in re.findall(r'<tr data-symbol="(\w+)">(.*?)</tr>', table)}
     game.new_player(0)  # the smallest line bet
