@@ -95,8 +95,8 @@ def test_the_bundle_is_complete_and_says_what_it_holds(bundle: Path) -> None:
 def test_the_rules_are_the_clients_in_both_languages(bundle: Path) -> None:
     de = (bundle / "rules" / "rules.de.txt").read_text()
     en = (bundle / "rules" / "rules.en.txt").read_text()
-    assert "Spielablauf" in de and "20 feste Gewinnlinien" in de and "95,5 %" in de
-    assert "How to play" in en and "20 fixed paylines" in en and "95.5 %" in en
+    assert "Spielablauf" in de and "20 feste Gewinnlinien" in de and "95,50 %" in de
+    assert "How to play" in en and "20 fixed paylines" in en and "95.50 %" in en
     assert "0,01 €, 0,02 €" in de and "€0.01, €0.02" in en
     assert "Diamant 25× 0,25 € 200× 2,00 € 600× 6,00 €" in de
     for text in (de, en):
