@@ -292,6 +292,15 @@ def test_audit_page_shows_the_last_audit_and_the_chain_heads(office: Office,
     statement = json.loads(page.inner_text("[data-testid=audit-statement]"))
     assert statement["rounds"]["last_id"] == _scalar(server, "SELECT MAX(id) FROM rounds")
     assert statement["signature"]
+    shown = {key: page.inner_text(f"[data-testid={key}]")
+             for key in ("software-check", "sw-manifest", "sw-build", "sw-model")}
+    identity = expect(server.call("GET", "/operator/software", server.operator_token),
+                      200).json()
+    assert shown["sw-build"] == identity["software"]["build_sha256"]
+    assert shown["sw-manifest"] == (identity["software"]["manifest_sha256"] or "no manifest")
+    assert identity["model"]["sha256"] in shown["sw-model"]
+    assert shown["software-check"].startswith(
+        "VERIFIED" if identity["software"]["ok"] else "NOT VERIFIED")
 
 
 def test_events_page_lists_the_significant_events(office: Office) -> None:

@@ -242,6 +242,25 @@ async function loadAudit() {
     : "No audit has been logged yet.";
   $("#audit-last").dataset.kind = last ? last.kind : "none";
   $("#audit-statement").textContent = JSON.stringify(data.statement, null, 2);
+  await loadSoftware();
+}
+
+async function loadSoftware() {
+  const data = await api.get("/operator/software");
+  const sw = data.software;
+  $("#software-check").textContent = sw.ok
+    ? `VERIFIED: all ${sw.files_checked} files of version ${sw.version} as the manifest lists them (${data.environment})`
+    : `NOT VERIFIED: ${sw.differences.length} files differ from the manifest (${data.environment})`;
+  $("#software-check").dataset.ok = String(sw.ok);
+  $("#sw-manifest").textContent = sw.manifest_sha256 || "no manifest";
+  $("#sw-build").textContent = sw.build_sha256;
+  $("#sw-model").textContent = `${data.model.name} ${data.model.version}, SHA-256 ${data.model.sha256}, `
+    + (data.model.approved ? "approved" : "not on the approved list");
+  $("#sw-differences").replaceChildren(...sw.differences.map((d) => {
+    const li = document.createElement("li");
+    li.textContent = d;
+    return li;
+  }));
 }
 
 async function loadEvents(more = false) {
