@@ -8,13 +8,13 @@ CASH values). The Star Wild respin strips and the €€€ settings are kept.
 
 Method: greedy coordinate descent. A step evaluates every single-stop change of the base strips
 (a few hundred candidates; ``tune_eval`` gives their exact figures in milliseconds, the standard
-deviation estimated from the current state's cross moments) and, when no strip step improves,
-every weight scaled by 0.8 or 1.25, and takes the best one if it lowers the objective, the sum of
-squared distances outside each target's search band in units of its tolerance; the state it
-takes is recomputed exactly. When every target is inside its band (or nothing improves), the
-Hold & Cash BLANK weight is fitted to the total RTP by bisection (finer weights when the integer
-grid is too coarse), and the result is checked with the exact calculator (rational): a target
-it misses is an error, and no model is written.
+deviation estimated from the current state's cross moments), or every weight scaled by 0.8 or
+1.25 (weights first, strips when no weight step helps, and back), and takes the best one if it
+lowers the objective, the sum of squared distances outside each target's search band in units
+of its tolerance; the state it takes is recomputed exactly. When every target is inside its
+band (or nothing improves), the Hold & Cash BLANK weight is fitted to the total RTP by
+bisection (finer weights when the integer grid is too coarse), and the result is checked with
+the exact calculator (rational): a target it misses is an error, and no model is written.
 """
 
 from __future__ import annotations
@@ -69,9 +69,9 @@ class Target:
         """How far ``value`` lies outside the band shrunk to ``margin`` of its half-width
         (0 inside), in units of that half-width."""
         mid, half = (self.low + self.high) / 2, (self.high - self.low) / 2
-        if self.key == "total":
-            half_search = max(half, RTP_SEARCH) if margin < 1 else half
-            return max(abs(value - mid) - half_search, 0.0) / half
+        if self.key == "total" and margin < 1:  # the search leaves the last 0.2 pp to the fit
+            half = max(half, RTP_SEARCH)
+            return max(abs(value - mid) - half, 0.0) / half
         return max(abs(value - mid) - half * margin, 0.0) / half
 
 
@@ -242,7 +242,7 @@ def search(model: MathModel, targets: list[Target], ev: Evaluator, *, max_steps:
     strips, weights = model.base_reels, model.hold_and_cash
     current = ev.figures(strips, weights, want_sd=want_sd, exact_sd=True)
     score = objective(current, targets)
-    phases = [p for p in ("strips", "weights") if p in levers]
+    phases = [p for p in ("weights", "strips") if p in levers]  # the big lever first
     phase = 0
     stalled = 0
     steps = 0
@@ -402,6 +402,7 @@ def tune(model: MathModel, targets: list[Target], *, max_steps: int = 300,
         if met or taken == 0:
             break
     assert outcome is not None
+    ev.save()
     return outcome
 
 

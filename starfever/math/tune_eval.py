@@ -19,12 +19,16 @@ recomputed exactly, and the tuner's final check uses only exact figures.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import os
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from itertools import product
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -175,6 +179,7 @@ class Evaluator:
         self._heads: dict[tuple[ReelStrip, ...], tuple[npt.NDArray[np.int64], int]] = {}
         self._exact: dict[tuple[ReelStrip, ...], _Counted] = {}
         self._zero_by_code = np.full(512, np.nan)
+        self._load()
         # the respin's expected pay for every 4-coin layout: the Star Wild RTP of any strips is
         # this tensor contracted with the reels' coin-pattern probabilities
         self._star_pay = np.zeros((8,) * 5)
@@ -183,6 +188,41 @@ class Evaluator:
                 self._star_pay[layout] = self.respin_pay(layout)
 
     # -- pieces that do not depend on the base strips ---------------------------------------
+
+    def _store_path(self) -> Path:
+        from starfever.math.figures import FORMAT, cache_dir
+
+        key = hashlib.sha256(json.dumps([list(s) for s in self.model.star_wild_reels])
+                             .encode("ascii")).hexdigest()
+        return cache_dir() / f"tune-respins-{key}-f{FORMAT}.json"
+
+    def _load(self) -> None:
+        """The respin pieces of a search seen before with these Star Wild strips (they are
+        exact counts, and depend on nothing else): spares the first minute of a search."""
+        try:
+            data = json.loads(self._store_path().read_text(encoding="utf-8"))
+            pays = {tuple(k): float(v) for k, v in data["pays"]}
+            moments = {tuple(k): (float(a), float(b)) for k, a, b in data["moments"]}
+            zero = {tuple(k): float(v) for k, v in data["zero"]}
+        except (OSError, ValueError, KeyError, TypeError):
+            return
+        self._respin_pay.update(pays)
+        self._respin_moments.update(moments)
+        self._zero.update(zero)
+
+    def save(self) -> None:
+        """Keep the respin pieces for the next search (a read-only cache is skipped)."""
+        data = {"pays": [[list(k), v] for k, v in self._respin_pay.items()],
+                "moments": [[list(k), a, b] for k, (a, b) in self._respin_moments.items()],
+                "zero": [[list(k), v] for k, v in self._zero.items()]}
+        path = self._store_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(data), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:
+            pass
 
     def feature(self, weights: HoldAndCashModel) -> Feature:
         """Hold & Cash moments by coin count (float DP, relative error ~1e-13)."""
