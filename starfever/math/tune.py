@@ -9,7 +9,7 @@ CASH values). The Star Wild respin strips and the €€€ settings are kept.
 Method: greedy coordinate descent. A step evaluates every single-stop change of the base strips
 (a few hundred candidates; ``tune_eval`` gives their exact figures in milliseconds, the standard
 deviation estimated from the current state's cross moments), or every weight scaled by 0.8 or
-1.25 (weights first, strips when no weight step helps, and back), and takes the best one if it
+1.25 (tried when no strip step lowers the objective by 5 %), and takes the best one if it
 lowers the objective, the sum of squared distances outside each target's search band in units
 of its tolerance; the state it takes is recomputed exactly. When every target is inside its
 band (or nothing improves), the Hold & Cash BLANK weight is fitted to the total RTP by
@@ -47,6 +47,8 @@ MAX_BLANK = 10**9
 STRIP_SYMBOLS = (*PAYING_SYMBOLS, WILD, COIN)
 """What a base stop may become (JACKPOT stays where it is: it drives the €€€ pool's law)."""
 WEIGHT_FACTORS = (0.8, 1.25)
+WEIGHTS_WHEN = 0.05
+"""Weight steps are tried when the best strip step lowers the objective by less than 5 %."""
 
 
 class TuneError(InputError):
@@ -241,17 +243,15 @@ def search(model: MathModel, targets: list[Target], ev: Evaluator, *, max_steps:
     want_sd = any(t.key == "std_dev" for t in targets)
     strips, weights = model.base_reels, model.hold_and_cash
     current = ev.figures(strips, weights, want_sd=want_sd, exact_sd=True)
+    ev.save()  # the costly respin pieces, for the next search with these Star Wild strips
     score = objective(current, targets)
-    phases = [p for p in ("weights", "strips") if p in levers]  # the big lever first
-    phase = 0
-    stalled = 0
     steps = 0
     bar = tqdm(total=max_steps, desc="tune", unit="step", disable=not progress, leave=False)
     try:
-        while steps < max_steps and score > 0 and stalled < len(phases):
+        while steps < max_steps and score > 0:
             best: tuple[float, Strips, HoldAndCashModel, str] | None = None
             move: tuple[int, str, str] | None = None
-            if phases[phase] == "strips":
+            if "strips" in levers:  # cheap: every single-stop change
                 for reel, stop, symbol in strip_moves(strips):
                     cand = apply_move(strips, reel, stop, symbol)
                     fig = ev.figures(cand, weights, parent=(strips, reel, stop), want_sd=want_sd)
@@ -260,16 +260,15 @@ def search(model: MathModel, targets: list[Target], ev: Evaluator, *, max_steps:
                         best = (value, cand, weights,
                                 f"reel {reel + 1} stop {stop}: {strips[reel][stop]} -> {symbol}")
                         move = (reel, strips[reel][stop], symbol)
-            else:
+            # a Hold & Cash solve per candidate: only when the strips gain little
+            if "weights" in levers and (best is None or best[0] > score * (1 - WEIGHTS_WHEN)):
                 for what, cand_w in weight_moves(weights):
                     fig = ev.figures(strips, cand_w, want_sd=want_sd)
                     value = objective(fig, targets)
                     if best is None or value < best[0]:
-                        best = (value, strips, cand_w, what)
+                        best, move = (value, strips, cand_w, what), None
             if best is None or best[0] >= score * (1 - 1e-9):
-                stalled += 1
-                phase = (phase + 1) % len(phases)
-                continue
+                break
             strips, weights = best[1], best[2]
             steps += 1
             if move is not None:  # the same change again while it keeps helping
@@ -277,7 +276,6 @@ def search(model: MathModel, targets: list[Target], ev: Evaluator, *, max_steps:
                                         steps, max_steps)
             current = ev.figures(strips, weights, want_sd=want_sd, exact_sd=True)
             score = objective(current, targets)
-            stalled = 0
             log(f"step {steps}: {best[3]}; objective {score:.4g}; " + ", ".join(
                 f"{t.key} {getattr(current, t.key):.6g}" for t in targets))
             bar.n = steps
