@@ -139,12 +139,15 @@ def parse_target(option: str, text: str) -> Target:
         point = parse_number(text, probability=kind.probability)
         half = kind.absolute or kind.relative * abs(point)
         low, high = point - half, point + half
+        if kind.probability and 0 < point < 1:
+            low, high = max(low, 0.0), min(high, 1.0)
     if kind.probability and not (low >= 0 and high <= 1):
         raise TuneError(f"{label} {text!r} is not a probability in (0, 1)")
     if option == "rtp" and not (RTP_RANGE[0] <= low and high < RTP_RANGE[1]):
         raise TuneError(f"total RTP target {text!r} is outside the tuner's range "
                         f"[{RTP_RANGE[0]:.0%}, {RTP_RANGE[1]:.0%})")
-    if (low <= 0 and option != "base_share") or high <= 0:
+    if (low < 0 or (low == 0 and option not in ("base_share", "hit_frequency",
+                                                 "mega_frequency"))) or high <= 0:
         raise TuneError(f"{label} {text!r} must be above 0")
     return Target(kind.key, label, low, high, text)
 
