@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from starfever.engine.errors import InputError
 
 COMMAND_MODULES = (
-    "starfever.commands",  # eval, model, rtp, tune
+    "starfever.commands",  # eval, model, rtp
+    "starfever.math.tune_cli",  # tune
     "starfever.sim.cli",  # simulate
     "starfever.report.cli",  # par-sheet
     "starfever.server.cli",  # serve, audit, operator
