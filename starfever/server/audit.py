@@ -91,8 +91,10 @@ class AuditReport:
 
 
 class _Models:
-    def __init__(self) -> None:
-        self._cache: dict[tuple[str, str], MathModel | None] = {}
+    def __init__(self, extra: Sequence[MathModel] = ()) -> None:
+        # models from files (a tuned model served by path): found by name and version first
+        self._cache: dict[tuple[str, str], MathModel | None] = {
+            (m.name, m.version): m for m in extra}
 
     def get(self, name: str, version: str) -> MathModel | None:
         key = (name, version)
@@ -144,13 +146,16 @@ def _check_round(r: Round, model: MathModel, report: AuditReport) -> None:
 
 
 def run_audit(db: Database, settings: Settings | None = None,
-              statements: Sequence[tuple[str, dict[str, Any]]] = ()) -> AuditReport:
+              statements: Sequence[tuple[str, dict[str, Any]]] = (),
+              models_from_files: Sequence[MathModel] = ()) -> AuditReport:
     """Audit the whole database; see the module docstring. ``settings`` give the audit key
-    and the default deposit limits; ``statements`` are (name, signed statement) pairs."""
+    and the default deposit limits; ``statements`` are (name, signed statement) pairs;
+    ``models_from_files`` are models not shipped with the package (a tuned model a server
+    played from a file), for the rounds played by them."""
     settings = settings or Settings()
     key = settings.chain_key()
     report = AuditReport()
-    models = _Models()
+    models = _Models(models_from_files)
     with db.read() as session:
         rounds_from, ledger_from = audit_chains.keyed_from(session, key, report.problems)
         wallet_books = audit_chains.Books(key, ledger_from, report.problems)
@@ -178,7 +183,8 @@ def run_audit(db: Database, settings: Settings | None = None,
             model = models.get(r.model_name, r.model_version)
             if model is None:
                 report.problems.append(f"{where}: model {r.model_name} {r.model_version} "
-                                       "is not available to replay it")
+                                       "is not available to replay it (a model file not "
+                                       "shipped: give it with --model PATH)")
             else:
                 if r.model_sha256 is not None and r.model_sha256 != model.sha256:
                     report.problems.append(f"{where}: model_sha256 {r.model_sha256[:16]}... is "

@@ -194,9 +194,12 @@ def audit(args: argparse.Namespace) -> int:
 
     settings = _audit_settings()
     statements = [(path, _read_statement(path)) for path in args.statement]
+    from starfever.engine.model import load_model
+
+    from_files = [load_model(path) for path in args.model]
     db = open_existing(_database_url(args))
     try:
-        report = run_audit(db, settings, statements)
+        report = run_audit(db, settings, statements, from_files)
         _record_audit(db, report)
     finally:
         db.dispose()
@@ -357,6 +360,9 @@ def register(sub: Any) -> None:
     p.add_argument("--statement", action="append", default=[], metavar="FILE",
                    help="a signed chain statement (starfever chain-statement) the chains "
                         "must still hold; repeatable")
+    p.add_argument("--model", action="append", default=[], metavar="PATH",
+                   help="a model file not shipped with the package (a tuned model a server "
+                        "played from a file), for the rounds it played; repeatable")
     p.set_defaults(handler=audit)
 
     p = sub.add_parser("chain-statement", help="print a signed statement of the chain heads "
