@@ -180,6 +180,11 @@ def test_cashier_books_with_one_idempotency_key_per_booking(office: Office,
     office.wait_text("[data-testid=cash-result]", "Deposited €5.00")
     page.unroute(f"**/players/{name}/deposits")
     assert len(sent) == 3 and all(sent) and sent[1] == sent[2] != sent[0]
+    for unclear in ("0.001", "12.505", "1.234"):  # finer than a cent, or 1234 or 1.234?
+        page.fill("[data-testid=cash-amount]", unclear)
+        page.click("[data-testid=cash-deposit]")
+        office.wait_text("[data-testid=cash-result]", "Enter an amount")
+    assert len(sent) == 3 and server.balance(token) == 1750  # nothing sent, nothing booked
     page.fill("[data-testid=cash-amount]", "1")
     page.click("[data-testid=cash-withdraw]")
     office.wait_text("[data-testid=cash-result]", "Paid out €1.00")
@@ -192,6 +197,10 @@ def test_a_round_is_found_and_replayed_with_the_players_renderer(
         office: Office, played: dict[str, Any]) -> None:
     page = office.page
     office.tab("rounds")
+    page.fill("[data-testid=rs-min]", "0.001")  # finer than a cent: refused, not guessed
+    page.click("[data-testid=rs-search]")
+    office.wait_text("#status", "not an amount in euros")
+    page.fill("[data-testid=rs-min]", "")
     page.fill("[data-testid=rs-player]", played["name"])
     page.select_option("[data-testid=rs-feature]", "hold_and_cash")
     page.click("[data-testid=rs-search]")

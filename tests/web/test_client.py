@@ -351,9 +351,14 @@ def test_money_and_timeline_logic(game: Game) -> None:
     assert game.page.evaluate(f"{lib}.formatCents(123456789, 'de')") == "1.234.567,89\u00a0€"
     assert game.page.evaluate(f"{lib}.formatCents(5, 'en')") == "€0.05"
     assert game.page.evaluate(f"{lib}.formatCents(-250, 'en')") == "−€2.50"
-    assert game.page.evaluate(f"[{lib}.parseEuros('100'), {lib}.parseEuros('1.000,5'), "
-                              f"{lib}.parseEuros('99.99'), {lib}.parseEuros('x')]") == [
-        10_000, 100_050, 9_999, None]
+    parsed = {text: game.page.evaluate(f"{lib}.parseEuros({text!r})") for text in (
+        "100", "1.000,5", "99.99", "12,50", "1,234.56", "1.234.567", " 5 € ", "x", "0.001",
+        "12.505", "1.234", "1,234", "1.234.56", "1,2,3", ".5", "-5", "", "1e3")}
+    assert parsed == {
+        "100": 10_000, "1.000,5": 100_050, "99.99": 9_999, "12,50": 1_250, "1,234.56": 123_456,
+        "1.234.567": 123_456_700, " 5 € ": 500, "x": None, "0.001": None, "12.505": None,
+        "1.234": None, "1,234": None, "1.234.56": None, "1,2,3": None, ".5": None, "-5": None,
+        "": None, "1e3": None}
     scenes = game.page.evaluate(f"""{lib}.buildTimeline([
         {{type: 'reveal', phase: 'base', stops: [0,0,0,0,0], grid: []}},
         {{type: 'line_win', phase: 'base', line: 1, symbol: 'BAR', count: 3, multiplier: 1,

@@ -9,7 +9,8 @@ const api = new BackOfficeApi();
 const hooks = { ready: false };
 window.__backofficePage = hooks;
 let money = (cents) => (cents === null || cents === undefined ? "–" : `€${(cents / 100).toFixed(2)}`);
-let parseEuros = null;
+// the player client's parser (loaded in main); until then no amount is accepted
+let parseEuros = () => null;
 let pendingCashier = null; // {kind, username, amount, key} of a booking whose answer was lost
 let roundsBefore = null;
 let eventsBefore = null;
@@ -153,7 +154,7 @@ async function book(event) {
   event.preventDefault();
   const kind = event.submitter?.value || "deposits";
   const username = $("#cash-user").value.trim();
-  const amount = parseEuros ? parseEuros($("#cash-amount").value) : Math.round(Number($("#cash-amount").value) * 100);
+  const amount = parseEuros($("#cash-amount").value);
   const out = $("#cash-result");
   if (!Number.isInteger(amount) || amount <= 0) {
     out.textContent = "Enter an amount in euros, e.g. 50 or 12.50.";
@@ -186,11 +187,14 @@ function isoFrom(local) { return local ? `${local}:00` : null; }
 async function searchRounds(more = false) {
   if (!more) {
     const minWin = $("#rs-min").value.trim();
+    if (minWin && parseEuros(minWin) === null) {
+      throw new BoError(0, "bad_amount", `"${minWin}" is not an amount in euros (e.g. 5 or 12.50)`);
+    }
     lastSearch = {
       player: $("#rs-player").value.trim() || null, round_id: $("#rs-id").value || null,
       since: isoFrom($("#rs-since").value), until: isoFrom($("#rs-until").value),
       feature: $("#rs-feature").value || null,
-      min_win: minWin ? (parseEuros ? parseEuros(minWin) : Math.round(Number(minWin) * 100)) : null,
+      min_win: minWin ? parseEuros(minWin) : null,
     };
     roundsBefore = null;
   }
