@@ -142,7 +142,7 @@ class AsyncHttpClient:
                     content += more
                 if len(content) > MAX_BODY:
                     raise HttpError("the body is too large")
-        except (asyncio.IncompleteReadError, ValueError) as error:
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as error:
             raise HttpError(f"a broken response body ({type(error).__name__})") from None
         return Response(int(code), headers, content), keep
 

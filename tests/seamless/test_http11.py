@@ -116,7 +116,11 @@ def test_a_connection_closed_while_idle_is_replaced() -> None:
     b"", b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}",
     b"SMTP ready\r\n\r\n", b"HTTP/1.1 200 OK\r\nbroken header\r\n\r\n",
     b"HTTP/1.1 200 OK\r\nContent-Length: 99999999\r\n\r\n",
-    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"])
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+    # a chunk-size line longer than the stream's limit, and a head that never ends
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"1" * 70_000 + b"\r\n",
+    b"HTTP/1.1 200 OK\r\nX-Long: " + b"a" * 70_000 + b"\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n"])
 def test_a_broken_or_missing_response_is_an_error(reply: bytes) -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await _request(reader)
