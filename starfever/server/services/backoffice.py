@@ -207,7 +207,12 @@ class DayLine:
 def day_range(since: date | None, until: date | None) -> tuple[date, date]:
     """``[since, until]`` (UTC days; default the last 30 days up to today), checked."""
     last = until or utcnow().date()
-    first = since or last - timedelta(days=29)
+    if last >= date.max:
+        raise Unprocessable("until must be before 9999-12-31", code="bad_period")
+    try:
+        first = since or last - timedelta(days=29)
+    except OverflowError:
+        raise Unprocessable("until is too early", code="bad_period") from None
     if first > last:
         raise Unprocessable("since must not be after until", code="bad_period")
     if (last - first).days >= MAX_DAYS:

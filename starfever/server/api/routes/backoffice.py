@@ -192,7 +192,10 @@ def _instant(text: str | None, name: str) -> datetime | None:
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise Unprocessable(f"{name} {text!r} is not a time", code="bad_period") from None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    try:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:
+        raise Unprocessable(f"{name} {text!r} is out of range", code="bad_period") from None
 
 
 def _line(p: backoffice.PlayerLine) -> PlayerLinePublic:
