@@ -88,18 +88,6 @@ def check_options(options: Options) -> None:
         raise InputError("--rng-stops and --rng-rounds must be at least 1000")
 
 
-def parse_count(text: str) -> int:
-    """``1000000``, ``1_000_000`` or ``1e6`` (a whole number)."""
-    raw = text.strip().replace("_", "")
-    try:
-        value = float(raw) if "e" in raw.lower() else int(raw)
-    except ValueError:
-        raise InputError(f"{text!r} is not a whole number like 1000000 or 1e9") from None
-    if value != int(value) or math.isinf(value):
-        raise InputError(f"{text!r} is not a whole number")
-    return int(value)
-
-
 class _Steps:
     """Times each part and says so on stderr."""
 

@@ -63,12 +63,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def cmd_certify(args: argparse.Namespace) -> int:
-    from starfever.certify.bundle import Options, make, parse_count
+    from starfever.certify.bundle import Options, make
+    from starfever.sim.cli import parse_count
 
-    options = Options(out=args.out, model=args.model, spins=parse_count(args.spins),
+    options = Options(out=args.out, model=args.model,
+                      spins=parse_count(args.spins, "--spins", minimum=1),
                       seed=args.seed, workers=args.workers,
-                      rng_stops=parse_count(args.rng_stops),
-                      rng_rounds=parse_count(args.rng_rounds), sign_key=args.sign_key,
+                      rng_stops=parse_count(args.rng_stops, "--rng-stops", minimum=1),
+                      rng_rounds=parse_count(args.rng_rounds, "--rng-rounds", minimum=1),
+                      sign_key=args.sign_key,
                       progress=sys.stderr.isatty(), dieharder=not args.no_dieharder)
     if options.sign_key is not None:
         from starfever.certify import signing
