@@ -39,12 +39,18 @@ def fingerprint(public: Ed25519PublicKey) -> str:
 
 def _passphrase() -> bytes | None:
     value = os.environ.get(PASSPHRASE_ENV)
+    if value == "":
+        raise SigningError(f"{PASSPHRASE_ENV} is set but empty: give a passphrase, or unset it "
+                           "for a key without one")
     return value.encode("utf-8") if value else None
 
 
 def generate(prefix: Path) -> tuple[Path, Path, str]:
     """Write ``PREFIX.key`` (private, mode 0600) and ``PREFIX.pub``; refuses to overwrite.
     Returns both paths and the public key's fingerprint."""
+    if prefix.name in ("", ".", ".."):
+        raise SigningError(f"--out {str(prefix)!r} names no file: give a prefix such as lab "
+                           "(for lab.key and lab.pub)")
     private_path, public_path = Path(f"{prefix}.key"), Path(f"{prefix}.pub")
     for path in (private_path, public_path):
         if path.exists():

@@ -64,9 +64,9 @@ def _serve(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise InputError(f"--workers must be at least 1, got {args.workers}")
     os.environ[ENV_NAMES["database_url"]] = _database_url(args)
-    if args.model:
+    if args.model is not None:
         os.environ[ENV_NAMES["model"]] = args.model
-    if args.market:
+    if args.market is not None:
         from starfever.markets import load_market
 
         load_market(args.market)  # an unknown name: one line naming the markets, exit 2
