@@ -5,6 +5,7 @@ report (and ``--json``). Only ever talks to 127.0.0.1.
     python benchmarks/load.py --db postgresql --workers 2 --players 64 --duration 20
     python benchmarks/load.py --db sqlite --workers 2
     python benchmarks/load.py --db postgresql --rate 500     # 500 spins/s offered
+    python benchmarks/load.py --wallet operator --rate 500   # operator mode, reference wallet
 
 What it does:
 1. creates a fresh database (SQLite file in a temp dir, or a new PostgreSQL database through
@@ -23,6 +24,15 @@ What it does:
    lock (sampled from ``pg_stat_activity``: that is the pool / chain-head contention);
 5. stops the server and checks: every wallet + pool + house book = deposits - withdrawals, the
    ledger sums to zero, and ``starfever audit`` (every round replayed, hash chain) exits 0.
+
+With ``--wallet operator`` the server runs in operator mode against the reference operator
+wallet (``starfever operator-wallet-demo``, a process of its own on the same machine, its books
+in its own SQLite file): the players are created there with the deposit as their balance and
+launched with a signed ``POST /launch``; every spin is a debit and a credit over HTTP. After
+the timed phase it waits until ``starfever reconcile`` finds nothing in doubt (the retrier
+has sent every credit), then checks both sides' books: for every player, the operator's
+balance = deposit + the wins - the bets of that player's rounds in Star Fever's database, and
+every round has exactly one credit applied at the operator; then the audit.
 """
 
 from __future__ import annotations
@@ -54,8 +64,12 @@ from sqlalchemy.engine import make_url  # noqa: E402
 from tests.harness import (  # noqa: E402
     HOST,
     DatabaseKind,
+    OperatorWallet,
     PostgresUnavailable,
     Server,
+    launched_player,
+    operator_mode_args,
+    operator_mode_env,
     run_cli,
     running_server,
 )
@@ -176,6 +190,65 @@ def fund_players(server: Server, players: int, deposit: int) -> list[str]:
     with ThreadPoolExecutor(max_workers=8) as pool:
         made = list(pool.map(lambda _: server.player(deposit=deposit), range(players)))
     return [token for _, token in made]
+
+
+def launch_players(server: Server, wallet: OperatorWallet, players: int,
+                   deposit: int) -> tuple[list[str], list[str]]:
+    """Operator mode: create every player at the operator with ``deposit`` and launch it;
+    (operator player ids, session tokens)."""
+    ids = [f"load-{uuid.uuid4().hex[:12]}" for _ in range(players)]
+
+    def launch(player_id: str) -> str:
+        wallet.player(player_id, deposit)
+        return launched_player(server, wallet.secret, player_id)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return ids, list(pool.map(launch, ids))
+
+
+def settle_in_doubt(url: str, seconds: float = 120.0) -> dict[str, Any]:
+    """Wait until ``starfever reconcile`` finds nothing in doubt (the retrier sends what was
+    left pending); its summary line, whether it did, and how long it took."""
+    started = time.perf_counter()
+    while True:
+        done = run_cli("reconcile", "--database-url", url, timeout=600)
+        summary = next((line for line in done.stdout.splitlines()
+                        if line.startswith("reconcile:")), done.stderr.strip()[-300:])
+        waited = time.perf_counter() - started
+        if done.returncode == 0 or waited > seconds:
+            return {"reconcile": summary, "reconcile_ok": done.returncode == 0,
+                    "waited_s": round(waited, 1)}
+        time.sleep(1.0)
+
+
+def both_books(url: str, wallet: OperatorWallet, ids: list[str],
+               deposit: int) -> dict[str, Any]:
+    """Operator mode: each player's balance at the operator against Star Fever's rounds."""
+    from sqlalchemy import create_engine, text
+
+    from starfever.server.db import sqlalchemy_url
+
+    engine = create_engine(sqlalchemy_url(url))
+    with engine.connect() as conn:
+        net = {str(pid): (int(n or 0), int(c)) for pid, n, c in conn.execute(text(
+            "SELECT a.external_id, SUM(r.total_win - r.total_bet), COUNT(*) FROM rounds r "
+            "JOIN accounts a ON a.id = r.account_id GROUP BY a.external_id"))}
+    engine.dispose()
+    applied: dict[str, int] = {}
+    for row in wallet.transactions():
+        if row["method"] == "credit" and row["applied"]:
+            applied[row["player_id"]] = applied.get(row["player_id"], 0) + 1
+    disagree = []
+    for player_id in ids:
+        rounds_net, rounds = net.get(player_id, (0, 0))
+        if wallet.balance(player_id) != deposit + rounds_net or \
+                applied.get(player_id, 0) != rounds:
+            disagree.append(player_id)
+    return {"players": len(ids), "players_disagreeing": len(disagree),
+            "rounds": sum(c for _, c in net.values()),
+            "operator_net": sum(wallet.balance(p) - deposit for p in ids),
+            "rounds_net": sum(n for n, _ in net.values()),
+            "credits_applied": sum(applied.values()), "agree": int(not disagree)}
 
 
 class CpuMeter:
@@ -314,6 +387,9 @@ async def timed_phase(port: int, tokens: list[str], line_bet: int, warmup: float
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", choices=("sqlite", "postgresql"), default="postgresql")
+    parser.add_argument("--wallet", choices=("ledger", "operator"), default="ledger",
+                        help="ledger: the embedded wallet; operator: operator mode against "
+                             "the reference operator wallet, started on this machine")
     parser.add_argument("--workers", type=int, default=2, help="server worker processes")
     parser.add_argument("--players", type=int, default=64)
     parser.add_argument("--duration", type=float, default=20.0, help="counted seconds")
@@ -333,24 +409,36 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--rate must be a positive number of spins per second")
 
     tmp = Path(tempfile.mkdtemp(prefix="starfever-load-"))
-    report: dict[str, Any] = {"db": args.db, "workers": args.workers, "players": args.players,
-                              "duration_s": args.duration, "line_bet": args.line_bet,
+    report: dict[str, Any] = {"db": args.db, "wallet": args.wallet, "workers": args.workers,
+                              "players": args.players, "duration_s": args.duration,
+                              "line_bet": args.line_bet,
                               "offered_spins_per_s": args.rate or "back to back",
                               "cpus": os.cpu_count()}
     kind: DatabaseKind = args.db
+    wallet = OperatorWallet(tmp, quiet=True) if args.wallet == "operator" else None
+    env = {**LIMITS, **(operator_mode_env(wallet) if wallet else {})}
     try:
-        with running_server(tmp, kind, LIMITS,
-                            keep=args.keep, test_mode=False, workers=args.workers,
-                            start_timeout=90.0) as server:
+        with running_server(tmp, kind, env, keep=args.keep, test_mode=False,
+                            workers=args.workers, start_timeout=90.0,
+                            args=operator_mode_args(wallet) if wallet else ()) as server:
             url = server.database_url
-            tokens = fund_players(server, args.players, args.deposit)
+            ids: list[str] = []
+            if wallet is not None:
+                ids, tokens = launch_players(server, wallet, args.players, args.deposit)
+            else:
+                tokens = fund_players(server, args.players, args.deposit)
             dbname = make_url(url).database if kind == "postgresql" else None
             sampler = LockSampler(url, dbname) if dbname else None
             report.update(asyncio.run(timed_phase(server.port, tokens, args.line_bet,
                                                   args.warmup, args.duration, sampler,
                                                   args.rate)))
+            if wallet is not None:
+                report.update(settle_in_doubt(url))
             server.stop()
-            report["books"] = conservation(url)
+            if wallet is not None:
+                report["books"] = both_books(url, wallet, ids, args.deposit)
+            else:
+                report["books"] = conservation(url)
             if not args.skip_audit:
                 started = time.perf_counter()
                 # the audit re-checks deposits against the limits the server ran with
@@ -365,6 +453,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"load.py: {error}", file=sys.stderr)
         return 2
     finally:
+        if wallet is not None:
+            wallet.stop()
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
     if args.json:
@@ -372,8 +462,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         for key, value in report.items():
             print(f"{key:>24}: {value}")
-    ok = (report.get("errors") == 0 and report.get("books", {}).get("conserved") == 1
-          and report.get("audit_ok", True))
+    books = report.get("books", {})
+    ok = (report.get("errors") == 0 and report.get("audit_ok", True)
+          and (books.get("agree") == 1 and report.get("reconcile_ok") is True
+               if wallet is not None else books.get("conserved") == 1))
     return 0 if ok else 1
 
 

@@ -14,12 +14,14 @@ from collections.abc import Sequence
 from starfever.engine.errors import InputError
 
 COMMAND_MODULES = (
-    "starfever.commands",  # eval, model, rtp, tune
+    "starfever.commands",  # eval, model, rtp
+    "starfever.math.tune_cli",  # tune
     "starfever.sim.cli",  # simulate
     "starfever.report.cli",  # par-sheet
     "starfever.server.cli",  # serve, audit, operator
     "starfever.server.reports",  # report
     "starfever.seamless.cli",  # operator-wallet-demo
+    "starfever.certify.cli",  # certify, verify, keygen, sign
 )
 
 INTERNAL_ERROR = 70

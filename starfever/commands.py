@@ -1,13 +1,11 @@
-"""Commands of the rules core and the exact math: eval, model, rtp, tune."""
+"""Commands of the rules core and the exact math: eval, model, rtp (tune: ``math.tune_cli``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from decimal import Decimal, InvalidOperation
 from fractions import Fraction
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from starfever.engine import money
@@ -22,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add eval, model, rtp and tune."""
+    """Add eval, model, rtp and rng-stream."""
     p = sub.add_parser("eval", help="evaluate the lines of one grid read as JSON on stdin")
     p.add_argument("--line-bet", type=int, default=1, metavar="CENTS",
                    help="line bet class in cents (default 1)")
@@ -53,13 +51,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--bytes", type=int, default=0, metavar="N",
                    help="how many bytes (default 0: until the reader closes the pipe)")
     p.set_defaults(handler=cmd_rng_stream)
-
-    p = sub.add_parser("tune", help="retune a model's Hold & Cash to a target total RTP")
-    p.add_argument("--model", default="default", metavar="NAME|PATH")
-    p.add_argument("--target", required=True, help="target total RTP, e.g. 0.955 or 95.5%%")
-    p.add_argument("--name", help="name of the new model (default: the old one)")
-    p.add_argument("--out", required=True, type=Path, help="where to write the model JSON")
-    p.set_defaults(handler=cmd_tune)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -194,37 +185,6 @@ def _band(band: dict[str, Any]) -> str:
     if band["to_x"] is None:
         return f">{band['from_x']}"
     return f"({band['from_x']},{band['to_x']}]"
-
-
-def parse_target(text: str) -> Fraction:
-    """``0.955``, ``95.5%`` or ``95.5`` (a number above 2 is read as a percentage)."""
-    raw = text.strip()
-    percent = raw.endswith("%")
-    try:
-        value = Fraction(Decimal(raw.rstrip("%").strip()))
-    except (InvalidOperation, ValueError):
-        raise InputError(f"target {text!r} is not a number like 0.955 or 95.5%") from None
-    return value / 100 if percent or value > 2 else value
-
-
-def cmd_tune(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from starfever.math.tune import tune
-
-    source = load_model(args.model)
-    model, report = tune(source, parse_target(args.target), name=args.name)
-    # a new identity for a new model: rounds record name and version, so the tuned model must
-    # never share them with its source (the version carries its content: strips and weights)
-    content = replace(model, name="", version="", description="").sha256[:12]
-    model = replace(model, name=args.name or f"{source.name}-tuned", version=f"1.0+{content}",
-                    description=(f"Tuned by 'starfever tune' from {source.name} {source.version}"
-                                 f" to a total RTP of {float(report.total):.4%}"))
-    args.out.write_text(json.dumps(model.to_dict(), indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}: {model.name} {model.version} (sha256 {model.sha256[:12]}...), "
-          f"total RTP {float(report.total):.4%} (BLANK weight "
-          f"{model.hold_and_cash.cell_weights[0]})")
-    return 0
 
 
 def cmd_rng_stream(args: argparse.Namespace) -> int:

@@ -402,10 +402,12 @@ class Server:
                 self._operator_token = str(expect(response, 201).json()["token"])
             return self._operator_token
 
-    def deposit(self, username: str, amount: int) -> httpx.Response:
-        """Deposit ``amount`` cents for the player, as the operator."""
+    def deposit(self, username: str, amount: int, key: str | None = None) -> httpx.Response:
+        """Deposit ``amount`` cents for the player, as the operator, under a fresh (or the
+        given) ``Idempotency-Key``."""
         response = self.call("POST", f"/players/{username}/deposits", self.operator_token,
-                             json={"amount": amount})
+                             json={"amount": amount},
+                             headers={"Idempotency-Key": key or uuid.uuid4().hex})
         return expect(response, 201)
 
     def spin(self, token: str, line_bet: int = 1, key: str | None = None,
@@ -449,14 +451,15 @@ def start_server(databases: Databases, kind: DatabaseKind, directory: Path,
 def running_server(directory: Path, kind: DatabaseKind = "sqlite",
                    env: Mapping[str, str] | None = None, *, keep: bool = False,
                    test_mode: bool = True, workers: int = 1,
-                   start_timeout: float = 60.0) -> Iterator[Server]:
+                   start_timeout: float = 60.0, args: Sequence[str] = ()) -> Iterator[Server]:
     """A server on a fresh database of its own (in ``directory``, or through
     ``STARFEVER_TEST_PG``) for the ``with`` block; afterwards it is stopped and the database
-    dropped, unless ``keep``."""
+    dropped, unless ``keep``. ``args``: more arguments of ``starfever serve``."""
     databases = Databases(directory / "db")
     try:
         with start_server(databases, kind, directory, env, test_mode=test_mode,
-                          workers=workers, start_timeout=start_timeout) as server:
+                          workers=workers, start_timeout=start_timeout,
+                          args=args) as server:
             yield server
     finally:
         if not keep:
@@ -470,9 +473,11 @@ OPERATOR_SECRET = "operator-shared-secret-0123456789abcdef"
 
 class OperatorWallet:
     """The reference operator wallet (``starfever operator-wallet-demo``) as a real process on
-    a free port, with its own SQLite file in ``folder``, and a client for its admin routes."""
+    a free port, with its own SQLite file in ``folder``, and a client for its admin routes
+    (``quiet``: without its line per call, as the load benchmark runs it)."""
 
-    def __init__(self, folder: Path, secret: str = OPERATOR_SECRET) -> None:
+    def __init__(self, folder: Path, secret: str = OPERATOR_SECRET, *,
+                 quiet: bool = False) -> None:
         self.port = free_port()
         self.url = f"http://{HOST}:{self.port}"
         self.secret = secret
@@ -482,8 +487,8 @@ class OperatorWallet:
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "starfever.cli", "operator-wallet-demo", "--port",
-                 str(self.port), "--db", str(self.db)], stdout=log, stderr=subprocess.STDOUT,
-                env=env)
+                 str(self.port), "--db", str(self.db), *(["--quiet"] if quiet else [])],
+                stdout=log, stderr=subprocess.STDOUT, env=env)
         self.admin = httpx.Client(base_url=self.url, timeout=10)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -552,7 +557,7 @@ def signed_launch(server: Server, secret: str, player_id: str,
                   **fields: Any) -> httpx.Response:
     """The operator's ``POST /launch`` for ``player_id``, signed with ``secret``."""
     body = protocol.encode({"player_id": player_id, "currency": "EUR", "language": "de",
-                            "market": "de", "return_url": "https://operator.example/lobby",
+                            "market": "at", "return_url": "https://operator.example/lobby",
                             **fields}, datetime.now(UTC))
     return server.call("POST", "/launch", content=body, headers={
         "Content-Type": "application/json",

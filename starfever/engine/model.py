@@ -240,6 +240,8 @@ def load_model(name_or_path: str = "default") -> MathModel:
             text = path.read_text(encoding="utf-8")
         except OSError as error:
             raise ModelError(f"cannot read model file {name_or_path!r}: {error.strerror}") from None
+        except UnicodeDecodeError:
+            raise ModelError(f"model file {name_or_path!r} is not UTF-8 text") from None
     else:
         if name_or_path not in shipped_models():
             raise ModelError(f"unknown model {name_or_path!r}; shipped models: "

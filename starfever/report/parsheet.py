@@ -197,11 +197,24 @@ def _volatility(doc: Document, r: exact.ExactReport, sim: SimulationResult,
          "no finite maximum" if mw["hold_and_cash"] is None else f"{mw['hold_and_cash']:,} (cap)"],
         ["Largest round win seen in the simulation (x total bet)", f"{sim.max_win:,.1f}"],
     ])
-    doc.paragraph("Exact win bands of a round's game win (EUR share not included):")
-    doc.table(["x total bet", "Probability"], [
-        ["0" if b["to_x"] == b["from_x"] else
-         (f"> {b['from_x']}" if b["to_x"] is None else f"({b['from_x']}, {b['to_x']}]"),
-         f"{b['probability']:.6e}"] for b in figs["win_bands"]])
+    doc.paragraph(
+        "Win bands of a round's game win (EUR share not included): exact, and counted in the "
+        f"simulation ({sim.spins:,} rounds) with its 99 % interval; 'inside' says whether the "
+        "exact probability lies in it.")
+    simulated = simulated_bands(sim, [(b["from_x"], b["to_x"]) for b in figs["win_bands"]])
+    rows = []
+    for b, seen in zip(figs["win_bands"], simulated, strict=True):
+        p = b["probability"]
+        q = seen / sim.spins
+        half = Z99 * math.sqrt(q * (1 - q) / sim.spins)
+        inside = ("yes" if abs(p - q) <= half else "no") if seen else (
+            f"not seen ({p * sim.spins:.2g} rounds expected)")
+        rows.append(["0" if b["to_x"] == b["from_x"] else
+                     (f"> {b['from_x']}" if b["to_x"] is None else f"({b['from_x']}, {b['to_x']}]"),
+                     f"{p:.6e}", f"{q:.6e}", f"{seen:,}",
+                     f"+/- {half:.2e}" if seen else "—", inside])
+    doc.table(["x total bet", "Exact probability", "Simulated", "Rounds", "99 % half-width",
+               "Inside"], rows)
     doc.paragraph("Hold & Cash tail, exact (payout DP): P(payout >= k x total bet).")
     doc.table(["k", "Given the feature", "Per paid spin"],
               [[f"{t['k']:,}", f"{t['given_trigger']:.4e}", f"{t['per_spin']:.4e}"]
@@ -210,17 +223,28 @@ def _volatility(doc: Document, r: exact.ExactReport, sim: SimulationResult,
         "Hold & Cash has no finite maximum unless the model sets max_win_x: a chain of boosters "
         "keeps resetting the counter while cells are empty, and each MULTIPLIER doubles the held "
         "values.")
+
+
+def simulated_bands(sim: SimulationResult, bands: list[tuple[int, int | None]]) -> list[int]:
+    """Rounds of the simulation per win band (a, b] (``b`` None: above ``a``; a == b: the
+    rounds that won nothing): sums of whole histogram bins, whose edges include every band end
+    plus 1/40 (half the smallest win step), so that each bin lies inside one band."""
     edges = sim.histogram_edges
     counts = sim.win_histogram
-    tail = []
-    for threshold in (10, 100, 500, 1000, 2000):
-        k = next((i for i, e in enumerate(edges) if e >= threshold), None)
-        if k is None:
+    lower = [0.0, 0.0, *edges]  # lower end of bin k: [0] won nothing, [1] (0, edges[0])
+    out = []
+    for a, b in bands:
+        if a == b:
+            out.append(counts[0])
             continue
-        above = sum(counts[k + 1:])
-        tail.append([f">= {threshold} x total bet", f"{above:,}",
-                     one_in(above / sim.spins) if above else "not seen"])
-    doc.table(["Round win", "Rounds in the simulation", "Frequency"], tail)
+        lo = a + 1 / 40 if a else 0.0
+        hi = math.inf if b is None else b + 1 / 40
+        if (a and not any(math.isclose(e, lo) for e in edges)) or (
+                b is not None and not any(math.isclose(e, hi) for e in edges)):
+            raise ValueError(f"the simulation's bins do not split at band ({a}, {b}]")
+        out.append(sum(c for k, c in enumerate(counts) if k >= 1 and
+                       lo - 1e-9 <= lower[k] < hi - 1e-9))
+    return out
 
 
 def _plots(doc: Document, r: exact.ExactReport, sim: SimulationResult, out: Path,
@@ -279,14 +303,21 @@ def _plots(doc: Document, r: exact.ExactReport, sim: SimulationResult, out: Path
     doc.image("rtp-split.png", "RTP by component")
 
 
+LOG_EDGES = tuple(float(10 ** (k / 5)) for k in range(-5, 26))
+"""The plots' bins: 5 per decade (the simulator's edges include these, and the band ends)."""
+
+
 def _log_histogram(path: Path, edges: list[float], counts: tuple[int, ...], total: int, *,
                    color: tuple[str, str], xlabel: str, ylabel: str, title: str) -> None:
-    """A log-log bar chart of counts in the simulator's log-spaced bins (5 per decade);
+    """A log-log bar chart of counts regrouped into log-spaced bins (5 per decade);
     ``counts[0]`` is the bin below ``edges[0]``."""
+    grouped = [0] * (len(LOG_EDGES) + 1)
+    for lower, count in zip([0.0, *edges], counts, strict=True):
+        grouped[sum(1 for e in LOG_EDGES if e <= lower * (1 + 1e-12))] += count
     step = 10 ** 0.2
-    lefts = [edges[0] / step, *edges][: len(counts)]
+    lefts = [LOG_EDGES[0] / step, *LOG_EDGES]
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    ax.bar(lefts, [c / total for c in counts], width=[b * (step - 1) for b in lefts],
+    ax.bar(lefts, [c / total for c in grouped], width=[b * (step - 1) for b in lefts],
            align="edge", color=color[0], edgecolor=color[1])
     ax.set_xscale("log")
     ax.set_yscale("log")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,11 @@ def cmd_operator_wallet_demo(args: argparse.Namespace) -> int:
         if match is None:
             raise InputError(f"--player {text!r} must be ID=CENTS, e.g. alice=5000")
         players.append((match.group(1), int(match.group(2))))
-    store = WalletStore(args.db)
+    try:
+        store = WalletStore(args.db)
+    except sqlite3.Error as error:
+        raise InputError(f"--db {str(args.db)!r}: cannot open it as an SQLite file ({error})") \
+            from None
     for player_id, cents in players:
         store.set_player(player_id, cents, False)
     wallet = ReferenceWallet(store, secret, log=not args.quiet)

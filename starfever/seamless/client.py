@@ -9,7 +9,8 @@ unknown. A ``4xx`` is :class:`WalletRefused`: final, with the operator's error c
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import httpx
 
 from starfever.seamless import protocol as p
+from starfever.seamless.http11 import AsyncHttpClient, HttpError
 
 
 class WalletUnavailable(Exception):
@@ -60,27 +62,41 @@ class WalletEndpoint:
     def reply(self, method: str, response: httpx.Response) -> WalletReply:
         """Check one response; :class:`WalletRefused` or :class:`WalletUnavailable` if it is
         not a valid ``200``."""
-        raw = response.content
-        if not p.verify(self.secret, raw, response.headers.get(p.OPERATOR_SIGNATURE)):
-            raise WalletUnavailable(f"{method}: reply {response.status_code} is not signed by "
-                                    "the operator")
+        return self.check(method, response.status_code,
+                          response.headers.get(p.OPERATOR_SIGNATURE), response.content)
+
+    def check(self, method: str, status: int, signature: str | None, raw: bytes) -> WalletReply:
+        """Check one response by its parts (status, ``X-Operator-Signature``, raw body)."""
+        if not p.verify(self.secret, raw, signature):
+            raise WalletUnavailable(f"{method}: reply {status} is not signed by the operator")
         try:
             body = json.loads(raw)
         except ValueError:
             raise WalletUnavailable(f"{method}: reply is not JSON") from None
         if not isinstance(body, dict):
             raise WalletUnavailable(f"{method}: reply is not a JSON object")
-        if 400 <= response.status_code < 500:
+        if 400 <= status < 500:
             raise WalletRefused(str(body.get("error", p.BAD_REQUEST)),
-                                str(body.get("message", "")), response.status_code)
-        if response.status_code != 200:
-            raise WalletUnavailable(f"{method}: status {response.status_code}")
+                                str(body.get("message", "")), status)
+        if status != 200:
+            raise WalletUnavailable(f"{method}: status {status}")
         balance = body.get("balance")
         operator_id = body.get("operator_transaction_id")
         if type(balance) is not int or (method in (p.DEBIT, p.CREDIT)
                                         and not isinstance(operator_id, str)):
             raise WalletUnavailable(f"{method}: reply lacks balance or operator_transaction_id")
         return WalletReply(balance, operator_id if isinstance(operator_id, str) else None)
+
+
+CallObserver = Callable[[str, float, str | None], None]
+"""Told of every call: method, seconds, and ``None``, ``"refused"`` or ``"unavailable"``."""
+observers: list[CallObserver] = []
+"""The server's metrics register here (``starfever.server.metrics``)."""
+
+
+def _observed(method: str, started: float, failure: str | None) -> None:
+    for observer in observers:
+        observer(method, time.perf_counter() - started, failure)
 
 
 class WalletClient:
@@ -94,37 +110,57 @@ class WalletClient:
     def call(self, method: str, fields: Mapping[str, Any]) -> WalletReply:
         """One call; raises :class:`WalletRefused` or :class:`WalletUnavailable`."""
         url, body, headers = self.endpoint.request(method, fields)
+        started = time.perf_counter()
         try:
             response = self.http.post(url, content=body, headers=headers)
+            reply = self.endpoint.reply(method, response)
         except httpx.HTTPError as error:
+            _observed(method, started, "unavailable")
             raise WalletUnavailable(f"{method}: {type(error).__name__}: {error}") from None
-        return self.endpoint.reply(method, response)
+        except WalletRefused:
+            _observed(method, started, "refused")
+            raise
+        except WalletUnavailable:
+            _observed(method, started, "unavailable")
+            raise
+        _observed(method, started, None)
+        return reply
 
     def close(self) -> None:
         self.http.close()
 
 
 class AsyncWalletClient:
-    """The same calls on the event loop (the spin route)."""
+    """The same calls on the event loop (the spin route), over :mod:`starfever.seamless.http11`
+    (httpx's async pool cost a spin most of its CPU)."""
 
-    def __init__(self, endpoint: WalletEndpoint,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(self, endpoint: WalletEndpoint) -> None:
         self.endpoint = endpoint
-        limits = httpx.Limits(max_connections=256, max_keepalive_connections=64)
-        self.http = httpx.AsyncClient(timeout=endpoint.timeout, transport=transport,
-                                      limits=limits)
+        self.http = AsyncHttpClient(endpoint.url, endpoint.timeout)
 
     async def call(self, method: str, fields: Mapping[str, Any]) -> WalletReply:
         """One call; raises :class:`WalletRefused` or :class:`WalletUnavailable`."""
-        url, body, headers = self.endpoint.request(method, fields)
+        _, body, headers = self.endpoint.request(method, fields)
+        started = time.perf_counter()
         try:
-            response = await self.http.post(url, content=body, headers=headers)
-        except httpx.HTTPError as error:
-            raise WalletUnavailable(f"{method}: {type(error).__name__}: {error}") from None
-        return self.endpoint.reply(method, response)
+            response = await self.http.post(f"/{method}", body, headers)
+            reply = self.endpoint.check(method, response.status,
+                                        response.headers.get(p.OPERATOR_SIGNATURE.lower()),
+                                        response.content)
+        except HttpError as error:
+            _observed(method, started, "unavailable")
+            raise WalletUnavailable(f"{method}: {error}") from None
+        except WalletRefused:
+            _observed(method, started, "refused")
+            raise
+        except WalletUnavailable:
+            _observed(method, started, "unavailable")
+            raise
+        _observed(method, started, None)
+        return reply
 
     async def close(self) -> None:
-        await self.http.aclose()
+        await self.http.close()
 
 
 __all__ = ["AsyncWalletClient", "WalletClient", "WalletEndpoint", "WalletRefused", "WalletReply",

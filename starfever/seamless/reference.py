@@ -4,7 +4,9 @@ It keeps players and balances in its own SQLite file, refuses unsigned or wrongl
 requests, answers a repeated ``transaction_id`` with its first answer, records a rollback of a
 debit it never saw (so that the late debit is refused), and can be told to misbehave: delay a
 reply past Star Fever's timeout, drop a reply after applying it, answer 500 without applying,
-or apply a request twice (the second time must change nothing). An operator's developer runs
+apply a request twice (the second time must change nothing), or apply it and sign the reply
+with another secret (``forge``: what a man in the middle would send, which must count for
+nothing). An operator's developer runs
 it with ``starfever operator-wallet-demo`` and watches every call; the tests play against it.
 
 It is a demonstration and a test peer, not a production wallet: its ``/_admin`` routes (set a
@@ -33,7 +35,9 @@ from starlette.routing import Route
 
 from starfever.seamless import protocol as p
 
-FAULTS = ("delay", "drop", "error", "twice")
+FAULTS = ("delay", "drop", "error", "twice", "forge")
+FORGED_SECRET = "not-the-operator-secret-a-forger-signs-with"
+"""What a ``forge`` fault signs its reply with: what a party without the shared secret sends."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS players (
@@ -254,10 +258,11 @@ class ReferenceWallet:
         ]
         self.app = Starlette(routes=routes)
 
-    def _reply(self, answer: Answer) -> Response:
+    def _reply(self, answer: Answer, *, forged: bool = False) -> Response:
         raw = json.dumps(answer.body, separators=(",", ":")).encode()
+        secret = FORGED_SECRET if forged else self.secret
         return Response(raw, status_code=answer.status, media_type="application/json",
-                        headers={p.OPERATOR_SIGNATURE: p.sign(self.secret, raw)})
+                        headers={p.OPERATOR_SIGNATURE: p.sign(secret, raw)})
 
     async def _method(self, request: Request) -> Response:
         method = request.url.path.rsplit("/", 1)[-1]
@@ -287,7 +292,7 @@ class ReferenceWallet:
         if fault is not None and fault.kind == "drop":
             while (await request.receive())["type"] != "http.disconnect":
                 pass
-        return self._reply(answer)
+        return self._reply(answer, forged=fault is not None and fault.kind == "forge")
 
     def _say(self, method: str, body: Mapping[str, Any], status: int, note: str) -> None:
         if self.log:

@@ -3,16 +3,20 @@ builds an app; ``app_from_env`` is the factory uvicorn workers call."""
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import JSONResponse, Response
 
 from starfever.engine.model import load_model
+from starfever.server import metrics
 from starfever.server.api import errors
 from starfever.server.api.deps import Context
 from starfever.server.api.routes import (
+    backoffice,
     health,
     jackpot,
     launch,
@@ -21,6 +25,7 @@ from starfever.server.api.routes import (
     protection,
     rounds,
     sessions,
+    software,
     spins,
 )
 from starfever.server.api.routes import (
@@ -28,6 +33,8 @@ from starfever.server.api.routes import (
 )
 from starfever.server.api.security import SecurityHeaders
 from starfever.server.db import Database
+from starfever.server.identity import check_startup
+from starfever.server.observe import Drain, RequestMiddleware
 from starfever.server.operator_config import OperatorConfig, get_operator_config
 from starfever.server.schemas import ErrorPublic
 from starfever.server.services.anchor import ensure_boundary
@@ -35,6 +42,7 @@ from starfever.server.services.jackpot import ensure_pool
 from starfever.server.services.wallet import LedgerWallet, WalletPort
 from starfever.server.settings import Settings, get_settings
 from starfever.web import mount_web
+from starfever.web.backoffice import mount_backoffice
 
 log = logging.getLogger("starfever.server")
 API_PREFIX = "/api/v1"
@@ -51,7 +59,8 @@ ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
               "check to acknowledge)"),
         (413, "Request body over the size limit"),
         (422, "Values not acceptable (validation_error lists the fields)"),
-        (429, "Too many failed log-ins; the Retry-After header says when to try again"),
+        (429, "Too many failed log-ins, or a spin before the market's minimum round duration "
+              "(round_too_soon); the Retry-After header says when to try again"),
         (500, "The server failed; nothing was changed"),
         (502, "Operator mode: the operator's wallet refused a call for a reason of the "
               "integration; nothing was played"),
@@ -73,19 +82,31 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
 
     settings.check()
     model = load_model(settings.model)
+    identity = check_startup(settings, model)  # production refuses a mismatch (ADR 0020)
     db = Database(settings.database_url)
     operator_wallet = OperatorWallet(db, operator_mode) if operator_mode else None
+    if operator_mode is not None:
+        from starfever.seamless import client
+
+        if metrics.observe_wallet_call not in client.observers:
+            client.observers.append(metrics.observe_wallet_call)
     context = Context(settings=settings, db=db, model=model, wallet=wallet or LedgerWallet(),
                       operator=operator_wallet)
+
+    drain = Drain(settings.drain_seconds)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         if settings.test_mode:
             log.warning("!" * 20 + " %s " + "!" * 20, TEST_MODE_WARNING)
+        for warning in identity.warnings:
+            log.warning("%s", warning)
         ensure_pool(db, model)
         ensure_boundary(db, settings.chain_key())
         retrier = Retrier(operator_wallet).start() if operator_wallet else None
+        drain.install()
         yield
+        drain.uninstall()
         if retrier is not None and operator_wallet is not None:
             retrier.stop()
             await operator_wallet.aclose()
@@ -99,16 +120,50 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
                   openapi_url=None if production else "/openapi.json", docs_url=None,
                   redoc_url=None)
     app.state.context = context
+    app.state.identity = identity
+    app.state.drain = drain
     errors.install(app)
     app.add_middleware(errors.BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(SecurityHeaders, production=production)
+    app.add_middleware(RequestMiddleware, drain=drain)  # outermost: every answer has an id
     api = APIRouter(prefix=API_PREFIX, responses=ERROR_RESPONSES)
     for module in (health, players, sessions, wallet_routes, spins, rounds, jackpot,
-                   protection, operator, launch):
+                   protection, operator, software, backoffice, launch):
         api.include_router(module.router)
     app.include_router(api)
-    mount_web(app, api_prefix=API_PREFIX)
+    app.include_router(health.probes)
+    _metrics_route(app, context)
+    player_prefix = mount_web(app, api_prefix=API_PREFIX)
+    mount_backoffice(app, player_prefix=player_prefix)
     return app
+
+
+def _metrics_route(app: FastAPI, context: Context) -> None:
+    """``GET /metrics`` (Prometheus text format): with ``STARFEVER_METRICS_TOKEN`` set, for
+    its bearer only; without, for loopback and private addresses only."""
+    token = context.settings.metrics_token
+
+    def refused(request: Request) -> bool:
+        if token:
+            import hmac
+
+            sent = request.headers.get("authorization", "")
+            return not hmac.compare_digest(sent.encode(), f"Bearer {token}".encode())
+        host = request.client.host if request.client else ""
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            return True
+        return not (address.is_loopback or address.is_private)
+
+    @app.get("/metrics", include_in_schema=False)
+    def scrape(request: Request) -> Response:
+        if refused(request):
+            return JSONResponse({"error": {"code": "forbidden", "message": "metrics are for "
+                                           "the monitoring (see docs/production.md)"}},
+                                status_code=403)
+        return Response(metrics.scrape(context.db, operator_mode=context.operator is not None),
+                        media_type=metrics.CONTENT_TYPE)
 
 
 def app_from_env() -> FastAPI:

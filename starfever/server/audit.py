@@ -15,7 +15,9 @@ Checked, in one read transaction:
   limits, and any signed statements of the chain heads given.
 - operator mode (no wallet rows: the player's side of a round is the ``operator`` book): each
   such round was played on an acknowledged debit of its total bet, and has exactly one credit
-  recorded, of its total win with its €€€ part (``wallet_calls``).
+  recorded, of its total win with its €€€ part (``wallet_calls``);
+- each deposit or withdrawal booked under an ``Idempotency-Key`` against the wallet entry it
+  names (``services.cashier.audit_problems``).
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from starfever.server.models import (
     Wallet,
     WalletCall,
 )
-from starfever.server.services import ledger
+from starfever.server.services import cashier, ledger
 from starfever.server.services.chain import GENESIS_HASH, canonical_json, round_hash
 from starfever.server.services.jackpot import POOL_ID
 from starfever.server.settings import Settings
@@ -89,8 +91,10 @@ class AuditReport:
 
 
 class _Models:
-    def __init__(self) -> None:
-        self._cache: dict[tuple[str, str], MathModel | None] = {}
+    def __init__(self, extra: Sequence[MathModel] = ()) -> None:
+        # models from files (a tuned model served by path): found by name and version first
+        self._cache: dict[tuple[str, str], MathModel | None] = {
+            (m.name, m.version): m for m in extra}
 
     def get(self, name: str, version: str) -> MathModel | None:
         key = (name, version)
@@ -142,13 +146,16 @@ def _check_round(r: Round, model: MathModel, report: AuditReport) -> None:
 
 
 def run_audit(db: Database, settings: Settings | None = None,
-              statements: Sequence[tuple[str, dict[str, Any]]] = ()) -> AuditReport:
+              statements: Sequence[tuple[str, dict[str, Any]]] = (),
+              models_from_files: Sequence[MathModel] = ()) -> AuditReport:
     """Audit the whole database; see the module docstring. ``settings`` give the audit key
-    and the default deposit limits; ``statements`` are (name, signed statement) pairs."""
+    and the default deposit limits; ``statements`` are (name, signed statement) pairs;
+    ``models_from_files`` are models not shipped with the package (a tuned model a server
+    played from a file), for the rounds played by them."""
     settings = settings or Settings()
     key = settings.chain_key()
     report = AuditReport()
-    models = _Models()
+    models = _Models(models_from_files)
     with db.read() as session:
         rounds_from, ledger_from = audit_chains.keyed_from(session, key, report.problems)
         wallet_books = audit_chains.Books(key, ledger_from, report.problems)
@@ -176,8 +183,12 @@ def run_audit(db: Database, settings: Settings | None = None,
             model = models.get(r.model_name, r.model_version)
             if model is None:
                 report.problems.append(f"{where}: model {r.model_name} {r.model_version} "
-                                       "is not available to replay it")
+                                       "is not available to replay it (a model file not "
+                                       "shipped: give it with --model PATH)")
             else:
+                if r.model_sha256 is not None and r.model_sha256 != model.sha256:
+                    report.problems.append(f"{where}: model_sha256 {r.model_sha256[:16]}... is "
+                                           f"not that of {model.name} {model.version}")
                 _check_round(r, model, report)
                 contribution, carry = money.progressive_contribution(
                     Cents(r.total_bet), model.contribution_rate, carry)
@@ -208,6 +219,7 @@ def run_audit(db: Database, settings: Settings | None = None,
                                    f"stored round is {prev_id}")
         _check_books(session, report, pool_row, pool, carry)
         _check_operator_calls(session, report, operator_rounds)
+        report.problems.extend(cashier.audit_problems(session))
         for name, statement in statements:
             audit_chains.check_statement(session, key, statement, report.problems, name)
             report.statements_checked += 1

@@ -29,6 +29,7 @@ from starfever.server.services import ledger
 from starfever.server.services.chain import (
     CASHIER_CHAIN_ID,
     GENESIS_HASH,
+    IDENTIFIED,
     KEYED,
     STATEMENT_VERSION,
     UNKEYED,
@@ -63,11 +64,14 @@ def keyed_from(session: Session, key: bytes, problems: list[str]) -> tuple[int, 
 
 
 def check_scheme(r: Round, rounds_from: int, problems: list[str]) -> None:
-    """A round before the boundary is unkeyed (scheme 1), from it on keyed (scheme 2)."""
-    want = UNKEYED if r.id < rounds_from else KEYED
-    if r.hash_scheme != want:
-        problems.append(f"round {r.id}: hash scheme {r.hash_scheme}, expected {want} (keyed "
-                        f"from round {rounds_from})")
+    """A round before the boundary is unkeyed (scheme 1), from it on keyed (scheme 2, or 3
+    with the build and model hashes, migration 0012)."""
+    want = (UNKEYED,) if r.id < rounds_from else (KEYED, IDENTIFIED)
+    if r.hash_scheme not in want:
+        problems.append(f"round {r.id}: hash scheme {r.hash_scheme}, expected "
+                        f"{' or '.join(map(str, want))} (keyed from round {rounds_from})")
+    if r.hash_scheme == IDENTIFIED and not (r.build_sha256 and r.model_sha256):
+        problems.append(f"round {r.id}: scheme 3 without its build or model hash")
 
 
 class Books:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from starfever.engine.errors import InputError
@@ -38,13 +40,21 @@ def database_problem(url: str, error: BaseException) -> InputError:
 
 def serve(args: argparse.Namespace) -> int:
     """Migrate the database, then serve the API with uvicorn."""
+    with metrics_directory():  # before prometheus_client is imported: its mode is chosen then
+        return _serve(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
     import uvicorn
     from sqlalchemy.exc import SQLAlchemyError
 
     from starfever.engine.model import load_model
     from starfever.server.app import TEST_MODE_WARNING
     from starfever.server.db import Database, migrate
+    from starfever.server.identity import check_startup, record_approved_models
+    from starfever.server.logs import log_config
     from starfever.server.services.anchor import ensure_boundary
+    from starfever.server.services.events import record_start
     from starfever.server.services.jackpot import ensure_pool
     from starfever.server.services.readiness import prove_write
     from starfever.server.transport import NoDelayHTTPProtocol
@@ -54,12 +64,20 @@ def serve(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise InputError(f"--workers must be at least 1, got {args.workers}")
     os.environ[ENV_NAMES["database_url"]] = _database_url(args)
-    if args.model:
+    if args.model is not None:
         os.environ[ENV_NAMES["model"]] = args.model
+    if args.market is not None:
+        from starfever.markets import load_market
+
+        load_market(args.market)  # an unknown name: one line naming the markets, exit 2
+        os.environ[ENV_NAMES["market"]] = args.market
     operator = wallet_mode(args)
     get_settings.cache_clear()
     settings = get_settings()  # every worker reads the same environment
     model = load_model(settings.model)
+    identity = check_startup(settings, model)  # production: the certified build, an approved model
+    for warning in identity.warnings:
+        print(f"WARNING: {warning}", file=sys.stderr)
     if settings.test_mode:
         print(f"WARNING: {TEST_MODE_WARNING}", file=sys.stderr)
     db = Database(settings.database_url)
@@ -68,23 +86,70 @@ def serve(args: argparse.Namespace) -> int:
         ensure_pool(db, model)
         ensure_boundary(db, settings.chain_key())
         prove_write(db)  # a server that cannot book a bet must not start
+        record_start(db, model={"name": model.name, "version": model.version,
+                                "sha256": model.sha256},
+                     settings=recorded_settings(settings, operator))
+        record_approved_models(db, settings)
     except SQLAlchemyError as error:
         raise database_problem(settings.database_url, error) from None
     finally:
         db.dispose()
     wallet = f"operator wallet {operator.url}" if operator else "ledger wallet"
     print(f"Star Fever serving on http://{args.host}:{args.port} "
-          f"(model {model.name} {model.version}, database {shown_url(settings.database_url)}, "
-          f"{wallet})", flush=True)
+          f"(model {model.name} {model.version}, market {settings.market}, database "
+          f"{shown_url(settings.database_url)}, {wallet}; build sha256 "
+          f"{identity.software.build_sha256[:16]}..., software "
+          f"{'verified' if identity.software.ok else 'NOT verified'})", flush=True)
     uvicorn.run("starfever.server.app:app_from_env", factory=True, host=args.host,
                 port=args.port, workers=args.workers, log_level=args.log_level,
-                access_log=args.log_level in ("debug", "info"), http=NoDelayHTTPProtocol,
-                timeout_keep_alive=settings.keep_alive_seconds,
+                log_config=log_config(args.log_format, args.log_level),
+                access_log=False,  # the server's own access log (logs.access): no query string
+                http=NoDelayHTTPProtocol, timeout_keep_alive=settings.keep_alive_seconds,
                 # forwarded headers only from the configured proxies (uvicorn's default
                 # trusts any 127.0.0.1 peer, or $FORWARDED_ALLOW_IPS)
                 proxy_headers=bool(settings.forwarded_allow_ips),
                 forwarded_allow_ips=settings.forwarded_allow_ips or None)
     return 0
+
+
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+@contextmanager
+def metrics_directory() -> Iterator[None]:
+    """A fresh directory for ``prometheus_client``'s multiprocess mode, for every worker of
+    this server (set before any worker starts, removed when the server ends); one given in
+    ``$PROMETHEUS_MULTIPROC_DIR`` is used as it is (the operator clears it between runs)."""
+    import shutil
+    import tempfile
+
+    if os.environ.get(MULTIPROCESS_ENV):
+        yield
+        return
+    directory = tempfile.mkdtemp(prefix="starfever-metrics-")
+    os.environ[MULTIPROCESS_ENV] = directory
+    try:
+        yield
+    finally:
+        del os.environ[MULTIPROCESS_ENV]
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+NOT_RECORDED = frozenset(("secret_key", "database_url", "metrics_token"))
+"""Settings the significant-events log leaves out: a secret, and a URL that may hold one."""
+
+
+def recorded_settings(settings: Any, operator: OperatorConfig | None) -> dict[str, object]:
+    """What ``settings_changed`` records of the settings: every one but :data:`NOT_RECORDED`,
+    and the wallet (its URL with any password masked)."""
+    import dataclasses
+
+    values: dict[str, object] = {f.name: getattr(settings, f.name)
+                                 for f in dataclasses.fields(settings)
+                                 if f.name not in NOT_RECORDED}
+    values["wallet"] = "operator" if operator else "ledger"
+    values["wallet_url"] = shown_url(operator.url) if operator else None
+    return values
 
 
 def _audit_settings() -> Any:
@@ -129,9 +194,13 @@ def audit(args: argparse.Namespace) -> int:
 
     settings = _audit_settings()
     statements = [(path, _read_statement(path)) for path in args.statement]
+    from starfever.engine.model import load_model
+
+    from_files = [load_model(path) for path in args.model]
     db = open_existing(_database_url(args))
     try:
-        report = run_audit(db, settings, statements)
+        report = run_audit(db, settings, statements, from_files)
+        _record_audit(db, report)
     finally:
         db.dispose()
     print(report.summary())
@@ -140,6 +209,24 @@ def audit(args: argparse.Namespace) -> int:
     if len(report.problems) > args.show:
         print(f"  ... and {len(report.problems) - args.show} more")
     return 0 if report.ok else 1
+
+
+def _record_audit(db: Any, report: Any) -> None:
+    """Log the audit's result as a significant event (the back office shows the last one); a
+    database that takes no write (a read-only copy) gets a warning, and the audit stands."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from starfever.server.services.events import record_audit
+
+    try:
+        record_audit(db, ok=report.ok, problems=report.problems, checked={
+            "rounds": report.rounds_checked, "wallets": report.wallets_checked,
+            "entries": report.entries_checked, "statements": report.statements_checked,
+            "operator_rounds": report.operator_rounds_checked})
+    except SQLAlchemyError as error:
+        reason = str(getattr(error, "orig", None) or error).strip().splitlines()
+        print(f"warning: the audit's result was not logged: {reason[0] if reason else error}",
+              file=sys.stderr)
 
 
 def reconcile(args: argparse.Namespace) -> int:
@@ -254,8 +341,13 @@ def register(sub: Any) -> None:
     p.add_argument("--database-url", help=url_help)
     p.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
     p.add_argument("--model", default=None, help="math model name or path (default: default)")
+    p.add_argument("--market", default=None,
+                   help="market profile: at (the default: the Austrian conditions) or strict "
+                        "(no Turbo or Skip, 2.5 s a round, net position always shown)")
     p.add_argument("--log-level", default="info",
                    choices=("critical", "error", "warning", "info", "debug"))
+    p.add_argument("--log-format", choices=("json", "text"), default="json",
+                   help="json (one object a line, with the request id; the default) or text")
     p.add_argument("--wallet", choices=("ledger", "operator"), default=None,
                    help="ledger (embedded, the default) or operator (the operator's wallet at "
                         "--wallet-url; secret in $STARFEVER_OPERATOR_SECRET)")
@@ -268,6 +360,9 @@ def register(sub: Any) -> None:
     p.add_argument("--statement", action="append", default=[], metavar="FILE",
                    help="a signed chain statement (starfever chain-statement) the chains "
                         "must still hold; repeatable")
+    p.add_argument("--model", action="append", default=[], metavar="PATH",
+                   help="a model file not shipped with the package (a tuned model a server "
+                        "played from a file), for the rounds it played; repeatable")
     p.set_defaults(handler=audit)
 
     p = sub.add_parser("chain-statement", help="print a signed statement of the chain heads "

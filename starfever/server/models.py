@@ -203,7 +203,13 @@ class Round(Base):
     prev_hash: Mapped[str] = mapped_column(String(64))
     hash: Mapped[str] = mapped_column(String(64))
     hash_scheme: Mapped[int] = mapped_column(SmallInteger, default=1)
-    """1: SHA-256 (rounds stored before the key); 2: HMAC-SHA256 under the audit key."""
+    """1: SHA-256 (rounds stored before the key); 2: HMAC-SHA256 under the audit key; 3: the
+    same with the two hashes below (``services.chain``)."""
+    build_sha256: Mapped[str | None] = mapped_column(String(64))
+    """The build that played it: SHA-256 of the running package's software manifest
+    (``starfever.certify.software``); ``None`` for rounds stored before migration 0012."""
+    model_sha256: Mapped[str | None] = mapped_column(String(64))
+    """The model's canonical SHA-256; ``None`` for rounds stored before migration 0012."""
     __table_args__ = (
         UniqueConstraint("account_id", "idempotency_key", name="uq_rounds_idempotency"),
         Index("ix_rounds_account", "account_id", "id"),
@@ -320,3 +326,58 @@ class KnownClient(Base):
     username: Mapped[str] = mapped_column(String(32), primary_key=True)
     client: Mapped[str] = mapped_column(String(64), primary_key=True)
     last_login_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
+class SignificantEvent(Base):
+    """One entry of the significant-events log (``services.events``): what happened, who did
+    it, from where, and its particulars as JSON (never a secret)."""
+
+    __tablename__ = "significant_events"
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    kind: Mapped[str] = mapped_column(String(32))
+    actor: Mapped[str | None] = mapped_column(String(64))
+    """The operator or player who acted (``None`` for the server itself)."""
+    client: Mapped[str | None] = mapped_column(String(64))
+    """The address the request came from, where there was one."""
+    detail: Mapped[str] = mapped_column(Text)
+    """Canonical JSON object."""
+    __table_args__ = (Index("ix_significant_events_kind", "kind", "id"),
+                      Index("ix_significant_events_created", "created_at"))
+
+
+class SpinPacing(Base):
+    """When a player's last round began (and its key), for a market with a minimum round
+    duration (``services.pacing``): in the database, so every worker and machine sees it."""
+
+    __tablename__ = "spin_pacing"
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), primary_key=True)
+    last_spin_ms: Mapped[int] = mapped_column(BigInteger)
+    """Milliseconds since the epoch (UTC) of the last spin the pacing let through."""
+    last_key: Mapped[str] = mapped_column(String(128))
+    """Its Idempotency-Key: a retry of that very spin is never paced (it replays its round)."""
+
+
+class CashierTransaction(Base):
+    """A deposit or withdrawal sent with an ``Idempotency-Key`` (ADR 0017): the key, unique
+    over the installation, names the request's one booking, so a retry finds it and books
+    nothing."""
+
+    __tablename__ = "cashier_transactions"
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    idempotency_key: Mapped[str] = mapped_column(String(128))
+    kind: Mapped[str] = mapped_column(String(16))
+    """``deposit`` or ``withdrawal``."""
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
+    operator_id: Mapped[int | None] = mapped_column(ForeignKey("accounts.id"))
+    """The operator account that sent it."""
+    amount: Mapped[int] = mapped_column(BigInteger)
+    entry_id: Mapped[int] = mapped_column(ForeignKey("ledger_entries.id"))
+    """The wallet's ledger entry it booked."""
+    balance_after: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    __table_args__ = (
+        CheckConstraint("kind IN ('deposit', 'withdrawal')", name="ck_cashier_transactions_kind"),
+        Index("uq_cashier_transactions_key", "idempotency_key", unique=True),
+        Index("uq_cashier_transactions_entry", "entry_id", unique=True),
+    )

@@ -54,11 +54,15 @@ def period_of(kind: str, text: str) -> Period:
         day = date.fromisoformat(text if len(text) == 10 else f"{text}-01")
     except ValueError:
         raise InputError(f"--date {text!r} is not a calendar date") from None
-    if kind == "daily":
-        start = datetime(day.year, day.month, day.day, tzinfo=UTC)
-        return Period(kind, day.isoformat(), start, start + timedelta(days=1))
-    start = datetime(day.year, day.month, 1, tzinfo=UTC)
-    following = datetime(day.year + day.month // 12, day.month % 12 + 1, 1, tzinfo=UTC)
+    try:
+        if kind == "daily":
+            start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+            return Period(kind, day.isoformat(), start, start + timedelta(days=1))
+        start = datetime(day.year, day.month, 1, tzinfo=UTC)
+        following = datetime(day.year + day.month // 12, day.month % 12 + 1, 1, tzinfo=UTC)
+    except (OverflowError, ValueError):  # the period would end after the year 9999
+        raise InputError(f"--date {text!r} is out of range (the last is in 9999-12, "
+                         "and its period must end before the year 10000)") from None
     return Period(kind, f"{day.year:04d}-{day.month:02d}", start, following)
 
 

@@ -148,10 +148,12 @@ class TokenPublic(Public):
 
 
 class LaunchPublic(Public):
-    """Operator mode: the game's address with its single-use launch token."""
+    """Operator mode: the game's address with its single-use launch token, and the market
+    profile it is played under (as ``GET /game`` serves it)."""
 
     url: str
     expires_at: datetime
+    market: dict[str, Any]
 
 
 class RealityCheckPublic(Public):
@@ -183,9 +185,21 @@ class LedgerPagePublic(Public):
 
 
 class CashierPublic(Public):
+    """A booked deposit or withdrawal."""
+
     username: str
+    kind: str
+    """``deposit`` or ``withdrawal``."""
     amount: int
     balance: int
+    """The player's balance right after this booking (the same in every retry's answer)."""
+    transaction_id: int
+    """The id of its wallet ledger entry (``GET /wallet/entries`` shows it to the player)."""
+    idempotency_key: str | None
+    """The key it was booked under, ``None`` if it was sent without one."""
+    created_at: datetime
+    replayed: bool
+    """``True`` in the answer to a retry: the first booking's result, nothing moved now."""
 
 
 class RoundSummary(Public):
@@ -215,6 +229,11 @@ class RoundPublic(RoundSummary):
     events: list[dict[str, Any]]
     prev_hash: str
     hash: str
+    build_sha256: str | None = None
+    """The build that played it (SHA-256 of its software manifest); null before migration
+    0012."""
+    model_sha256: str | None = None
+    """The model's canonical SHA-256; null before migration 0012."""
 
 
 class RoundPagePublic(Public):
@@ -264,6 +283,15 @@ class ReadyPublic(Public):
     database: str
 
 
+class ReadyzPublic(ReadyPublic):
+    wallet: str
+    """``answers`` (operator mode: the operator's wallet answered) or ``none`` (the ledger)."""
+
+
+class LivePublic(Public):
+    status: str
+
+
 class PoolMetersPublic(Public):
     pool: int
     seed: int
@@ -305,3 +333,28 @@ class PlayerRowPublic(Public):
 
 class PlayersPublic(Public):
     players: list[PlayerRowPublic]
+
+
+class SoftwareCheckPublic(Public):
+    ok: bool
+    manifest: str
+    manifest_sha256: str | None
+    build_sha256: str
+    version: str
+    files_checked: int
+    differences: list[str]
+
+
+class ModelIdentityPublic(Public):
+    name: str
+    version: str
+    sha256: str
+    approved: bool
+
+
+class SoftwarePublic(Public):
+    software: SoftwareCheckPublic
+    environment: str
+    model: ModelIdentityPublic
+    approved_models: list[str]
+    warnings: list[str]

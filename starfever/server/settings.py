@@ -71,6 +71,9 @@ class Settings:
     """SQLAlchemy-style URL: ``sqlite:///file.db`` or ``postgresql://user@host/db``."""
     model: str = "default"
     """The math model new rounds are played with (name or path)."""
+    market: str = "at"
+    """The market profile (``starfever.markets``): what the presentation may do, the least
+    time per round and the largest stake, enforced here and shown by the client."""
     environment: str = "development"
     """``development`` or ``production``; production refuses the development secret."""
     secret_key: str = DEVELOPMENT_SECRET
@@ -129,10 +132,27 @@ class Settings:
     ``timeout_keep_alive``)."""
     test_mode: bool = False
     """``STARFEVER_TEST_MODE=1``: spins may carry ``test_draws``. Never in production."""
+    drain_seconds: int = 30
+    """On SIGTERM, how long the server drains at most (new spins answered 503, the spins
+    taken finished) before it shuts down."""
+    metrics_token: str = ""
+    """A bearer token ``/metrics`` requires; empty (the default): ``/metrics`` answers only
+    loopback and private addresses."""
     audit_key_file: str = ""
     """A file holding the key (at least 32 bytes) of the HMAC that chains rounds and cashier
     entries and signs chain statements; kept outside the database, so an insider who can
     write the database cannot forge the chain. Required in production."""
+
+    approved_models: str = ""
+    """SHA-256 hashes (``starfever rtp`` prints a model's) of the models this installation may
+    play, separated by commas or spaces. In production the server plays only an approved
+    model and refuses to start without a list (ADR 0020); in development a model not listed
+    is only warned about."""
+
+    @property
+    def approved_model_hashes(self) -> tuple[str, ...]:
+        """The approved models' hashes, sorted, without repeats."""
+        return tuple(sorted(set(self.approved_models.replace(",", " ").lower().split())))
 
     def chain_key(self) -> bytes:
         """The chain's HMAC key: the key file's content, or the development key."""
@@ -158,6 +178,19 @@ class Settings:
             raise SettingsError("STARFEVER_AUDIT_KEY_FILE must be set outside development")
         if self.audit_key_file:
             self.chain_key()  # readable and long enough
+        for digest in self.approved_model_hashes:
+            if not re.fullmatch(r"[0-9a-f]{64}", digest):
+                raise SettingsError(f"STARFEVER_APPROVED_MODELS: {digest[:80]!r} is not a "
+                                    "SHA-256 in hex (64 characters 0-9 a-f)")
+        if self.environment != "development" and not self.approved_model_hashes:
+            raise SettingsError("STARFEVER_APPROVED_MODELS must list the SHA-256 of every model "
+                                "approved to play outside development")
+        from starfever.markets import UnknownMarket, load_market
+
+        try:
+            load_market(self.market)
+        except UnknownMarket as error:
+            raise SettingsError(f"STARFEVER_MARKET: {error}") from None
         if len(self.secret_key) < 16:
             raise SettingsError("STARFEVER_SECRET_KEY must be at least 16 characters")
         if not self.database_url.startswith(("sqlite", "postgresql", "postgres:")):
@@ -170,7 +203,7 @@ class Settings:
                      "operator_login_max_failures",
                      "request_read_timeout_seconds", "keep_alive_seconds",
                      "registrations_per_address", "registration_window_seconds",
-                     "max_concurrent_hashes"):
+                     "max_concurrent_hashes", "drain_seconds"):
             if getattr(self, name) <= 0:
                 raise SettingsError(f"{ENV_NAMES[name]} must be positive, "
                                     f"got {getattr(self, name)}")
@@ -194,6 +227,7 @@ class Settings:
 ENV_NAMES: dict[str, str] = {
     "database_url": "STARFEVER_DATABASE_URL",
     "model": "STARFEVER_MODEL",
+    "market": "STARFEVER_MARKET",
     "environment": "STARFEVER_ENV",
     "secret_key": "STARFEVER_SECRET_KEY",
     "token_ttl_seconds": "STARFEVER_TOKEN_TTL_SECONDS",
@@ -217,6 +251,9 @@ ENV_NAMES: dict[str, str] = {
     "keep_alive_seconds": "STARFEVER_KEEP_ALIVE_SECONDS",
     "test_mode": "STARFEVER_TEST_MODE",
     "audit_key_file": "STARFEVER_AUDIT_KEY_FILE",
+    "approved_models": "STARFEVER_APPROVED_MODELS",
+    "drain_seconds": "STARFEVER_DRAIN_SECONDS",
+    "metrics_token": "STARFEVER_METRICS_TOKEN",
 }
 """Setting -> environment variable (documented in docs/server.md)."""
 

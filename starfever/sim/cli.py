@@ -51,16 +51,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=cmd_simulate)
 
 
-def parse_count(text: str, what: str, *, minimum: int) -> int:
-    """A whole number written as ``100000``, ``100_000`` or ``1e5``, at least ``minimum``."""
+MAX_COUNT = 2**63 - 1
+"""The largest count the compiled kernels hold (a signed 64-bit integer)."""
+
+
+def parse_count(text: str, what: str, *, minimum: int, maximum: int = MAX_COUNT) -> int:
+    """A whole number written as ``100000``, ``100_000`` or ``1e5``, from ``minimum`` to
+    ``maximum``."""
     raw = text.strip()
     value = -1
-    if _INTEGER.fullmatch(raw):
+    if len(raw) <= 40 and _INTEGER.fullmatch(raw):
         mantissa, _, exponent = raw.lower().replace("_", "").partition("e")
         value = int(mantissa) * 10 ** int(exponent or 0)
-    if value < minimum:
-        raise InputError(f"{what} must be a whole number >= {minimum} (like 1000000 or 1e6), "
-                         f"got {text!r}")
+    if not minimum <= value <= maximum:
+        raise InputError(f"{what} must be a whole number from {minimum} to {maximum:,} "
+                         f"(like 1000000 or 1e6), got {text[:40]!r}")
     return value
 
 

@@ -110,7 +110,7 @@ class SimulationResult:
     max_win: float
     """Largest round win, in total bets."""
     histogram_edges: tuple[float, ...]
-    """Log-spaced bin edges in total bets (5 per decade)."""
+    """Bin edges in total bets: log-spaced (5 per decade) and the win bands' ends + 1/40."""
     win_histogram: tuple[int, ...]
     """Rounds by game win: ``[0]`` won nothing; ``[k]``, k >= 1, won in
     ``[edges[k-2], edges[k-1])`` (``[1]``: above 0 and below ``edges[0]``; the last bin: from

@@ -35,8 +35,13 @@ IN_PROCESS_CHUNKS = 8
 play in this process: starting workers would take longer than the run."""
 BATCH_CHUNKS = 16
 """Most chunks one task plays (about 0.1 s): few enough messages, small enough to balance."""
-HISTOGRAM_EDGES = tuple(float(10 ** (k / 5)) for k in range(-5, 26))
-"""Bin edges of the win histograms, in total bets: 0.1 to 100,000, 5 bins per decade."""
+BAND_EDGES_X = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
+"""The upper ends of the PAR sheet's win bands (0, (0,1], (1,2], ...), in total bets."""
+HISTOGRAM_EDGES = tuple(sorted({float(10 ** (k / 5)) for k in range(-5, 26)}
+                               | {x + 1 / 40 for x in BAND_EDGES_X}))
+"""Bin edges of the win histograms, in total bets: 0.1 to 100,000, 5 bins per decade, and
+each band end plus half the smallest win step (1/20 total bet), so that a bin [e, e') starting
+there begins just above the band end: the bands (a, b] are sums of whole bins."""
 JACKPOT_ROWS = 64
 """Rows a chunk first gets for its €€€ rounds (about 9 expected); a chunk with more plays
 again with room for all of them (same stream, same result)."""

@@ -1,14 +1,20 @@
-"""``GET /api/v1/game``: the game's rules as data, straight from :mod:`starfever.engine`, so the
-paytable and rules pages of the browser client can never disagree with the engine."""
+"""``GET /api/v1/game``: the game's rules as data, straight from :mod:`starfever.engine`, the
+running math model and its exact figures (:mod:`starfever.math.figures`), and the market
+profile (:mod:`starfever.markets`), so the paytable and rules pages of the browser client can
+never disagree with the engine, nor state a return the running model does not have."""
 
 from __future__ import annotations
 
+import threading
+from fractions import Fraction
 from typing import Any, Final
 
 from fastapi import APIRouter, Request
 
 from starfever.engine import money, symbols
+from starfever.engine.model import MathModel
 from starfever.engine.symbols import Symbol
+from starfever.markets import DEFAULT_MARKET, MarketProfile, load_market
 
 router = APIRouter(tags=["game"])
 
@@ -37,8 +43,45 @@ def _kind(symbol: Symbol) -> str:
     return "scatter" if symbol == symbols.COIN else "jackpot"
 
 
-def game_data(model: Any = None) -> dict[str, Any]:
-    """Paytable, lines, bet classes, feature rules and symbol names as one JSON-ready dict."""
+_rtp_lock = threading.Lock()
+_rtp_by_model: dict[str, dict[str, Any]] = {}
+
+
+def model_figures(model: MathModel) -> dict[str, Any]:
+    """The running model's exact return, split into the game (lines, Star Wild, Hold & Cash)
+    and the €€€ contribution, as fractions of the total bet, and its largest wins: from the
+    figures cached per model hash (the shipped models' ship with them), else computed exactly
+    once per process (a minute or so for a new model)."""
+    with _rtp_lock:
+        known = _rtp_by_model.get(model.sha256)
+        if known is not None:
+            return known
+        from starfever.math.figures import cached
+
+        found = cached(model)
+        if found is not None:
+            total = Fraction(found["exact"]["total"])
+            progressive = Fraction(found["exact"]["progressive"])
+            largest = found["max_win_x"]
+            max_win = {"base": largest["base"], "star_wild": largest["star_wild"]}
+        else:
+            from starfever.math.exact import compute
+
+            report = compute(model, with_std_dev=False)
+            total, progressive = report.total, report.progressive
+            max_win = None
+        data = {"rtp": {"total": float(total), "game": float(total - progressive),
+                        "progressive": float(progressive)},
+                "max_win_x": max_win}
+        _rtp_by_model[model.sha256] = data
+        return data
+
+
+def game_data(model: MathModel | None = None,
+              market: MarketProfile | None = None) -> dict[str, Any]:
+    """Paytable, lines, bet classes, feature rules and symbol names as one JSON-ready dict;
+    with the running ``model``, its exact RTP, the €€€ pool's seed and contribution and the
+    win cap; and the ``market`` profile (the default market's when none is given)."""
     pays = symbols.PAYTABLE
     data: dict[str, Any] = {
         "reels": symbols.REELS,
@@ -65,10 +108,16 @@ def game_data(model: Any = None) -> dict[str, Any]:
         },
         "jackpot": {"reels": symbols.JACKPOT_REELS,
                     "share_base": money.JACKPOT_SHARE_BASE},
-        "advertised_rtp": "95.5",
+        "market": (market or load_market(DEFAULT_MARKET)).public(),
     }
     if model is not None:
+        figures = model_figures(model)
         data["model"] = {"name": model.name, "version": model.version}
+        data["rtp"] = figures["rtp"]
+        data["jackpot"].update(seed_cents=int(model.seed_cents),
+                               contribution_rate=float(model.contribution_rate),
+                               rule=model.jackpot_rule)
+        data["max_win"] = {"cap_x": model.max_win_x, "largest_x": figures["max_win_x"]}
     return data
 
 
@@ -76,7 +125,9 @@ def game_data(model: Any = None) -> dict[str, Any]:
 def game(request: Request) -> dict[str, Any]:
     """The rules as data: what the paytable and rules pages show."""
     context = getattr(request.app.state, "context", None)
-    data = game_data(getattr(context, "model", None))
+    settings = getattr(context, "settings", None)
+    market = load_market(getattr(settings, "market", DEFAULT_MARKET))
+    data = game_data(getattr(context, "model", None), market)
     # the page's test hooks (?speed=, a scene to hold at) work only against a test-mode server
     data["test_mode"] = bool(getattr(getattr(context, "settings", None), "test_mode", False))
     return data

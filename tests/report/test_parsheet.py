@@ -45,6 +45,35 @@ def test_par_sheet(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("name", ["low-volatility", "high-volatility"])
+def test_par_sheet_of_a_tuned_model(tmp_path: Path, name: str) -> None:
+    """A model made by the tuner gets the same lab-complete sheet, its own identity in it, and
+    the simulated win bands beside the exact ones."""
+    out = tmp_path / name
+    result = run_cli(["par-sheet", "--model", name, "--out", str(out), "--spins", "200000",
+                      "--workers", "1"])
+    assert result.returncode == 0, result.stderr
+    md = (out / "par-sheet.md").read_text()
+    model = load_model(name)
+    assert f"model '{name}' (version {model.version})" in md and model.sha256 in md
+    for section in ("Model identity", "Return to player", "RTP per bet class", "Strip listings",
+                    "Combination counts", "Confidence intervals", "Star Wild split",
+                    "Hold & Cash split", "Exact and simulated, side by side",
+                    "Volatility and max win"):
+        assert f"## {section}" in md
+    assert "UPGRADE reading" in md and "confirms the RTP to +/-" in md
+    bands = md.split("Win bands of a round's game win")[1].split("Hold & Cash tail")[0]
+    rows = [r for r in bands.splitlines() if r.startswith("| ") and not r.startswith("| x ")]
+    assert len(rows) == 14  # 0, (0,1], ..., (2000,5000], > 5000
+    simulated = sum(int(r.split("|")[4].replace(",", "")) for r in rows)
+    assert simulated == 200_000  # every simulated round in exactly one band
+    table = md.split("## Combination counts")[1].split("##")[0]
+    counts = [int(row.split("|")[2].replace(",", "")) for row in table.splitlines()
+              if row.startswith("| ") and row.split("|")[2].strip().replace(",", "").isdigit()]
+    assert sum(counts) == math.prod(len(s) for s in model.base_reels)
+
+
+@pytest.mark.slow
 def test_par_sheet_bad_input(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")

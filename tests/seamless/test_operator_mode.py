@@ -3,11 +3,17 @@ operator wallet as a real process, on SQLite and on PostgreSQL (OPERATOR-WALLET.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import random
+import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
+import httpx
 import pytest
 from sqlalchemy import text
 
@@ -44,6 +50,15 @@ def wallet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OperatorWallet]
 def databases(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Databases]:
     with Databases(tmp_path_factory.mktemp("db")) as made:
         yield made
+
+
+@pytest.fixture(params=DATABASE_KINDS)
+def kind(request: pytest.FixtureRequest, databases: Databases) -> DatabaseKind:
+    """A database kind, for tests that start their own server."""
+    chosen: DatabaseKind = request.param
+    if chosen == "postgresql" and not databases.postgres_available:
+        pytest.skip(f"no PostgreSQL answers at {databases.shown_admin_url}")
+    return chosen
 
 
 @pytest.fixture(scope="module", params=DATABASE_KINDS)
@@ -214,19 +229,23 @@ def test_players_neither_register_nor_log_in_with_a_password_in_operator_mode(
         assert (refused.status_code, refused.json()["error"]["code"]) == (403, "operator_mode")
 
 
+@pytest.mark.parametrize("fault", ["error", "drop"])
 def test_a_server_killed_between_debit_and_credit_credits_exactly_once_after_restart(
-        databases: Databases, wallet: OperatorWallet,
+        kind: DatabaseKind, fault: str, databases: Databases, wallet: OperatorWallet,
         tmp_path_factory: pytest.TempPathFactory) -> None:
-    started = start_server(databases, "sqlite", tmp_path_factory.mktemp("operator-kill"),
+    """``error``: the credit never reached the operator; ``drop``: the operator applied it and
+    its reply was lost. Either way the restarted server's retrier credits exactly once."""
+    started = start_server(databases, kind, tmp_path_factory.mktemp("operator-kill"),
                            operator_mode_env(wallet, timeout=TIMEOUT_S),
                            args=operator_mode_args(wallet))
     with started as server:
         player_id, token = _player(server, wallet, 1_000)
-        wallet.fault("credit", "error", times=100_000)  # 500, not applied: the credit waits
+        wallet.fault("credit", fault, times=100_000)  # every send of the credit fails
         answer = expect(server.spin(token), 201).json()
         assert len(_applied(wallet, player_id, "debit")) == 1
-        assert _applied(wallet, player_id, "credit") == []
-        server.kill()  # SIGKILL: the round is committed, its credit pending
+        credited = _applied(wallet, player_id, "credit")
+        assert len(credited) == (1 if fault == "drop" else 0)
+        server.kill()  # SIGKILL: the round is committed, its credit not acknowledged
         in_doubt = run_cli("reconcile", "--database-url", server.database_url)
         assert in_doubt.returncode == 1 and "IN DOUBT" in in_doubt.stdout
         assert "pending_credit" in in_doubt.stdout
@@ -239,7 +258,98 @@ def test_a_server_killed_between_debit_and_credit_credits_exactly_once_after_res
         win = int(answer["round"]["total_win"]) - int(answer["round"]["total_bet"])
         assert wallet.balance(player_id) == 1_000 + win
         assert run_cli("reconcile", "--database-url", server.database_url).returncode == 0
+        assert run_cli("audit", "--database-url", server.database_url).returncode == 0
     databases.drop(started.database_url)
+
+
+def test_a_server_killed_while_the_debit_reply_is_on_its_way_plays_the_retry_once(
+        kind: DatabaseKind, databases: Databases, wallet: OperatorWallet,
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The operator applied the debit; the server dies before its reply arrives (the debit is
+    ``pending`` in its books, no round). The client's retry with the same key resends the
+    debit, gets the operator's first answer, plays the round once and credits it once."""
+    started = start_server(databases, kind, tmp_path_factory.mktemp("operator-kill-debit"),
+                           operator_mode_env(wallet, timeout=5),
+                           args=operator_mode_args(wallet), own_process_group=True)
+    with started as server:
+        player_id, token = _player(server, wallet, 1_000)
+        wallet.fault("debit", "delay", seconds=4)  # within the 5-s timeout: the reply waits
+        key = uuid.uuid4().hex
+        sent = threading.Thread(target=lambda: _ignore_transport_errors(server, token, key))
+        sent.start()
+        _wait_for(lambda: len(_applied(wallet, player_id, "debit")) == 1)
+        server.kill()
+        sent.join()
+        assert wallet.balance(player_id) == 1_000 - BET  # debited, no round anywhere
+        assert [c["status"] for c in _calls(server, "kind = 'debit'")] == ["pending"]
+        server.start()
+        answer = expect(server.spin(token, key=key), 201).json()
+        _wait_for(lambda: len(_applied(wallet, player_id, "credit")) == 1)
+        assert len(_applied(wallet, player_id, "debit")) == 1
+        assert _applied(wallet, player_id, "rollback") == []
+        assert len(_rounds(server, token)) == 1
+        win = int(answer["round"]["total_win"]) - int(answer["round"]["total_bet"])
+        _wait_for(lambda: wallet.balance(player_id) == 1_000 + win)
+        _wait_for(lambda: run_cli("reconcile", "--database-url",
+                                  server.database_url).returncode == 0)
+    databases.drop(started.database_url)
+
+
+def test_a_debit_left_without_its_round_by_a_crash_is_rolled_back_once_stale(
+        kind: DatabaseKind, databases: Databases, wallet: OperatorWallet,
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """As above, but the client never comes back: the restarted server's retrier rolls the
+    debit back once it is older than its staleness (30 s at least), the operator refunds it,
+    and no round exists anywhere."""
+    started = start_server(databases, kind, tmp_path_factory.mktemp("operator-stale-debit"),
+                           operator_mode_env(wallet, timeout=5),
+                           args=operator_mode_args(wallet), own_process_group=True)
+    with started as server:
+        player_id, token = _player(server, wallet, 1_000)
+        wallet.fault("debit", "delay", seconds=4)
+        sent = threading.Thread(target=lambda: _ignore_transport_errors(
+            server, token, uuid.uuid4().hex))
+        sent.start()
+        _wait_for(lambda: len(_applied(wallet, player_id, "debit")) == 1)
+        server.kill()
+        sent.join()
+        assert wallet.balance(player_id) == 1_000 - BET
+        server.start()
+        _wait_for(lambda: wallet.balance(player_id) == 1_000, seconds=90)
+        assert len(_applied(wallet, player_id, "rollback")) == 1
+        assert _rounds(server, token) == []
+        assert [c["status"] for c in _calls(server, "kind = 'debit'")] == ["rolled_back"]
+        _wait_for(lambda: run_cli("reconcile", "--database-url",
+                                  server.database_url).returncode == 0)
+    databases.drop(started.database_url)
+
+
+def _ignore_transport_errors(server: Server, token: str, key: str) -> None:
+    with contextlib.suppress(httpx.TransportError):  # the server was killed under it
+        server.spin(token, key=key)
+
+
+def test_a_forged_reply_counts_for_nothing(server: Server, wallet: OperatorWallet) -> None:
+    """Replies signed with another secret (a man in the middle): a forged debit reply is a
+    failed debit (rolled back, nothing played); a forged credit reply leaves the credit
+    pending until a genuine reply acknowledges it."""
+    player_id, token = _player(server, wallet, 1_000)
+    wallet.fault("debit", "forge")
+    lost = server.spin(token)
+    assert (lost.status_code, lost.json()["error"]["code"]) == (503, "wallet_unavailable")
+    assert _rounds(server, token) == []
+    _wait_for(lambda: wallet.balance(player_id) == 1_000)
+    assert len(_applied(wallet, player_id, "rollback")) == 1
+    wallet.fault("credit", "forge")
+    answer = expect(server.spin(token), 201).json()
+    round_id = int(answer["round"]["id"])
+    _wait_for(lambda: _calls(server, f"kind = 'credit' AND round_id = {round_id}")[0]
+              ["status"] == "acknowledged")
+    credit = _calls(server, f"kind = 'credit' AND round_id = {round_id}")[0]
+    assert int(credit["attempts"]) >= 1  # the forged reply was not taken for an answer
+    assert len(_applied(wallet, player_id, "credit")) == 1
+    win = int(answer["round"]["total_win"]) - int(answer["round"]["total_bet"])
+    assert wallet.balance(player_id) == 1_000 + win
 
 
 def test_audit_checks_the_operator_book_against_the_wallet_calls(
@@ -294,3 +404,71 @@ def test_books_agree_after_many_concurrent_rounds_with_faults_injected(
     assert played == statuses.count(201)
     audit = run_cli("audit", "--database-url", server.database_url)
     assert audit.returncode == 0, audit.stdout
+
+
+ROUNDS = int(os.environ.get("STARFEVER_OPERATOR_ROUNDS", "2000"))
+"""The rounds of the long run with faults (``STARFEVER_OPERATOR_ROUNDS`` for a longer one)."""
+FAULT_MIX = [(method, fault) for method in ("debit", "credit", "rollback")
+             for fault in ("delay", "drop", "error", "twice", "forge")]
+
+
+def test_thousands_of_rounds_with_faults_leave_both_books_agreeing(
+        server: Server, wallet: OperatorWallet) -> None:
+    """Eight clients play ``ROUNDS`` rounds while a fault of every kind is injected into a
+    random method four times a second; afterwards (once the retrier has settled what was in
+    doubt) every player's balance at the operator equals the start plus the wins minus the
+    bets of their rounds, each round was credited exactly once, reconcile and audit agree."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    players = [_player(server, wallet, 10_000_000) for _ in range(6)]
+    stop = threading.Event()
+    injected: Counter[str] = Counter()
+
+    def inject() -> None:
+        draw = random.Random(14)
+        while not stop.wait(0.25):
+            method, fault = draw.choice(FAULT_MIX)
+            wallet.fault(method, fault, seconds=TIMEOUT_S + 0.5)
+            injected[f"{method} {fault}"] += 1
+
+    def play(i: int) -> int:
+        return server.spin(players[i % len(players)][1], line_bet=1 + i % 5).status_code
+
+    injector = threading.Thread(target=inject)
+    injector.start()
+    try:
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            statuses = list(pool.map(play, range(ROUNDS)))
+    finally:
+        stop.set()
+        injector.join()
+        wallet.clear_faults()
+    print(f"{ROUNDS} spins: {dict(Counter(statuses))}; faults injected: {dict(injected)}")
+    assert set(statuses) <= {201, 503}, Counter(statuses)
+    assert statuses.count(503) >= 1 and len(injected) >= 10  # the faults did strike
+    _wait_for(lambda: run_cli("reconcile", "--database-url",
+                              server.database_url).returncode == 0, seconds=180)
+    played = 0
+    for player_id, token in players:
+        rounds = _all_rounds(server, token)
+        played += len(rounds)
+        assert wallet.balance(player_id) == 10_000_000 + sum(
+            int(r["total_win"]) - int(r["total_bet"]) for r in rounds), player_id
+        credits = _applied(wallet, player_id, "credit")
+        assert len(credits) == len(rounds)
+        assert len({c["debit_transaction_id"] for c in credits}) == len(rounds)
+    assert played == statuses.count(201)
+    audit = run_cli("audit", "--database-url", server.database_url, timeout=600)
+    assert audit.returncode == 0, audit.stdout
+
+
+def _all_rounds(server: Server, token: str) -> list[dict[str, object]]:
+    """Every round of the player (``GET /rounds`` paged to the end)."""
+    found: list[dict[str, object]] = []
+    params: dict[str, int] = {"limit": 100}
+    while True:
+        page = expect(server.call("GET", "/rounds", token, params=params), 200).json()
+        found += page["rounds"]
+        if page.get("next_before") is None:
+            return found
+        params["before"] = int(page["next_before"])

@@ -124,6 +124,24 @@ def test_a_forged_signature_is_refused_both_ways(operator_wallet: OperatorWallet
     assert operator_wallet.balance(player) == 100
 
 
+def test_a_reply_signed_with_another_secret_counts_for_nothing(
+        operator_wallet: OperatorWallet) -> None:
+    """The other way: a reply that is not signed with the shared secret (a man in the middle's)
+    is no answer to Star Fever's client, whatever it says; the call's outcome is unknown (here
+    the debit was applied), and the retry of its transaction_id gets the genuine first
+    answer."""
+    player = _id("p")
+    operator_wallet.player(player, 1_000)
+    client = _client(operator_wallet)
+    operator_wallet.fault(p.DEBIT, "forge")
+    debit = _debit(player, 100)
+    with pytest.raises(WalletUnavailable, match="not signed"):
+        client.call(p.DEBIT, debit)
+    assert operator_wallet.balance(player) == 900
+    assert client.call(p.DEBIT, debit).balance == 900
+    assert len(operator_wallet.transactions(player)) == 1
+
+
 def test_stale_and_malformed_requests_are_bad_requests(operator_wallet: OperatorWallet) -> None:
     player = _id("p")
     operator_wallet.player(player, 100)

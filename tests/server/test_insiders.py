@@ -94,7 +94,7 @@ def test_a_rewritten_round_with_new_hash_and_chain_head_fails_the_audit(
         assert _audit(server)[0] == 0
         with Session(server.engine()) as session, session.begin():
             r = session.get(Round, played["id"])
-            assert r is not None and r.hash_scheme == 2
+            assert r is not None and r.hash_scheme == 3  # keyed, with build and model
             rich = replay_round(model(), r.line_bet, feature_draws("hold_and_cash"),
                                 pool=r.pool_before)
             assert rich.total_win > 0 and not rich.progressive_win
@@ -169,6 +169,9 @@ def test_a_signed_statement_of_the_chain_heads_catches_a_cut_chain(
                 "SELECT id, chain_hash FROM ledger_entries WHERE book = 'wallet' AND kind = "
                 "'deposit' AND id < :i ORDER BY id DESC LIMIT 1"), {"i": last}).one()
             conn.execute(text("UPDATE wallets SET balance = balance - 2000"))
+            # with the record of its Idempotency-Key (ADR 0017), which names the entry
+            conn.execute(text("DELETE FROM cashier_transactions WHERE entry_id = :i"),
+                         {"i": last})
             conn.execute(text("DELETE FROM ledger_entries WHERE id IN (:i, :j)"),
                          {"i": last, "j": last + 1})
             conn.execute(text("UPDATE chain_head SET last_round_id = :i, last_hash = :h "
@@ -210,7 +213,7 @@ def test_rounds_stored_before_the_key_still_audit(db_kind: str, databases: Datab
         with server.engine().connect() as conn:
             schemes = [s for s, in conn.execute(text(
                 "SELECT hash_scheme FROM rounds ORDER BY id"))]
-        assert schemes == [1, 1, 1, 2, 2]
+        assert schemes == [1, 1, 1, 3, 3]  # keyed from the boundary, with build and model
         code, output = _audit(server)
         assert code == 0, output
         assert "audit OK: 5 rounds replayed and chained" in output

@@ -98,8 +98,22 @@ def test_report_input_is_checked_and_nothing_is_created(tmp_path: Any) -> None:
             (("daily", "--date", "2026-02-30"), "not a calendar date"),
             (("daily", "--date", "2026-12"), "YYYY-MM-DD"),
             (("monthly", "--date", "12/2026"), "YYYY-MM"),
+            (("daily", "--date", "9999-12-31"), "out of range"),
+            (("monthly", "--date", "9999-12"), "out of range"),
             (("daily", "--date", "2026-12-01"), "no such database file")):
         out = run_cli("report", *args, "--database-url", f"sqlite:///{missing}")
         assert out.returncode == 2 and message in out.stderr, out.stderr
         assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
     assert not missing.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_back_office_periods_out_of_range_are_refused(server: Server) -> None:
+    for path in ("/operator/reports/daily?date=9999-12-31",
+                 "/operator/reports/monthly?date=9999-12-01",
+                 "/operator/meters?since=9999-12-01&until=9999-12-31",
+                 "/operator/meters?until=0001-01-05",
+                 "/operator/rounds?until=9999-12-31T23:59:59-23:59",
+                 "/operator/rounds?since=0001-01-01T00:00:00%2B23:59"):
+        answer = server.call("GET", path, server.operator_token)
+        assert answer.status_code == 422, (path, answer.text)
+        assert answer.json()["error"]["code"] == "bad_period", path

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from starfever.engine.model import load_model
 from starfever.server.settings import SettingsError, secrets_of, settings_from_env, shown_url
 from tests.harness import SECRET, Databases, Server, audit_key_file, free_port, run_cli
 from tests.server.conftest import skip_unless_available
@@ -16,7 +17,8 @@ from tests.server.conftest import skip_unless_available
 pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
 
 PRODUCTION = {"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": "x" * 32,
-              "STARFEVER_AUDIT_KEY_FILE": audit_key_file()}
+              "STARFEVER_AUDIT_KEY_FILE": audit_key_file(),
+              "STARFEVER_APPROVED_MODELS": load_model("default").sha256}
 
 
 @pytest.mark.parametrize(("env", "says"), [

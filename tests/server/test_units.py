@@ -26,7 +26,8 @@ def test_production_refuses_the_default_secret() -> None:
         settings_from_env({"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": "x" * 32,
                            "STARFEVER_TEST_MODE": "1"})
     ok = settings_from_env({"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": "x" * 32,
-                            "STARFEVER_AUDIT_KEY_FILE": audit_key_file()})
+                            "STARFEVER_AUDIT_KEY_FILE": audit_key_file(),
+                            "STARFEVER_APPROVED_MODELS": load_model("default").sha256})
     assert ok.secret_key != DEVELOPMENT_SECRET and not ok.test_mode
     with pytest.raises(SettingsError, match="integer"):
         settings_from_env({"STARFEVER_REALITY_CHECK_SECONDS": "soon"})

@@ -7,13 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from starfever.engine.model import load_model
 from starfever.server.api.security import CONTENT_SECURITY_POLICY
 from starfever.web import STATIC_DIR
 from tests.harness import Databases, Server, start_server
 
 pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
 
-PRODUCTION = {"STARFEVER_ENV": "production", "STARFEVER_TEST_MODE": "0"}
+PRODUCTION = {"STARFEVER_ENV": "production", "STARFEVER_TEST_MODE": "0",
+              "STARFEVER_APPROVED_MODELS": load_model("default").sha256}
 
 
 def _paths(server: Server) -> list[str]:

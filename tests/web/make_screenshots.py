@@ -15,7 +15,7 @@ from typing import Any
 from playwright.sync_api import sync_playwright
 
 from starfever.engine.model import load_model
-from tests.harness import PLAYER_PASSWORD, running_server
+from tests.harness import PLAYER_PASSWORD, Databases, running_server, start_server
 from tests.web import forcing
 from tests.web.browser import CHROMIUM, ConsoleWatch
 
@@ -32,6 +32,28 @@ def _spin(page: Any, draws: list[int], hold: dict[str, Any] | None = None) -> No
     else:
         page.wait_for_function("!window.starfever.state.busy", timeout=60_000)
         page.wait_for_timeout(900)
+
+
+def _spin_until(page: Any, draws: list[int], selector: str, settle_ms: int = 1200) -> None:
+    """Spin and wait until ``selector`` shows (a celebration), then let it settle."""
+    page.evaluate("d => { window.starfever.nextTestDraws = d; }", draws)
+    page.click("#spin")
+    page.wait_for_selector(selector, timeout=60_000)
+    page.wait_for_timeout(settle_ms)
+
+
+def _idle(page: Any) -> None:
+    page.wait_for_function("!window.starfever.state.busy", timeout=60_000)
+    page.wait_for_timeout(600)
+
+
+def _login(page: Any, url: str, name: str) -> None:
+    page.goto(url)
+    page.wait_for_function("window.starfever.ready")
+    page.fill("#auth-username", name)
+    page.fill("#auth-password", PLAYER_PASSWORD)
+    page.click("#auth-submit")
+    page.wait_for_selector("#game:not([hidden])")
 
 
 def _release(page: Any) -> None:
@@ -86,10 +108,29 @@ def main(out: Path = OUT) -> list[Path]:
         _release(page)
         shot("hold-and-cash-end")
 
-        _spin(page, forcing.jackpot_draws(model), {"kind": "jackpot"})
+        _spin_until(page, forcing.jackpot_draws(model), "#celebrate:not([hidden])", 3000)
         shot("jackpot")
-        _release(page)
-        page.click("#cel-close")
+        _idle(page)
+
+        big = forcing.find_stops(model.base_reels, lambda _s, e: e.feature is None
+                                 and not e.jackpot_lines and e.line_factor >= 600)
+        _spin_until(page, big, '#celebrate[data-kind="bigwin"]:not([hidden])', 1200)
+        shot("big-win")
+        _idle(page)
+        mega = forcing.hold_and_cash_draws(model, [1, 2, 3, 1, 5], [[("CASH", 1)] * 10])
+        _spin_until(page, mega, '#celebrate[data-kind="mega"]:not([hidden])', 2500)
+        shot("mega")
+        _idle(page)
+
+        page.click("#bet-up")  # a round at another bet than the live one
+        _spin(page, forcing.line_win_draws(model))
+        line_round = page.evaluate("window.starfever.state.lastRound.id")
+        page.click("#bet-down")
+        page.click("#open-history")
+        page.click(f'#history-list button[data-round="{line_round}"]')
+        page.wait_for_selector("#recall-ribbon:not([hidden])")
+        _idle(page)
+        shot("recall")
 
         page.click("#open-paytable")
         page.wait_for_timeout(300)
@@ -99,6 +140,9 @@ def main(out: Path = OUT) -> list[Path]:
         page.wait_for_timeout(200)
         shot("rules-de")
         page.click('#dlg-paytable [data-lang="en"]')
+        page.locator('[data-testid="rtp-statement"]').scroll_into_view_if_needed()
+        page.wait_for_timeout(200)
+        shot("rules-rtp")
         page.keyboard.press("Escape")
 
         page.click("#open-history")
@@ -124,8 +168,31 @@ def main(out: Path = OUT) -> list[Path]:
         _spin(page, hc, {"kind": "hc_respin", "index": 5})
         shot("phone-hold-and-cash")
         _release(page)
+
+        sideways = browser.new_context(viewport={"width": 844, "height": 390}, locale="en-GB",
+                                       device_scale_factor=2, is_mobile=True, has_touch=True)
+        page = sideways.new_page()
+        side_watch = ConsoleWatch(page)
+        _login(page, f"{server.url}/?speed=0.6", "stella")
+        _spin(page, forcing.line_win_draws(model))
+        shot("phone-landscape")
+        errors = watch.errors + mobile_watch.errors + side_watch.errors
+
+        with Databases(Path(tmp) / "strict-db") as databases, start_server(
+                databases, "sqlite", Path(tmp) / "strict",
+                args=("--market", "strict")) as strict:
+            strict.register("stella")
+            strict.deposit("stella", 25_000)
+            plain = browser.new_context(viewport={"width": 1280, "height": 860},
+                                        locale="en-GB")
+            page = plain.new_page()
+            strict_watch = ConsoleWatch(page)
+            _login(page, f"{strict.url}/?speed=0.6", "stella")
+            _spin(page, forcing.line_win_draws(model))
+            _spin(page, forcing.no_win_draws(model))
+            shot("strict")
+            errors += strict_watch.errors
         browser.close()
-        errors = watch.errors + mobile_watch.errors
         if errors:
             raise SystemExit(f"console errors: {errors}")
     return shots

@@ -4,12 +4,17 @@
 from __future__ import annotations
 
 import shutil
+from fractions import Fraction
 from pathlib import Path
 
+import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from starfever.engine import symbols
+from starfever.engine.model import load_model, shipped_models
+from starfever.markets import load_market
+from starfever.math.figures import cached
 from starfever.web import CACHE_FOREVER, STATIC_DIR, asset_version, mount_web
 from starfever.web.routes import SYMBOL_NAMES, game_data
 
@@ -72,3 +77,18 @@ def test_the_page_loads_nothing_from_elsewhere() -> None:
             text = path.read_text(encoding="utf-8").replace('xmlns="http://www.w3.org/2000/svg"',
                                                             "")
             assert "http://" not in text and "https://" not in text, path
+
+
+@pytest.mark.parametrize("name", shipped_models())
+def test_game_data_states_the_models_exact_rtp_and_the_market(name: str) -> None:
+    model = load_model(name)
+    data = game_data(model, load_market("strict"))
+    figures = cached(model)
+    assert figures is not None, f"the shipped figures of {name} are missing"
+    total = Fraction(figures["exact"]["total"])
+    progressive = Fraction(figures["exact"]["progressive"])
+    assert data["rtp"] == {"total": float(total), "game": float(total - progressive),
+                           "progressive": float(progressive)}
+    assert data["jackpot"]["seed_cents"] == model.seed_cents
+    assert data["max_win"]["cap_x"] == model.max_win_x
+    assert data["market"]["name"] == "strict" and "advertised_rtp" not in data

@@ -34,4 +34,5 @@ def round_public(r: Round) -> RoundPublic:
         progressive_win=r.progressive_win, pool_before=r.pool_before, pool_after=r.pool_after,
         pool_refill=r.pool_refill, balance_before=r.balance_before,
         balance_after=r.balance_after, draws=json.loads(r.draws), events=json.loads(r.events),
-        prev_hash=r.prev_hash, hash=r.hash)
+        prev_hash=r.prev_hash, hash=r.hash, build_sha256=r.build_sha256,
+        model_sha256=r.model_sha256)

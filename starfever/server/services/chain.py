@@ -2,11 +2,13 @@
 fields below in this frozen order (see docs/guarantees.md): changing, removing or reordering a
 stored round breaks every hash after it.
 
-Two schemes (ADR 0011), recorded per round in ``hash_scheme``:
+Three schemes (ADR 0011, ADR 0020), recorded per round in ``hash_scheme``:
 1. ``starfever-round-v1``: SHA-256 (rounds stored before the chain was keyed);
 2. ``starfever-round-v2``: HMAC-SHA256 under the audit key, which is kept outside the database
    (``STARFEVER_AUDIT_KEY_FILE``): whoever can write the database but lacks the key cannot
-   recompute a hash after rewriting a round.
+   recompute a hash after rewriting a round;
+3. ``starfever-round-v3``: as 2, over :data:`HASH_FIELDS` followed by the round's build and
+   model hashes (:data:`IDENTITY_FIELDS`), so the build a recalled round names is chained too.
 Deposits and withdrawals form a second chain (:func:`cashier_hash`) over their wallet entries.
 The boundary from which both are keyed is stored with a MAC (:func:`boundary_mac`), so it
 cannot be moved to pass keyed rows off as old unkeyed ones.
@@ -27,9 +29,10 @@ from starfever.server.models import LedgerEntry, Round
 
 HASH_VERSION = "starfever-round-v1"
 KEYED_VERSION = "starfever-round-v2"
+IDENTIFIED_VERSION = "starfever-round-v3"
 CASHIER_VERSION = "starfever-cashier-v1"
 STATEMENT_VERSION = "starfever-statement-v1"
-UNKEYED, KEYED = 1, 2
+UNKEYED, KEYED, IDENTIFIED = 1, 2, 3
 """The values of ``rounds.hash_scheme``."""
 CASHIER_CHAIN_ID = 2
 """The ``chain_head`` row of the cashier chain (row 1 is the rounds')."""
@@ -43,6 +46,8 @@ HASH_FIELDS: tuple[str, ...] = (
     "pool_refill", "balance_before", "balance_after", "draws", "events", "test", "created_at",
 )
 """The hashed fields, in the frozen order."""
+IDENTITY_FIELDS: tuple[str, ...] = ("build_sha256", "model_sha256")
+"""Scheme 3 hashes these after :data:`HASH_FIELDS`."""
 
 
 def instant(value: datetime) -> str:
@@ -55,9 +60,9 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
-def _fields(round_: Round) -> str:
+def _fields(round_: Round, names: tuple[str, ...] = HASH_FIELDS) -> str:
     values: list[Any] = []
-    for name in HASH_FIELDS:
+    for name in names:
         value = getattr(round_, name)
         values.append(instant(value) if isinstance(value, datetime) else value)
     return canonical_json(values)
@@ -67,12 +72,17 @@ def round_hash(round_: Round, key: bytes | None = None) -> str:
     """The round's hash under its ``hash_scheme``: scheme 1, SHA-256 (hex) of
     ``HASH_VERSION`` and a JSON array of the fields in frozen order (``draws`` and ``events``
     enter as their stored canonical JSON text); scheme 2, HMAC-SHA256 under ``key`` of
-    ``KEYED_VERSION`` and the same array."""
-    if (round_.hash_scheme or UNKEYED) == UNKEYED:
+    ``KEYED_VERSION`` and the same array; scheme 3, HMAC-SHA256 of ``IDENTIFIED_VERSION`` and
+    the array with ``IDENTITY_FIELDS`` appended."""
+    scheme = round_.hash_scheme or UNKEYED
+    if scheme == UNKEYED:
         payload = HASH_VERSION + "\n" + _fields(round_)
         return hashlib.sha256(payload.encode("ascii")).hexdigest()
     if key is None:
         raise ValueError("a keyed round hash needs the audit key")
+    if scheme == IDENTIFIED:
+        return mac(key, IDENTIFIED_VERSION + "\n" + _fields(round_, HASH_FIELDS
+                                                              + IDENTITY_FIELDS))
     return mac(key, KEYED_VERSION + "\n" + _fields(round_))
 
 

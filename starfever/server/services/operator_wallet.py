@@ -14,10 +14,13 @@ written *before* it is sent:
 3. only an ``acknowledged`` debit is handed to the settler (``settlement.Job.debit``), which
    books the round against it in the ``operator`` book and records the round's credit as
    ``pending`` in the round's own transaction (``settlement.Settlement.calls``);
-4. the credit is sent once the batch is committed; one not acknowledged stays pending (the
-   round is ``pending_credit``) and :class:`Retrier`, a thread of the server process, resends
-   pending credits and rollbacks with backoff, also after a restart. A debit acknowledged (or
-   left pending by a crash) whose round was never stored is rolled back once it is stale.
+4. the credit is sent once the batch is committed; acknowledgements of debits and credits are
+   recorded in a group commit (:class:`Acknowledgements`), a debit's before its round is
+   settled, a credit's before the spin is answered; one not acknowledged stays
+   pending (the round is ``pending_credit``) and :class:`Retrier`, a thread of the server
+   process, resends pending credits and rollbacks with backoff, also after a restart. A debit
+   acknowledged (or left pending by a crash) whose round was never stored is rolled back once
+   it is stale.
 """
 
 from __future__ import annotations
@@ -25,13 +28,15 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import queue
 import threading
+import time
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, exists, select, update
+from sqlalchemy import and_, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -151,6 +156,7 @@ class OperatorWallet:
         self.config = config
         self.client = WalletClient(config.endpoint)
         self._async: AsyncWalletClient | None = None
+        self.acknowledgements = Acknowledgements(db)
 
     @property
     def aclient(self) -> AsyncWalletClient:
@@ -164,6 +170,7 @@ class OperatorWallet:
         if self._async is not None:
             await self._async.close()
         self.client.close()
+        await asyncio.to_thread(self.acknowledgements.close)
 
     @property
     def stale(self) -> timedelta:
@@ -191,7 +198,7 @@ class OperatorWallet:
             raise
         if outcome.credit is None:
             return outcome
-        reply = await self._send_due(ids.credit, prepared.player_id)
+        reply = await self._send_credit(outcome.credit, prepared.player_id)
         if reply is None:
             return outcome
         return SpinOutcome(round=outcome.round, balance=reply.balance, replayed=False,
@@ -257,8 +264,8 @@ class OperatorWallet:
             await self._send_due(ids.rollback, player_id)
             raise WalletUnavailableError("the operator's wallet did not answer the bet; it "
                                          "was rolled back and nothing was played") from None
-        if not await asyncio.to_thread(self.mark, ids.debit, ACKNOWLEDGED, reply=reply,
-                                       only_pending=True):
+        if not await asyncio.wrap_future(self.acknowledgements.record(ids.debit, reply,
+                                                                      only_pending=True)):
             row = await asyncio.to_thread(self._row, ids.debit)
             if row is None or row.status != ACKNOWLEDGED:
                 # the retrier rolled it back meanwhile (it took longer than ``stale``)
@@ -338,6 +345,29 @@ class OperatorWallet:
         await asyncio.to_thread(self.mark, transaction_id, ACKNOWLEDGED, reply=reply)
         return reply
 
+    async def _send_credit(self, credit: dict[str, Any], player_id: str) -> WalletReply | None:
+        """Send a round's credit, just committed as pending (``credit``: its ``wallet_calls``
+        values), once now; its acknowledgement is recorded in the acknowledger's next batch
+        before the spin is answered. Left pending for the retrier if it gets no answer."""
+        row = WalletCall(**credit)
+        try:
+            reply = await self.aclient.call(CREDIT, self.fields(row, player_id))
+        except WalletRefused as refused:
+            log.error("credit %s refused: %s", row.transaction_id, refused)
+            await asyncio.to_thread(self.mark, row.transaction_id, REFUSED,
+                                    error=refused.code[:32])
+            return None
+        except WalletUnavailable as error:
+            log.warning("credit %s not acknowledged (%s): the retrier resends it",
+                        row.transaction_id, error)
+            await asyncio.to_thread(self.postpone, row)
+            return None
+        try:
+            await asyncio.wrap_future(self.acknowledgements.record(row.transaction_id, reply))
+        except Exception:  # the credit stays pending: the retrier resends it, nothing moves twice
+            log.exception("the acknowledgement of credit %s was not recorded", row.transaction_id)
+        return reply
+
     def _row(self, transaction_id: str) -> WalletCall | None:
         with self.db.read() as session:
             return session.scalar(select(WalletCall)
@@ -345,10 +375,11 @@ class OperatorWallet:
 
     def postpone(self, row: WalletCall) -> None:
         """One more failed attempt: the next after the doubled backoff."""
-        delay = min(MAX_BACKOFF_S, self.config.retry * 2 ** min(row.attempts, 16))
+        delay = min(MAX_BACKOFF_S, self.config.retry * 2 ** min(row.attempts or 0, 16))
         now = utcnow()
         with self.db.write() as session:
-            session.execute(update(WalletCall).where(WalletCall.id == row.id).values(
+            session.execute(update(WalletCall).where(
+                WalletCall.transaction_id == row.transaction_id).values(
                 attempts=WalletCall.attempts + 1, updated_at=now,
                 next_attempt_at=now + timedelta(seconds=delay)))
 
@@ -378,12 +409,18 @@ class OperatorWallet:
 
     def resend_due(self) -> int:
         """Send every pending credit and rollback whose time has come; how many were
-        acknowledged."""
+        acknowledged. One never tried is left to the request that recorded it (which sends it
+        at once) for one timeout, so the retrier does not send every credit a second time
+        while its spin is still waiting for the first answer; after a crash it is sent a
+        timeout late."""
         now = utcnow()
+        fresh = now - timedelta(seconds=self.config.timeout)
         with self.db.read() as session:
             due = list(session.scalars(select(WalletCall).where(
                 WalletCall.status == PENDING, WalletCall.kind.in_((CREDIT, ROLLBACK)),
-                WalletCall.next_attempt_at <= now).order_by(WalletCall.id).limit(RETRY_BATCH)))
+                WalletCall.next_attempt_at <= now,
+                or_(WalletCall.attempts > 0, WalletCall.created_at <= fresh))
+                .order_by(WalletCall.id).limit(RETRY_BATCH)))
             requests = [(row, self._fields(session, row)) for row in due]
         done = 0
         for row, fields in requests:
@@ -421,10 +458,95 @@ class OperatorWallet:
         return reply.balance
 
 
+class Acknowledgements:
+    """Group commit of the operator's acknowledgements: one thread records the answers to the
+    debits and credits sent by the spins of this process, every answer that arrived meanwhile
+    in one transaction (a transaction for each cost a spin as much as its round's settlement).
+    A debit's is recorded only while the debit is still pending (the retrier may have rolled a
+    slow one back), and committed before its round is settled; a spin is answered once its
+    credit's is committed. A credit's acknowledgement lost (the process dies before the batch
+    commits) leaves the credit pending: the retrier sends it again and the operator answers
+    with its first answer, so nothing moves twice; a debit's lost leaves the debit pending,
+    with no round, and the request's retry or the retrier's rollback settles it."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._queue: queue.SimpleQueue[_Ack | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._start = threading.Lock()
+
+    def record(self, transaction_id: str, reply: WalletReply, *,
+               only_pending: bool = False) -> Future[bool]:
+        """Queue one acknowledgement; the future tells, once it is committed, whether the
+        call's row changed (``only_pending``: whether it was still pending)."""
+        with self._start:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="starfever-wallet-acknowledgements")
+                self._thread.start()
+        ack = _Ack(transaction_id, reply, only_pending, Future())
+        self._queue.put(ack)
+        return ack.done
+
+    def close(self) -> None:
+        """Record what is queued, then stop the thread."""
+        with self._start:
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            self._queue.put(None)
+            thread.join(timeout=30)
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            batch = [item]
+            while True:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    self._queue.put(None)  # end after this batch
+                    break
+                batch.append(more)
+            try:
+                changed = self._write(batch)
+            except Exception as error:
+                for ack in batch:
+                    ack.done.set_exception(error)
+            else:
+                for ack, result in zip(batch, changed, strict=True):
+                    ack.done.set_result(result)
+
+    def _write(self, batch: list[_Ack]) -> list[bool]:
+        now = utcnow()
+        changed = []
+        with self.db.write() as session:
+            for ack in batch:
+                query = update(WalletCall).where(WalletCall.transaction_id == ack.transaction_id)
+                if ack.only_pending:
+                    query = query.where(WalletCall.status == PENDING)
+                result = session.execute(query.values(
+                    status=ACKNOWLEDGED, error=None, balance=ack.reply.balance,
+                    operator_transaction_id=ack.reply.operator_transaction_id, updated_at=now))
+                changed.append(bool(result.rowcount))  # type: ignore[attr-defined]
+        return changed
+
+
+@dataclass(frozen=True, slots=True)
+class _Ack:
+    transaction_id: str
+    reply: WalletReply
+    only_pending: bool
+    done: Future[bool]
+
+
 class Retrier:
-    """A thread of the server process: every ``config.retry`` seconds it rolls back stale
-    debits and resends what is due. Every worker runs one; the operator's idempotency makes
-    two sends of one call harmless."""
+    """A thread of the server process: every ``config.retry`` seconds it resends what is due,
+    and every third of the staleness it rolls back stale debits. Every worker runs one; the
+    operator's idempotency makes two sends of one call harmless."""
 
     def __init__(self, wallet: OperatorWallet) -> None:
         self.wallet = wallet
@@ -443,13 +565,20 @@ class Retrier:
         self._thread.join(timeout=self.wallet.config.timeout + 5)
 
     def _run(self) -> None:
+        # the search for stale debits reads every debit not rolled back (a played one stays
+        # acknowledged), so it runs every third of the staleness, not at every retry: a debit
+        # left without its round is rolled back between 1 and 1 1/3 staleness after it
+        every = self.wallet.stale.total_seconds() / 3
+        searched = float("-inf")
         while not self._stop.wait(self.wallet.config.retry):
             try:
-                self.wallet.roll_back_stale_debits()
+                if time.monotonic() - searched >= every \
+                        and self.wallet.roll_back_stale_debits() < RETRY_BATCH:
+                    searched = time.monotonic()  # (a full batch: look again at the next tick)
                 self.wallet.resend_due()
             except Exception:  # keep retrying: the next round may find the database back
                 log.exception("the wallet retrier failed; trying again")
 
 
-__all__ = ["OperatorWallet", "Retrier", "TransactionIds", "WalletMisconfigured",
+__all__ = ["Acknowledgements", "OperatorWallet", "Retrier", "TransactionIds", "WalletMisconfigured",
            "WalletUnavailableError", "refusal"]

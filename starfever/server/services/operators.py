@@ -22,8 +22,8 @@ from sqlalchemy import or_, select, update
 from starfever.engine.errors import InputError
 from starfever.server.db import Database
 from starfever.server.models import OPERATOR, Account
-from starfever.server.services import auth
-from starfever.server.services.errors import NotFound, Unauthorized, utcnow
+from starfever.server.services import auth, events
+from starfever.server.services.errors import NotFound, ServiceError, Unauthorized, utcnow
 from starfever.server.services.wallet import WalletPort
 from starfever.server.settings import Settings
 
@@ -140,7 +140,18 @@ def login_operator(db: Database, settings: Settings, username: str, password: st
                    client: str | None = None) -> tuple[str, datetime]:
     """Check password and TOTP code; open a session. Every refusal is ``401
     invalid_credentials`` (a code reused is ``otp_reused``), counted by the operator throttle
-    (``429 too_many_attempts``)."""
+    (``429 too_many_attempts``). Each log-in and each refusal is a significant event
+    (``operator_login``, ``operator_login_failed`` with the refusal's code)."""
+    try:
+        return _login_operator(db, settings, username, password, code, client)
+    except ServiceError as error:
+        events.write(db, "operator_login_failed", actor=username, client=client,
+                     detail={"reason": error.code})
+        raise
+
+
+def _login_operator(db: Database, settings: Settings, username: str, password: str, code: str,
+                    client: str | None) -> tuple[str, datetime]:
     attempt_id = auth.claim_attempt(db, settings, username, (client or "")[:64], utcnow(),
                                     operator=True)
     account_id, role = auth.check_password(db, settings, username, password)
@@ -164,6 +175,7 @@ def login_operator(db: Database, settings: Settings, username: str, password: st
         if not getattr(done, "rowcount", 0):
             raise Unauthorized("this code was used already; wait for the next one",
                                code="otp_reused")
+        events.record(session, "operator_login", actor=username, client=client, detail={})
     auth.forget_attempt(db, attempt_id)
     auth.remember_client(db, username, client)
     return auth.open_session(db, settings, account_id)

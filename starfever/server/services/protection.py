@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from starfever.server.db import Database
 from starfever.server.models import WALLET, Account, DepositLimit, LedgerEntry
-from starfever.server.services import ledger
+from starfever.server.services import events, ledger
 from starfever.server.services.auth import ADULT_AGE, Principal, age_on
 from starfever.server.services.errors import Conflict, Forbidden, NotFound, utcnow
 from starfever.server.settings import Settings
@@ -141,7 +141,12 @@ def set_limit(db: Database, settings: Settings, principal: Principal, amount: in
                 seconds=settings.limit_increase_delay_seconds)
         row.updated_at = now
         session.flush()
-        return limit_state(session, settings, account, now)
+        state = limit_state(session, settings, account, now)
+        events.record(session, "limit_changed", actor=principal.username, detail={
+            "player": account.username, "previous": current.weekly_deposit_limit,
+            "requested": amount, "in_force": state.weekly_deposit_limit,
+            "pending_effective_at": state.pending_effective_at})
+        return state
 
 
 def check_not_excluded(account: Account, now: datetime, action: str) -> None:
@@ -169,8 +174,10 @@ def check_deposit(session: Session, settings: Settings, account: Account, amount
                         f"in the last 7 days)", code="deposit_limit_exceeded")
 
 
-def self_exclude(db: Database, principal: Principal, days: int) -> datetime:
-    """Exclude the player for ``days`` days from now (never shortens a running exclusion).
+def self_exclude(db: Database, principal: Principal, days: int, *,
+                 actor: str | None = None) -> datetime:
+    """Exclude the player for ``days`` days from now (never shortens a running exclusion);
+    ``actor``: the operator who recorded it for the player (the event log's actor).
 
     One conditional UPDATE: the database compares with the value as it is when the row is
     written (PostgreSQL re-checks the condition after waiting for a concurrent writer's row
@@ -187,6 +194,9 @@ def self_exclude(db: Database, principal: Principal, days: int) -> datetime:
                                 .where(Account.id == principal.account_id))
         if stored is None:
             raise NotFound("no such player", code="player_not_found")
+        events.record(session, "self_exclusion", actor=actor or principal.username, detail={
+            "player": principal.username, "days": days, "until": stored,
+            "extended": stored == until})
         return stored
 
 

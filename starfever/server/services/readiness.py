@@ -1,4 +1,5 @@
-"""Readiness: the database must take a committed write. ``/health`` only proves that the
+"""Readiness: the database must take a committed write (and, in operator mode, the operator's
+wallet must answer). ``/health`` only proves that the
 server runs and its database answers a read, which stays true on a full disk or a read-only
 database, where every bet would fail."""
 
@@ -6,12 +7,16 @@ from __future__ import annotations
 
 import os
 import socket
+from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from starfever.server.db import Database
 from starfever.server.models import WriteProbe
 from starfever.server.services.errors import Unavailable, utcnow
+
+if TYPE_CHECKING:
+    from starfever.server.services.operator_wallet import OperatorWallet
 
 
 def probe_id() -> str:
@@ -41,3 +46,27 @@ def ready(db: Database) -> None:
         reason = str(getattr(error, "orig", None) or error).strip().splitlines()
         raise Unavailable("the database takes no writes: " + (reason[0] if reason else
                                                              type(error).__name__)) from None
+
+
+PROBE_PLAYER = "starfever-readiness-probe"
+"""The player id of the readiness probe's ``balance`` call (the operator need not know it:
+any signed answer, a refusal included, shows that its wallet answers)."""
+
+
+def wallet_answers(operator: OperatorWallet) -> None:
+    """Operator mode: the operator's wallet answers a signed ``balance`` call in time, with
+    a reply that is correctly signed (a ``4xx`` such as an unknown player counts: it answered);
+    ``503 not_ready`` otherwise, also when it refuses our signature (a wrong shared secret)."""
+    from starfever.seamless import protocol
+    from starfever.seamless.client import WalletRefused, WalletUnavailable
+
+    try:
+        operator.client.call(protocol.BALANCE, {"player_id": PROBE_PLAYER,
+                                                "session_id": "readiness",
+                                                "currency": protocol.CURRENCY})
+    except WalletRefused as refused:
+        if refused.code == protocol.BAD_SIGNATURE:
+            raise Unavailable("the operator's wallet refuses our signature (check "
+                              "STARFEVER_OPERATOR_SECRET)") from None
+    except WalletUnavailable as error:
+        raise Unavailable(f"the operator's wallet does not answer: {error}") from None

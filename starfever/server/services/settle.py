@@ -23,6 +23,7 @@ commit. A connection found dead (the database restarted) costs the batch one mor
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -34,6 +35,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from starfever.engine.model import MathModel
+from starfever.server import metrics
 from starfever.server.db import Database
 from starfever.server.models import (
     Account,
@@ -45,7 +47,7 @@ from starfever.server.models import (
     Wallet,
     WalletCall,
 )
-from starfever.server.services import jackpot
+from starfever.server.services import events, jackpot
 from starfever.server.services.chain import GENESIS_HASH
 from starfever.server.services.errors import ServiceError, utcnow
 from starfever.server.services.settlement import (
@@ -253,12 +255,15 @@ def _write(db: Database, conn: Connection, done: Settlement, now: Any) -> None:
 def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | ServiceError]:
     """Settle ``jobs`` in order in one transaction; a refused job gets its error instead:
     read the books, :func:`settlement.settle` them, write what it returns."""
+    started = time.perf_counter()
     with db.write_connection() as conn:
         now = utcnow()
         books = _read_books(conn, jobs, jobs[0].model, now)
         done = settle(books, list(jobs), now)
         if done.writes:
             _write(db, conn, done, now)
+            events.insert_rows(conn, events.refill_rows(done.rounds, now))  # rare: a refill
+    metrics.observe_batch(done.rounds, time.perf_counter() - started, len(jobs))
     return done.results
 
 

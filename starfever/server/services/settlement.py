@@ -29,10 +29,11 @@ from starfever.engine import money
 from starfever.engine.model import MathModel
 from starfever.engine.round import RoundResult, at_pool
 from starfever.engine.symbols import Cents
+from starfever.server.identity import round_identity
 from starfever.server.models import HOUSE, OPERATOR_BOOK, POOL, WALLET, Round
 from starfever.server.services import ledger
 from starfever.server.services.auth import Principal, check_session_live
-from starfever.server.services.chain import KEYED, canonical_json, round_hash
+from starfever.server.services.chain import IDENTIFIED, canonical_json, round_hash
 from starfever.server.services.errors import Conflict, NotFound, ServiceError, Unauthorized
 from starfever.server.services.protection import (
     RealityCheck,
@@ -234,6 +235,7 @@ class _Batch:
         self.debits = dict(books.debits)
         self.calls: list[dict[str, Any]] = []
         self.chain_key = settings.chain_key()
+        self.identity = round_identity(model)
 
     def check_of(self, account_id: int) -> RealityCheck:
         player = self.players.get(account_id)
@@ -330,7 +332,7 @@ class _Batch:
             "draws": json.dumps(list(result.draws), separators=(",", ":")),
             "events": canonical_json(list(result.events)), "test": job.test,
             "created_at": self.now, "prev_hash": self.last_hash, "hash": "",
-            "hash_scheme": KEYED}
+            "hash_scheme": IDENTIFIED, **self.identity}
         stored = Round(**values)
         values["hash"] = stored.hash = round_hash(stored, self.chain_key)
         self.rounds.append(values)

@@ -1,17 +1,40 @@
-"""Liveness (``/health``: the server runs and reads its database) and readiness (``/ready``:
-the database takes a committed write)."""
+"""Liveness and readiness.
+
+- ``/livez``: the process serves requests (nothing else is asked: a liveness probe that
+  touches the database restarts healthy servers when the database is down).
+- ``/readyz``: ready to take bets: the database takes a committed write and, in operator mode,
+  the operator's wallet answers; ``503`` while the server drains (SIGTERM) or when either fails.
+- ``/api/v1/health`` (runs, reads its database, which model) and ``/api/v1/ready`` (the write)
+  as before.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Any
+
+from fastapi import APIRouter, Request
 from sqlalchemy import text
 
 from starfever.server.api.deps import ContextDep
 from starfever.server.api.retry import RetryOnDisconnect
-from starfever.server.schemas import ErrorPublic, HealthPublic, ReadyPublic
+from starfever.server.schemas import (
+    ErrorPublic,
+    HealthPublic,
+    LivePublic,
+    ReadyPublic,
+    ReadyzPublic,
+)
 from starfever.server.services import readiness
+from starfever.server.services.errors import Unavailable
 
 router = APIRouter(tags=["health"], route_class=RetryOnDisconnect)
+probes = APIRouter(tags=["health"], route_class=RetryOnDisconnect)
+"""``/livez`` and ``/readyz`` at the root, where probes of load balancers and orchestrators
+look for them."""
+NOT_READY: dict[int | str, dict[str, Any]] = {503: {
+    "model": ErrorPublic,
+    "description": "Not ready: draining, the database takes no writes, or the operator's "
+                   "wallet does not answer"}}
 
 
 @router.get("/health")
@@ -32,3 +55,22 @@ def ready(context: ContextDep) -> ReadyPublic:
     liveness check."""
     readiness.ready(context.db)
     return ReadyPublic(status="ready", database="writable")
+
+
+@probes.get("/livez")
+async def livez() -> LivePublic:
+    """The process is alive and serves requests (no database asked)."""
+    return LivePublic(status="alive")
+
+
+@probes.get("/readyz", responses=NOT_READY)
+def readyz(context: ContextDep, request: Request) -> ReadyzPublic:
+    """Ready for bets: not draining, a committed database write, and in operator mode an
+    answer of the operator's wallet (``wallet``: ``answers``; ``none`` with the ledger)."""
+    if request.app.state.drain.draining:
+        raise Unavailable("the server is draining (SIGTERM): it takes no new spins")
+    readiness.ready(context.db)
+    if context.operator is not None:
+        readiness.wallet_answers(context.operator)
+    return ReadyzPublic(status="ready", database="writable",
+                        wallet="answers" if context.operator is not None else "none")

@@ -8,11 +8,12 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Header, Request
 from starlette.concurrency import run_in_threadpool
 
+from starfever.markets import load_market
 from starfever.seamless import protocol as p
 from starfever.server.api.deps import ContextDep
 from starfever.server.schemas import LaunchPublic
 from starfever.server.services import launch as service
-from starfever.server.services.errors import NotFound, utcnow
+from starfever.server.services.errors import NotFound, Unprocessable, utcnow
 
 router = APIRouter(prefix="/launch", tags=["operator mode"])
 
@@ -24,14 +25,22 @@ async def launch(context: ContextDep, request: Request,
     """The operator's back end launches a player it has verified: the body ``{"player_id",
     "currency": "EUR", "language": "de"|"en", "market", "return_url", "timestamp"}`` signed
     with ``X-Operator-Signature`` (hex HMAC-SHA256 of the raw body under the shared secret).
-    The answer is the game's address with a single-use launch token valid for 60 s."""
+    The answer is the game's address with a single-use launch token valid for 60 s, and the
+    market profile the game is played under: the one this server runs (``starfever serve
+    --market``); a launch for another market is refused (``422 market_not_served``)."""
     if context.operator is None:
         raise NotFound("this server is not in operator mode (starfever serve --wallet "
                        "operator)", code="not_operator_mode")
     raw = await request.body()
     checked = service.check_launch(context.operator.config.secret, raw, signature, utcnow())
+    market = load_market(context.settings.market)
+    if checked.market != market.name:
+        raise Unprocessable(f"this server plays the market {market.name!r}, not "
+                            f"{checked.market!r} (starfever serve --market)",
+                            code="market_not_served")
     token, expires = await run_in_threadpool(service.launch, context.db, context.settings,
                                              checked)
     query = urlencode({"launch": token, "lang": checked.language,
-                       "return_url": checked.return_url})
-    return LaunchPublic(url=f"{str(request.base_url).rstrip('/')}/?{query}", expires_at=expires)
+                       "return_url": checked.return_url, "player": checked.player_id})
+    return LaunchPublic(url=f"{str(request.base_url).rstrip('/')}/?{query}", expires_at=expires,
+                        market=market.public())

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Path, Request, status
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Path, Request, Response, status
 
 from starfever.server.api.deps import ContextDep, OperatorDep
 from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.schemas import (
+    IDEMPOTENCY_KEY_PATTERN,
     USERNAME_PATTERN,
     CashierPublic,
     DepositCreate,
     PlayerCreate,
     PlayerPublic,
+    is_idempotency_key,
 )
 from starfever.server.services import auth, cashier, launch
+from starfever.server.services.errors import BadRequest
 
 router = APIRouter(prefix="/players", tags=["players"], route_class=RetryOnDisconnect)
 UsernamePath = Path(pattern=USERNAME_PATTERN)
@@ -36,22 +41,70 @@ def register(body: PlayerCreate, context: ContextDep, request: Request) -> Playe
                         birth_date=account.birth_date, created_at=account.created_at)
 
 
-@router.post("/{username}/deposits", status_code=status.HTTP_201_CREATED)
-def deposit(body: DepositCreate, context: ContextDep, _operator: OperatorDep,
+_CASHIER_REPLAYED = {"model": CashierPublic,
+                     "description": "A retry of an Idempotency-Key already booked: the first "
+                                    "answer, no money moved"}
+IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key")]
+KeyPath = Path(pattern=IDEMPOTENCY_KEY_PATTERN)
+
+
+def _key(idempotency_key: str | None) -> str | None:
+    if idempotency_key is not None and not is_idempotency_key(idempotency_key):
+        raise BadRequest("the Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 _ . : -",
+                         code="invalid_idempotency_key")
+    return idempotency_key
+
+
+def _public(result: cashier.CashierResult, response: Response | None = None) -> CashierPublic:
+    if response is not None and result.replayed:
+        response.status_code = status.HTTP_200_OK
+    return CashierPublic(username=result.username, kind=result.kind, amount=result.amount,
+                         balance=result.balance, transaction_id=result.entry_id,
+                         idempotency_key=result.idempotency_key, created_at=result.created_at,
+                         replayed=result.replayed and response is not None)
+
+
+@router.post("/{username}/deposits", status_code=status.HTTP_201_CREATED,
+             responses={status.HTTP_200_OK: _CASHIER_REPLAYED})
+def deposit(body: DepositCreate, context: ContextDep, operator: OperatorDep,
+            response: Response, idempotency_key: IdempotencyKey = None,
             username: str = UsernamePath) -> CashierPublic:
-    """Cashier: credit a player's wallet (operator only; limits and self-exclusion apply)."""
+    """Cashier: credit a player's wallet (operator only; limits and self-exclusion apply).
+    Send an ``Idempotency-Key`` (ADR 0017) and the same one when retrying: a retry answers the
+    first booking (200, ``replayed``) and moves no money; the same key with another request is
+    ``409 idempotency_key_reused``."""
     if context.operator is not None:
         launch.refuse_in_operator_mode("the cashier")
-    result = cashier.deposit(context.db, context.settings, context.wallet, username, body.amount)
-    return CashierPublic(username=result.username, amount=result.amount, balance=result.balance)
+    result = cashier.deposit(context.db, context.settings, context.wallet, username, body.amount,
+                             key=_key(idempotency_key), operator_id=operator.account_id)
+    return _public(result, response)
 
 
-@router.post("/{username}/withdrawals", status_code=status.HTTP_201_CREATED)
-def withdraw(body: DepositCreate, context: ContextDep, _operator: OperatorDep,
+@router.post("/{username}/withdrawals", status_code=status.HTTP_201_CREATED,
+             responses={status.HTTP_200_OK: _CASHIER_REPLAYED})
+def withdraw(body: DepositCreate, context: ContextDep, operator: OperatorDep,
+             response: Response, idempotency_key: IdempotencyKey = None,
              username: str = UsernamePath) -> CashierPublic:
-    """Cashier: pay out of a player's wallet (operator only)."""
+    """Cashier: pay out of a player's wallet (operator only), once per ``Idempotency-Key``
+    as for deposits."""
     if context.operator is not None:
         launch.refuse_in_operator_mode("the cashier")
     result = cashier.withdraw(context.db, context.settings, context.wallet, username,
-                              body.amount)
-    return CashierPublic(username=result.username, amount=result.amount, balance=result.balance)
+                              body.amount, key=_key(idempotency_key),
+                              operator_id=operator.account_id)
+    return _public(result, response)
+
+
+@router.get("/{username}/deposits/{key}")
+def deposit_by_key(context: ContextDep, _operator: OperatorDep, username: str = UsernamePath,
+                   key: str = KeyPath) -> CashierPublic:
+    """Cashier: the deposit booked under this Idempotency-Key (``404 transaction_not_found``:
+    none was, and a POST with the key books it)."""
+    return _public(cashier.lookup(context.db, "deposit", username, key))
+
+
+@router.get("/{username}/withdrawals/{key}")
+def withdrawal_by_key(context: ContextDep, _operator: OperatorDep,
+                      username: str = UsernamePath, key: str = KeyPath) -> CashierPublic:
+    """Cashier: the withdrawal booked under this Idempotency-Key (as for deposits)."""
+    return _public(cashier.lookup(context.db, "withdrawal", username, key))

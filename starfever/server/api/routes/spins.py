@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Response, status
+from starlette.concurrency import run_in_threadpool
 
+from starfever.engine.symbols import BET_CLASSES, LINE_COUNT
+from starfever.markets import load_market
 from starfever.server.api.convert import reality_check, round_public
 from starfever.server.api.deps import ContextDep, SpinnerDep
 from starfever.server.schemas import SpinCreate, SpinPublic, is_idempotency_key
-from starfever.server.services import rounds
-from starfever.server.services.errors import BadRequest
+from starfever.server.services import pacing, rounds
+from starfever.server.services.errors import BadRequest, ServiceError, Unprocessable
 
 router = APIRouter(prefix="/spins", tags=["spins"])
 
@@ -24,12 +27,33 @@ async def spin(body: SpinCreate, context: ContextDep, player: SpinnerDep, respon
                idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
                ) -> SpinPublic:
     """Bet ``line_bet`` x 20 and play a round. Send a fresh ``Idempotency-Key`` per spin and
-    the same one when retrying: a retry returns the same round and moves no money."""
+    the same one when retrying: a retry returns the same round and moves no money. The
+    market profile's largest stake and least time per round hold here (``422
+    stake_above_market_limit``, ``429 round_too_soon``: nothing debited)."""
     if idempotency_key is None:
         raise BadRequest("send an Idempotency-Key header", code="idempotency_key_required")
     if not is_idempotency_key(idempotency_key):
         raise BadRequest("the Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 _ . : -",
                          code="invalid_idempotency_key")
+    market = load_market(context.settings.market)
+    if body.line_bet in BET_CLASSES and body.line_bet * LINE_COUNT > market.max_stake_cents:
+        raise Unprocessable(f"the market {market.name!r} allows a stake of at most "
+                            f"{market.max_stake_cents} cents a round",
+                            code="stake_above_market_limit")
+    held = None
+    if market.min_round_ms:
+        held = await run_in_threadpool(pacing.claim, context.db, player.account_id,
+                                       idempotency_key, market.min_round_ms)
+    try:
+        return await _spin(body, context, player, response, idempotency_key)
+    except ServiceError as refused:
+        if held is not None and refused.status < 500:  # refused: nothing played, no pace used
+            await run_in_threadpool(pacing.release, context.db, held)
+        raise
+
+
+async def _spin(body: SpinCreate, context: ContextDep, player: SpinnerDep, response: Response,
+                idempotency_key: str) -> SpinPublic:
     if context.operator is not None:  # the operator's wallet: debit, settle, credit
         job = rounds.queued_spin(context.settings, context.model, player, body.line_bet,
                                  idempotency_key, body.test_draws)

@@ -1,15 +1,20 @@
 // Star Fever in the browser: wiring of the views to the game server. The server decides every
 // outcome; the page asks, then shows.
-import { setMarkup } from "./markup.js";
 import { Api, ApiError, newKey } from "./api.js";
 import { formatCents, formatDuration, parseEuros } from "./money.js";
 import { formatWhen, has, initialLanguage, lang, setLanguage, t } from "./i18n.js";
-import { installSprite } from "./symbols.js";
+import { installSprite, setSymbolNames } from "./symbols.js";
 import { ReelView } from "./reels.js";
 import { HoldBoard } from "./holdcash.js";
 import { RoundPlayer } from "./player.js";
 import { renderPaytable, renderRules } from "./pages.js";
 import { buildTimeline, finalGrid } from "./timeline.js";
+import { Sound } from "./sound.js";
+import { Celebration } from "./celebrate.js";
+import { allowedBetCount, anticipates, bigWinTier, celebrated } from "./market.js";
+import { exitUrl, launchFromUrl, operatorMode } from "./launch.js";
+import { protectionViews } from "./protection.js";
+import { historyViews } from "./history.js";
 
 const $ = (sel) => document.querySelector(sel);
 const PENDING_KEY = "sf.pendingRound";
@@ -28,14 +33,16 @@ const START_GRID = [
 ];
 
 const api = new Api();
+const sound = new Sound();
 const state = {
   game: null, balance: null, betIndex: 0, busy: false, recall: false, pool: null, excluded: false,
   skipAsked: false,
-  sessionStart: null, lastRound: null, historyBefore: null,
+  sessionStart: null, lastRound: null, netResult: null, lastSpinAt: 0,
 };
 // What tests and the screenshot script read (and, against a test-mode server only, the draws
 // they force, or a scene to hold the picture at); nothing in here lets the page decide an outcome.
-const hooks = { log: [], ready: false, rounds: 0, nextTestDraws: null, state, holdAt: null, held: false };
+const hooks = { log: [], ready: false, rounds: 0, nextTestDraws: null, state, holdAt: null, held: false,
+  sound, announced: [] };
 
 /** Stop after the scene ``hooks.holdAt`` ({kind, index?}) names, until ``hooks.release()``. */
 function holdAfter(scene) {
@@ -50,6 +57,7 @@ function holdAfter(scene) {
 window.starfever = hooks;
 
 const money = (cents) => formatCents(cents, lang());
+const market = () => state.game?.market || {};
 
 // Several tabs of one player: each tells the others the balance it learned from the server,
 // and that it is open, so no tab shows a stale balance and each says that another one plays.
@@ -101,6 +109,14 @@ function status(text, kind = "error") {
   el.className = `status ${text ? kind : ""}`;
 }
 
+/** Say ``text`` once to assistive technology (the one live region of a round's result: the
+ * meters that count up are not live, so nothing is read out frame by frame). */
+function announce(text) {
+  const el = $("#announcer");
+  el.textContent = text;
+  hooks.announced.push(text);
+}
+
 function toast(text) {
   const el = $("#toast");
   el.textContent = text;
@@ -125,19 +141,22 @@ function setBalance(cents, { quiet = false } = {}) {
 }
 
 let winAnim = 0;
-function setWin(cents) {
+/** The win meter; ``glow`` only for a win worth celebrating (never one below the stake). */
+function setWin(cents, { glow = false } = {}) {
   cancelAnimationFrame(winAnim);
   const el = $("#win");
   el.textContent = cents ? money(cents) : money(0);
   el.dataset.cents = String(cents || 0);
-  el.classList.toggle("big", cents > 0);
+  el.classList.toggle("big", Boolean(glow && cents > 0));
+  el.classList.remove("counting");
 }
 
-function countWin(from, to, ms) {
+function countWin(from, to, ms, { glow = false } = {}) {
   cancelAnimationFrame(winAnim);
-  if (ms <= 0 || to <= from) { setWin(to); return; }
+  if (ms <= 0 || to <= from) { setWin(to, { glow }); return; }
   const el = $("#win");
-  el.classList.add("big", "counting");
+  el.classList.toggle("big", glow);
+  el.classList.add("counting");
   const start = performance.now();
   const step = (now) => {
     const p = Math.min(1, (now - start) / ms);
@@ -159,7 +178,13 @@ function showBet() {
   $("#total-bet").dataset.cents = String(totalBet());
   $("#line-bet").textContent = t("lineBetOf", { n: state.game.line_count, bet: money(lineBet()) });
   $("#bet-down").disabled = state.busy || state.betIndex === 0;
-  $("#bet-up").disabled = state.busy || state.betIndex === state.game.bet_classes.length - 1;
+  $("#bet-up").disabled = state.busy || state.betIndex >= allowedBetCount(state.game) - 1;
+  // what the Hold & Cash jackpots pay at this bet, beside the €€€ meter
+  const hc = state.game.hold_and_cash;
+  for (const [id, x] of [["#pays-minor", hc.minor], ["#pays-major", hc.major], ["#pays-mega", hc.mega]]) {
+    $(id).textContent = money(x * totalBet());
+    $(id).dataset.cents = String(x * totalBet());
+  }
   $("#bet-down").setAttribute("aria-label", `${t("bet")} −`);
   $("#bet-up").setAttribute("aria-label", `${t("bet")} +`);
 }
@@ -169,7 +194,7 @@ function setBusy(busy) {
   document.body.classList.toggle("busy", busy);
   $("#spin").disabled = busy || state.excluded;
   $("#spin").setAttribute("aria-busy", String(busy));
-  $("#skip").hidden = !busy;
+  $("#skip").hidden = !busy || !market().slam_stop;  // a market without slam stop: no Skip
   showBet();
   // a disabled Spin loses the keyboard focus to the page: give it back when play can go on
   if (!busy && (document.activeElement === document.body || !document.activeElement)
@@ -193,34 +218,14 @@ function setPool(cents) {
 
 function symbolName(code) {
   const s = state.game?.symbols.find((x) => x.code === code);
-  return s ? (s.name[lang()] || s.name.en) : code;
+  if (s) return s.name[lang()] || s.name.en;
+  return has(`sym_${code}`) ? t(`sym_${code}`) : code;  // the Hold & Cash symbols
 }
 
 // ---------------------------------------------------------------- celebration
 
-let celebrateResolve = null;
-function celebrate(scene, skipping) {
-  const el = $("#celebrate");
-  $("#cel-amount").textContent = money(scene.win);
-  $("#cel-title").textContent = t("jackpot");
-  $("#cel-kicker").textContent = "★ ★ ★";
-  $("#cel-sub").textContent = t("jackpotText", { line: scene.line, percent: scene.percent });
-  const confetti = $("#confetti");
-  setMarkup(confetti, Array.from({ length: 60 }, (_, i) =>
-    `<i data-vars="--x:${(i * 37) % 100};--d:${(i * 13) % 20 / 10};--h:${(i * 47) % 360}"></i>`).join(""));
-  el.hidden = false;
-  $("#cel-close").focus();
-  if (skipping) return Promise.resolve();
-  return new Promise((resolve) => {
-    celebrateResolve = resolve;
-    setTimeout(() => closeCelebration(false), 7000 * player.speed);
-  });
-}
-
-function closeCelebration(hide = true) {
-  if (hide) $("#celebrate").hidden = true;
-  if (celebrateResolve) { celebrateResolve(); celebrateResolve = null; }
-}
+const celebration = new Celebration({ money, speed: () => player.speed });
+function closeCelebration(hide = true) { celebration.done(hide); }
 
 // ---------------------------------------------------------------- rounds
 
@@ -228,12 +233,14 @@ function speedFactor() {
   // ?speed= is a test hook: only a test-mode server's page honours it
   const param = state.game?.test_mode ? Number(new URLSearchParams(location.search).get("speed")) : 0;
   if (param > 0) return param;
-  return $("#turbo").checked ? 0.35 : 1;
+  return market().turbo && $("#turbo").checked ? 0.35 : 1;
 }
 
 function resetStage() {
   endRecall();
   banner.hide();
+  if (celebration.open) celebration.hide();
+  celebration.last = null;  // what this round shows
   player.clearLines();
   $("#recall-ribbon").hidden = true;
   $("#win-line").innerHTML = "&nbsp;";
@@ -258,6 +265,12 @@ async function sendSpin(request) {
     try {
       return await api.spin(request.lineBet, request.key, request.draws);
     } catch (error) {
+      // the market's least time per round, by the server's clock: nothing was debited, so
+      // the same request goes again a moment later
+      if (error instanceof ApiError && error.code === "round_too_soon" && attempt < 40) {
+        await new Promise((r) => setTimeout(r, 150));
+        continue;
+      }
       if (!(error instanceof ApiError) || error.code !== "network" || attempt >= 2) throw error;
       await new Promise((r) => setTimeout(r, 800));
     }
@@ -290,7 +303,7 @@ async function resumeSpin() {
 
 /** Jump to the round's result: from the first moment, also while its answer is awaited. */
 function skipRound() {
-  if (!state.busy) return;
+  if (!state.busy || !market().slam_stop) return;
   state.skipAsked = true;
   player.skip();
 }
@@ -302,7 +315,14 @@ async function playSpin(request, { fresh }) {
   resetStage();
   state.recall = false;
   setWin(0);
+  // the market's least time per round: the next round waits until it has passed (the server
+  // refuses an earlier one, round_too_soon)
+  const minRound = market().min_round_ms || 0;
+  const early = state.lastSpinAt + minRound - performance.now();
+  if (minRound && early > 0) await new Promise((r) => setTimeout(r, early));
+  state.lastSpinAt = performance.now();
   reels.startSpin();
+  sound.play("spin");
   const started = performance.now();
   let response = null;
   try {
@@ -336,14 +356,20 @@ async function playSpin(request, { fresh }) {
   }
   try {
     await player.play(round, { spinning: true, instant: state.skipAsked });
+    // a round lasts the market's minimum, also when skipped: Spin comes back only then
+    const left = state.lastSpinAt + minRound - performance.now();
+    if (minRound && left > 0) await new Promise((r) => setTimeout(r, left));
   } finally {
     state.lastRound = round;
     setBalance(response.balance);
-    setWin(round.total_win);
+    setWin(round.total_win, { glow: celebrated(round.total_win, round.total_bet, market()) });
     setPool(round.pool_after);
     localStorage.removeItem(PENDING_KEY);
-    setBusy(false);
     if (response.reality_check) noteRealityCheck(response.reality_check);
+    setBusy(false);
+    announce(round.total_win
+      ? t("announceWin", { win: money(round.total_win), balance: money(response.balance) })
+      : t("announceNoWin", { balance: money(response.balance) }));
   }
 }
 
@@ -371,12 +397,13 @@ async function replay(id, { instant = false, note = null } = {}) {
   player.speed = speedFactor();
   try {
     showRecalledBet(round);
-    await player.play(round, { instant });
+    await player.play(round, { instant, quiet: true });
   } finally {
     state.recall = true;
     setBusy(false);
     showRecalledBet(round);  // setBusy showed the live bet again
     ribbon.hidden = false;
+    announce(ribbon.textContent);
   }
 }
 
@@ -415,6 +442,13 @@ function handleError(error) {
 
 function showAuth(message = "") {
   stopPolling();
+  if (operatorMode()) {  // the operator's player never logs in here: back to the operator
+    $("#game").hidden = false;
+    setBusy(false);
+    $("#spin").disabled = true;
+    status(`${message || t("sessionEnded")} ${t("operatorRelaunch")}`);
+    return;
+  }
   $("#game").hidden = true;
   $("#auth").hidden = false;
   $("#auth-error").textContent = message;
@@ -446,6 +480,7 @@ async function submitAuth(event) {
       toast(t("signupDone"));
     }
     await api.login(username, password);
+    localStorage.removeItem("sf.operator");  // a password log-in: not the operator's player
     $("#auth-password").value = "";
     await enterGame(username);
   } catch (error) {
@@ -463,7 +498,8 @@ async function enterGame(username = localStorage.getItem("sf.user")) {
   $("#game").dataset.user = username || "";
   setBalance(wallet.balance);
   noteRealityCheck(wallet.reality_check, { quiet: true });
-  showExclusion(await api.exclusion());
+  // in operator mode self-exclusion and limits are the operator's: its wallet refuses a bet
+  if (!operatorMode()) showExclusion(await api.exclusion());
   tellTabs({ type: "hello" });
   startPolling();
   pollPool();
@@ -485,6 +521,7 @@ async function recoverInterrupted() {
 
 async function logout() {
   try { await api.logout(); } catch { /* the token is dropped either way */ }
+  if (operatorMode()) { location.assign(exitUrl()); return; }  // "stop playing": back to the operator
   showAuth();
 }
 
@@ -524,64 +561,26 @@ function tickClock() {
   $("#session-clock").textContent = `${t("session")} ${formatDuration(secs)}`;
 }
 
-// ---------------------------------------------------------------- player protection
-
-function rcFacts(rc) {
-  return `<dt>${t("elapsed")}</dt><dd data-testid="rc-elapsed">${formatDuration(rc.elapsed_seconds)}</dd>
-    <dt>${t("netResult")}</dt><dd data-testid="rc-net" class="${rc.net_result < 0 ? "neg" : "pos"}">${money(rc.net_result)}</dd>
-    <dt>${t("nextCheck")}</dt><dd>${formatWhen(rc.next_due_at)}</dd>`;
+/** The session's net position (wins − bets), as the server counts it for the reality check. */
+function showNet() {
+  const el = $("#net-position");
+  el.hidden = !market().show_net_position || state.netResult === null;
+  if (state.netResult === null) return;
+  el.textContent = `${t("netPosition")} ${money(state.netResult)}`;
+  el.dataset.cents = String(state.netResult);
+  el.classList.toggle("neg", state.netResult < 0);
 }
+
+// ---------------------------------------------------------------- player protection and history
 
 function noteRealityCheck(rc, { quiet = false } = {}) {
   if (!rc) return;
   state.sessionStart = Date.now() - rc.elapsed_seconds * 1000;
+  state.netResult = rc.net_result;
   tickClock();
+  showNet();
   if (rc.due && !quiet && !state.busy) openRealityCheck(rc);
   else if (rc.due && quiet) setTimeout(() => openRealityCheck(rc), 50);
-}
-
-function openRealityCheck(rc) {
-  const dlg = $("#dlg-reality");
-  $("#rc-dialog-facts").innerHTML = rcFacts(rc);
-  if (!dlg.open) dlg.showModal();
-  $("#rc-continue").focus();
-}
-
-async function acknowledgeReality() {
-  try {
-    const rc = await api.acknowledge();
-    $("#dlg-reality").close();
-    noteRealityCheck(rc, { quiet: true });
-  } catch (error) {
-    $("#dlg-reality").close();
-    handleError(error);
-  }
-}
-
-async function openProtection() {
-  const dlg = $("#dlg-protection");
-  $("#limit-msg").textContent = "";
-  $("#exclusion-msg").textContent = "";
-  dlg.showModal();
-  await refreshProtection();
-}
-
-async function refreshProtection() {
-  try {
-    const [limits, exclusion, rc] = await Promise.all([api.limits(), api.exclusion(), api.realityCheck()]);
-    let facts = `<dt>${t("limitNow")}</dt><dd data-testid="limit-now">${money(limits.weekly_deposit_limit)}</dd>
-      <dt>${t("limitUsed")}</dt><dd>${money(limits.deposited_last_7_days)}</dd>
-      <dt>${t("limitLeft")}</dt><dd>${money(limits.remaining)}</dd>`;
-    if (limits.pending_limit !== null && limits.pending_limit !== undefined) {
-      facts += `<dt>${t("limitPending", { when: formatWhen(limits.pending_effective_at) })}</dt>
-        <dd data-testid="limit-pending">${money(limits.pending_limit)}</dd>`;
-    }
-    $("#limit-facts").innerHTML = facts;
-    $("#rc-facts").innerHTML = rcFacts(rc);
-    showExclusion(exclusion);
-  } catch (error) {
-    $("#limit-msg").textContent = errorText(error);
-  }
 }
 
 function showExclusion(exclusion) {
@@ -599,89 +598,39 @@ function showExclusion(exclusion) {
   setBusy(state.busy);
 }
 
-async function saveLimit(event) {
-  event.preventDefault();
-  const cents = parseEuros($("#limit-input").value);
-  const msg = $("#limit-msg");
-  if (cents === null || cents < 1) { msg.textContent = t("limitInvalid"); msg.className = "msg error"; return; }
-  msg.textContent = "";
-  msg.className = "msg";
-  try {
-    await api.setLimit(cents);
-    $("#limit-input").value = "";
-    await refreshProtection();  // "saved" appears with the new limit, not before it
-    msg.textContent = t("limitSaved");
-    msg.className = "msg ok";
-  } catch (error) {
-    msg.textContent = errorText(error);
-    msg.className = "msg error";
-  }
-}
+const protection = protectionViews({ api, money, errorText, handleError, noteRealityCheck,
+  showExclusion });
+const { openRealityCheck, acknowledgeReality, openProtection, saveLimit, selfExclude } = protection;
+const { openHistory, loadHistory } = historyViews({ api, money, errorText });
 
-async function selfExclude(event) {
-  event.preventDefault();
-  const msg = $("#exclusion-msg");
-  if (!$("#exclusion-confirm").checked) {
-    msg.textContent = t("exclusionConfirmNeeded");
-    msg.className = "msg error";
-    return;
-  }
-  try {
-    const exclusion = await api.exclude(Number($("#exclusion-days").value));
-    showExclusion(exclusion);
-    msg.textContent = "";
-    $("#exclusion-confirm").checked = false;
-  } catch (error) {
-    msg.textContent = errorText(error);
-    msg.className = "msg error";
-  }
-}
-
-// ---------------------------------------------------------------- history and pages
-
-function featureLabel(feature) {
-  if (feature === "star_wild") return t("featureStarWild");
-  if (feature === "hold_and_cash") return t("featureHoldAndCash");
-  return "";
-}
-
-async function openHistory() {
-  $("#history-list").innerHTML = "";
-  state.historyBefore = null;
-  $("#dlg-history").showModal();
-  await loadHistory();
-}
-
-async function loadHistory() {
-  const list = $("#history-list");
-  try {
-    const page = await api.rounds(20, state.historyBefore);
-    if (!page.rounds.length && !list.children.length) {
-      list.innerHTML = `<li class="empty">${t("historyEmpty")}</li>`;
-    }
-    for (const r of page.rounds) {
-      const li = document.createElement("li");
-      const feature = featureLabel(r.feature);
-      li.innerHTML = `<button type="button" data-round="${r.id}" class="${r.total_win > 0 ? "won" : ""}">
-        <span class="h-id">#${r.id}</span>
-        <span class="h-when">${formatWhen(r.created_at)}</span>
-        <span class="h-bet">${t("bet")} ${money(r.total_bet)}</span>
-        <span class="h-win">${t("win")} ${money(r.total_win)}</span>
-        ${feature ? `<span class="h-feature ${r.feature}">${feature}</span>` : ""}</button>`;
-      list.appendChild(li);
-    }
-    state.historyBefore = page.next_before;
-    $("#history-more").hidden = !page.next_before;
-  } catch (error) {
-    list.innerHTML = `<li class="empty error">${errorText(error)}</li>`;
-  }
-}
+// ---------------------------------------------------------------- pages
 
 function renderPages() {
   if (!state.game) return;
   const opts = { t, lang: lang(), money, lineBet: lineBet() };
   renderPaytable($("#paytable-body"), state.game, opts);
   renderRules($("#rules-body"), state.game, opts);
+}
+
+/** Apply the market profile: what it does not allow is not offered. */
+function applyMarket() {
+  const m = market();
+  document.body.dataset.market = m.name || "";
+  $(".turbo").hidden = !m.turbo;
+  if (!m.turbo) $("#turbo").checked = false;
+  $("#session-clock").hidden = m.show_session_clock === false;
+  state.betIndex = Math.min(state.betIndex, allowedBetCount(state.game) - 1);
+  showNet();
+}
+
+function showSound() {
+  $("#sound-toggle").setAttribute("aria-pressed", String(sound.on));
+  $("#sound-toggle").dataset.i18nTitle = sound.on ? "soundOff" : "soundOn";
+  $("#sound-toggle").title = t(sound.on ? "soundOff" : "soundOn");
+  $("#sound-label").textContent = t(sound.on ? "soundOnLabel" : "soundOffLabel");
+  $("#volume").value = String(Math.round(sound.volume * 100));
+  $("#volume").setAttribute("aria-label", t("volume"));
+  $("#volume").disabled = !sound.on;
 }
 
 function showPageTab(which) {
@@ -694,6 +643,10 @@ function showPageTab(which) {
 function changeLanguage(code) {
   setLanguage(code);
   setAuthMode(authMode);
+  if (reels.grid && !state.busy) reels.render(reels.grid);  // symbol names in the new language
+  showSound();
+  showNet();
+  tickClock();
   showBet();
   if (state.balance !== null) setBalance(state.balance);
   if (state.pool !== null) setPool(state.pool);
@@ -738,6 +691,8 @@ function bind() {
   $("#rc-logout").addEventListener("click", async () => { $("#dlg-reality").close(); await logout(); });
   $("#dlg-reality").addEventListener("cancel", (event) => event.preventDefault());
   $("#cel-close").addEventListener("click", () => closeCelebration());
+  $("#sound-toggle").addEventListener("click", () => { sound.setOn(!sound.on); showSound(); });
+  $("#volume").addEventListener("input", () => { sound.setVolume(Number($("#volume").value) / 100); });
   for (const b of document.querySelectorAll("[data-close]")) {
     b.addEventListener("click", () => b.closest("dialog").close());
   }
@@ -745,8 +700,8 @@ function bind() {
     if (event.code !== "Space" || event.repeat || $("#game").hidden) return;
     const target = event.target;
     if (target.closest("input, select, textarea, button, a, dialog, [contenteditable]")) return;
-    if (!$("#celebrate").hidden) return;
     event.preventDefault();
+    if (!$("#celebrate").hidden) { closeCelebration(); return; }
     if (state.busy) skipRound();
     else spin();
   });
@@ -755,7 +710,7 @@ function bind() {
 function changeBet(delta) {
   if (state.busy || !state.game) return;
   endRecall();
-  const n = state.game.bet_classes.length;
+  const n = allowedBetCount(state.game);
   state.betIndex = Math.min(n - 1, Math.max(0, state.betIndex + delta));
   localStorage.setItem(BET_KEY, String(state.betIndex));
   showBet();
@@ -766,12 +721,15 @@ async function main() {
   installSprite($("#sprite-host"));
   setLanguage(initialLanguage());
   banner.el = $("#banner");
+  setSymbolNames(symbolName);
   reels = new ReelView($("#reels"));
   reels.render(START_GRID);
   board = new HoldBoard($("#holdboard"), { format: money });
   player = new RoundPlayer({
     reels, board, banner, sticky: $("#sticky"), paylines: $("#paylines"), winLine: $("#win-line"),
-    setWin, countWin, celebrate, celebrateDone: () => closeCelebration(false), t, money, symbolName,
+    setWin, countWin, celebrate: (opts, skipping) => celebration.show(opts, skipping),
+    celebrateDone: () => closeCelebration(false), celebrationShown: () => celebration.last,
+    sound, t, money, symbolName,
     winText: () => $("#win").textContent, log: hooks.log, holdAfter,
     get game() { return state.game; },
   });
@@ -789,8 +747,22 @@ async function main() {
   player.speed = speedFactor();
   const saved = Number(localStorage.getItem(BET_KEY));
   state.betIndex = Number.isInteger(saved) && saved >= 0 && saved < state.game.bet_classes.length ? saved : 0;
+  applyMarket();
+  player.speed = speedFactor();
+  reels.render(reels.grid);  // named in the page's language
   showBet();
+  showSound();
   setWin(0);
+  try {
+    // operator mode: the launch URL's token becomes this page's session, no log-in screen
+    if (await launchFromUrl(api, { setLanguage })) setAuthMode(authMode);
+  } catch (error) {
+    applyOperatorMode();
+    showAuth(errorText(error));
+    hooks.ready = true;
+    return;
+  }
+  applyOperatorMode();
   if (api.token) {
     try {
       await enterGame();
@@ -804,8 +776,19 @@ async function main() {
   hooks.ready = true;
 }
 
+/** Operator mode: no log-out, no cashier or limits of ours; the exit leads to the operator. */
+function applyOperatorMode() {
+  const on = Boolean(operatorMode());
+  document.body.classList.toggle("operator-mode", on);
+  $("#logout").hidden = on;
+  $("#open-protection").hidden = on;
+  const exit = $("#exit");
+  exit.hidden = !on;
+  if (on) exit.href = exitUrl();
+}
+
 // Exposed for the browser tests of the pure logic.
-hooks.lib = { formatCents, parseEuros, buildTimeline, finalGrid };
+hooks.lib = { formatCents, parseEuros, buildTimeline, finalGrid, celebrated, bigWinTier, anticipates };
 hooks.speed = () => player.speed;
 
 main();

@@ -32,7 +32,7 @@ const STRINGS = {
     multiplierText: "MULTIPLIKATOR: jeder Geldwert ×2", respinReset: "Neue Symbole – Respins wieder auf 3!",
     mega: "MEGA JACKPOT", megaText: "Alle 15 Felder gefüllt!", hcEnd: "Hold & Cash: {win}",
     jackpot: "€€€ JACKPOT", jackpotText: "Linie {line} · {percent} % des Pools",
-    recall: "Rückschau Runde #{id} · {when}", recallFacts: "Einsatz {bet} · Kontostand vorher {before}, nachher {after}", interrupted: "Runde #{id} wurde unterbrochen – hier ist ihr Ergebnis.",
+    recall: "Rückschau #{id} · {when}", recallFacts: "Einsatz {bet} · Kontostand {before} → {after}", interrupted: "Runde #{id} wurde unterbrochen – hier ist ihr Ergebnis.",
     featureStarWild: "Star Wild", featureHoldAndCash: "Hold & Cash", featureNone: "–",
     roundNo: "Runde", time: "Zeit", signupDone: "Konto angelegt – willkommen!",
     networkError: "Der Server ist nicht erreichbar. Bitte versuchen Sie es erneut.",
@@ -53,6 +53,22 @@ const STRINGS = {
     err_deposit_limit_exceeded: "Diese Einzahlung überschreitet Ihr Einzahlungslimit.",
     err_invalid_bet: "Dieser Einsatz ist nicht erlaubt.",
     err_round_not_found: "Diese Runde wurde nicht gefunden.",
+    operatorRelaunch: "Bitte starten Sie das Spiel erneut beim Betreiber.",
+    netPosition: "Ergebnis", soundOn: "Ton einschalten", soundOff: "Ton ausschalten",
+    soundOnLabel: "Ton an", soundOffLabel: "Ton aus", volume: "Lautstärke",
+    exit: "Zurück", exitTitle: "Zurück zum Casino",
+    announceWin: "Gewinn {win}. Guthaben {balance}.", announceNoWin: "Kein Gewinn. Guthaben {balance}.",
+    winBelowStake: "{win} zurück von {stake} Einsatz",
+    jackpotWin: "€€€ JACKPOT: Linie {line} · {percent} % des Pools = {win}",
+    megaSub: "{x} × Gesamteinsatz ({bet})",
+    bigWin1: "BIG WIN", bigWin2: "SUPER WIN", bigWin3: "EPIC WIN", bigWinKicker: "{x} × Gesamteinsatz",
+    sym_CASH: "Geldsymbol", sym_MINOR: "MINOR", sym_MAJOR: "MAJOR", sym_UPGRADE: "Upgrade",
+    sym_MULTIPLIER: "Multiplikator",
+    err_round_too_soon: "Bitte einen Moment: in diesem Markt dauert jede Runde eine Mindestzeit.",
+    err_stake_above_market_limit: "Dieser Einsatz liegt über dem Höchsteinsatz dieses Marktes.",
+    err_player_blocked: "Der Betreiber nimmt derzeit keine Einsätze an (Sperre oder Limit).",
+    err_invalid_launch_token: "Dieser Spielstart ist abgelaufen oder wurde schon benutzt.",
+    hcPaysAt: "beim aktuellen Gesamteinsatz", totalBetWord: "Gesamteinsatz",
     err_operator_only: "Dafür ist ein Betreiberkonto nötig.",
     err_player_only: "Das Spiel ist nur mit einem Spielerkonto möglich.",
     err_internal_error: "Ein Serverfehler ist aufgetreten; es wurde nichts verändert.",
@@ -65,20 +81,34 @@ const STRINGS = {
     jackpotRule: "3 × €€€ auf den Walzen 1–3 einer Linie gewinnen einen Anteil am progressiven Jackpot.",
     rulesHtml: `
       <h3>Spielablauf</h3>
-      <p>5 Walzen × 3 Reihen, {lines} feste Gewinnlinien. Einsatz = {lines} × Linieneinsatz; Linieneinsätze: {classes}.</p>
-      <p>Linien gewinnen mit 3, 4 oder 5 gleichen Symbolen nebeneinander ab der ersten Walze links. Pro Linie wird nur der höchste Gewinn bezahlt; Gewinne aller Linien werden addiert.</p>
+      <p>5 Walzen × 3 Reihen, {lines} feste Gewinnlinien. Gesamteinsatz = {lines} × Linieneinsatz (der „Einsatz“ der Spielbedingungen); Linieneinsätze: {classes}.</p>
+      <p>Linien gewinnen mit 3, 4 oder 5 gleichen Symbolen nebeneinander ab der ersten Walze links, in Vielfachen des Linieneinsatzes. Pro Linie wird nur der höchste Gewinn bezahlt; Gewinne aller Linien werden addiert.</p>
       <h3>Wild</h3>
       <p>WILD und Multiplikator Wild ersetzen jedes Gewinnsymbol, nicht aber Star Coin und €€€. Enthält ein Liniengewinn ein Multiplikator Wild, wird er ×{mult} bezahlt.</p>
       <h3>Star Wild</h3>
-      <p>Genau {sw} Star Coins: Nach den Liniengewinnen werden die Coins zu WILDs und bleiben stehen; alle anderen Felder drehen einmal neu. Liegen 3 der 4 Coins auf einer Walze, werden diese drei zu Multiplikator Wilds (×{mult}).</p>
+      <p>Genau {sw} Star Coins: Nach den Liniengewinnen werden die Coins zu WILDs und bleiben stehen; alle anderen Felder drehen einmal neu. Liegen 3 der 4 Coins auf einer Walze, werden diese drei zu Multiplikator Wilds (×{mult}). Die Walzen des Respins tragen keine Star Coins: der Respin kann Hold &amp; Cash nicht auslösen. Seine Liniengewinne und der €€€ gelten wie in jedem Spin.</p>
       <h3>Hold &amp; Cash</h3>
-      <p>{hc} oder mehr Star Coins: Jeder Coin wird zu einem festgehaltenen Geldsymbol mit {cash} × Einsatz. Sie haben {respins} Respins; jedes neue Symbol setzt den Zähler auf {respins} zurück.</p>
-      <p>Neu landen können Geldsymbole, MINOR ({minor} × Einsatz), MAJOR ({major} × Einsatz), UPGRADE (jeder Geldwert +1 × Einsatz) und MULTIPLIKATOR (jeder Geldwert ×2). Booster wirken nach dem Festhalten der neuen Symbole, in Lesereihenfolge, und verschwinden danach.</p>
-      <p>Sind alle 15 Felder gefüllt, gewinnen Sie zusätzlich den MEGA Jackpot ({mega} × Einsatz). Am Ende werden alle Werte ausgezahlt.</p>
+      <p>{hc} oder mehr Star Coins: Jeder Coin wird zu einem festgehaltenen Geldsymbol mit {cash} × Gesamteinsatz. Sie haben {respins} Respins; jedes neue Symbol setzt den Zähler auf {respins} zurück. Das Feature wird mit dem Einsatz des auslösenden Spins gespielt.</p>
+      <p>Neu landen können Geldsymbole, MINOR ({minor} × Gesamteinsatz), MAJOR ({major} × Gesamteinsatz), UPGRADE und MULTIPLIKATOR (jeder Geldwert ×2). UPGRADE erhöht jeden Geldwert um 1 × Gesamteinsatz: die „Einsatzhöhe“ der Spielbedingungen wird als Gesamteinsatz gelesen, weil die Werte selbst Vielfache des Gesamteinsatzes sind. Booster wirken nach dem Festhalten der neuen Symbole, in Lesereihenfolge, und verschwinden danach; MINOR und MAJOR verändern sie nicht.</p>
+      <p>Sind alle 15 Felder gefüllt, gewinnen Sie zusätzlich den MEGA Jackpot ({mega} × Gesamteinsatz). Am Ende werden alle Werte ausgezahlt.</p>
       <h3>€€€ Jackpot</h3>
-      <p>3 × €€€ auf den Walzen 1–3 einer Linie (ohne Wild) gewinnen einen Anteil des Pools: Linieneinsatz / 1,00 € (0,01 € → 1 %, 1,00 € → 100 %), abgerundet auf den Cent. Der Pool wird von allen Spielern gespeist.</p>
+      <p>3 × €€€ auf den Walzen 1–3 einer Linie (ohne Wild) gewinnen einen Anteil des Pools: Linieneinsatz / 1,00 € (0,01 € → 1 %, 1,00 € → 100 %), abgerundet auf den Cent; der Rest bleibt im Pool. Ein Spin gewinnt den €€€ höchstens einmal: zeigen mehrere Linien €€€, erhalten Sie einen Anteil des Pools, wie er vor dem Gewinn stand.</p>
+      <p>Der Pool wird von allen Spielern gespeist: {contribution} % jedes Gesamteinsatzes fließen hinein. Er beginnt bei {seed} und wird nach einem Gewinn vom Betreiber wieder auf mindestens {seed} aufgefüllt.</p>
       <h3>Auszahlungsquote</h3>
-      <p>Die durchschnittliche Auszahlungsquote beträgt ca. {rtp} %. Fehlfunktionen machen alle Gewinne und Auszahlungen ungültig.</p>`,
+      <p data-testid="rtp-statement">Die theoretische Auszahlungsquote dieses Spiels (Modell {model}) beträgt <b>{rtp} %</b>: <b>{rtpGame} %</b> aus dem Spiel (Linien, Star Wild, Hold &amp; Cash) und <b>{rtpJackpot} %</b> aus dem €€€-Beitrag. Sie ist exakt berechnet, gilt für jeden Einsatz und über sehr viele Spiele; einzelne Sitzungen weichen davon ab. Auffüllungen des Pools durch den Betreiber kommen hinzu.</p>
+      <h3>Höchstgewinn</h3>
+      <p data-testid="max-win">{maxWin}</p>
+      <h3>Verbindungsabbruch</h3>
+      <p>Jede Runde wird vollständig auf dem Server entschieden und gebucht, sobald der Einsatz angenommen ist. Bricht die Verbindung während einer Runde ab, wird die Runde so zu Ende gespielt, wie sie gezogen wurde, und ihr Gewinn gutgeschrieben; das Spiel zeigt sie Ihnen, sobald die Verbindung wieder steht (ohne zweiten Einsatz), und im Verlauf finden Sie jede Runde.</p>
+      {market}
+      <p>Fehlfunktionen machen alle Gewinne und Auszahlungen ungültig.</p>`,
+    maxWinNone: "Die Spielbedingungen setzen keinen Höchstgewinn: der höchste Liniengewinn eines Spins beträgt {base} × Gesamteinsatz, Spin und Respin des Star Wild zusammen höchstens {star} × Gesamteinsatz; Hold &amp; Cash hat keine feste Obergrenze (alle 15 Felder mit hohen Werten, MEGA {mega} × Gesamteinsatz, dazu ein €€€-Anteil).",
+    maxWinCap: "Der Gewinn einer Runde (Linien, Star Wild, Hold &amp; Cash) ist auf {cap} × Gesamteinsatz begrenzt ({amount} beim aktuellen Einsatz): erreicht er diese Grenze, endet die Runde dort, auch ein laufendes Hold &amp; Cash. Ein €€€-Anteil kommt hinzu.",
+    marketHtml: `<h3>Spielregeln dieses Marktes ({name})</h3><p>{turbo} {skip} {minRound} Höchsteinsatz {maxStake} pro Runde. Kein automatisches Spiel. {clock}</p>`,
+    marketTurboYes: "Turbo beschleunigt die Darstellung.", marketTurboNo: "Kein Turbo.",
+    marketSkipYes: "Überspringen zeigt sofort das Ergebnis.", marketSkipNo: "Runden können nicht übersprungen werden.",
+    marketMinRound: "Jede Runde dauert mindestens {s} Sekunden.",
+    marketClock: "Spielzeit und Ergebnis der Sitzung sind immer zu sehen.",
     linesTitle: "Gewinnlinien",
     protectionTitle: "Spielerschutz", session: "Sitzung", respinsLeftText: "Noch {n} Respins",
     marquee: "20 GEWINNLINIEN · STAR WILD · HOLD & CASH · €€€",
@@ -113,7 +143,7 @@ const STRINGS = {
     multiplierText: "MULTIPLIER: every cash value ×2", respinReset: "New symbols – respins reset to 3!",
     mega: "MEGA JACKPOT", megaText: "All 15 cells filled!", hcEnd: "Hold & Cash: {win}",
     jackpot: "€€€ JACKPOT", jackpotText: "Line {line} · {percent} % of the pool",
-    recall: "Recall of round #{id} · {when}", recallFacts: "bet {bet} · balance before {before}, after {after}", interrupted: "Round #{id} was interrupted – here is its result.",
+    recall: "Recall #{id} · {when}", recallFacts: "bet {bet} · balance {before} → {after}", interrupted: "Round #{id} was interrupted – here is its result.",
     featureStarWild: "Star Wild", featureHoldAndCash: "Hold & Cash", featureNone: "–",
     roundNo: "Round", time: "Time", signupDone: "Account created – welcome!",
     networkError: "The server cannot be reached. Please try again.",
@@ -134,6 +164,22 @@ const STRINGS = {
     err_deposit_limit_exceeded: "This deposit exceeds your deposit limit.",
     err_invalid_bet: "This bet is not allowed.",
     err_round_not_found: "This round was not found.",
+    operatorRelaunch: "Please start the game again from the casino.",
+    netPosition: "Net", soundOn: "Turn sound on", soundOff: "Turn sound off",
+    soundOnLabel: "Sound on", soundOffLabel: "Sound off", volume: "Volume",
+    exit: "Exit", exitTitle: "Back to the casino",
+    announceWin: "Win {win}. Balance {balance}.", announceNoWin: "No win. Balance {balance}.",
+    winBelowStake: "{win} back of your {stake} stake",
+    jackpotWin: "€€€ JACKPOT: line {line} · {percent} % of the pool = {win}",
+    megaSub: "{x} × total bet ({bet})",
+    bigWin1: "BIG WIN", bigWin2: "SUPER WIN", bigWin3: "EPIC WIN", bigWinKicker: "{x} × total bet",
+    sym_CASH: "Cash", sym_MINOR: "MINOR", sym_MAJOR: "MAJOR", sym_UPGRADE: "Upgrade",
+    sym_MULTIPLIER: "Multiplier",
+    err_round_too_soon: "One moment: in this market every round lasts a minimum time.",
+    err_stake_above_market_limit: "This stake is above this market's maximum.",
+    err_player_blocked: "The operator takes no bets from you now (an exclusion or a limit).",
+    err_invalid_launch_token: "This game start has expired or was used already.",
+    hcPaysAt: "at the current total bet", totalBetWord: "total bet",
     err_operator_only: "This needs an operator account.",
     err_player_only: "The game needs a player account.",
     err_internal_error: "The server failed; nothing was changed.",
@@ -145,20 +191,34 @@ const STRINGS = {
     jackpotRule: "3 × €€€ on reels 1–3 of a line win a share of the progressive jackpot.",
     rulesHtml: `
       <h3>How to play</h3>
-      <p>5 reels × 3 rows, {lines} fixed paylines. Total bet = {lines} × line bet; line bets: {classes}.</p>
-      <p>Lines win with 3, 4 or 5 matching symbols side by side from the leftmost reel. Only the highest win per line is paid; wins on all lines add up.</p>
+      <p>5 reels × 3 rows, {lines} fixed paylines. Total bet = {lines} × line bet (the conditions' "Einsatz" is the line bet); line bets: {classes}.</p>
+      <p>Lines win with 3, 4 or 5 matching symbols side by side from the leftmost reel, in multiples of the line bet. Only the highest win per line is paid; wins on all lines add up.</p>
       <h3>Wild</h3>
       <p>WILD and Multiplier Wild substitute for every paying symbol, never for Star Coin or €€€. A line win that includes a Multiplier Wild pays ×{mult}.</p>
       <h3>Star Wild</h3>
-      <p>Exactly {sw} Star Coins: after the line wins, the coins turn into WILDs that stay in place while every other cell respins once. If 3 of the 4 coins fill one reel, those three become Multiplier Wilds (×{mult}).</p>
+      <p>Exactly {sw} Star Coins: after the line wins, the coins turn into WILDs that stay in place while every other cell respins once. If 3 of the 4 coins fill one reel, those three become Multiplier Wilds (×{mult}). The respin's reels hold no Star Coins, so the respin cannot trigger Hold &amp; Cash; its line wins and the €€€ count as in any spin.</p>
       <h3>Hold &amp; Cash</h3>
-      <p>{hc} or more Star Coins: every coin becomes a held cash symbol worth {cash} × total bet. You get {respins} respins; every new symbol resets the counter to {respins}.</p>
-      <p>New cells can land cash symbols, MINOR ({minor} × total bet), MAJOR ({major} × total bet), UPGRADE (every cash value +1 × total bet) and MULTIPLIER (every cash value ×2). Boosters act after the new symbols are held, in reading order, and then vanish.</p>
+      <p>{hc} or more Star Coins: every coin becomes a held cash symbol worth {cash} × total bet. You get {respins} respins; every new symbol resets the counter to {respins}. The feature is played at the bet of the spin that triggered it.</p>
+      <p>New cells can land cash symbols, MINOR ({minor} × total bet), MAJOR ({major} × total bet), UPGRADE and MULTIPLIER (every cash value ×2). UPGRADE raises every cash value by 1 × total bet: the conditions' "Einsatzhöhe" is read as the total bet, since the values themselves are multiples of it. Boosters act after the new symbols are held, in reading order, then vanish; they never change MINOR or MAJOR.</p>
       <p>Fill all 15 cells to win the MEGA jackpot as well ({mega} × total bet). At the end every value is paid.</p>
       <h3>€€€ jackpot</h3>
-      <p>3 × €€€ on reels 1–3 of a line (no wilds) win a share of the pool: line bet / €1.00 (€0.01 → 1 %, €1.00 → 100 %), rounded down to the cent. Every player's bets feed the pool.</p>
+      <p>3 × €€€ on reels 1–3 of a line (no wilds) win a share of the pool: line bet / €1.00 (€0.01 → 1 %, €1.00 → 100 %), rounded down to the cent; the rest stays in the pool. A spin wins the €€€ at most once: when several lines show it, you win one share of the pool as it stood before the win.</p>
+      <p>Every player's bets feed the pool: {contribution} % of every total bet. It starts at {seed}, and after a win the operator refills it to at least {seed}.</p>
       <h3>Return to player</h3>
-      <p>The average return to player is about {rtp} %. Malfunction voids all pays and plays.</p>`,
+      <p data-testid="rtp-statement">The theoretical return to player of this game (model {model}) is <b>{rtp} %</b>: <b>{rtpGame} %</b> from the game (lines, Star Wild, Hold &amp; Cash) and <b>{rtpJackpot} %</b> from the €€€ contribution. It is computed exactly, holds at every bet and over very many rounds; single sessions differ. The operator's refills of the pool come on top.</p>
+      <h3>Maximum win</h3>
+      <p data-testid="max-win">{maxWin}</p>
+      <h3>If the connection drops</h3>
+      <p>Every round is decided and booked on the server in full once its bet is accepted. If the connection drops during a round, the round is played to its end as it was drawn and its win is credited; the game shows it to you as soon as the connection is back (without a second bet), and History lists every round.</p>
+      {market}
+      <p>Malfunction voids all pays and plays.</p>`,
+    maxWinNone: "The conditions set no maximum win: the largest line win of a spin is {base} × total bet, a Star Wild spin and respin together at most {star} × total bet; Hold &amp; Cash has no fixed upper limit (all 15 cells with high values, MEGA {mega} × total bet, plus any €€€ share).",
+    maxWinCap: "A round's win (lines, Star Wild, Hold &amp; Cash) is capped at {cap} × total bet ({amount} at the current bet): when it gets there the round ends, a running Hold &amp; Cash too. A €€€ share comes on top.",
+    marketHtml: `<h3>Rules of this market ({name})</h3><p>{turbo} {skip} {minRound} Maximum stake {maxStake} a round. No autoplay. {clock}</p>`,
+    marketTurboYes: "Turbo speeds up the presentation.", marketTurboNo: "No Turbo.",
+    marketSkipYes: "Skip shows the result at once.", marketSkipNo: "Rounds cannot be skipped.",
+    marketMinRound: "Every round lasts at least {s} seconds.",
+    marketClock: "The session's time and net position are always on screen.",
     linesTitle: "Paylines",
     protectionTitle: "Player protection", session: "Session", respinsLeftText: "{n} respins left",
     marquee: "20 LINES · STAR WILD · HOLD & CASH · €€€",

@@ -27,18 +27,18 @@ export function formatCents(cents, lang = "en") {
 
 /** Cents from what a person typed ("100", "100,5", "1.000,00", "99.99"); null if unreadable. */
 export function parseEuros(text) {
-  let t = String(text).trim().replace(/\s|€/g, "");
-  if (!t) return null;
-  const lastSep = Math.max(t.lastIndexOf(","), t.lastIndexOf("."));
-  let whole = t;
-  let frac = "";
-  if (lastSep >= 0 && t.length - lastSep - 1 <= 2 && t.length - lastSep - 1 >= 1) {
-    whole = t.slice(0, lastSep);
-    frac = t.slice(lastSep + 1);
-  }
-  whole = whole.replace(/[.,]/g, "");
-  if (!/^\d+$/.test(whole || "0") || !/^\d{0,2}$/.test(frac)) return null;
-  const cents = Number(whole || "0") * 100 + Number(frac.padEnd(2, "0") || "0");
+  // Whole euros ("12"), with one or two decimals after "." or "," ("12.5", "12,50"), and
+  // groups of three with the other separator ("1.234,56", "1,234.56", "1.234.567"). Anything
+  // ambiguous or finer than a cent is refused (null), never guessed: "0.001" and "12.505" are
+  // not amounts, and "1.234" could be 1234 or 1.234.
+  const t = String(text).trim().replace(/\s|€/g, "");
+  const m = /^(\d+|\d{1,3}(?:([.,])\d{3})+)(?:([.,])(\d{1,2}))?$/.exec(t);
+  if (!m) return null;
+  const [, whole, group, decimal, frac = ""] = m;
+  if (group && decimal && group === decimal) return null;
+  if (group && !decimal && whole.split(group).length === 2) return null;
+  const cents = Number(group ? whole.split(group).join("") : whole) * 100
+    + Number(frac.padEnd(2, "0"));
   return Number.isSafeInteger(cents) ? cents : null;
 }
 

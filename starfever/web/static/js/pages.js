@@ -34,15 +34,44 @@ export function renderPaytable(el, game, { t, lang, money, lineBet }) {
       <div class="special">${symbolSvg("COIN", "pt-sym")}<p><b>${name(coin)}</b> – ${t("coinRule", { sw: game.star_wild_coins, hc: game.hold_and_cash_coins })}</p></div>
       <div class="special">${symbolSvg("JACKPOT", "pt-sym")}<p><b>${name(jackpot)}</b> – ${t("jackpotRule")}</p></div>
       <div class="special hc-pays">
-        ${symbolSvg("MINOR", "pt-sym")}<p><b>MINOR</b> ${hc.minor}× · <b>MAJOR</b> ${hc.major}× · <b>MEGA</b> ${hc.mega}× · CASH ${hc.cash_values.join("/")}× (${t("bet")} ${money(lineBet * game.line_count)})</p></div>
+        ${symbolSvg("MINOR", "pt-sym")}<p><b>MINOR</b> ${hc.minor}× · <b>MAJOR</b> ${hc.major}× · <b>MEGA</b> ${hc.mega}× · CASH ${hc.cash_values.join("/")}× ${t("totalBetWord")} (${money(lineBet * game.line_count)})</p></div>
     </div>
     <h3>${t("linesTitle")}</h3>
     <div class="lines-grid">${game.lines.map((rows, i) => miniLine(rows, i + 1)).join("")}</div>`;
 }
 
-/** The rules text, with the numbers from the engine's data. */
-export function renderRules(el, game, { t, money, lang }) {
+/** A fraction (0.955) as a percentage with two decimals in the page's language ("95,50"). */
+export function percent(fraction, lang) {
+  const text = (fraction * 100).toFixed(2);
+  return lang === "de" ? text.replace(".", ",") : text;
+}
+
+function number(x, lang) {
+  const text = String(x);
+  return lang === "de" ? text.replace(".", ",") : text;
+}
+
+/** The rules text, with the numbers from the engine's data, the running model's exact return
+ * and the market profile (GET /api/v1/game). */
+export function renderRules(el, game, { t, money, lang, lineBet }) {
   const hc = game.hold_and_cash;
+  const m = game.market || {};
+  const totalBet = lineBet * game.line_count;
+  const cap = game.max_win?.cap_x;
+  const largest = game.max_win?.largest_x;
+  const maxWin = cap
+    ? t("maxWinCap", { cap, amount: money(cap * totalBet) })
+    : t("maxWinNone", { base: number(largest?.base ?? "–", lang),
+      star: number(largest?.star_wild ?? "–", lang), mega: hc.mega });
+  const market = t("marketHtml", {
+    name: m.name,
+    turbo: t(m.turbo ? "marketTurboYes" : "marketTurboNo"),
+    skip: t(m.slam_stop ? "marketSkipYes" : "marketSkipNo"),
+    minRound: m.min_round_ms ? t("marketMinRound", { s: number(m.min_round_ms / 1000, lang) }) : "",
+    maxStake: money(m.max_stake_cents),
+    clock: m.show_net_position ? t("marketClock") : "",
+  });
+  const rtp = game.rtp || {};
   el.innerHTML = t("rulesHtml", {
     lines: game.line_count,
     classes: game.bet_classes.map((c) => money(c)).join(", "),
@@ -54,6 +83,14 @@ export function renderRules(el, game, { t, money, lang }) {
     minor: hc.minor,
     major: hc.major,
     mega: hc.mega,
-    rtp: lang === "de" ? game.advertised_rtp.replace(".", ",") : game.advertised_rtp,
+    model: game.model ? `${game.model.name} ${game.model.version}` : "–",
+    rtp: rtp.total === undefined ? "–" : percent(rtp.total, lang),
+    rtpGame: rtp.game === undefined ? "–" : percent(rtp.game, lang),
+    rtpJackpot: rtp.progressive === undefined ? "–" : percent(rtp.progressive, lang),
+    contribution: game.jackpot.contribution_rate === undefined ? "–"
+      : number(Math.round(game.jackpot.contribution_rate * 10000) / 100, lang),
+    seed: game.jackpot.seed_cents === undefined ? "–" : money(game.jackpot.seed_cents),
+    maxWin,
+    market,
   });
 }

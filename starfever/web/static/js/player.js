@@ -3,6 +3,7 @@
 import { setMarkup } from "./markup.js";
 import { buildTimeline, linePoints, winCells } from "./timeline.js";
 import { symbolSvg } from "./symbols.js";
+import { anticipates, bigWinTier, celebrated } from "./market.js";
 
 const LINE_COLORS = ["#ffd23f", "#ff4f9a", "#4fe3ff", "#7dff6a", "#ff8c2e", "#b58cff", "#ff5e5e",
   "#3ef0c0", "#f7f06a", "#ff9ad5", "#6aa8ff", "#c6ff4f", "#ffb36a", "#d08cff", "#5effa0",
@@ -10,7 +11,7 @@ const LINE_COLORS = ["#ffd23f", "#ff4f9a", "#4fe3ff", "#7dff6a", "#ff8c2e", "#b5
 
 export class RoundPlayer {
   constructor(ui) {
-    this.ui = ui; // {reels, board, sticky, paylines, banner, winLine, setWin, celebrate, t, money, game, log}
+    this.ui = ui; // {reels, board, sticky, paylines, banner, winLine, setWin, celebrate, t, money, game, log, sound}
     this.speed = 1;
     this.skipping = false;
     this.pending = new Set();
@@ -33,11 +34,17 @@ export class RoundPlayer {
     this.ui.celebrateDone?.();
   }
 
-  /** Play ``round`` (a RoundPublic). ``spinning``: the reels already spin (a live spin). */
-  async play(round, { spinning = false, instant = false } = {}) {
+  /** Play ``round`` (a RoundPublic). ``spinning``: the reels already spin (a live spin);
+   * ``quiet``: a recalled round (history): shown, never celebrated, no sound. */
+  async play(round, { spinning = false, instant = false, quiet = false } = {}) {
     const ui = this.ui;
     this.skipping = instant;
     this.round = round;
+    this.quiet = quiet;
+    // a win below the stake (and, where the market says so, one equal to it) is no celebration
+    this.worthIt = celebrated(round.total_win, round.total_bet, ui.game.market);
+    this.cheer = !quiet && this.worthIt;
+    this.shownBig = 0;  // the largest amount a full-screen celebration has shown this round
     const scenes = buildTimeline(round.events);
     ui.log.length = 0;
     let shownWin = 0;
@@ -52,7 +59,7 @@ export class RoundPlayer {
         case "mega": await this.#mega(scene); break;
         case "hc_end": await this.#hcEnd(scene, shownWin); break;
         case "jackpot": await this.#jackpot(scene, shownWin); break;
-        case "end": this.#end(scene); break;
+        case "end": await this.#end(scene); break;
         default: break;
       }
       shownWin = scene.winSoFar;
@@ -65,7 +72,8 @@ export class RoundPlayer {
 
   #snapshot(scene) {
     const ui = this.ui;
-    const shot = { kind: scene.kind, win: ui.winText(), winLine: ui.winLine.textContent };
+    const shot = { kind: scene.kind, win: ui.winText(), winLine: ui.winLine.textContent,
+      glow: document.querySelector("#win")?.classList.contains("big") || false };
     if (scene.kind.startsWith("hc_") || scene.kind === "mega") {
       shot.board = ui.board.snapshot();
       shot.respinsLeft = ui.board.root.dataset.respinsLeft;
@@ -74,9 +82,16 @@ export class RoundPlayer {
       shot.grid = [...ui.reels.root.querySelectorAll(".cell[data-reel]")]
         .map((el) => `${el.dataset.reel},${el.dataset.row}:${el.dataset.symbol}`);
       shot.lines = [...ui.paylines.querySelectorAll("polyline")].map((p) => Number(p.dataset.line));
+      shot.framed = [...ui.reels.root.querySelectorAll(".cell.jp-win")]
+        .map((el) => `${el.dataset.reel},${el.dataset.row}:${el.dataset.symbol}`);
+    }
+    if (scene.kind === "jackpot" || scene.kind === "mega" || scene.kind === "end") {
+      shot.celebration = ui.celebrationShown?.() || null;
     }
     return shot;
   }
+
+  sound(name) { if (!this.quiet && !this.skipping) this.ui.sound?.play(name); }
 
   // ---- scenes ----
 
@@ -95,7 +110,16 @@ export class RoundPlayer {
       ui.reels.startSpin();
       await this.wait(scene.phase === "star_wild" ? 650 : 350);
     }
-    await ui.reels.stop(scene.grid, (ms) => this.wait(ms), { instant: () => this.skipping });
+    const game = ui.game;
+    const before = async (reel) => {  // a feature one coin away: the next reels spin on longer
+      if (this.skipping || this.quiet || !anticipates(scene.grid, reel,
+        { starWild: game.star_wild_coins, holdAndCash: game.hold_and_cash_coins })) return;
+      ui.reels.anticipate(reel);
+      this.sound("anticipate");
+      await this.wait(650);
+    };
+    await ui.reels.stop(scene.grid, (ms) => this.wait(ms), {
+      instant: () => this.skipping, before, landed: () => this.sound("stop") });
     this.#sticky([]);
   }
 
@@ -123,7 +147,9 @@ export class RoundPlayer {
   async #lines(scene, shownWin) {
     const ui = this.ui;
     this.#drawLines(scene.wins);
-    ui.countWin(shownWin, scene.winSoFar, this.skipping ? 0 : 700 * this.speed);
+    ui.countWin(shownWin, scene.winSoFar, this.skipping || !this.cheer ? 0 : 700 * this.speed,
+      { glow: this.cheer });
+    if (this.cheer) this.sound("win");
     ui.winLine.textContent = scene.wins.length === 1 ? this.lineText(scene.wins[0])
       : ui.t("winTotal", { win: ui.money(scene.winSoFar) });
     await this.wait(900);
@@ -148,6 +174,7 @@ export class RoundPlayer {
     const grid = ui.reels.grid || [];
     grid.forEach((col, reel) => col.forEach((s, row) => { if (s === "COIN") coins.push({ reel, row }); }));
     ui.reels.highlight(coins);
+    this.sound("feature");
     ui.banner.show(ui.t(star ? "starWild" : "holdAndCash"),
       ui.t(star ? "starWildText" : "holdAndCashText", { n: scene.coins }), star ? "star" : "hc");
     await this.wait(1500);
@@ -181,6 +208,7 @@ export class RoundPlayer {
     ui.board.setCounter(scene.respinsLeft);
     ui.board.render(scene.board, { fresh: new Set(scene.board.keys()), ...this.#pays(round) });
     ui.winLine.textContent = ui.t("holdAndCashText", { n: scene.board.size });
+    this.sound("coin");
     await this.wait(1200);
   }
 
@@ -201,6 +229,7 @@ export class RoundPlayer {
     const fresh = new Set(scene.landed.map((c) => `${c.reel},${c.row}`));
     board.render(scene.afterLanding, { fresh, ...this.#pays(round) });
     for (const b of scene.boosters) board.showBooster(b.reel, b.row, b.kind);
+    if (scene.landed.length) this.sound("coin");
     if (scene.reset) {
       board.setCounter(scene.respinsLeft, { reset: true });
       ui.winLine.textContent = ui.t("respinReset");
@@ -224,17 +253,23 @@ export class RoundPlayer {
   }
 
   async #mega(scene) {
+    // 1000 x the total bet: the game's largest single award gets its largest show
     const ui = this.ui;
-    ui.banner.show(ui.t("mega"), `${ui.t("megaText")} ${ui.money(scene.win)}`, "mega");
-    await this.wait(2200);
-    ui.banner.hide();
+    ui.winLine.textContent = `${ui.t("mega")}: ${ui.money(scene.win)}`;
+    if (this.quiet) return;
+    this.sound("jackpot");
+    this.shownBig = Math.max(this.shownBig, scene.win);
+    await ui.celebrate({ kind: "mega", tier: 3, title: ui.t("mega"), kicker: ui.t("megaText"),
+      amount: scene.win, sub: ui.t("megaSub", { x: ui.game.hold_and_cash.mega,
+        bet: ui.money(this.round.total_bet) }), ms: 9000 }, this.skipping);
   }
 
   async #hcEnd(scene, shownWin) {
     const ui = this.ui;
     ui.board.root.classList.add("ended");
     ui.board.render(scene.board, { ...this.#pays(this.round) });
-    ui.countWin(shownWin, scene.winSoFar, this.skipping ? 0 : 1500 * this.speed);
+    ui.countWin(shownWin, scene.winSoFar, this.skipping || !this.cheer ? 0 : 1500 * this.speed,
+      { glow: this.cheer });
     const text = ui.t("hcEnd", { win: ui.money(scene.win) });
     ui.winLine.textContent = text;
     ui.banner.show(ui.t("collect").toUpperCase(), text, "hc");
@@ -243,23 +278,53 @@ export class RoundPlayer {
   }
 
   async #jackpot(scene, shownWin) {
+    // the three €€€ symbols that won are framed, and the text names the pool's share
     const ui = this.ui;
     const { game } = ui;
     setMarkup(ui.paylines, `<polyline class="jp" data-line="${scene.line}" points="${linePoints(game.lines, scene.line)}" data-vars="--c:#ff3355"/>`);
-    ui.countWin(shownWin, scene.winSoFar, 0);
-    await ui.celebrate(scene, this.skipping);
+    const rows = game.lines[scene.line - 1];
+    ui.reels.highlight(Array.from({ length: game.jackpot.reels }, (_, reel) => ({ reel, row: rows[reel] })), "jp-win");
+    ui.countWin(shownWin, scene.winSoFar, 0, { glow: this.cheer });
+    const text = ui.t("jackpotWin", { line: scene.line, percent: scene.percent, win: ui.money(scene.win) });
+    ui.winLine.textContent = text;
+    if (this.quiet) return;
+    this.sound("jackpot");
+    // the show fits the amount: a small share of the pool gets a banner, a big one the stage
+    const tier = bigWinTier(scene.win, this.round.total_bet, game.market);
+    if (tier > 0) {
+      this.shownBig = Math.max(this.shownBig, scene.win);
+      await ui.celebrate({ kind: "jackpot", tier, title: ui.t("jackpot"), kicker: "€ € €",
+        amount: scene.win, sub: ui.t("jackpotText", { line: scene.line, percent: scene.percent }),
+        ms: 3000 + 2000 * tier }, this.skipping);
+    } else {
+      ui.banner.show(ui.t("jackpot"), text, "jp");
+      await this.wait(2200);
+      ui.banner.hide();
+    }
   }
 
-  #end(scene) {
+  async #end(scene) {
     const ui = this.ui;
-    ui.setWin(scene.totalWin);
+    const round = this.round;
+    ui.setWin(scene.totalWin, { glow: this.cheer });
     if (!scene.totalWin) ui.winLine.textContent = ui.t("noWin");
-    else if (!ui.winLine.textContent.trim() || this.skipping) {
-      const wins = (this.round.events || []).filter((e) => e.type === "line_win");
-      ui.winLine.textContent = scene.totalWin && wins.length === 1 && this.round.feature === null
+    else if (!this.worthIt) {  // money back, not a win: said plainly, never celebrated
+      ui.winLine.textContent = ui.t("winBelowStake", { win: ui.money(scene.totalWin),
+        stake: ui.money(round.total_bet) });
+    } else if (!ui.winLine.textContent.trim() || this.skipping) {
+      const wins = (round.events || []).filter((e) => e.type === "line_win");
+      const jackpot = (round.events || []).find((e) => e.type === "jackpot");
+      ui.winLine.textContent = wins.length === 1 && round.feature === null && !jackpot
         ? this.lineText(wins[0]) : ui.t("winTotal", { win: ui.money(scene.totalWin) });
     }
     if (!ui.board.root.hidden) ui.banner.show(ui.t("collect").toUpperCase(),
-      ui.t("hcEnd", { win: ui.money(this.round.hold_and_cash_win) }), "hc");
+      ui.t("hcEnd", { win: ui.money(round.hold_and_cash_win) }), "hc");
+    const tier = this.cheer ? bigWinTier(scene.totalWin, round.total_bet, ui.game.market) : 0;
+    if (tier > 0 && scene.totalWin > this.shownBig && !this.skipping) {
+      this.sound("bigwin");
+      await ui.celebrate({ kind: "bigwin", tier, title: ui.t(`bigWin${tier}`),
+        kicker: ui.t("bigWinKicker", { x: Math.floor(scene.totalWin / round.total_bet) }),
+        amount: scene.totalWin, sub: "", ms: 1500 + 1500 * tier, countUp: true }, false);
+    }
   }
 }

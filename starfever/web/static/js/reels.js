@@ -29,7 +29,7 @@ export class ReelView {
 
   #settle(reel, r, column) {
     const strip = reel.querySelector(".strip");
-    reel.classList.remove("spinning", "landing");
+    reel.classList.remove("spinning", "landing", "anticipating");
     strip.style.transition = "none";
     strip.style.transform = "";
     strip.innerHTML = column.map((s, row) => cellHtml(s, r, row)).join("");
@@ -55,11 +55,15 @@ export class ReelView {
   get spinning() { return this.reels.some((r) => r.classList.contains("spinning")); }
 
   /** Land the reels on ``grid`` one after another; ``wait(ms)`` paces it (and may be skipped). */
-  async stop(grid, wait, { gap = 170, land = 320, instant = () => false } = {}) {
+  async stop(grid, wait, { gap = 170, land = 320, instant = () => false, before = null,
+    landed = null } = {}) {
     this.grid = grid.map((col) => [...col]);
     for (let r = 0; r < REELS; r++) {
       const reel = this.reels[r];
       if (instant()) { this.#settle(reel, r, grid[r]); continue; }
+      if (before) await before(r);  // anticipation: this reel keeps spinning a little longer
+      if (instant()) { this.#settle(reel, r, grid[r]); continue; }
+      reel.classList.remove("anticipating");
       const strip = reel.querySelector(".strip");
       const filler = Array.from({ length: FILLER }, randomSymbol);
       const cells = [...grid[r].map((s, row) => cellHtml(s, r, row)), ...filler.map((s) => cellHtml(s))];
@@ -71,21 +75,31 @@ export class ReelView {
       void strip.offsetHeight; // apply the start position before the transition
       strip.style.transition = `transform ${land}ms cubic-bezier(.2,.9,.3,1.25)`;
       strip.style.transform = "translateY(0)";
-      const landed = r;
+      const index = r;
       setTimeout(() => {
-        if (this.grid && reel.classList.contains("landing")) this.#settle(reel, landed, this.grid[landed]);
+        if (this.grid && reel.classList.contains("landing")) this.#settle(reel, index, this.grid[index]);
       }, land + 20);
+      if (landed) landed(r);
       await wait(gap);
     }
     await wait(land);
-    this.reels.forEach((reel, r) => { if (reel.classList.contains("landing")) this.#settle(reel, r, grid[r]); });
+    this.reels.forEach((reel, r) => {
+      reel.classList.remove("anticipating");
+      if (reel.classList.contains("landing")) this.#settle(reel, r, grid[r]);
+    });
+  }
+
+  /** The reels from ``from`` on glow while they keep spinning (a feature is one coin away). */
+  anticipate(from) {
+    this.reels.forEach((reel, r) => reel.classList.toggle("anticipating", r >= from && reel.classList.contains("spinning")));
+    this.root.dataset.anticipated = String(Number(this.root.dataset.anticipated || 0) + 1);
   }
 
   /** Mark winning cells (and dim the rest); ``null`` clears. */
-  highlight(cells) {
+  highlight(cells, kind = "win") {
     this.root.classList.toggle("dim", Boolean(cells && cells.length));
-    for (const el of this.root.querySelectorAll(".cell.win")) el.classList.remove("win");
-    for (const { reel, row } of cells || []) this.cell(reel, row)?.classList.add("win");
+    for (const el of this.root.querySelectorAll(".cell.win, .cell.jp-win")) el.classList.remove("win", "jp-win");
+    for (const { reel, row } of cells || []) this.cell(reel, row)?.classList.add(kind);
   }
 
   /** Start a cell's flip (the coin turning); :meth:`setSymbol` shows its new face. */

@@ -119,9 +119,15 @@ export function installSprite(host) {
   setMarkup(host, `<svg width="0" height="0" data-vars="position:absolute"><defs>${DEFS}</defs>${body}</svg>`);
 }
 
-/** Markup of one symbol (an SVG that references the sprite). */
+let nameOf = (code) => code;
+
+/** How symbols are named to assistive technology: ``fn(code)`` in the page's language. */
+export function setSymbolNames(fn) { nameOf = fn; }
+
+/** Markup of one symbol (an SVG that references the sprite), named in the page's language. */
 export function symbolSvg(code, extraClass = "") {
-  return `<svg class="sym ${extraClass}" viewBox="0 0 100 100" role="img" aria-label="${code}"><use href="#s-${code}"/></svg>`;
+  const name = String(nameOf(code)).replace(/[&<>"]/g, "");
+  return `<svg class="sym ${extraClass}" viewBox="0 0 100 100" role="img" aria-label="${name}"><use href="#s-${code}"/></svg>`;
 }
 
 export const REEL_SYMBOLS = ["LEMON", "CHERRY", "MELON", "BAR", "GOLD", "BELL", "SEVEN", "DIAMOND",

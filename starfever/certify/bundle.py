@@ -1,0 +1,394 @@
+"""``starfever certify``: one submission folder for a test lab (ADR 0021).
+
+Every part is made by the code that owns it: the rules by the client's own texts and game data
+(:mod:`starfever.certify.rules`), the exact figures by ``starfever.math.figures`` (what
+``starfever rtp --json --exact`` prints), the simulation by ``starfever.sim`` (never calling
+the exact calculator), the PAR sheet by ``starfever.report.parsheet`` (fed that simulation),
+the RNG evidence by :mod:`starfever.certify.rng_evidence`, the software identity by
+:mod:`starfever.certify.software`. ``MANIFEST.json`` lists every other file with its SHA-256
+and, with a signing key, ``MANIFEST.json.sig`` signs it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from starfever.certify import rng_evidence, rules, signing, software
+from starfever.certify.defaults import (
+    DEFAULT_RNG_ROUNDS,
+    DEFAULT_RNG_STOPS,
+    DEFAULT_SPINS,
+    MIN_SPINS,
+)
+from starfever.certify.manifest import BUNDLE_FORMAT, SOFTWARE_MANIFEST, canonical, file_sha256
+from starfever.engine.errors import InputError
+from starfever.engine.model import MathModel, load_model, shipped_models
+from starfever.math.stats import Z99
+
+MANIFEST = "MANIFEST.json"
+
+
+@dataclass
+class Options:
+    """What ``starfever certify`` was asked for."""
+
+    out: Path
+    model: str = "default"
+    spins: int = DEFAULT_SPINS
+    seed: int | None = None
+    workers: int | None = None
+    rng_stops: int = DEFAULT_RNG_STOPS
+    rng_rounds: int = DEFAULT_RNG_ROUNDS
+    sign_key: Path | None = None
+    progress: bool = False
+    dieharder: bool = True
+    """Run the dieharder subset when dieharder is installed (a few minutes)."""
+
+
+@dataclass
+class Bundle:
+    """A written bundle."""
+
+    out: Path
+    seconds: dict[str, float] = field(default_factory=dict)
+    manifest_sha256: str = ""
+    signed_by: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def check_options(options: Options) -> None:
+    """Refuse what cannot make a bundle, before anything is written."""
+    out = options.out
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {str(out)!r} exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()):
+        raise InputError(f"--out {str(out)!r} is not empty: a bundle is written into a new or "
+                         "empty folder")
+    if options.spins < MIN_SPINS:
+        raise InputError(f"--spins must be at least {MIN_SPINS:,}, got {options.spins:,}")
+    if options.seed is not None and options.seed < 0:
+        raise InputError(f"--seed must not be negative, got {options.seed}")
+    if options.workers is not None and options.workers < 1:
+        raise InputError(f"--workers must be at least 1, got {options.workers}")
+    if options.rng_stops < 1000 or options.rng_rounds < 1000:
+        raise InputError("--rng-stops and --rng-rounds must be at least 1000")
+
+
+class _Steps:
+    """Times each part and says so on stderr."""
+
+    def __init__(self, bundle: Bundle) -> None:
+        self.bundle = bundle
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        print(f"certify: {name} ...", file=sys.stderr, flush=True)
+        started = time.perf_counter()
+        yield
+        seconds = time.perf_counter() - started
+        self.bundle.seconds[name] = round(seconds, 3)
+        print(f"certify: {name} done in {seconds:.1f} s", file=sys.stderr, flush=True)
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
+
+
+def model_file(name_or_path: str) -> tuple[str, bytes]:
+    """The model file's name and exact bytes (a shipped model's packaged file, or the path)."""
+    path = Path(name_or_path)
+    if path.suffix != ".json" and not path.exists() and name_or_path in shipped_models():
+        data = (resources.files("starfever") / "models" / f"{name_or_path}.json").read_bytes()
+        return f"{name_or_path}.json", data
+    return path.name, path.read_bytes()
+
+
+def make(options: Options) -> Bundle:
+    """Write the bundle of ``options`` (checked first). A run that fails or is interrupted
+    removes what it wrote: no half bundle is left to be taken for a whole one."""
+    check_options(options)
+    model = load_model(options.model)
+    key = signing.load_private(options.sign_key) if options.sign_key else None
+    out = options.out
+    existed = out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        return _make(options, model, key)
+    except BaseException:
+        if existed:
+            for child in list(out.iterdir()):
+                if child.is_dir():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+        else:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _make(options: Options, model: MathModel, key: Any) -> Bundle:
+    seed = options.seed if options.seed is not None else _fresh_seed()
+    out = options.out
+    bundle = Bundle(out=out)
+    steps = _Steps(bundle)
+    with steps.step("model"):
+        name, data = model_file(options.model)
+        (out / "model").mkdir()
+        (out / "model" / name).write_bytes(data)
+        _write_json(out / "model" / "model.json", {
+            "name": model.name, "version": model.version, "file": name,
+            "file_sha256": file_sha256(out / "model" / name), "model_sha256": model.sha256,
+            "model_sha256_is": "SHA-256 of the model's canonical JSON (sorted keys, no "
+                               "spaces): what rounds record, `starfever rtp` prints and "
+                               "STARFEVER_APPROVED_MODELS lists; the file's layout does not "
+                               "change it"})
+    with steps.step("rules (de, en)"):
+        rendered = rules.render(model)
+        for lang, pages in rendered.items():
+            (out / "rules").mkdir(exist_ok=True)
+            (out / "rules" / f"rules.{lang}.html").write_text(pages["html"], encoding="utf-8")
+            (out / "rules" / f"rules.{lang}.txt").write_text(pages["text"], encoding="utf-8")
+        from starfever.web.routes import game_data
+
+        _write_json(out / "rules" / "game.json", game_data(model))
+    with steps.step("exact figures"):
+        from starfever.math.figures import figures
+
+        figs = figures(model)
+        exact = {k: v for k, v in figs.items() if k not in ("cache", "seconds")}
+        _write_json(out / "figures" / "exact.json", exact)
+    report_box: dict[str, Any] = {}
+    with steps.step(f"simulation ({options.spins:,} spins, seed {seed})"):
+        sim = _simulate(model, options, seed, report_box)
+        claim = simulation_claim(sim.spins, figs["std_dev_game"])
+        from starfever.sim.cli import exact_figures, result_json
+
+        sim_doc = result_json(sim, exact_figures(report_box["report"]), 1, model)
+        sim_doc["claim"] = claim
+        _write_json(out / "simulation" / "simulation.json", sim_doc)
+        if not sim_doc["inside"]:
+            bundle.warnings.append("the simulated total RTP's 99 % interval does not contain "
+                                   "the exact value")
+    with steps.step("PAR sheet"):
+        from starfever.report.parsheet import build
+
+        sheet = out / "par-sheet"
+        sheet.mkdir()
+        doc = build(model, report_box["report"], sim, sheet, figs)
+        (sheet / "par-sheet.md").write_text(doc.markdown(), encoding="utf-8")
+        (sheet / "par-sheet.html").write_text(doc.html(), encoding="utf-8")
+    with steps.step("RNG evidence"):
+        evidence = _rng(model, figs, options)
+        _write_json(out / "rng" / "rng-evidence.json", evidence)
+        (out / "rng" / "dieharder.txt").write_text(_dieharder_text(evidence["dieharder"]),
+                                                   encoding="utf-8")
+        bundle.warnings += [f"RNG: {line}" for line in rng_evidence.failures(evidence)]
+    with steps.step("software identity"):
+        checked = software.check()
+        (out / "software").mkdir()
+        shipped = checked.root / SOFTWARE_MANIFEST
+        if shipped.exists():
+            shutil.copyfile(shipped, out / "software" / SOFTWARE_MANIFEST)
+        _write_json(out / "software" / "software-check.json", checked.to_dict())
+        if not checked.ok:
+            bundle.warnings.append("software: " + checked.summary())
+    if key is not None and (out / "software" / SOFTWARE_MANIFEST).exists():
+        signing.sign_file(key, out / "software" / SOFTWARE_MANIFEST)
+    _write_json(out / "certification.json", {
+        "model": {"name": model.name, "version": model.version, "sha256": model.sha256},
+        "build_sha256": checked.build_sha256, "software_ok": checked.ok,
+        "software_manifest_sha256": checked.manifest_sha256,
+        "simulation": {"spins": sim.spins, "seed": seed, **claim},
+        "seconds": bundle.seconds, "warnings": bundle.warnings,
+        "made_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "made_by": f"starfever {checked.version} certify",
+        "python": platform.python_version(), "platform": platform.platform()})
+    (out / "README.md").write_text(_readme(model, figs, claim, seed, bundle, checked),
+                                   encoding="utf-8")
+    bundle.manifest_sha256 = write_manifest(out)
+    if key is not None:
+        signing.sign_file(key, out / MANIFEST)
+        bundle.signed_by = signing.fingerprint(key.public_key())
+    return bundle
+
+
+def _fresh_seed() -> int:
+    import secrets
+
+    return secrets.randbelow(2**63)
+
+
+def _simulate(model: MathModel, options: Options, seed: int, box: dict[str, Any]) -> Any:
+    from starfever.math.exact import compute
+    from starfever.sim.runner import simulate
+
+    def exact_meanwhile() -> None:
+        box["report"] = compute(model, with_std_dev=False)
+
+    try:
+        return simulate(model, options.spins, seed, workers=options.workers,
+                        progress=options.progress, meanwhile=exact_meanwhile)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+
+
+def simulation_claim(spins: int, std_dev: float) -> dict[str, Any]:
+    """What a simulation of ``spins`` can confirm: the 99 % half-width around the RTP."""
+    half = Z99 * std_dev / math.sqrt(spins)
+    return {"confirms_rtp_to_pp": round(half * 100, 4),
+            "statement": f"{spins:,} independent simulated spins confirm the exact total RTP "
+                         f"to +/- {half * 100:.3f} percentage points at 99 % confidence (the "
+                         f"game's exact standard deviation {std_dev:.3f} x total bet), no "
+                         "finer; the exact figures do not rest on the simulation"}
+
+
+def _rng(model: MathModel, figs: dict[str, Any], options: Options) -> dict[str, Any]:
+    bounds = rng_evidence.ranges(model)
+    proofs = {}
+    for name, n in tqdm(bounds.items(), desc="scaling proofs", unit="range",
+                        disable=not options.progress, leave=False):
+        proofs[name] = rng_evidence.prove_uniform(n)
+    reels = len(model.base_reels) + len(model.star_wild_reels)
+    with tqdm(total=reels * options.rng_stops, desc="live stops", unit="stop",
+              unit_scale=True, disable=not options.progress, leave=False) as bar:
+        live = rng_evidence.reel_tests(model, options.rng_stops, bar.update)
+    feature_p = figs["star_wild_frequency"] + figs["hold_and_cash_frequency"]
+    with tqdm(total=options.rng_rounds, desc="live rounds", unit="round",
+              disable=not options.progress, leave=False) as bar:
+        live_rounds = rng_evidence.round_tests(model, options.rng_rounds, feature_p, bar.update)
+    return {"source": "starfever.engine.rng.SystemRandomSource (os.urandom, rejection "
+                      "sampling), the only live-play source",
+            "alpha": rng_evidence.ALPHA, "scaling_proofs": proofs, "live_reels": live,
+            "live_rounds": live_rounds, "dieharder": rng_evidence.dieharder() if options.dieharder
+            else {"installed": shutil.which("dieharder") is not None, "ran": False,
+                  "note": "the dieharder subset was left out (starfever certify --no-dieharder)"
+                          "; scripts/dieharder-full.sh runs the full battery"}}
+
+
+def _dieharder_text(result: dict[str, Any]) -> str:
+    if not result.get("ran"):
+        return str(result["note"]) + "\n"
+    lines = [f"dieharder ({result['path']}) on `starfever rng-stream`, generator 200 (stdin):"]
+    for name, test in result["tests"].items():
+        lines += [f"{name}:"] + [f"  {row}" for row in test["rows"] or ["(no result)"]]
+    lines.append("verdict: " + ("every result PASSED or WEAK" if result["passed"]
+                                else "a test FAILED or gave no result"))
+    return "\n".join(lines) + "\n"
+
+
+def write_manifest(out: Path) -> str:
+    """Write ``MANIFEST.json`` over every other file of ``out``; its SHA-256."""
+    files = {p.relative_to(out).as_posix(): file_sha256(p) for p in sorted(out.rglob("*"))
+             if p.is_file() and p.relative_to(out).as_posix() not in (MANIFEST,
+                                                                       MANIFEST + ".sig")}
+    data = canonical({"format": BUNDLE_FORMAT, "files": files})
+    (out / MANIFEST).write_bytes(data)
+    from starfever.certify.manifest import sha256_of
+
+    return sha256_of(data)
+
+
+def _readme(model: MathModel, figs: dict[str, Any], claim: dict[str, Any], seed: int,
+            bundle: Bundle, checked: software.SoftwareCheck) -> str:
+    timing = "\n".join(f"| {name} | {seconds:.1f} s |" for name, seconds in
+                       bundle.seconds.items())
+    warnings = "\n".join(f"- {w}" for w in bundle.warnings) or "- none"
+    files = [
+        ("`MANIFEST.json`", "every other file of this folder with its SHA-256 (canonical JSON)"),
+        ("`model/`", f"the model file as played; `model.json`: its file SHA-256 and its model "
+                     f"SHA-256 `{model.sha256}`"),
+        ("`rules/rules.de.html`, `rules.en.html` (and `.txt`)",
+         "the rules and paytable as the browser client shows them to players, rendered from "
+         "the client's own texts (`web/static/js/i18n.js`) and the game data `GET /api/v1/game`"
+         " serves for this model; `game.json` is that data"),
+        ("`figures/exact.json`", "every exact figure (`starfever rtp --json --exact`): "
+         "components, every bet class, SD, win bands, Hold & Cash tails, max wins, the "
+         "rationals, the method of each"),
+        ("`simulation/simulation.json`", f"the independent simulation (seed {seed}): each "
+         "component's 99 % interval against the exact value, and its claim"),
+        ("`par-sheet/`", "the PAR sheet (`starfever par-sheet`), its simulated column from the "
+         "same simulation"),
+        ("`rng/rng-evidence.json`, `rng/dieharder.txt`", "the scaling proofs, statistical "
+         "tests of live outcomes, the dieharder subset (or why none ran)"),
+        ("`software/`", "the installed package's software manifest (build SHA-256 "
+         f"`{checked.build_sha256}`) and its check"),
+        ("`certification.json`", "identity, durations, warnings"),
+    ]
+    table = "\n".join(f"| {name} | {what} |" for name, what in files)
+    return f"""# Star Fever certification bundle: model {model.name} {model.version}
+
+Made by `starfever certify`. Check it with `starfever verify --bundle .` (and
+`--public-key LAB.pub` when it is signed: `MANIFEST.json.sig`).
+
+| file | what |
+|---|---|
+{table}
+
+Exact total RTP {figs['total']:.5%}. {claim['statement']}.
+
+Durations:
+
+| part | time |
+|---|---|
+{timing}
+
+Warnings:
+{warnings}
+"""
+
+
+@dataclass
+class BundleCheck:
+    """A bundle folder against its manifest."""
+
+    ok: bool
+    lines: list[str]
+    manifest_sha256: str
+    signature: signing.Verified | None = None
+
+
+def verify_bundle(folder: Path, public_key: Path | None = None,
+                  problem: Callable[[str], None] | None = None) -> BundleCheck:
+    """Every file of ``folder`` against its ``MANIFEST.json`` (and the signature)."""
+    from starfever.certify.manifest import compare, sha256_of
+
+    manifest = folder / MANIFEST
+    try:
+        data = manifest.read_bytes()
+        content = json.loads(data)
+    except OSError as error:
+        raise InputError(f"cannot read {manifest}: {error.strerror}") from None
+    except ValueError:
+        raise InputError(f"{manifest} is not JSON") from None
+    if not isinstance(content, dict) or content.get("format") != BUNDLE_FORMAT \
+            or not isinstance(content.get("files"), dict):
+        raise InputError(f"{manifest} is not a {BUNDLE_FORMAT} manifest")
+    found = {p.relative_to(folder).as_posix(): file_sha256(p) for p in folder.rglob("*")
+             if p.is_file() and p.relative_to(folder).as_posix() not in (MANIFEST,
+                                                                          MANIFEST + ".sig")}
+    comparison = compare(content["files"], found)
+    verified = None
+    lines = comparison.lines()
+    if public_key is not None:
+        try:
+            verified = signing.verify_file(signing.load_public(public_key), manifest)
+        except signing.SigningError as error:
+            lines.append(f"signature: {error}")
+    return BundleCheck(ok=not lines, lines=lines, manifest_sha256=sha256_of(data),
+                       signature=verified)

@@ -1,0 +1,173 @@
+"""``starfever certify``, ``starfever verify``, ``starfever keygen`` and ``starfever sign``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from starfever.engine.errors import InputError
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add certify, verify, keygen and sign."""
+    from starfever.certify.defaults import DEFAULT_RNG_ROUNDS, DEFAULT_RNG_STOPS, DEFAULT_SPINS
+
+    p = sub.add_parser("certify", help="write a certification bundle for a test lab")
+    p.add_argument("--out", required=True, type=Path, metavar="DIR",
+                   help="a new or empty folder")
+    p.add_argument("--model", default="default", metavar="NAME|PATH")
+    p.add_argument("--spins", default=str(DEFAULT_SPINS), metavar="N",
+                   help=f"simulated spins (default {DEFAULT_SPINS:,}: the total RTP to about "
+                        "+/- 0.08 pp at 99 %%)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="the simulation's seed (default: a fresh one, recorded in the bundle)")
+    p.add_argument("--workers", type=int, default=None)
+    p.add_argument("--rng-stops", default=str(DEFAULT_RNG_STOPS), metavar="N",
+                   help=f"live stops per reel for the RNG tests (default {DEFAULT_RNG_STOPS:,})")
+    p.add_argument("--rng-rounds", default=str(DEFAULT_RNG_ROUNDS), metavar="N",
+                   help=f"live rounds for the RNG tests (default {DEFAULT_RNG_ROUNDS:,})")
+    p.add_argument("--no-dieharder", action="store_true",
+                   help="leave out the dieharder subset even when dieharder is installed")
+    p.add_argument("--sign-key", type=Path, default=None, metavar="KEY",
+                   help="sign MANIFEST.json (and the software manifest) with this Ed25519 "
+                        "private key (starfever keygen)")
+    p.set_defaults(handler=cmd_certify)
+
+    p = sub.add_parser("verify", help="check the installed package against its software "
+                                      "manifest, or a certification bundle")
+    p.add_argument("--manifest", type=Path, default=None, metavar="FILE",
+                   help="a software manifest to check against (e.g. a bundle's "
+                        "software/software-manifest.json; default: the one shipped)")
+    p.add_argument("--bundle", type=Path, default=None, metavar="DIR",
+                   help="check a certification bundle instead")
+    p.add_argument("--public-key", type=Path, default=None, metavar="PUB",
+                   help="also check the manifest's Ed25519 signature (FILE.sig) under this key")
+    p.add_argument("--signature", type=Path, default=None, metavar="SIG",
+                   help="the signature file (default: the manifest's path + .sig)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=cmd_verify)
+
+    p = sub.add_parser("keygen", help="make an Ed25519 key pair (PREFIX.key, PREFIX.pub)")
+    p.add_argument("--out", required=True, type=Path, metavar="PREFIX")
+    p.set_defaults(handler=cmd_keygen)
+
+    p = sub.add_parser("sign", help="sign a file (e.g. a software manifest) with an Ed25519 "
+                                    "key: writes FILE.sig")
+    p.add_argument("file", type=Path)
+    p.add_argument("--key", required=True, type=Path, metavar="KEY")
+    p.add_argument("--out", type=Path, default=None, metavar="SIG")
+    p.set_defaults(handler=cmd_sign)
+
+
+def cmd_certify(args: argparse.Namespace) -> int:
+    from starfever.certify.bundle import Options, make
+    from starfever.sim.cli import parse_count
+
+    options = Options(out=args.out, model=args.model,
+                      spins=parse_count(args.spins, "--spins", minimum=1),
+                      seed=args.seed, workers=args.workers,
+                      rng_stops=parse_count(args.rng_stops, "--rng-stops", minimum=1),
+                      rng_rounds=parse_count(args.rng_rounds, "--rng-rounds", minimum=1),
+                      sign_key=args.sign_key,
+                      progress=sys.stderr.isatty(), dieharder=not args.no_dieharder)
+    if options.sign_key is not None:
+        from starfever.certify import signing
+
+        signing.load_private(options.sign_key)  # a bad key is refused before the long parts
+    from starfever.certify.bundle import check_options
+
+    check_options(options)
+    bundle = make(options)
+    total = sum(bundle.seconds.values())
+    signed = f", signed by key {bundle.signed_by[:16]}..." if bundle.signed_by else ""
+    print(f"wrote the certification bundle {bundle.out} in {total:.0f} s (MANIFEST.json sha256 "
+          f"{bundle.manifest_sha256}{signed})")
+    for warning in bundle.warnings:
+        print(f"  WARNING {warning}")
+    return 0
+
+
+def _public_key(path: Path | None) -> Any:
+    if path is None:
+        return None
+    from starfever.certify import signing
+
+    return signing.load_public(path)
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from starfever.certify import signing
+
+    if args.signature is not None and (args.public_key is None or args.bundle is not None):
+        raise InputError("--signature goes with --public-key, for a software manifest")
+    if args.bundle is not None and args.manifest is not None:
+        raise InputError("give either --bundle or --manifest")
+    public = _public_key(args.public_key)  # a missing or bad key file: exit 2
+    if args.bundle is not None:
+        return _verify_bundle(args, public is not None)
+    from starfever.certify import software
+
+    result = software.check(manifest=args.manifest)
+    lines = result.differences()
+    verified = None
+    if public is not None:
+        try:
+            verified = signing.verify_file(public, result.manifest_path, args.signature)
+        except signing.SigningError as error:
+            lines.append(f"signature: {error}")
+    ok = not lines
+    if args.json:
+        print(json.dumps({**result.to_dict(), "ok": ok, "differences": lines,
+                          "signature": None if verified is None else {
+                              "public_key_sha256": verified.public_key_sha256}}, indent=2))
+        return 0 if ok else 1
+    print(result.summary())
+    if verified is not None:
+        print(f"signature OK: {result.manifest_path} signed by key "
+              f"{verified.public_key_sha256}")
+    for line in lines:
+        print(f"  {line}")
+    return 0 if ok else 1
+
+
+def _verify_bundle(args: argparse.Namespace, with_key: bool) -> int:
+    from starfever.certify.bundle import verify_bundle
+
+    check = verify_bundle(args.bundle, args.public_key if with_key else None)
+    if args.json:
+        print(json.dumps({"ok": check.ok, "manifest_sha256": check.manifest_sha256,
+                          "differences": check.lines,
+                          "signature": None if check.signature is None else {
+                              "public_key_sha256": check.signature.public_key_sha256}},
+                         indent=2))
+        return 0 if check.ok else 1
+    verdict = "OK" if check.ok else "MISMATCH"
+    print(f"bundle {verdict}: {args.bundle} (MANIFEST.json sha256 {check.manifest_sha256})")
+    if check.signature is not None:
+        print(f"signature OK: signed by key {check.signature.public_key_sha256}")
+    for line in check.lines:
+        print(f"  {line}")
+    return 0 if check.ok else 1
+
+
+def cmd_keygen(args: argparse.Namespace) -> int:
+    from starfever.certify import signing
+
+    private, public, print_ = signing.generate(args.out)
+    print(f"wrote {private} (private: keep it offline, mode 0600) and {public} (public: give "
+          f"it to whoever verifies); key fingerprint {print_}")
+    return 0
+
+
+def cmd_sign(args: argparse.Namespace) -> int:
+    from starfever.certify import signing
+
+    key = signing.load_private(args.key)
+    if not args.file.is_file():
+        raise InputError(f"{args.file} is not a file")
+    written = signing.sign_file(key, args.file, args.out)
+    print(f"wrote {written} (key {signing.fingerprint(key.public_key())})")
+    return 0

@@ -1,0 +1,385 @@
+"""The back office's API (operators only): a player in full, round search and recall across
+players, the meters, the audit's last result with a signed chain-head statement, the
+significant-events log, and the reports as CSV or JSON downloads. The back-office page at
+``/operator`` (``starfever.web.backoffice``) is its client; the cashier is the existing
+``POST /players/{username}/deposits`` and ``/withdrawals``."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Response
+
+from starfever.engine.errors import InputError
+from starfever.server import reports
+from starfever.server.api.convert import round_public
+from starfever.server.api.deps import ContextDep, OperatorDep
+from starfever.server.api.retry import RetryOnDisconnect
+from starfever.server.api.routes.operator import _row as rtp_row
+from starfever.server.schemas import (
+    MAX_ID,
+    USERNAME_PATTERN,
+    LimitsPublic,
+    Public,
+    RoundPublic,
+    RtpRowPublic,
+    SelfExclusionCreate,
+    SelfExclusionPublic,
+)
+from starfever.server.services import backoffice, events, jackpot, launch, operator, protection
+from starfever.server.services.anchor import statement
+from starfever.server.services.auth import Principal
+from starfever.server.services.errors import Unprocessable
+
+router = APIRouter(prefix="/operator", tags=["back office"], route_class=RetryOnDisconnect)
+UsernamePath = Path(pattern=USERNAME_PATTERN)
+
+
+class PlayerLinePublic(Public):
+    username: str
+    balance: int | None
+    created_at: datetime
+    excluded_until: datetime | None
+    external_id: str | None
+
+
+class CashierLinePublic(Public):
+    id: int
+    kind: str
+    amount: int
+    balance_after: int | None
+    created_at: datetime
+
+
+class PlayerFilePublic(PlayerLinePublic):
+    birth_date: date | None
+    limits: LimitsPublic | None
+    play_started_at: datetime | None
+    net_result: int
+    rounds: int
+    total_bet: int
+    total_win: int
+    cashier: list[CashierLinePublic]
+
+
+class PlayerSearchPublic(Public):
+    players: list[PlayerLinePublic]
+
+
+class RoundLinePublic(Public):
+    id: int
+    username: str
+    created_at: datetime
+    line_bet: int
+    total_bet: int
+    total_win: int
+    feature: str | None
+    test: bool
+    model_name: str
+    model_version: str
+
+
+class RoundSearchPublic(Public):
+    rounds: list[RoundLinePublic]
+    next_before: int | None
+
+
+class RecalledRoundPublic(Public):
+    username: str
+    round: RoundPublic
+
+
+class DayLinePublic(Public):
+    day: str
+    line_bet: int | None
+    rounds: int
+    bets: int
+    wins: int
+    ggr: int
+
+
+class RefillPublic(Public):
+    round_id: int
+    created_at: datetime
+    amount: int
+    pool_after: int
+
+
+class PoolPublic(Public):
+    pool: int
+    seed: int
+    contributions: int
+    wins: int
+    refills: int
+    hits: int
+    recent_refills: list[RefillPublic]
+
+
+class PendingCreditPublic(Public):
+    transaction_id: str
+    round_id: int | None
+    amount: int
+    attempts: int
+    created_at: datetime
+    username: str
+
+
+class PendingCreditsPublic(Public):
+    count: int
+    amount: int
+    oldest: datetime | None
+    calls: list[PendingCreditPublic]
+
+
+class MetersPublic(Public):
+    since: date
+    until: date
+    daily: list[DayLinePublic]
+    """Per UTC day: a line per bet class, then the day's total (``line_bet`` null)."""
+    by_bet_class: list[RtpRowPublic]
+    """Every round so far (test rounds left out), per model and bet class."""
+    by_model: list[RtpRowPublic]
+    pool: PoolPublic
+    pending_credits: PendingCreditsPublic | None
+    """Operator mode only."""
+
+
+class EventPublic(Public):
+    id: int
+    created_at: datetime
+    kind: str
+    actor: str | None
+    client: str | None
+    detail: dict[str, Any]
+
+
+class EventsPublic(Public):
+    events: list[EventPublic]
+    next_before: int | None
+    kinds: list[str]
+
+
+class AuditPublic(Public):
+    last: EventPublic | None
+    """The newest ``starfever audit`` result (``audit_passed`` or ``audit_failed``)."""
+    statement: dict[str, Any]
+    """A signed statement of both chain heads now (as ``starfever chain-statement``)."""
+
+
+DAY_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+INSTANT_PATTERN = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?(Z|[+-]\d{2}:\d{2})?$"
+"""ISO 8601 only: pydantic's lax parsing would also take ``0.0`` for a date (1970-01-01)."""
+
+
+def _day(text: str | None, name: str) -> date | None:
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise Unprocessable(f"{name} {text!r} is not a calendar date", code="bad_period") \
+            from None
+
+
+def _instant(text: str | None, name: str) -> datetime | None:
+    """An ISO 8601 time in UTC (one without a zone is taken as UTC)."""
+    from datetime import UTC
+
+    if text is None:
+        return None
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise Unprocessable(f"{name} {text!r} is not a time", code="bad_period") from None
+    try:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:
+        raise Unprocessable(f"{name} {text!r} is out of range", code="bad_period") from None
+
+
+def _line(p: backoffice.PlayerLine) -> PlayerLinePublic:
+    return PlayerLinePublic(username=p.username, balance=p.balance, created_at=p.created_at,
+                            excluded_until=p.excluded_until, external_id=p.external_id)
+
+
+@router.get("/search/players")
+def search_players(context: ContextDep, _operator: OperatorDep,
+                   q: Annotated[str, Query(max_length=64)] = "",
+                   limit: Annotated[int, Query(ge=1, le=200)] = 50,
+                   offset: Annotated[int, Query(ge=0, le=10**9)] = 0) -> PlayerSearchPublic:
+    """Players whose name (or operator player id) contains ``q``, by name."""
+    found = backoffice.find_players(context.db, q.strip(), limit, offset)
+    return PlayerSearchPublic(players=[_line(p) for p in found])
+
+
+@router.get("/players/{username}")
+def player_file(context: ContextDep, _operator: OperatorDep,
+                username: str = UsernamePath) -> PlayerFilePublic:
+    """One player: status, balance, limits, exclusion, play period, totals, cashier."""
+    f = backoffice.player_file(context.db, context.settings, username,
+                               operator_mode=context.operator is not None)
+    limits = None if f.limits is None else LimitsPublic(
+        weekly_deposit_limit=f.limits.weekly_deposit_limit,
+        default_limit=f.limits.default_limit,
+        deposited_last_7_days=f.limits.deposited_last_7_days, remaining=f.limits.remaining,
+        pending_limit=f.limits.pending_limit, pending_effective_at=f.limits.pending_effective_at)
+    return PlayerFilePublic(
+        **_line(f.line).model_dump(), birth_date=f.birth_date, limits=limits,
+        play_started_at=f.play_started_at, net_result=f.net_result, rounds=f.rounds,
+        total_bet=f.total_bet, total_win=f.total_win,
+        cashier=[CashierLinePublic(id=c.id, kind=c.kind, amount=c.amount,
+                                   balance_after=c.balance_after, created_at=c.created_at)
+                 for c in f.cashier])
+
+
+@router.post("/players/{username}/exclusion", status_code=201)
+def exclude_player(body: SelfExclusionCreate, context: ContextDep, operator_: OperatorDep,
+                   username: str = UsernamePath) -> SelfExclusionPublic:
+    """Record a self-exclusion the player asked for by another channel (ledger mode): as the
+    player's own, it can be extended, never shortened; the event log names the operator."""
+    if context.operator is not None:
+        launch.refuse_in_operator_mode("self-exclusion")
+    player = Principal(account_id=backoffice.account_id(context.db, username),
+                       username=username, role="player", session_id=0)
+    until = protection.self_exclude(context.db, player, body.days, actor=operator_.username)
+    return SelfExclusionPublic(excluded=True, excluded_until=until)
+
+
+def _round_line(r: Any, username: str) -> RoundLinePublic:
+    return RoundLinePublic(id=r.id, username=username, created_at=r.created_at,
+                           line_bet=r.line_bet, total_bet=r.total_bet, total_win=r.total_win,
+                           feature=r.feature, test=r.test, model_name=r.model_name,
+                           model_version=r.model_version)
+
+
+@router.get("/rounds")
+def search_rounds(context: ContextDep, _operator: OperatorDep,
+                  player: Annotated[str | None, Query(pattern=USERNAME_PATTERN)] = None,
+                  round_id: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
+                  since: Annotated[str | None, Query(pattern=INSTANT_PATTERN)] = None,
+                  until: Annotated[str | None, Query(pattern=INSTANT_PATTERN)] = None,
+                  line_bet: Annotated[int | None, Query(ge=1, le=100)] = None,
+                  feature: Annotated[str | None, Query(
+                      pattern="^(none|star_wild|hold_and_cash)$")] = None,
+                  min_win: Annotated[int | None, Query(ge=0, le=10**12)] = None,
+                  before: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
+                  limit: Annotated[int, Query(ge=1, le=200)] = 50) -> RoundSearchPublic:
+    """Rounds of every player, newest first, by player, id, time (``since`` inclusive,
+    ``until`` exclusive; ISO 8601, UTC without a zone), bet class, feature (``none`` for a
+    plain spin) or smallest win; page on with ``before`` = ``next_before``."""
+    wanted = backoffice.RoundFilter(username=player, round_id=round_id,
+                                    since=_instant(since, "since"),
+                                    until=_instant(until, "until"), line_bet=line_bet,
+                                    feature=feature,
+                                    min_win=min_win, before=before)
+    found = backoffice.search_rounds(context.db, wanted, limit)
+    return RoundSearchPublic(rounds=[_round_line(r, u) for r, u in found],
+                             next_before=found[-1][0].id if len(found) == limit else None)
+
+
+@router.get("/rounds/{round_id}")
+def recall_round(context: ContextDep, _operator: OperatorDep,
+                 round_id: Annotated[int, Path(ge=1, le=MAX_ID)]) -> RecalledRoundPublic:
+    """Any player's round in full, as the player's own recall shows it (the back office
+    replays it with the player client's renderer)."""
+    found, username = backoffice.get_round(context.db, round_id)
+    return RecalledRoundPublic(username=username, round=round_public(found))
+
+
+@router.get("/meters")
+def meters(context: ContextDep, _operator: OperatorDep,
+           since: Annotated[str | None, Query(pattern=DAY_PATTERN)] = None,
+           until: Annotated[str | None, Query(pattern=DAY_PATTERN)] = None) -> MetersPublic:
+    """Bets, wins and GGR per UTC day and bet class (default the last 30 days), actual against
+    theoretical RTP per class with 99 % intervals, the €€€ pool with its refills, and in
+    operator mode the credits still pending."""
+    first, last = backoffice.day_range(_day(since, "since"), _day(until, "until"))
+    by_model, by_class = operator.rtp(context.db)
+    view = jackpot.read(context.db)
+    seed = context.model.seed_cents
+    pool = PoolPublic(pool=view.pool if view else seed, seed=view.seed if view else seed,
+                      contributions=view.contributions if view else 0,
+                      wins=view.wins if view else 0, refills=view.refills if view else 0,
+                      hits=view.hits if view else 0,
+                      recent_refills=[RefillPublic(round_id=r.round_id, created_at=r.created_at,
+                                                   amount=r.amount, pool_after=r.pool_after)
+                                      for r in backoffice.refills(context.db)])
+    pending = None
+    if context.operator is not None:
+        found = backoffice.pending_credits(context.db)
+        pending = PendingCreditsPublic(count=found.count, amount=found.amount,
+                                       oldest=found.oldest,
+                                       calls=[PendingCreditPublic(**c) for c in found.calls])
+    return MetersPublic(
+        since=first, until=last,
+        daily=[DayLinePublic(day=d.day, line_bet=d.line_bet, rounds=d.rounds, bets=d.bets,
+                             wins=d.wins, ggr=d.ggr)
+               for d in backoffice.daily(context.db, first, last)],
+        by_bet_class=[rtp_row(r) for r in by_class], by_model=[rtp_row(r) for r in by_model],
+        pool=pool, pending_credits=pending)
+
+
+def _event(e: events.Event) -> EventPublic:
+    return EventPublic(id=e.id, created_at=e.created_at, kind=e.kind, actor=e.actor,
+                       client=e.client, detail=e.detail)
+
+
+@router.get("/events")
+def significant_events(context: ContextDep, _operator: OperatorDep,
+                       kind: Annotated[list[str] | None, Query(max_length=20)] = None,
+                       actor: Annotated[str | None, Query(max_length=64)] = None,
+                       before: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
+                       limit: Annotated[int, Query(ge=1, le=events.MAX_LIMIT)] = 100,
+                       ) -> EventsPublic:
+    """The significant-events log, newest first: ``kind`` (repeatable) of
+    :data:`events.KINDS`, ``actor``; page on with ``before`` = ``next_before``."""
+    unknown = [k for k in kind or () if k not in events.KINDS]
+    if unknown:
+        raise Unprocessable(f"unknown event kind {unknown[0][:40]!r}; known: "
+                            f"{', '.join(events.KINDS)}", code="unknown_event_kind")
+    found = events.query(context.db, kinds=kind or (), actor=actor, before=before, limit=limit)
+    return EventsPublic(events=[_event(e) for e in found],
+                        next_before=found[-1].id if len(found) == limit else None,
+                        kinds=list(events.KINDS))
+
+
+@router.get("/audit")
+def audit(context: ContextDep, _operator: OperatorDep) -> AuditPublic:
+    """The last audit's result (``starfever audit`` logs each) and the chain heads now,
+    signed under the audit key."""
+    with context.db.read() as session:
+        last = events.last(session, ("audit_passed", "audit_failed"))
+    return AuditPublic(last=_event(last) if last else None,
+                       statement=statement(context.db, context.settings.chain_key()))
+
+
+REPORT_TYPES: dict[int | str, dict[str, Any]] = {200: {
+    "description": "The report as a download: text/csv (one row per bet class and a total "
+                   "row) or application/json (as starfever report --format json)",
+    "content": {"text/csv": {"schema": {"type": "string"}},
+                "application/json": {"schema": {"type": "object"}}}}}
+
+
+@router.get("/reports/{period}", response_class=Response, responses=REPORT_TYPES)
+def report(context: ContextDep, _operator: OperatorDep,
+           period: Annotated[str, Path(pattern="^(daily|monthly)$")],
+           date_: Annotated[str, Query(alias="date", max_length=10)],
+           format_: Annotated[str, Query(alias="format", pattern="^(csv|json)$")] = "csv",
+           include_test: bool = False) -> Response:
+    """``starfever report daily|monthly --date D`` as a download: the same figures, sums of
+    the stored rows."""
+    try:
+        chosen = reports.period_of(period, date_)
+    except InputError as error:
+        raise Unprocessable(str(error).replace("--date", "date"), code="bad_period") from None
+    built = reports.build_report(context.db, chosen, include_test=include_test)
+    name = f"starfever-{period}-{chosen.label}.{format_}"
+    headers = {"Content-Disposition": f'attachment; filename="{name}"'}
+    if format_ == "json":
+        import json
+
+        return Response(json.dumps(built.as_dict(), indent=2), media_type="application/json",
+                        headers=headers)
+    return Response(reports.as_csv(built), media_type="text/csv; charset=utf-8",
+                    headers=headers)

@@ -1,0 +1,101 @@
+"""What the server proves about itself (ADR 0020): at start-up, that the installed package is
+the build its software manifest names and that the model is one the configuration approves;
+in every round, which build and which model played it.
+
+Production (``STARFEVER_ENV=production``) refuses to start on a software mismatch or an
+unapproved model, with one line; development warns and plays on. The result, with the
+manifest's own hash, is what ``GET /api/v1/operator/software`` shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from starfever.certify import software
+from starfever.engine.model import MathModel
+from starfever.server.settings import Settings, SettingsError
+
+_MODEL_HASHES: dict[int, tuple[MathModel, str]] = {}
+"""Model hashes by object (a model's hash costs 0.2 ms; the settler asks once per batch)."""
+
+
+def round_identity(model: MathModel) -> dict[str, str]:
+    """The columns of a round that name its build and its model."""
+    known = _MODEL_HASHES.get(id(model))
+    if known is None or known[0] is not model:
+        if len(_MODEL_HASHES) > 64:  # a process's few models; never grows without bound
+            _MODEL_HASHES.clear()
+        known = _MODEL_HASHES[id(model)] = (model, model.sha256)
+    return {"build_sha256": software.running().build_sha256, "model_sha256": known[1]}
+
+
+@dataclass
+class StartupIdentity:
+    """The server's software check and its model's approval."""
+
+    software: software.SoftwareCheck
+    model: MathModel
+    approved: tuple[str, ...]
+    environment: str
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def model_approved(self) -> bool:
+        """Whether the model's hash is in the approved list."""
+        return self.model.sha256 in self.approved
+
+    def to_dict(self) -> dict[str, Any]:
+        """The operator route's body."""
+        return {"software": self.software.to_dict(), "environment": self.environment,
+                "model": {"name": self.model.name, "version": self.model.version,
+                          "sha256": self.model.sha256, "approved": self.model_approved},
+                "approved_models": list(self.approved), "warnings": self.warnings}
+
+
+def _editable(checked: software.SoftwareCheck) -> bool:
+    """Whether the package runs from its source tree (an editable install)."""
+    return (checked.root.parent / "setup.py").is_file()
+
+
+def check_startup(settings: Settings, model: MathModel) -> StartupIdentity:
+    """Check the running package and the model; :class:`SettingsError` (one line) where
+    production must not start, warnings otherwise."""
+    checked = software.running()
+    production = settings.environment == "production"
+    result = StartupIdentity(software=checked, model=model,
+                             approved=settings.approved_model_hashes,
+                             environment=settings.environment)
+    if not checked.ok:
+        differences = checked.differences()
+        problem = (f"the installed software does not match its manifest: {len(differences)} "
+                   f"difference(s), the first {differences[0]} (starfever verify lists them"
+                   + ("; an editable install from a source tree: ./scripts/install --test "
+                      "rewrites the manifest after an edit)" if _editable(checked) else ")"))
+        if production:
+            raise SettingsError(f"{problem}; refusing to start in production")
+        result.warnings.append(problem)
+    if not result.model_approved:
+        problem = (f"model {model.name} {model.version} (sha256 {model.sha256}) is not in "
+                   "STARFEVER_APPROVED_MODELS")
+        if production:
+            raise SettingsError(f"{problem}; refusing to start in production")
+        if result.approved:
+            result.warnings.append(problem)
+    return result
+
+
+def record_approved_models(db: Any, settings: Settings) -> bool:
+    """An ``approved_models_changed`` significant event when the approved list differs from
+    the last one recorded (with the one before); whether one was recorded."""
+    from starfever.server.services import events
+
+    now = list(settings.approved_model_hashes)
+    with db.write() as session:
+        before = events.last(session, ("approved_models_changed",))
+        previous = before.detail.get("approved") if before else None
+        if previous == now or (previous is None and not now):
+            return False
+        events.record(session, "approved_models_changed", actor=None,
+                      detail={"approved": now, "previous": previous})
+    return True

@@ -1,0 +1,122 @@
+"""Structured logs: one JSON object per line, each with the request id of the request it
+belongs to, and no secret.
+
+``starfever serve --log-format json`` (the default) configures uvicorn's loggers and the
+server's own with :class:`JsonFormatter`; ``text`` keeps plain lines for a terminal. The
+access log is the server's own (:func:`access`): method, the path without its query string
+(a launch address carries a single-use token there), status, duration, client and request id;
+uvicorn's access log, which prints the full request line, is off. Nothing logs a header, a
+body or a token; :func:`scrub` masks anything shaped like a bearer token or a password field
+in a message that slips through, as a second line of defence.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id",
+                                                                        default=None)
+"""The id of the request being served (set by the request middleware)."""
+REQUEST_ID_HEADER = "x-request-id"
+_VALID_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+FORMATS = ("json", "text")
+
+_SECRETS = (
+    (re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+"), r"\1***"),
+    (re.compile(r'(?i)("?(?:password|otp|token|launch_token|secret)"?\s*[:=]\s*"?)[^",\s}]+'),
+     r"\1***"),
+    (re.compile(r"(?i)([?&](?:launch|token)=)[^&\s]+"), r"\1***"),
+)
+
+
+def scrub(text: str) -> str:
+    """``text`` with bearer tokens, password/otp/token fields and token query values masked."""
+    for pattern, replacement in _SECRETS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def accepted_request_id(value: str | None) -> str | None:
+    """A caller's ``X-Request-ID`` if it is a plain token of at most 64 characters (anything
+    else is replaced by a fresh id: a log line must not carry what a caller injected)."""
+    return value if value is not None and _VALID_ID.fullmatch(value) else None
+
+
+_STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime",
+                                                            "color_message"}
+
+
+class JsonFormatter(logging.Formatter):
+    """A log record as one JSON line: time (UTC, ISO 8601), level, logger, message, the
+    request id, any ``extra`` fields, and a traceback as ``exc``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(), "logger": record.name,
+            "message": scrub(record.getMessage()),
+        }
+        request_id = getattr(record, "request_id", None) or REQUEST_ID.get()
+        if request_id:
+            entry["request_id"] = request_id
+        for key, value in record.__dict__.items():
+            if key not in _STANDARD and key != "request_id" and not key.startswith("_"):
+                entry[key] = value if isinstance(value, int | float | bool | None) \
+                    else scrub(str(value))
+        if record.exc_info:
+            entry["exc"] = scrub(self.formatException(record.exc_info))
+        return json.dumps(entry, ensure_ascii=False)
+
+
+class TextFormatter(logging.Formatter):
+    """Plain lines for a terminal, with the request id where there is one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        request_id = getattr(record, "request_id", None) or REQUEST_ID.get()
+        line = f"{record.levelname.lower():<7} {record.name}: {scrub(record.getMessage())}"
+        if request_id:
+            line += f" [{request_id}]"
+        if record.exc_info:
+            line += "\n" + scrub(self.formatException(record.exc_info))
+        return line
+
+
+ACCESS = logging.getLogger("starfever.access")
+
+
+def access(method: str, path: str, status: int, seconds: float, client: str | None,
+           request_id: str) -> None:
+    """One access-log line (info level)."""
+    ACCESS.info("%s %s %d", method, path, status,
+                extra={"method": method, "path": path, "status": status,
+                       "duration_ms": round(seconds * 1000, 2), "client": client,
+                       "request_id": request_id})
+
+
+def log_config(log_format: str, level: str) -> dict[str, Any]:
+    """The ``logging.config.dictConfig`` of every server process (uvicorn's ``log_config``)."""
+    formatter = "starfever.server.logs.JsonFormatter" if log_format == "json" else \
+        "starfever.server.logs.TextFormatter"
+    handler = {"class": "logging.StreamHandler", "formatter": "main",
+               "stream": "ext://sys.stderr"}
+    upper = level.upper()
+    return {
+        "version": 1, "disable_existing_loggers": False,
+        "formatters": {"main": {"()": formatter}},
+        "handlers": {"main": handler},
+        "loggers": {
+            "uvicorn": {"handlers": ["main"], "level": upper, "propagate": False},
+            "uvicorn.error": {"level": upper},
+            "uvicorn.access": {"handlers": [], "level": "WARNING", "propagate": False},
+            "starfever": {"handlers": ["main"], "level": upper, "propagate": False},
+        },
+    }
+
+
+__all__ = ["FORMATS", "REQUEST_ID", "REQUEST_ID_HEADER", "JsonFormatter", "TextFormatter",
+           "accepted_request_id", "access", "log_config", "scrub"]

@@ -1,0 +1,241 @@
+"""``/metrics``: the server's figures in the Prometheus text format (``prometheus_client``).
+
+Two kinds (ADR 0019):
+
+- **process counters and histograms**, counted where things happen: rounds, bets and wins in
+  cents per bet class (non-test rounds, after their batch committed), the settle transaction's
+  duration and batch size, HTTP requests, the operator wallet's call latency and failures,
+  failed log-ins. ``starfever serve`` runs every worker in ``prometheus_client``'s
+  multiprocess mode (``PROMETHEUS_MULTIPROC_DIR``, a fresh directory per start), so a scrape
+  of any worker answers the sum over all workers of that server; several machines are several
+  scrape targets, summed in PromQL.
+- **database gauges**, read at scrape time, the same from every worker and machine: the €€€
+  pool and its refills, operator mode's pending credits, and per model and bet class the
+  realised game RTP minus the theoretical one, with the 99 % interval's half width (for models
+  whose exact figures are cached: the shipped ones, and any ``starfever rtp`` has seen; a
+  scrape never spends the 90 s of computing them). Their sums
+  are kept per process and extended by the rounds stored since the last scrape (round ids only
+  grow), so a scrape reads only new rows.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import Collector
+from sqlalchemy import Float, cast, func, select
+
+from starfever.server.models import JackpotPool, Round, WalletCall
+from starfever.server.services.jackpot import POOL_ID
+from starfever.server.services.operator import RtpRow, theoretical
+
+if TYPE_CHECKING:
+    from starfever.server.db import Database
+
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+ROUNDS = Counter("starfever_rounds", "Rounds settled (test rounds left out)", ["line_bet"],
+                 registry=None)
+BETS = Counter("starfever_bets_cents", "Total bets of settled rounds, in cents", ["line_bet"],
+               registry=None)
+WINS = Counter("starfever_wins_cents", "Total wins (EUR shares included) of settled rounds, "
+               "in cents", ["line_bet"], registry=None)
+SETTLE_SECONDS = Histogram(
+    "starfever_settle_seconds", "Duration of one settle transaction (a batch of spins)",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5), registry=None)
+BATCH_SIZE = Histogram("starfever_settle_batch_size", "Spins per settle transaction",
+                       buckets=(1, 2, 4, 8, 16, 32, 64), registry=None)
+HTTP_SECONDS = Histogram(
+    "starfever_http_request_seconds", "HTTP request duration by route",
+    ["method", "route"], buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
+    registry=None)
+HTTP_RESPONSES = Counter("starfever_http_responses", "HTTP responses by route and status",
+                         ["method", "route", "status"], registry=None)
+WALLET_SECONDS = Histogram(
+    "starfever_wallet_call_seconds", "Operator mode: duration of a call of the operator's "
+    "wallet", ["method"], buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+    registry=None)
+WALLET_ERRORS = Counter("starfever_wallet_call_errors", "Operator mode: wallet calls that "
+                        "failed (unavailable: no valid answer; refused: a 4xx)",
+                        ["method", "reason"], registry=None)
+LOGIN_FAILURES = Counter("starfever_login_failures", "Refused log-ins", ["role"],
+                         registry=None)
+DRAINING = Counter("starfever_drain_refusals", "Spins answered 503 while draining",
+                   registry=None)
+
+PROCESS_METRICS: tuple[Any, ...] = (ROUNDS, BETS, WINS, SETTLE_SECONDS, BATCH_SIZE,
+                                    HTTP_SECONDS, HTTP_RESPONSES, WALLET_SECONDS, WALLET_ERRORS,
+                                    LOGIN_FAILURES, DRAINING)
+DATABASE_METRICS = ("starfever_pool_cents", "starfever_pool_refills_cents",
+                    "starfever_pool_hits", "starfever_pending_credits",
+                    "starfever_rtp_realised_minus_theoretical",
+                    "starfever_rtp_interval_99_half_width", "starfever_rounds_stored")
+"""The names the database collector exports."""
+
+
+def observe_batch(rounds: Sequence[Mapping[str, Any]], seconds: float, size: int) -> None:
+    """A committed settle transaction: its duration and size, and its rounds' money."""
+    SETTLE_SECONDS.observe(seconds)
+    BATCH_SIZE.observe(size)
+    for r in rounds:
+        if r.get("test"):
+            continue
+        line_bet = str(r["line_bet"])
+        ROUNDS.labels(line_bet).inc()
+        BETS.labels(line_bet).inc(r["total_bet"])
+        WINS.labels(line_bet).inc(r["total_win"])
+
+
+def observe_wallet_call(method: str, seconds: float, failure: str | None) -> None:
+    """One call of the operator's wallet (``failure``: ``unavailable``, ``refused`` or None)."""
+    WALLET_SECONDS.labels(method).observe(seconds)
+    if failure is not None:
+        WALLET_ERRORS.labels(method, failure).inc()
+
+
+class _RtpSums:
+    """Per-process running sums of the non-test rounds, per model, version and bet class."""
+
+    def __init__(self) -> None:
+        self.last_id = 0
+        self.rows: dict[tuple[str, str, int], RtpRow] = {}
+        self.lock = threading.Lock()
+
+    def update(self, db: Database) -> list[RtpRow]:
+        game = Round.total_win - Round.progressive_win
+        with self.lock:
+            with db.read() as session:
+                top = session.scalar(select(func.max(Round.id))) or 0
+                if top > self.last_id:
+                    query = (select(Round.model_name, Round.model_version, Round.line_bet,
+                                    func.count(), func.sum(Round.total_bet),
+                                    func.sum(Round.total_win), func.sum(Round.progressive_win),
+                                    func.sum(cast(game, Float) * cast(game, Float)),
+                                    func.sum(cast(game, Float) * cast(Round.total_bet, Float)),
+                                    func.sum(cast(Round.total_bet, Float)
+                                             * cast(Round.total_bet, Float)))
+                             .where(Round.id > self.last_id, Round.id <= top,
+                                    Round.test.is_(False))
+                             .group_by(Round.model_name, Round.model_version, Round.line_bet))
+                    for name, version, bet, n, tb, tw, pw, gsq, gb, bsq in session.execute(query):
+                        key = (name, version, int(bet))
+                        row = self.rows.setdefault(key, RtpRow(name, version, int(bet)))
+                        row.add(RtpRow(name, version, int(bet), int(n), int(tb), int(tw),
+                                       int(pw), float(gsq), float(gb), float(bsq)))
+                    self.last_id = top
+            return [self.rows[k] for k in sorted(self.rows)]
+
+
+_sums: dict[int, _RtpSums] = {}
+
+
+@lru_cache(maxsize=16)
+def _known_figures(name: str, version: str) -> bool:
+    """Whether the model's exact figures are cached or shipped: a scrape never computes them
+    (a new model takes about 90 s; ``starfever rtp --model`` caches them)."""
+    from starfever.engine.model import load_model_version
+    from starfever.math.figures import cached
+
+    model = load_model_version(name, version)
+    return model is not None and cached(model) is not None
+
+
+class DatabaseCollector(Collector):
+    """The gauges read from the database at scrape time."""
+
+    def __init__(self, db: Database, *, operator_mode: bool) -> None:
+        self.db = db
+        self.operator_mode = operator_mode
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        pool = GaugeMetricFamily("starfever_pool_cents", "The EUR pool now, in cents")
+        refills = GaugeMetricFamily("starfever_pool_refills_cents",
+                                    "Operator funding of the EUR pool so far (seed included)")
+        hits = GaugeMetricFamily("starfever_pool_hits", "EUR jackpot wins so far")
+        pending = GaugeMetricFamily("starfever_pending_credits", "Operator mode: credits "
+                                    "not yet acknowledged by the operator's wallet")
+        with self.db.read() as session:
+            row = session.get(JackpotPool, POOL_ID)
+            pending_count = session.scalar(select(func.count()).select_from(WalletCall).where(
+                WalletCall.kind == "credit", WalletCall.status == "pending")) \
+                if self.operator_mode else 0
+        if row is not None:
+            pool.add_metric([], row.amount)
+            refills.add_metric([], row.refills)
+            hits.add_metric([], row.hits)
+        pending.add_metric([], int(pending_count or 0))
+        yield from (pool, refills, hits, pending)
+        labels = ["model", "version", "line_bet"]
+        drift = GaugeMetricFamily("starfever_rtp_realised_minus_theoretical",
+                                  "Realised game RTP (EUR shares left out) minus the exact "
+                                  "theoretical one, over every non-test round", labels=labels)
+        half = GaugeMetricFamily("starfever_rtp_interval_99_half_width",
+                                 "Half width of the realised game RTP's 99 % interval",
+                                 labels=labels)
+        stored = GaugeMetricFamily("starfever_rounds_stored", "Non-test rounds in the database",
+                                   labels=labels)
+        sums = _sums.setdefault(id(self.db), _RtpSums())
+        for r in sums.update(self.db):
+            key = [r.model_name, r.model_version, str(r.line_bet)]
+            stored.add_metric(key, r.rounds)
+            if not _known_figures(r.model_name, r.model_version):
+                continue
+            theory = theoretical(r.model_name, r.model_version)
+            if theory is None or r.actual_game_rtp is None:
+                continue
+            drift.add_metric(key, r.actual_game_rtp - float(theory.game))
+            interval = r.interval_99
+            if interval is not None:
+                half.add_metric(key, (interval[1] - interval[0]) / 2)
+        yield from (drift, half, stored)
+
+
+def multiprocess_dir() -> str | None:
+    """The multiprocess directory of this process (``None``: single-process counters)."""
+    return os.environ.get(MULTIPROCESS_ENV) or None
+
+
+def scrape(db: Database, *, operator_mode: bool) -> bytes:
+    """The whole exposition: every worker's counters and the database gauges."""
+    registry = CollectorRegistry(auto_describe=False)
+    if multiprocess_dir():
+        MultiProcessCollector(registry)
+    else:
+        for metric in PROCESS_METRICS:
+            registry.register(metric)
+    registry.register(DatabaseCollector(db, operator_mode=operator_mode))
+    return generate_latest(registry)
+
+
+class Timer:
+    """``with Timer() as t: ...``; then ``t.seconds``."""
+
+    seconds = 0.0
+
+    def __enter__(self) -> Timer:
+        self._start = time.perf_counter()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.seconds = time.perf_counter() - self._start
+
+
+def names(exposition: str) -> Iterator[str]:
+    """The metric family names of an exposition (for tests and the alert-rule check)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for family in text_string_to_metric_families(exposition):
+        yield family.name
+
+
+__all__ = ["CONTENT_TYPE", "DATABASE_METRICS", "MULTIPROCESS_ENV", "DatabaseCollector",
+           "observe_batch", "observe_wallet_call", "scrape"]

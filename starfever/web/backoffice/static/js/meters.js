@@ -1,0 +1,44 @@
+// The meters page: RTP per bet class against theory with 99 % intervals, the daily bets, wins and
+// GGR, the €€€ pool and its refills, and (operator mode) the pending credits.
+import { esc } from "./boapi.js";
+
+const $ = (sel) => document.querySelector(sel);
+const pct = (x, digits = 2) => (x === null || x === undefined ? "–" : `${(x * 100).toFixed(digits)} %`);
+const when = (iso) => (iso ? iso.replace("T", " ").replace(/\.\d+/, "").replace(/(\+00:00|Z)$/, " UTC") : "–");
+
+export function showMeters(data, money) {
+  $("#m-since").value = data.since;
+  $("#m-until").value = data.until;
+  $("#rtp-body").innerHTML = data.by_bet_class.map((r) => {
+    const ci = r.interval_99;
+    const inside = ci && r.theoretical_game_rtp !== null
+      ? (ci[0] <= r.theoretical_game_rtp && r.theoretical_game_rtp <= ci[1] ? "yes" : "NO") : "–";
+    return `<tr data-line-bet="${r.line_bet}"><td>${esc(r.model_name)} ${esc(r.model_version)}</td>
+      <td class="num">${esc(money(r.line_bet))}</td><td class="num">${r.rounds}</td>
+      <td class="num">${esc(money(r.total_bet))}</td><td class="num">${esc(money(r.total_win))}</td>
+      <td class="num">${pct(r.actual_rtp)}</td><td class="num">${pct(r.actual_game_rtp)}</td>
+      <td class="num">${ci ? `${pct(ci[0])} – ${pct(ci[1])}` : "–"}</td>
+      <td class="num">${pct(r.theoretical_game_rtp, 3)}</td><td data-inside="${inside}">${inside}</td></tr>`;
+  }).join("") || `<tr><td colspan="10">No round yet.</td></tr>`;
+  $("#daily-body").innerHTML = data.daily.map((d) => `<tr class="${d.line_bet === null ? "bo-total" : ""}"
+      data-day="${esc(d.day)}" data-line-bet="${d.line_bet === null ? "total" : d.line_bet}">
+      <td>${esc(d.day)}</td><td>${d.line_bet === null ? "total" : esc(money(d.line_bet))}</td>
+      <td class="num">${d.rounds}</td><td class="num" data-cents="${d.bets}">${esc(money(d.bets))}</td>
+      <td class="num" data-cents="${d.wins}">${esc(money(d.wins))}</td>
+      <td class="num" data-cents="${d.ggr}">${esc(money(d.ggr))}</td></tr>`).join("")
+    || `<tr><td colspan="6">No round in these days.</td></tr>`;
+  const p = data.pool;
+  const facts = [["Pool now", money(p.pool)], ["Seed", money(p.seed)], ["Contributions", money(p.contributions)],
+    ["Won", money(p.wins)], ["Refills (seed included)", money(p.refills)], ["Hits", String(p.hits)]];
+  $("#pool-facts").innerHTML = facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd data-fact="${esc(k)}">${esc(v)}</dd>`).join("");
+  $("#refills-body").innerHTML = p.recent_refills.map((r) => `<tr><td>${r.round_id}</td><td>${esc(when(r.created_at))}</td>
+    <td class="num">${esc(money(r.amount))}</td><td class="num">${esc(money(r.pool_after))}</td></tr>`).join("")
+    || `<tr><td colspan="4">No refill since the seed.</td></tr>`;
+  const pending = data.pending_credits;
+  $("#pending").hidden = !pending;
+  if (pending) {
+    $("#pending-facts").textContent = pending.count
+      ? `${pending.count} credits (${money(pending.amount)}) not yet acknowledged by the operator's wallet, the oldest from ${when(pending.oldest)}.`
+      : "None: the operator's wallet has acknowledged every credit.";
+  }
+}

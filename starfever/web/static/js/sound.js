@@ -1,0 +1,85 @@
+// Sound, generated with Web Audio (no files): off until the player turns it on, with a volume.
+// The AudioContext is made only when sound is switched on (a click: browsers allow audio
+// after a gesture), so a player who never turns it on never gets one.
+
+const ON_KEY = "sf.sound";
+const VOLUME_KEY = "sf.volume";
+
+// Each cue: notes of [frequency Hz, start s, length s, wave, relative gain].
+const CUES = {
+  spin: [[220, 0, 0.06, "triangle", 0.5]],
+  stop: [[140, 0, 0.07, "square", 0.25], [90, 0.01, 0.08, "sine", 0.5]],
+  anticipate: [[392, 0, 0.18, "sawtooth", 0.15], [440, 0.18, 0.18, "sawtooth", 0.18],
+    [494, 0.36, 0.2, "sawtooth", 0.2]],
+  win: [[659, 0, 0.12, "triangle", 0.5], [880, 0.1, 0.18, "triangle", 0.5]],
+  feature: [[523, 0, 0.15, "square", 0.25], [659, 0.15, 0.15, "square", 0.25],
+    [784, 0.3, 0.3, "square", 0.3]],
+  coin: [[1318, 0, 0.08, "sine", 0.4], [1760, 0.06, 0.1, "sine", 0.3]],
+  bigwin: [[523, 0, 0.2, "triangle", 0.5], [659, 0.2, 0.2, "triangle", 0.5],
+    [784, 0.4, 0.2, "triangle", 0.5], [1046, 0.6, 0.5, "triangle", 0.6]],
+  jackpot: [[784, 0, 0.15, "square", 0.3], [988, 0.15, 0.15, "square", 0.3],
+    [1175, 0.3, 0.15, "square", 0.3], [1568, 0.45, 0.6, "triangle", 0.6]],
+  tick: [[1200, 0, 0.03, "square", 0.12]],
+};
+
+export class Sound {
+  constructor() {
+    this.context = null;
+    this.master = null;
+    this.on = localStorage.getItem(ON_KEY) === "1";
+    const saved = localStorage.getItem(VOLUME_KEY);
+    const volume = saved === null ? NaN : Number(saved);
+    this.volume = Number.isFinite(volume) && volume >= 0 && volume <= 1 ? volume : 0.6;
+    this.played = [];  // the cues played (what the browser tests read)
+  }
+
+  /** Switch sound on or off (call it from a click: the context may start only then). */
+  setOn(on) {
+    this.on = Boolean(on);
+    localStorage.setItem(ON_KEY, this.on ? "1" : "0");
+    if (this.on) this.#ensure();
+    if (this.context) {
+      if (this.on) this.context.resume?.();
+      else this.context.suspend?.();
+    }
+  }
+
+  setVolume(volume) {
+    this.volume = Math.min(1, Math.max(0, Number(volume)));
+    localStorage.setItem(VOLUME_KEY, String(this.volume));
+    if (this.master) this.master.gain.value = this.volume;
+  }
+
+  #ensure() {
+    if (this.context) return;
+    const Context = window.AudioContext || window.webkitAudioContext;
+    if (!Context) return;
+    this.context = new Context();
+    this.master = this.context.createGain();
+    this.master.gain.value = this.volume;
+    this.master.connect(this.context.destination);
+  }
+
+  /** Play the cue ``name`` (nothing while sound is off). */
+  play(name) {
+    if (!this.on || !CUES[name]) return;
+    this.#ensure();
+    if (!this.context) return;
+    // turned on in an earlier visit: the browser starts the context at the first gesture
+    if (this.context.state === "suspended") this.context.resume?.();
+    this.played.push(name);
+    const now = this.context.currentTime;
+    for (const [freq, start, length, wave, gain] of CUES[name]) {
+      const osc = this.context.createOscillator();
+      const env = this.context.createGain();
+      osc.type = wave;
+      osc.frequency.value = freq;
+      env.gain.setValueAtTime(0, now + start);
+      env.gain.linearRampToValueAtTime(gain * 0.4, now + start + 0.01);
+      env.gain.exponentialRampToValueAtTime(0.0001, now + start + length);
+      osc.connect(env).connect(this.master);
+      osc.start(now + start);
+      osc.stop(now + start + length + 0.02);
+    }
+  }
+}

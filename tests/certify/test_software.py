@@ -1,0 +1,212 @@
+"""Software identity on a real, throw-away install: the package is built from a copy of this
+tree by its ``setup.py`` (the build hook writes the software manifest) and installed into a
+target folder with pip, as ``scripts/install`` does (``--no-build-isolation``). Then:
+``starfever verify`` passes; one changed byte of a model file makes it fail naming that file;
+a production server refuses that install, and an unapproved model, with one line; an intact
+production install serves, shows its identity to the operator, and records its build and
+model in every round. Nothing in this worktree is changed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from starfever.certify.manifest import SOFTWARE_MANIFEST, sha256_of
+from starfever.engine.model import load_model
+from tests.harness import (
+    SECRET,
+    Databases,
+    Server,
+    audit_key_file,
+    create_operator,
+    run_cli,
+)
+
+pytestmark = pytest.mark.slow  # a build and an install (seconds), servers
+
+ROOT = Path(__file__).resolve().parents[2]
+IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", SOFTWARE_MANIFEST, "*.egg-info",
+                                 "build")
+
+
+def _build_and_install(into: Path, work: Path) -> Path:
+    """Copy the sources, build and install them into ``into``; the package folder."""
+    source = work / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(ROOT / "starfever", source / "starfever", ignore=IGNORED)
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                           "--no-build-isolation", "--disable-pip-version-check",
+                           "--target", str(into), str(source)],
+                          capture_output=True, text=True, timeout=300, check=False, cwd=work)
+    assert done.returncode == 0, done.stdout + done.stderr
+    package = into / "starfever"
+    assert (package / SOFTWARE_MANIFEST).is_file()
+    return package
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The install's target folder (put it first on PYTHONPATH to run it)."""
+    work = tmp_path_factory.mktemp("install")
+    target = work / "site"
+    _build_and_install(target, work)
+    return target
+
+
+def _env(target: Path, **settings: str) -> dict[str, str]:
+    return {"PYTHONPATH": str(target), **settings}
+
+
+def _run(target: Path, cwd: Path, *args: str, **settings: str) -> subprocess.CompletedProcess[str]:
+    """``starfever ARGS`` of the install (run from ``cwd``, so this tree is not on the path)."""
+    return run_cli(*args, env=_env(target, **settings), cwd=cwd, timeout=120)
+
+
+def _production(**more: str) -> dict[str, str]:
+    return {"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": SECRET,
+            "STARFEVER_AUDIT_KEY_FILE": audit_key_file(), "STARFEVER_TEST_MODE": "0",
+            "STARFEVER_APPROVED_MODELS": load_model("default").sha256, **more}
+
+
+def _corrupted_copy(installed: Path, tmp_path: Path) -> Path:
+    """A copy of the install with one byte of the default model file changed (it stays valid
+    JSON: a letter of its description)."""
+    copy = tmp_path / "site"
+    shutil.copytree(installed, copy)
+    model_file = copy / "starfever" / "models" / "default.json"
+    data = bytearray(model_file.read_bytes())
+    at = data.index(b'"description": "') + len(b'"description": "')
+    data[at] = ord("x") if data[at] != ord("x") else ord("y")
+    model_file.write_bytes(bytes(data))
+    return copy
+
+
+def test_verify_passes_on_a_fresh_install(installed: Path, tmp_path: Path) -> None:
+    done = _run(installed, tmp_path, "verify", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    manifest = installed / "starfever" / SOFTWARE_MANIFEST
+    assert report["ok"] is True and report["differences"] == []
+    assert report["manifest"] == str(manifest)  # the install's, not this tree's
+    assert report["manifest_sha256"] == sha256_of(manifest.read_bytes()) == report[
+        "build_sha256"]
+    listed = json.loads(manifest.read_text())["files"]
+    for critical in ("engine/round.py", "math/exact.py", "models/default.json",
+                     "server/app.py", "web/static/js/app.js", "certify/manifest.py"):
+        assert critical in listed, critical
+    assert report["files_checked"] == len(listed)
+
+
+def test_one_changed_byte_of_a_model_file_fails_verify(installed: Path, tmp_path: Path) -> None:
+    copy = _corrupted_copy(installed, tmp_path)
+    done = _run(copy, tmp_path, "verify")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "software MISMATCH" in done.stdout
+    assert "changed: models/default.json" in done.stdout
+    assert done.stdout.count("changed:") == 1
+    (copy / "starfever" / "engine" / "sneaky.py").write_text("PAYS = 10**6\n")
+    more = _run(copy, tmp_path, "verify")
+    assert more.returncode == 1 and "not in the manifest: engine/sneaky.py" in more.stdout
+
+
+def test_a_signed_software_manifest_verifies_with_the_public_key(installed: Path,
+                                                                tmp_path: Path) -> None:
+    prefix = tmp_path / "lab"
+    assert _run(installed, tmp_path, "keygen", "--out", str(prefix)).returncode == 0
+    certified = tmp_path / "certified-manifest.json"
+    shutil.copy(installed / "starfever" / SOFTWARE_MANIFEST, certified)
+    assert _run(installed, tmp_path, "sign", str(certified), "--key",
+                f"{prefix}.key").returncode == 0
+    ok = _run(installed, tmp_path, "verify", "--manifest", str(certified), "--public-key",
+              f"{prefix}.pub")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "software OK" in ok.stdout and "signature OK" in ok.stdout
+    unsigned = _run(installed, tmp_path, "verify", "--public-key", f"{prefix}.pub")
+    assert unsigned.returncode == 1 and "cannot read the signature" in unsigned.stdout
+    forged = tmp_path / "forged.json"
+    forged.write_bytes(certified.read_bytes().replace(b'"version":"0.1.0"',
+                                                      b'"version":"0.1.1"'))
+    shutil.copy(f"{certified}.sig", f"{forged}.sig")
+    refused = _run(installed, tmp_path, "verify", "--manifest", str(forged), "--public-key",
+                   f"{prefix}.pub")
+    assert refused.returncode == 1 and "does not hold" in refused.stdout
+
+
+@pytest.fixture
+def database(tmp_path: Path) -> Iterator[str]:
+    with Databases(tmp_path / "db") as made:
+        url = made.new("sqlite")
+        yield url
+
+
+def test_production_refuses_a_changed_install_and_an_unapproved_model(
+        installed: Path, tmp_path: Path, database: str) -> None:
+    copy = _corrupted_copy(installed, tmp_path)
+    changed = _run(copy, tmp_path, "serve", "--database-url", database, "--port", "0",
+                   **_production(STARFEVER_APPROVED_MODELS=load_model("default").sha256))
+    assert changed.returncode == 2, changed.stdout + changed.stderr
+    assert "does not match its manifest" in changed.stderr
+    assert "models/default.json" in changed.stderr
+    assert len(changed.stderr.strip().splitlines()) == 1
+    unapproved = _run(installed, tmp_path, "serve", "--database-url", database, "--port", "0",
+                      **_production(STARFEVER_APPROVED_MODELS=load_model("rtp94").sha256))
+    assert unapproved.returncode == 2, unapproved.stdout + unapproved.stderr
+    assert "is not in STARFEVER_APPROVED_MODELS" in unapproved.stderr
+    assert load_model("default").sha256 in unapproved.stderr
+    assert len(unapproved.stderr.strip().splitlines()) == 1
+    nothing = _run(installed, tmp_path, "serve", "--database-url", database, "--port", "0",
+                   **{k: v for k, v in _production().items()
+                      if k != "STARFEVER_APPROVED_MODELS"})
+    assert nothing.returncode == 2 and "STARFEVER_APPROVED_MODELS must list" in nothing.stderr
+    assert not Path(database.removeprefix("sqlite:///")).exists()  # refused before migrating
+
+
+def test_a_changed_install_in_development_warns_and_says_so(installed: Path, tmp_path: Path,
+                                                           database: str) -> None:
+    copy = _corrupted_copy(installed, tmp_path)
+    totp = create_operator(database)
+    server = Server(database, tmp_path / "dev" / "server.log", _env(copy), test_mode=False)
+    server.operator_totp = totp
+    with server.start():
+        assert "does not match its manifest" in server.log_tail()
+        shown = server.call("GET", "/operator/software", server.operator_token).json()
+        assert shown["software"]["ok"] is False
+        assert shown["software"]["differences"] == ["changed: models/default.json"]
+        assert shown["software"]["build_sha256"] != shown["software"]["manifest_sha256"]
+
+
+def test_an_intact_production_install_serves_and_every_round_names_its_build(
+        installed: Path, tmp_path: Path, database: str) -> None:
+    totp = create_operator(database)
+    manifest_sha = sha256_of((installed / "starfever" / SOFTWARE_MANIFEST).read_bytes())
+    model = load_model("default")
+    server = Server(database, tmp_path / "prod" / "server.log", _env(installed, **_production()),
+                    test_mode=False)
+    server.operator_totp = totp
+    with server.start():
+        assert server.call("GET", "/operator/software").status_code == 401
+        _, token = server.player(deposit=1000)
+        players_token = server.call("GET", "/operator/software", token)
+        assert players_token.status_code == 403
+        shown = server.call("GET", "/operator/software", server.operator_token).json()
+        assert shown["software"]["ok"] is True and shown["software"]["differences"] == []
+        assert shown["software"]["manifest_sha256"] == manifest_sha
+        assert shown["software"]["build_sha256"] == manifest_sha
+        assert shown["model"] == {"name": "default", "version": model.version,
+                                  "sha256": model.sha256, "approved": True}
+        assert shown["environment"] == "production"
+        played = server.spin(token, line_bet=5).json()["round"]
+        recalled = server.call("GET", f"/rounds/{played['id']}", token).json()
+        assert recalled["build_sha256"] == manifest_sha
+        assert recalled["model_sha256"] == model.sha256
+    audit = _run(installed, tmp_path, "audit", "--database-url", database)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    assert "audit OK: 1 rounds" in audit.stdout
