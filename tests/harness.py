@@ -84,6 +84,26 @@ def postgres_admin_url() -> str:
     return os.environ.get("STARFEVER_TEST_PG") or DEFAULT_POSTGRES_ADMIN_URL
 
 
+def terminate_backends(database_url: str, kills: int, gap_s: float) -> int:
+    """``kills`` times, every ``gap_s`` seconds, terminate every PostgreSQL backend connected
+    to the database of ``database_url`` (as a failing network or a restarted PostgreSQL would
+    drop them); returns how many connections were dropped in all."""
+    db_name = database_url.rsplit("/", 1)[1]
+    admin = create_engine(sqlalchemy_url(postgres_admin_url()), isolation_level="AUTOCOMMIT")
+    dropped = 0
+    try:
+        for _ in range(kills):
+            time.sleep(gap_s)
+            with admin.connect() as conn:
+                dropped += conn.execute(text(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    "WHERE datname = :name AND pid <> pg_backend_pid()"),
+                    {"name": db_name}).scalar_one()
+    finally:
+        admin.dispose()
+    return int(dropped)
+
+
 def free_port() -> int:
     """A TCP port of 127.0.0.1 nobody listens on now."""
     with socket.socket() as s:

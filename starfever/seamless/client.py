@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -99,6 +100,22 @@ def _observed(method: str, started: float, failure: str | None) -> None:
         observer(method, time.perf_counter() - started, failure)
 
 
+@contextmanager
+def _watched(method: str) -> Iterator[None]:
+    """Times one wallet call for the observers (the wallet metrics), with how it failed:
+    ``refused`` (the wallet said no) or ``unavailable`` (no usable answer)."""
+    started = time.perf_counter()
+    try:
+        yield
+    except WalletRefused:
+        _observed(method, started, "refused")
+        raise
+    except WalletUnavailable:
+        _observed(method, started, "unavailable")
+        raise
+    _observed(method, started, None)
+
+
 class WalletClient:
     """Blocking calls (for the command line, the reconciler and threads)."""
 
@@ -110,21 +127,12 @@ class WalletClient:
     def call(self, method: str, fields: Mapping[str, Any]) -> WalletReply:
         """One call; raises :class:`WalletRefused` or :class:`WalletUnavailable`."""
         url, body, headers = self.endpoint.request(method, fields)
-        started = time.perf_counter()
-        try:
-            response = self.http.post(url, content=body, headers=headers)
-            reply = self.endpoint.reply(method, response)
-        except httpx.HTTPError as error:
-            _observed(method, started, "unavailable")
-            raise WalletUnavailable(f"{method}: {type(error).__name__}: {error}") from None
-        except WalletRefused:
-            _observed(method, started, "refused")
-            raise
-        except WalletUnavailable:
-            _observed(method, started, "unavailable")
-            raise
-        _observed(method, started, None)
-        return reply
+        with _watched(method):
+            try:
+                response = self.http.post(url, content=body, headers=headers)
+            except httpx.HTTPError as error:
+                raise WalletUnavailable(f"{method}: {type(error).__name__}: {error}") from None
+            return self.endpoint.reply(method, response)
 
     def close(self) -> None:
         self.http.close()
@@ -141,23 +149,14 @@ class AsyncWalletClient:
     async def call(self, method: str, fields: Mapping[str, Any]) -> WalletReply:
         """One call; raises :class:`WalletRefused` or :class:`WalletUnavailable`."""
         _, body, headers = self.endpoint.request(method, fields)
-        started = time.perf_counter()
-        try:
-            response = await self.http.post(f"/{method}", body, headers)
-            reply = self.endpoint.check(method, response.status,
-                                        response.headers.get(p.OPERATOR_SIGNATURE.lower()),
-                                        response.content)
-        except HttpError as error:
-            _observed(method, started, "unavailable")
-            raise WalletUnavailable(f"{method}: {error}") from None
-        except WalletRefused:
-            _observed(method, started, "refused")
-            raise
-        except WalletUnavailable:
-            _observed(method, started, "unavailable")
-            raise
-        _observed(method, started, None)
-        return reply
+        with _watched(method):
+            try:
+                response = await self.http.post(f"/{method}", body, headers)
+            except HttpError as error:
+                raise WalletUnavailable(f"{method}: {error}") from None
+            return self.endpoint.check(method, response.status,
+                                       response.headers.get(p.OPERATOR_SIGNATURE.lower()),
+                                       response.content)
 
     async def close(self) -> None:
         await self.http.close()

@@ -25,10 +25,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
-from starfever.server.db import sqlalchemy_url
-from tests.harness import Databases, Server, postgres_admin_url, run_cli, start_server
+from tests.harness import Databases, Server, run_cli, start_server, terminate_backends
 from tests.server.conftest import skip_unless_available
 
 pytestmark = pytest.mark.slow  # the full suite and CI have it, ./scripts/test --quick not
@@ -94,19 +93,9 @@ def _run(server: Server) -> None:
     threads = [threading.Thread(target=client, args=(seed,)) for seed in range(CLIENTS)]
     for thread in threads:
         thread.start()
-    db_name = server.database_url.rsplit("/", 1)[1]
-    admin = create_engine(sqlalchemy_url(postgres_admin_url()), isolation_level="AUTOCOMMIT")
-    dropped = 0
     try:
-        for _ in range(KILLS):
-            time.sleep(GAP_S)
-            with admin.connect() as conn:
-                dropped += conn.execute(text(
-                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                    "WHERE datname = :name AND pid <> pg_backend_pid()"),
-                    {"name": db_name}).scalar_one()
+        dropped = terminate_backends(server.database_url, KILLS, GAP_S)
     finally:
-        admin.dispose()
         stop.set()
         for thread in threads:
             thread.join()

@@ -5,16 +5,13 @@ settler: test_settle.py)."""
 from __future__ import annotations
 
 import threading
-import time
 from collections import Counter
 from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import create_engine, text
 
-from starfever.server.db import sqlalchemy_url
-from tests.harness import Databases, postgres_admin_url, start_server
+from tests.harness import Databases, start_server, terminate_backends
 from tests.server.conftest import skip_unless_available
 
 pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
@@ -54,19 +51,9 @@ def test_non_spin_routes_retry_once_when_the_database_drops_its_connections(
         threads = [threading.Thread(target=client) for _ in range(4)]
         for thread in threads:
             thread.start()
-        db_name = server.database_url.rsplit("/", 1)[1]
-        admin = create_engine(sqlalchemy_url(postgres_admin_url()), isolation_level="AUTOCOMMIT")
-        dropped = 0
         try:
-            for _ in range(KILLS):
-                time.sleep(GAP_S)
-                with admin.connect() as conn:
-                    dropped += conn.execute(text(
-                        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                        "WHERE datname = :name AND pid <> pg_backend_pid()"),
-                        {"name": db_name}).scalar_one()
+            dropped = terminate_backends(server.database_url, KILLS, GAP_S)
         finally:
-            admin.dispose()
             stop.set()
             for thread in threads:
                 thread.join()
