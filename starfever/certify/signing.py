@@ -37,9 +37,9 @@ def fingerprint(public: Ed25519PublicKey) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-def _passphrase() -> bytes | None:
+def _passphrase(*, new_key: bool = False) -> bytes | None:
     value = os.environ.get(PASSPHRASE_ENV)
-    if value == "":
+    if new_key and value == "":  # a key meant to be encrypted would silently not be
         raise SigningError(f"{PASSPHRASE_ENV} is set but empty: give a passphrase, or unset it "
                            "for a key without one")
     return value.encode("utf-8") if value else None
@@ -56,7 +56,7 @@ def generate(prefix: Path) -> tuple[Path, Path, str]:
         if path.exists():
             raise SigningError(f"{path} exists; a key is never overwritten")
     key = Ed25519PrivateKey.generate()
-    phrase = _passphrase()
+    phrase = _passphrase(new_key=True)
     encryption: serialization.KeySerializationEncryption = (
         serialization.BestAvailableEncryption(phrase) if phrase else
         serialization.NoEncryption())

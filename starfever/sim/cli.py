@@ -80,7 +80,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
         seed = int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
     else:
-        seed = parse_count(args.seed, "--seed", minimum=0)
+        # a fresh seed is 128 bits of entropy (printed, so that a run can be repeated)
+        seed = parse_count(args.seed, "--seed", minimum=0, maximum=2**128 - 1)
     bets = list(BET_CLASSES) if args.line_bet.strip().lower() == "all" else [
         check_line_bet(_bet(args.line_bet))]  # type: ignore[arg-type]
     per_class: dict[int, int] = {int(bet): spins for bet in bets}

@@ -157,8 +157,8 @@ def test_the_signature_verifies_under_the_labs_key_and_a_forgery_does_not(
 
 
 @pytest.mark.parametrize(("args", "says"), [
-    (["--spins", "lots"], "is not a whole number"),
-    (["--spins", "1.5"], "is not a whole number"),
+    (["--spins", "lots"], "must be a whole number"),
+    (["--spins", "1.5"], "must be a whole number"),
     (["--spins", "10"], "--spins must be at least 100,000"),
     (["--spins", "1e6", "--seed", "-1"], "--seed must not be negative"),
     (["--spins", "1e6", "--workers", "0"], "--workers must be at least 1"),

@@ -15,12 +15,14 @@ Cli = Callable[..., CompletedProcess[str]]
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("args", "message"), [
-    (["--spins", "0", "--seed", "1"], "--spins must be a whole number >= 1"),
-    (["--spins", "-10", "--seed", "1"], "--spins must be a whole number >= 1"),
+    (["--spins", "0", "--seed", "1"], "--spins must be a whole number from 1 to"),
+    (["--spins", "-10", "--seed", "1"], "--spins must be a whole number from 1 to"),
     (["--spins", "1.5", "--seed", "1"], "--spins must be a whole number"),
     (["--spins", "ten", "--seed", "1"], "--spins must be a whole number"),
-    (["--spins", "10", "--seed", "-1"], "--seed must be a whole number >= 0"),
-    (["--spins", "10", "--seed", "1", "--workers", "0"], "--workers must be a whole number >= 1"),
+    (["--spins", "10", "--seed", "-1"], "--seed must be a whole number from 0 to"),
+    (["--spins", "10", "--seed", "1", "--workers", "0"],
+     "--workers must be a whole number from 1 to"),
+    (["--spins", "10", "--seed", str(2**128)], "--seed must be a whole number from 0 to"),
     (["--spins", "10", "--seed", "1", "--model", "no-such-model"], "unknown model"),
     (["--spins", "10", "--seed", "1", "--line-bet", "7"], "line bet 7 is not a bet class"),
     (["--spins", "10", "--seed", "1", "--line-bet", "0.05"], "line bet '0.05' is not a bet"),
@@ -38,6 +40,16 @@ def test_bad_input_is_one_line_and_exit_2(cli: Cli, args: list[str], message: st
     assert lines[0].startswith("starfever simulate: error: ")
     assert message in lines[0]
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_a_printed_fresh_seed_repeats_the_run(cli: Cli) -> None:
+    fresh = json.loads(cli(["simulate", "--spins", "100_000", "--workers", "1",
+                            "--json"]).stdout)
+    assert fresh["seed"] >= 2**64  # 128 bits of entropy: it must be accepted back
+    again = json.loads(cli(["simulate", "--spins", "100_000", "--workers", "1", "--seed",
+                            str(fresh["seed"]), "--json"]).stdout)
+    assert again["rtp"] == fresh["rtp"]
 
 
 @pytest.mark.slow
