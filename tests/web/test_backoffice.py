@@ -139,7 +139,8 @@ def test_an_exclusion_recorded_by_the_operator(office: Office, server: Server) -
     page.fill("[data-testid=pf-days]", "30")
     page.click("[data-testid=pf-exclude]")
     office.wait_text("[data-testid=status]", "excluded until")
-    assert "excluded until" in page.inner_text("#pf-facts dd[data-fact='Status']")
+    # the player's file is read again after the answer: wait for it rather than race it
+    office.wait_text("#pf-facts dd[data-fact='Status']", "excluded until")
     until = _scalar(server, "SELECT excluded_until FROM accounts WHERE username = :n", n=name)
     assert until is not None
     actor = _scalar(server, "SELECT actor FROM significant_events WHERE kind = 'self_exclusion' "
