@@ -69,6 +69,18 @@ class Office:
     def tab(self, name: str) -> None:
         self.page.click(f"[data-testid=tab-{name}]")
         self.page.wait_for_selector(f"#page-{name}:not([hidden])")
+        self.page.wait_for_function("!document.body.dataset.loading")  # its first answer
+
+    def search_rounds(self) -> list[int]:
+        """Press Search on the rounds page and wait for its own answer (not the tab's first
+        list, which may still be on its way); the ids of the rounds listed then."""
+        with self.page.expect_response(lambda r: "/operator/rounds?" in r.url
+                                       and r.request.method == "GET") as answer:
+            self.page.click("[data-testid=rs-search]")
+        assert answer.value.ok, answer.value.status
+        self.page.wait_for_function("!document.querySelector('#rounds-body').dataset.loading")
+        return [int(i) for i in self.page.eval_on_selector_all(
+            "#rounds-body tr[data-round]", "rows => rows.map(r => r.dataset.round)")]
 
     def wait_text(self, selector: str, needle: str) -> str:
         self.page.wait_for_function(
@@ -204,13 +216,9 @@ def test_a_round_is_found_and_replayed_with_the_players_renderer(
     page.fill("[data-testid=rs-min]", "")
     page.fill("[data-testid=rs-player]", played["name"])
     page.select_option("[data-testid=rs-feature]", "hold_and_cash")
-    page.click("[data-testid=rs-search]")
     hold = played["hold"]
-    row = page.locator(f"#rounds-body tr[data-round='{hold['id']}']")
-    page.wait_for_function("document.querySelectorAll('#rounds-body tr[data-round]').length"
-                           " === 1")
-    assert row.count() == 1
-    row.locator("button").click()
+    assert office.search_rounds() == [hold["id"]]
+    page.locator(f"#rounds-body tr[data-round='{hold['id']}'] button").click()
     page.wait_for_function("window.__backoffice && window.__backoffice.played >= 1",
                            timeout=30_000)
     assert office.page.inner_text("#recall-title") == f"Round {hold['id']} of {played['name']}"
@@ -228,9 +236,7 @@ def test_a_round_is_found_and_replayed_with_the_players_renderer(
     page.fill("[data-testid=rs-player]", "")
     page.select_option("[data-testid=rs-feature]", "")
     page.fill("[data-testid=rs-id]", str(plain["id"]))
-    page.click("[data-testid=rs-search]")
-    page.wait_for_function("document.querySelectorAll('#rounds-body tr[data-round]').length"
-                           " === 1")
+    assert office.search_rounds() == [plain["id"]]
     page.locator(f"#rounds-body tr[data-round='{plain['id']}'] button").click()
     page.wait_for_function("window.__backoffice.played >= 2", timeout=30_000)
     final = page.evaluate("window.__backoffice.log")[0]["grid"]

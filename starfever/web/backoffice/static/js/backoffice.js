@@ -79,10 +79,13 @@ async function showPage(name) {
   }
   status("", "");
   document.body.dataset.page = name;
+  document.body.dataset.loading = name; // until the page's first answer is shown
   try {
     await loaders[name]();
   } catch (error) {
     failed(error);
+  } finally {
+    if (document.body.dataset.loading === name) delete document.body.dataset.loading;
   }
 }
 
@@ -199,15 +202,22 @@ async function searchRounds(more = false) {
     roundsBefore = null;
   }
   const seq = ++latest.rounds;
-  const data = await api.get("/operator/rounds", { ...lastSearch, before: roundsBefore, limit: 50 });
+  const body = $("#rounds-body");
+  body.dataset.loading = "true"; // until the newest search's answer is shown (or refused)
+  let data;
+  try {
+    data = await api.get("/operator/rounds", { ...lastSearch, before: roundsBefore, limit: 50 });
+  } finally {
+    if (seq === latest.rounds) delete body.dataset.loading;
+  }
   if (seq !== latest.rounds) return;
   const rows = data.rounds.map((r) => `<tr data-round="${r.id}"><td>${r.id}</td><td>${esc(r.username)}</td>
     <td>${esc(when(r.created_at))}</td><td class="num">${esc(money(r.total_bet))}</td>
     <td class="num">${esc(money(r.total_win))}</td><td>${esc(r.feature || "–")}${r.test ? " (test)" : ""}</td>
     <td>${esc(r.model_name)} ${esc(r.model_version)}</td>
     <td><button type="button" data-recall="${r.id}">Replay</button></td></tr>`).join("");
-  if (more) $("#rounds-body").insertAdjacentHTML("beforeend", rows);
-  else $("#rounds-body").innerHTML = rows || `<tr><td colspan="8">No round matches.</td></tr>`;
+  if (more) body.insertAdjacentHTML("beforeend", rows);
+  else body.innerHTML = rows || `<tr><td colspan="8">No round matches.</td></tr>`;
   roundsBefore = data.next_before;
   $("#rs-more").hidden = !roundsBefore;
 }
