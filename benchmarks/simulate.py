@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
 import statistics
@@ -133,7 +134,8 @@ def main() -> None:
         ("ceiling loop, 1 core", 1, lambda: _ceiling(args.spins)),
     ]
     print(f"{'what':<24} {'median M spins/s':>17} {'best':>8} {'per core':>9} "
-          f"{'per CPU-s':>10} {'of ceiling':>11} {'command s':>10}   ({args.repeat} runs, "
+          f"{'per CPU-s':>10} {'of ceiling':>11} {'(per CPU-s)':>12} {'command s':>10}   "
+          f"({args.repeat} runs, "
           f"{args.spins:,} spins; load average before: {os.getloadavg()[0]:.2f} on "
           f"{os.cpu_count()} CPUs)")
     rates: dict[str, list[Rates]] = {label: [] for label, _, _ in rows}
@@ -146,9 +148,12 @@ def main() -> None:
     for label, n_cores, _ in rows:
         wall, cpu, command = medians[label]
         share = wall / n_cores / ceiling[0]
+        # per CPU-second, the share moves far less with other work's load than wall-clock
+        cpu_share = "" if label == "command, 1 worker" or math.isnan(cpu) else (
+            f"{cpu / ceiling[1]:.0%}")
         print(f"{label:<24} {wall / 1e6:>17.2f} {max(r[0] for r in rates[label]) / 1e6:>8.2f} "
               f"{wall / n_cores / 1e6:>9.2f} {cpu / 1e6:>10.2f} {share:>11.0%} "
-              f"{command:>10.2f}")
+              f"{cpu_share:>12} {command:>10.2f}")
     game = medians["command, 1 worker"]
     print(f"command --workers 1 / ceiling loop: {game[0] / ceiling[0]:.0%} wall-clock "
           f"(the rate it reports), {game[1] / ceiling[1]:.0%} per CPU-second of the whole "
