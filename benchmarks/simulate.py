@@ -1,12 +1,23 @@
-"""Throughput of ``starfever simulate``: spins per second on 1 core, on all cores, and the
-"ceiling loop" (the same generator drawing the 5 reel stops of a spin, one bounded draw, and
-summing one table entry per spin), which bounds what the full-game kernel could reach. Not a
-test: prints one table, with the full game's share of the ceiling.
+"""Throughput of ``starfever simulate``: spins per second on 1 core, on all cores, end to end,
+and the "ceiling loop" (the same generator drawing the 5 reel stops of a spin, one bounded
+draw, and summing one table entry per spin), which bounds what the full-game kernel could reach.
+Not a test: prints one table, with each row's share of the ceiling loop.
 
-The all-cores row is end to end, as a user sees it: it includes starting the worker processes
-(about 2 s), so it plays 4x as many spins per core to keep that overhead small. On a machine
-shared with other work the wall-clock figures move a lot: the 1-core rows also give the rate
-per CPU-second of this process (``process_time``), and the load average is printed.
+Rows:
+- ``kernel, 1 core``: ``run_chunk`` alone, one call, in this process (no chunks, no merge).
+- ``simulate(), 1 worker``: the library call, in this process: 2^18-spin chunks, each from
+  its own spawned stream, merged exactly.
+- ``command, 1 worker``: ``starfever simulate --spins N --workers 1 --seed 1 --json`` in a
+  child process; the rate it reports (spins over the time spent playing), and its whole
+  wall-clock time (start-up, numba's cache, the exact figures, the report) in the last column.
+- ``full game, K cores``: ``simulate()`` on all cores, end to end (workers started), with 4x as
+  many spins per core to keep that overhead small.
+- ``ceiling loop, 1 core``.
+
+The rows are measured in turn within each repeat, so load from other work falls on all of
+them alike. On a machine shared with other work the wall-clock figures move a lot: the 1-core
+rows also give the rate per CPU-second (``process_time``, or the child's CPU time), and the
+load average is printed.
 
     python benchmarks/simulate.py [--spins N] [--repeat R]
 """
@@ -14,10 +25,16 @@ per CPU-second of this process (``process_time``), and the load average is print
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
+import resource
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -46,14 +63,17 @@ def ceiling_loop(lengths: npt.NDArray[np.int64], threshold: int,
     return total
 
 
-Rates = tuple[float, float]
-"""(spins per wall-clock second, spins per CPU-second of this process)."""
+Rates = tuple[float, float, float]
+"""(spins per wall-clock second, spins per CPU-second, whole command's wall-clock seconds)."""
+_NAN = float("nan")
+_STARFEVER = str(Path(sys.executable).with_name("starfever"))
+"""The ``starfever`` command of this environment."""
 
 
 def _timed(spins: int, run: Callable[[], object]) -> Rates:
     wall, cpu = time.perf_counter(), time.process_time()
     run()
-    return spins / (time.perf_counter() - wall), spins / (time.process_time() - cpu)
+    return spins / (time.perf_counter() - wall), spins / (time.process_time() - cpu), _NAN
 
 
 def _ceiling(spins: int) -> Rates:
@@ -72,9 +92,31 @@ def _kernel(spins: int) -> Rates:
     return _timed(spins, lambda: play_chunk(tables, 0, state, spins))
 
 
+def _in_process(spins: int) -> Rates:
+    """``simulate(workers=1)``: chunks, their streams and the merge, in this process."""
+    model = load_model("default")
+    cpu = time.process_time()
+    result = simulate(model, spins, 1, workers=1)
+    return result.spins_per_second, spins / (time.process_time() - cpu), _NAN
+
+
+def _command(spins: int) -> Rates:
+    """``starfever simulate --workers 1`` as a user runs it, in a child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time.perf_counter()
+    out = subprocess.run([_STARFEVER, "simulate", "--spins", str(spins),
+                          "--workers", "1", "--seed", "1", "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    wall = time.perf_counter() - wall
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    reported = float(json.loads(out)["spins_per_second"])
+    return reported, spins / cpu, wall
+
+
 def _full_game(spins: int, workers: int) -> Rates:
     result = simulate(load_model("default"), spins, 1, workers=workers)
-    return result.spins_per_second, float("nan")
+    return result.spins_per_second, _NAN, _NAN
 
 
 def main() -> None:
@@ -85,25 +127,37 @@ def main() -> None:
     cores = default_workers()
     _full_game(1000, 1)  # compile / load the kernel once
     rows: list[tuple[str, int, Callable[[], Rates]]] = [
-        ("full game, 1 core", 1, lambda: _kernel(args.spins)),
+        ("kernel, 1 core", 1, lambda: _kernel(args.spins)),
+        ("simulate(), 1 worker", 1, lambda: _in_process(args.spins)),
+        ("command, 1 worker", 1, lambda: _command(args.spins)),
         (f"full game, {cores} cores", cores, lambda: _full_game(4 * args.spins * cores, cores)),
         ("ceiling loop, 1 core", 1, lambda: _ceiling(args.spins)),
     ]
     print(f"{'what':<24} {'median M spins/s':>17} {'best':>8} {'per core':>9} "
-          f"{'per CPU-s':>10}   ({args.repeat} runs; load average before: "
-          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs)")
-    medians = {}
-    for label, n_cores, measure in rows:
-        rates = [measure() for _ in range(args.repeat)]
-        wall = statistics.median(r[0] for r in rates) / 1e6
-        cpu = statistics.median(r[1] for r in rates) / 1e6
-        medians[label] = (wall, cpu)
-        print(f"{label:<24} {wall:>17.2f} {max(r[0] for r in rates) / 1e6:>8.2f} "
-              f"{wall / n_cores:>9.2f} {cpu:>10.2f}")
-    game, ceiling = medians["full game, 1 core"], medians["ceiling loop, 1 core"]
-    print(f"full game / ceiling loop: {game[0] / ceiling[0]:.0%} wall-clock, "
-          f"{game[1] / ceiling[1]:.0%} per CPU-second "
-          f"(load average after: {os.getloadavg()[0]:.2f})")
+          f"{'per CPU-s':>10} {'of ceiling':>11} {'(per CPU-s)':>12} {'command s':>10}   "
+          f"({args.repeat} runs, "
+          f"{args.spins:,} spins; load average before: {os.getloadavg()[0]:.2f} on "
+          f"{os.cpu_count()} CPUs)")
+    rates: dict[str, list[Rates]] = {label: [] for label, _, _ in rows}
+    for _ in range(args.repeat):  # each row in turn, so that load falls on all alike
+        for label, _, measure in rows:
+            rates[label].append(measure())
+    medians = {label: tuple(statistics.median(r[k] for r in found) for k in range(3))
+               for label, found in rates.items()}
+    ceiling = medians["ceiling loop, 1 core"]
+    for label, n_cores, _ in rows:
+        wall, cpu, command = medians[label]
+        share = wall / n_cores / ceiling[0]
+        # per CPU-second, the share moves far less with other work's load than wall-clock
+        cpu_share = "" if label == "command, 1 worker" or math.isnan(cpu) else (
+            f"{cpu / ceiling[1]:.0%}")
+        print(f"{label:<24} {wall / 1e6:>17.2f} {max(r[0] for r in rates[label]) / 1e6:>8.2f} "
+              f"{wall / n_cores / 1e6:>9.2f} {cpu / 1e6:>10.2f} {share:>11.0%} "
+              f"{cpu_share:>12} {command:>10.2f}")
+    game = medians["command, 1 worker"]
+    print(f"command --workers 1 / ceiling loop: {game[0] / ceiling[0]:.0%} wall-clock "
+          f"(the rate it reports), {game[1] / ceiling[1]:.0%} per CPU-second of the whole "
+          f"command (load average after: {os.getloadavg()[0]:.2f})")
 
 
 if __name__ == "__main__":

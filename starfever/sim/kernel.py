@@ -212,6 +212,16 @@ def _hold_and_cash(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
     coin_total = f[params + HP_TOTALS + 1]
     cash_total = f[params + HP_TOTALS + 2]
     blank_w = f[params + HP_CELL + _BLANK]
+    # The cumulative weights of the cell kinds after BLANK and of the CASH values: a pick is
+    # how many of them lie at or below the draw (the rule of _index, without its branches).
+    k1 = blank_w + f[params + HP_CELL + 1]
+    k2 = k1 + f[params + HP_CELL + 2]
+    k3 = k2 + f[params + HP_CELL + 3]
+    k4 = k3 + f[params + HP_CELL + 4]
+    v1 = f[params + HP_CASH]
+    v2 = v1 + f[params + HP_CASH + 1]
+    v3 = v2 + f[params + HP_CASH + 2]
+    v4 = v3 + f[params + HP_CASH + 3]
     values, boosters = _S_VALUES, _S_BOOSTERS
     x0, x1, x2, x3 = state[0], state[1], state[2], state[3]
     held = minors = majors = 0
@@ -251,11 +261,11 @@ def _hold_and_cash(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
             if draw < blank_w:  # most cells stay empty
                 continue
             bit = _ONE << np.uint64(cell)
-            kind = _index(f, params + HP_CELL, 6, draw)
+            kind = _BLANK + 1 + (draw >= k1) + (draw >= k2) + (draw >= k3) + (draw >= k4)
             if kind == _CASH:
                 draw, x0, x1, x2, x3 = below_local(x0, x1, x2, x3, cash_total)
-                scratch[values + cell] = f[params + HP_MULTIPLES
-                                           + _index(f, params + HP_CASH, 5, draw)]
+                scratch[values + cell] = f[params + HP_MULTIPLES + (draw >= v1) + (draw >= v2)
+                                           + (draw >= v3) + (draw >= v4)]
                 cash |= bit
             if kind <= _MAJOR:
                 landed |= bit

@@ -169,7 +169,8 @@ def simulate(model: MathModel, spins: int, seed: int, workers: int | None = None
     ``cluster``: the address of a running Dask scheduler (``tcp://host:8786``) or a
     ``distributed.Client``; the chunks then play on its workers and ``workers`` is ignored.
     ``meanwhile`` is called in this process once the work is handed out, while the workers
-    play (in-process runs call it first).
+    play (in-process runs call it first, before the clock starts: ``elapsed_seconds`` and
+    ``spins_per_second`` time the playing, not the caller's other work).
 
     The result depends only on (model, seed, spins): not on ``workers`` nor on the cluster.
     ``progress`` shows a tqdm bar on stderr. Raises ``ValueError`` on bad arguments.
@@ -194,12 +195,12 @@ def simulate(model: MathModel, spins: int, seed: int, workers: int | None = None
                 outcomes.extend(found)
                 bar.update(sum(int(o.sums[kernel.SPINS]) for o in found))
 
+            if pool is None and cluster is None and meanwhile is not None:
+                meanwhile()  # in this process, before the clock: it is not the simulation
             started = time.perf_counter()
             if cluster is not None:
                 workers = _run_on_cluster(cluster, tables, spins, seed, done, meanwhile)
             elif pool is None:
-                if meanwhile is not None:
-                    meanwhile()
                 for batch in batches(spins, seed, workers):
                     done(play_batch(tables, batch))
             else:

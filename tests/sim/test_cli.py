@@ -130,3 +130,41 @@ def test_a_mix_plays_every_class_on_one_shared_pool(cli: Cli) -> None:
     assert spins[1] > spins[100] > 0
     for row in pool["classes"]:
         assert row["total_players_money"] == pytest.approx(row["game_rtp"] + 0.01)
+
+
+def test_the_cached_figures_are_the_computed_ones() -> None:
+    """``simulate`` compares with the figures ``starfever rtp`` cached or shipped for the model
+    when there are any (no 1.2 CPU-s of computation per run): they are the computed ones."""
+    from starfever.engine.model import load_model
+    from starfever.math.exact import compute
+    from starfever.math.figures import cached
+    from starfever.sim.cli import _Exact, cached_exact_figures, exact_figures
+
+    model = load_model("default")
+    stored = cached(model)
+    assert stored is not None  # the shipped models ship their figures
+    computed = exact_figures(compute(model, with_std_dev=False, rational_hold=False))
+    from_cache = cached_exact_figures(stored)
+    assert from_cache.keys() == computed.keys()
+    for name, value in computed.items():
+        assert from_cache[name] == pytest.approx(value, rel=1e-12, abs=1e-15), name
+    assert _Exact(model).figures() == from_cache
+
+
+def test_a_model_without_cached_figures_has_them_computed(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from starfever.engine.model import load_model, model_from_dict
+    from starfever.math.exact import compute
+    from starfever.math.figures import cached
+    from starfever.sim.cli import _Exact, exact_figures
+
+    monkeypatch.setenv("STARFEVER_CACHE_DIR", str(tmp_path))
+    data = load_model("default").to_dict()
+    data["name"] = "not-seen-before"
+    data["hold_and_cash"]["cell_weights"]["BLANK"] += 1
+    model = model_from_dict(data)
+    assert cached(model) is None
+    exact = _Exact(model)
+    exact.prepare()
+    assert exact.figures() == exact_figures(compute(model, with_std_dev=False,
+                                                    rational_hold=False))

@@ -4,12 +4,14 @@ with the pure-Python engine."""
 from __future__ import annotations
 
 import math
+import time
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
 
-from starfever.engine.model import load_model
+from starfever.engine.model import MathModel, load_model, model_from_dict
 from starfever.engine.rng import SeededSource
 from starfever.engine.round import play_round
 from starfever.math.exact import ExactReport, compute
@@ -186,3 +188,106 @@ def test_variance_reduced_interval_holds_the_exact_value(default_run: Simulation
     assert vr.rtp.contains(float(exact.total))
     assert vr.rtp.std_error < default_run.rtp.std_error / 2
     assert vr.effective_spins == pytest.approx(default_run.spins * vr.variance_ratio)
+
+
+def _hand_made(base: list[list[str]], star_wild: list[list[str]] | None = None,
+               max_win_x: int | None = None, **hold: dict[str, int]) -> MathModel:
+    data: dict[str, Any] = load_model("default").to_dict()
+    data["name"] = "hand-made"
+    data["reels"]["base"] = base
+    if star_wild is not None:
+        data["reels"]["star_wild"] = star_wild
+    data["hold_and_cash"].update(hold)
+    if max_win_x is not None:
+        data["max_win_x"] = max_win_x
+    return model_from_dict(data)
+
+
+_FEATURE_HEAVY = _hand_made(
+    [["COIN", "COIN", "COIN", "LEMON", "JACKPOT", "WILD", "BELL", "COIN", "SEVEN", "BAR"],
+     ["COIN", "JACKPOT", "LEMON", "COIN", "WILD", "COIN", "BELL", "DIAMOND", "BAR"],
+     ["JACKPOT", "COIN", "COIN", "COIN", "WILD", "LEMON", "SEVEN", "BELL"],
+     ["COIN", "LEMON", "WILD", "BAR", "BELL", "COIN", "SEVEN"],
+     ["COIN", "COIN", "COIN", "WILD", "LEMON", "DIAMOND"]],
+    [["JACKPOT", "LEMON", "WILD", "BELL", "SEVEN"]] * 3
+    + [["LEMON", "WILD", "BELL", "SEVEN", "BAR"]] * 2,
+    cell_weights={"BLANK": 30, "CASH": 6, "MINOR": 2, "MAJOR": 1, "UPGRADE": 2,
+                  "MULTIPLIER": 2})
+_CAPPED = _hand_made([["COIN", "COIN", "COIN", "LEMON", "WILD", "BELL"]] * 5, max_win_x=1800,
+                     cell_weights={"BLANK": 12, "CASH": 6, "MINOR": 1, "MAJOR": 2,
+                                   "UPGRADE": 1, "MULTIPLIER": 6})
+
+
+@pytest.mark.parametrize(("model", "seed"), [(_FEATURE_HEAVY, 41), (_CAPPED, 42)],
+                         ids=["feature-heavy", "capped"])
+def test_a_chunk_full_of_features_counts_each_round_as_played_one_by_one(
+        model: MathModel, seed: int) -> None:
+    """``run_chunk`` (the hot loop, with features, €€€ lines and large wins off it, drawing
+    mid-stream) against ``play_rounds`` (one round at a time, pinned to the engine draw for draw
+    in test_kernel) on the same stream: every sum, count, histogram bin and €€€ position is the
+    same integer, on models where most rounds leave the hot loop."""
+    spins = 40_000  # one chunk
+    result = simulate(model, spins, seed, workers=1)
+    rounds = play_rounds(kernel_tables(model).as_tuple(), chunk_state(seed, 0), spins)
+    col = {name: [int(x) for x in rounds[:, i]] for i, name in enumerate(ROUND_FIELDS)}
+    lines, star, coins = col["base_pay"], col["star_wild_pay"], col["coins"]
+    cap = -1 if model.max_win_x is None else 20 * model.max_win_x
+    hold = [20 * m if cap < 0 else min(20 * m, cap - p)
+            for m, p in zip(col["hold_multiple"], lines, strict=True)]
+    game = [a + b + c for a, b, c in zip(lines, star, hold, strict=True)]
+    for name, values in (("lines", lines), ("star_wild", star), ("hold_and_cash", hold),
+                         ("game", game)):
+        assert result.moments[name] == Moments(sum(values), sum(v * v for v in values)), name
+    base_jackpots, respin_jackpots = col["base_jackpot_lines"], col["respin_jackpot_lines"]
+    expected = {
+        "hits": sum(1 for g, j, r in zip(game, base_jackpots, respin_jackpots, strict=True)
+                    if g > 0 or j + r > 0),
+        "winning_rounds": sum(1 for g in game if g > 0),
+        "star_wilds": coins.count(4),
+        "holds": sum(1 for c in coins if c >= 5),
+        "megas": sum(col["mega"]), "minors": sum(col["minors"]), "majors": sum(col["majors"]),
+        "hold_respins": sum(col["respins"]),
+        "jackpot_spins": sum(1 for j in base_jackpots if j > 0),
+        "jackpot_lines": sum(base_jackpots), "respin_jackpot_lines": sum(respin_jackpots),
+        "jackpot_rounds": sum(1 for j, r in zip(base_jackpots, respin_jackpots, strict=True)
+                              if j + r > 0),
+    }
+    assert result.counts == expected
+    assert result.jackpot_rounds_at == tuple(
+        (i, j, r) for i, (j, r) in enumerate(zip(base_jackpots, respin_jackpots, strict=True))
+        if j + r > 0)
+    assert result.holds_by_coins == tuple(sum(1 for c in coins if c == n) if n >= 5 else 0
+                                          for n in range(16))
+    assert result.lines_by_coins == tuple(
+        sum(p for p, c in zip(lines, coins, strict=True) if c == n) if n >= 5 else 0
+        for n in range(16))
+    assert result.lines_x_star_wild == sum(p * s for p, s in zip(lines, star, strict=True))
+    assert result.max_win == max(game) / 20
+    edges = np.array(result.histogram_edges)
+
+    def histogram(values: list[int]) -> tuple[int, ...]:
+        bins = [0 if v == 0 else 1 + int(np.searchsorted(edges, v / 20, side="right"))
+                for v in values]
+        return tuple(int(n) for n in np.bincount(bins, minlength=len(edges) + 2))
+
+    assert result.win_histogram == histogram(game)
+    assert result.hold_and_cash_histogram == histogram(
+        [h for h, c in zip(hold, coins, strict=True) if c >= 5])
+    # the stream really left the hot loop mid-chunk, for every kind of round the model has
+    assert min(expected["star_wilds"], expected["holds"]) > 100
+    assert expected["jackpot_rounds"] > 100 or model is _CAPPED  # it shows no JACKPOT
+    assert expected["megas"] > 0 and max(game) >= 2048
+    if cap >= 0:
+        assert max(game) == cap  # the cap was reached and stopped the round's win
+
+
+def test_an_in_process_run_does_not_time_what_is_done_meanwhile() -> None:
+    """``meanwhile`` (the CLI's exact figures) runs in this process before the clock starts:
+    the rate a run reports is spins over the time spent playing them."""
+    def meanwhile() -> None:
+        time.sleep(2.0)
+
+    started = time.perf_counter()
+    result = simulate(load_model("default"), 1000, 3, workers=1, meanwhile=meanwhile)
+    assert time.perf_counter() - started >= 2.0  # it was called, in this process
+    assert result.elapsed_seconds < 2.0
