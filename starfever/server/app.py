@@ -167,5 +167,13 @@ def _metrics_route(app: FastAPI, context: Context) -> None:
 
 
 def app_from_env() -> FastAPI:
-    """The factory ``uvicorn --factory`` calls in every worker: settings from the environment."""
-    return create_app(get_settings(), operator_mode=get_operator_config())
+    """The factory ``uvicorn --factory`` calls in every worker: settings from the environment
+    (and ``STARFEVER_PROFILE``, a developer's switch: ``starfever.server.profiling``)."""
+    from starfever.server import profiling
+
+    profile = profiling.start()
+    app = create_app(get_settings(), operator_mode=get_operator_config())
+    if profile is not None:
+        app.router.lifespan_context = profiling.writing_at_shutdown(app.router.lifespan_context,
+                                                                    profile)
+    return app
