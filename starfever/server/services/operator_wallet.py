@@ -33,14 +33,15 @@ import hashlib
 import logging
 import threading
 import time
+from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
-from sqlalchemy import and_, exists, or_, select, update
+from sqlalchemy import Table, and_, bindparam, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
 from starfever.engine import money
 from starfever.engine.symbols import Cents
@@ -265,22 +266,20 @@ class OperatorWallet:
                 Round.account_id == account_id, Round.idempotency_key == key))
             return found
 
-    def _fields(self, session: Session, row: WalletCall) -> dict[str, Any]:
-        player_id = session.scalar(select(Account.external_id)
-                                   .where(Account.id == row.account_id))
-        return self.fields(row, str(player_id))
-
     @staticmethod
-    def fields(row: WalletCall, player_id: str) -> dict[str, Any]:
-        """The request of a recorded credit or rollback."""
-        if row.kind == ROLLBACK:
-            return {"transaction_id": row.transaction_id, "round_id": row.round_ref,
-                    "player_id": player_id, "debit_transaction_id": row.debit_transaction_id}
-        return {"transaction_id": row.transaction_id, "round_id": row.round_ref,
-                "player_id": player_id, "session_id": session_ref(row.session_id),
-                "currency": p.CURRENCY, "amount": row.amount,
-                "debit_transaction_id": row.debit_transaction_id,
-                "jackpot_amount": row.jackpot_amount, "round_closed": True}
+    def fields(row: WalletCall | Mapping[str, Any], player_id: str) -> dict[str, Any]:
+        """The request of a recorded credit or rollback (its row, or the row's values as
+        the settlement returned them)."""
+        get = row.__getitem__ if isinstance(row, Mapping) else partial(getattr, row)
+        if get("kind") == ROLLBACK:
+            return {"transaction_id": get("transaction_id"), "round_id": get("round_ref"),
+                    "player_id": player_id,
+                    "debit_transaction_id": get("debit_transaction_id")}
+        return {"transaction_id": get("transaction_id"), "round_id": get("round_ref"),
+                "player_id": player_id, "session_id": session_ref(get("session_id")),
+                "currency": p.CURRENCY, "amount": get("amount"),
+                "debit_transaction_id": get("debit_transaction_id"),
+                "jackpot_amount": get("jackpot_amount"), "round_closed": True}
 
     async def _send_due(self, transaction_id: str, player_id: str) -> WalletReply | None:
         """Send a recorded credit or rollback once now; left pending for the retrier if it
@@ -306,23 +305,22 @@ class OperatorWallet:
         """Send a round's credit, just committed as pending (``credit``: its ``wallet_calls``
         values), once now; its acknowledgement is recorded in the acknowledger's next batch
         before the spin is answered. Left pending for the retrier if it gets no answer."""
-        row = WalletCall(**credit)
+        transaction_id = credit["transaction_id"]
         try:
-            reply = await self.aclient.call(CREDIT, self.fields(row, player_id))
+            reply = await self.aclient.call(CREDIT, self.fields(credit, player_id))
         except WalletRefused as refused:
-            log.error("credit %s refused: %s", row.transaction_id, refused)
-            await asyncio.to_thread(self.mark, row.transaction_id, REFUSED,
-                                    error=refused.code[:32])
+            log.error("credit %s refused: %s", transaction_id, refused)
+            await asyncio.to_thread(self.mark, transaction_id, REFUSED, error=refused.code[:32])
             return None
         except WalletUnavailable as error:
             log.warning("credit %s not acknowledged (%s): the retrier resends it",
-                        row.transaction_id, error)
-            await asyncio.to_thread(self.postpone, row)
+                        transaction_id, error)
+            await asyncio.to_thread(self.postpone, WalletCall(**credit))
             return None
         try:
-            await asyncio.wrap_future(self.books.acknowledge(row.transaction_id, reply))
+            await asyncio.wrap_future(self.books.acknowledge(transaction_id, reply))
         except Exception:  # the credit stays pending: the retrier resends it, nothing moves twice
-            log.exception("the acknowledgement of credit %s was not recorded", row.transaction_id)
+            log.exception("the acknowledgement of credit %s was not recorded", transaction_id)
         return reply
 
     def _row(self, transaction_id: str) -> WalletCall | None:
@@ -373,13 +371,16 @@ class OperatorWallet:
         timeout late."""
         now = utcnow()
         fresh = now - timedelta(seconds=self.config.timeout)
-        with self.db.read() as session:
-            due = list(session.scalars(select(WalletCall).where(
-                WalletCall.status == PENDING, WalletCall.kind.in_((CREDIT, ROLLBACK)),
-                WalletCall.next_attempt_at <= now,
-                or_(WalletCall.attempts > 0, WalletCall.created_at <= fresh))
-                .order_by(WalletCall.id).limit(RETRY_BATCH)))
-            requests = [(row, self._fields(session, row)) for row in due]
+        # a bare Core read (it runs every retry interval in every worker, and finds nothing
+        # most of the time): the calls due with their players' ids at the operator
+        with self.db.read_engine.connect() as conn:
+            due = conn.execute(_DUE, {"now": now, "fresh": fresh}).all()
+        requests = []
+        for found in due:
+            values = dict(found._mapping)
+            player_id = values.pop("player_id")
+            row = WalletCall(**values)
+            requests.append((row, self.fields(row, str(player_id))))
         done = 0
         for row, fields in requests:
             try:
@@ -414,6 +415,17 @@ class OperatorWallet:
         except WalletUnavailable:
             raise WalletUnavailableError("the operator's wallet did not answer") from None
         return reply.balance
+
+
+_CALLS: Table = WalletCall.__table__  # type: ignore[assignment]
+_ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
+_DUE = (select(*_CALLS.c, _ACCOUNTS.c.external_id.label("player_id"))
+        .join(_ACCOUNTS, _ACCOUNTS.c.id == _CALLS.c.account_id)
+        .where(_CALLS.c.status == PENDING, _CALLS.c.kind.in_((CREDIT, ROLLBACK)),
+               _CALLS.c.next_attempt_at <= bindparam("now"),
+               or_(_CALLS.c.attempts > 0, _CALLS.c.created_at <= bindparam("fresh")))
+        .order_by(_CALLS.c.id).limit(RETRY_BATCH))
+"""The credits and rollbacks due to be resent (``Retrier``), with each player's id."""
 
 
 class Retrier:

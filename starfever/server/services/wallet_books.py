@@ -4,9 +4,10 @@ send it and every credit acknowledgement that arrived meanwhile.
 
 A transaction per spin for each of these cost a spin more CPU than its round's settlement
 (measured: recording the debit alone, an ORM session with four statements and a commit, was
-the largest single cost of an operator-mode spin). Here a batch is three reads (the batch's
-sessions, accounts and debits already recorded), then at most two statements, an insert of the
-new debits and an update of the acknowledged credits, sent in one pipeline on PostgreSQL.
+the largest single cost of an operator-mode spin). Here a batch is two reads (the batch's
+sessions with their accounts, and the debits already recorded), then at most two statements,
+an insert of the new debits and an update of the acknowledged credits, sent in one pipeline on
+PostgreSQL.
 
 Guarantees (OPERATOR-WALLET.md):
 
@@ -57,11 +58,13 @@ REFUSED, ROLLED_BACK = "refused", "rolled_back"
 _CALLS: Table = WalletCall.__table__  # type: ignore[assignment]
 _ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
 _SESSIONS: Table = SessionToken.__table__  # type: ignore[assignment]
-_SESSIONS_OF = (select(_SESSIONS.c.id, _SESSIONS.c.revoked_at, _SESSIONS.c.expires_at)
-                .where(_SESSIONS.c.id.in_(bindparam("ids", expanding=True))))
-_ACCOUNTS_OF = (select(_ACCOUNTS.c.id, _ACCOUNTS.c.external_id, _ACCOUNTS.c.play_started_at,
-                       _ACCOUNTS.c.reality_check_at, _ACCOUNTS.c.net_result)
-                .where(_ACCOUNTS.c.id.in_(bindparam("ids", expanding=True))))
+_LOGINS_OF = (select(_SESSIONS.c.id, _SESSIONS.c.account_id, _SESSIONS.c.revoked_at,
+                     _SESSIONS.c.expires_at, _ACCOUNTS.c.external_id,
+                     _ACCOUNTS.c.play_started_at, _ACCOUNTS.c.reality_check_at,
+                     _ACCOUNTS.c.net_result)
+              .join(_ACCOUNTS, _ACCOUNTS.c.id == _SESSIONS.c.account_id)
+              .where(_SESSIONS.c.id.in_(bindparam("ids", expanding=True))))
+"""The batch's sessions, each with its player's account (one read for both)."""
 _DEBITS_OF = (select(_CALLS.c.transaction_id, _CALLS.c.request_hash, _CALLS.c.status,
                      _CALLS.c.error, _CALLS.c.balance)
               .where(_CALLS.c.transaction_id.in_(bindparam("ids", expanding=True))))
@@ -212,9 +215,7 @@ def _prepare(conn: Connection, items: Sequence[_Prepare], now: datetime
     """Each prepare's answer (by ``id`` of the item; a ``(code, message)`` pair for a debit
     the operator refused before) and the debit rows to insert."""
     logins = {row.id: row for row in conn.execute(
-        _SESSIONS_OF, {"ids": sorted({i.job.principal.session_id for i in items})})}
-    accounts = {row.id: row for row in conn.execute(
-        _ACCOUNTS_OF, {"ids": sorted({i.job.principal.account_id for i in items})})}
+        _LOGINS_OF, {"ids": sorted({i.job.principal.session_id for i in items})})}
     known: dict[str, tuple[str | None, str, str | None, int | None]] = {
         row.transaction_id: (row.request_hash, row.status, row.error, row.balance)
         for row in conn.execute(_DEBITS_OF, {"ids": sorted({i.ids.debit for i in items})})}
@@ -222,22 +223,22 @@ def _prepare(conn: Connection, items: Sequence[_Prepare], now: datetime
     rows: list[dict[str, Any]] = []
     for item in items:
         try:
-            answers[id(item)] = _one(item, logins, accounts, known, rows, now)
+            answers[id(item)] = _one(item, logins, known, rows, now)
         except ServiceError as refused:
             answers[id(item)] = refused
     return answers, rows
 
 
-def _one(item: _Prepare, logins: dict[int, Any], accounts: dict[int, Any],
+def _one(item: _Prepare, logins: dict[int, Any],
          known: dict[str, tuple[str | None, str, str | None, int | None]],
          rows: list[dict[str, Any]], now: datetime) -> Prepared | tuple[str, str]:
     job, principal = item.job, item.job.principal
     login = logins.get(principal.session_id)
-    if login is None:
+    if login is None or login.account_id != principal.account_id:
         raise Unauthorized("the bearer token is not valid", code="invalid_token")
+    account = login
     check_session_live(login.revoked_at, login.expires_at, now)
-    account = accounts.get(principal.account_id)
-    if account is None or account.external_id is None:
+    if account.external_id is None:
         raise NotFound("this player did not come from the operator's launch",
                        code="not_an_operator_player")
     seen = known.get(item.ids.debit)
