@@ -6,6 +6,7 @@ report (and ``--json``). Only ever talks to 127.0.0.1.
     python benchmarks/load.py --db sqlite --workers 2
     python benchmarks/load.py --db postgresql --rate 500     # 500 spins/s offered
     python benchmarks/load.py --wallet operator --rate 500   # operator mode, reference wallet
+    python benchmarks/load.py --wallet operator --profile /tmp/prof   # cProfile the server
 
 What it does:
 1. creates a fresh database (SQLite file in a temp dir, or a new PostgreSQL database through
