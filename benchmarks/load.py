@@ -6,6 +6,7 @@ report (and ``--json``). Only ever talks to 127.0.0.1.
     python benchmarks/load.py --db sqlite --workers 2
     python benchmarks/load.py --db postgresql --rate 500     # 500 spins/s offered
     python benchmarks/load.py --wallet operator --rate 500   # operator mode, reference wallet
+    python benchmarks/load.py --wallet operator --profile /tmp/prof   # cProfile the server
 
 What it does:
 1. creates a fresh database (SQLite file in a temp dir, or a new PostgreSQL database through
@@ -402,6 +403,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-audit", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the database")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--profile", type=Path, default=None, metavar="DIR",
+                        help="cProfile every server process (STARFEVER_PROFILE): one "
+                             "DIR/server-PID.prof each, by CPU time per thread; slows it down")
     args = parser.parse_args(argv)
     if args.duration > 600:
         parser.error("--duration is bounded to 600 s")
@@ -417,6 +421,8 @@ def main(argv: list[str] | None = None) -> int:
     kind: DatabaseKind = args.db
     wallet = OperatorWallet(tmp, quiet=True) if args.wallet == "operator" else None
     env = {**LIMITS, **(operator_mode_env(wallet) if wallet else {})}
+    if args.profile is not None:
+        env["STARFEVER_PROFILE"] = str(args.profile.resolve())
     try:
         with running_server(tmp, kind, env, keep=args.keep, test_mode=False,
                             workers=args.workers, start_timeout=90.0,

@@ -176,11 +176,9 @@ class WalletStore:
         return row is not None and row[0] == p.ROLLBACK
 
     def _move(self, player_id: str, delta: int) -> int:
-        self.db.execute("UPDATE players SET balance = balance + ? WHERE player_id = ?",
-                        (delta, player_id))
-        row = self.db.execute("SELECT balance FROM players WHERE player_id = ?",
-                              (player_id,)).fetchone()
-        return int(row[0])
+        row = self.db.execute("UPDATE players SET balance = balance + ? WHERE player_id = ? "
+                              "RETURNING balance", (delta, player_id)).fetchall()
+        return int(row[0][0])  # (fetched to the end: the statement is done before COMMIT)
 
     def _close(self, debit_id: str, by: str) -> None:
         self.db.execute("UPDATE transactions SET closed_by = ? WHERE transaction_id = ?",

@@ -298,7 +298,8 @@ class WalletCall(Base):
     round_ref: Mapped[str] = mapped_column(String(64))
     """The ``round_id`` the operator is sent (known before the round has its chain id)."""
     round_id: Mapped[int | None] = mapped_column(ForeignKey("rounds.id"), index=True)
-    """The stored round (a credit's; ``None`` for a debit or rollback)."""
+    """The stored round: a credit's, and a played debit's (set with the round, ADR 0024);
+    ``None`` for a rollback and for a debit without a round."""
     idempotency_key: Mapped[str | None] = mapped_column(String(128))
     request_hash: Mapped[str | None] = mapped_column(String(64))
     debit_transaction_id: Mapped[str | None] = mapped_column(String(64), index=True)

@@ -125,11 +125,56 @@ def test_launch_session_spins_and_both_books_agree(server: Server,
     assert answers[-1]["balance"] == wallet.balance(player_id) == server.balance(token)
     credited = _calls(server, "kind = 'credit'")
     assert {c["status"] for c in credited} >= {"acknowledged"}
+    # each debit's acknowledgement was recorded with its round, which it names
+    debited = [c for c in _calls(server, "kind = 'debit'") if c["account_id"] ==
+               credited[-1]["account_id"]]
+    assert sorted(int(str(c["round_id"])) for c in debited) == sorted(int(str(r["id"]))
+                                                                       for r in rounds)
+    assert {c["status"] for c in debited} == {"acknowledged"}
+    assert sorted(str(c["operator_transaction_id"]) for c in debited) == \
+        sorted(str(d["operator_transaction_id"]) for d in debits)
     audit = run_cli("audit", "--database-url", server.database_url)
     assert audit.returncode == 0, audit.stdout + audit.stderr
     reconcile = run_cli("reconcile", "--database-url", server.database_url)
     assert reconcile.returncode == 0, reconcile.stdout + reconcile.stderr
     assert debits[0]["operator_transaction_id"] in reconcile.stdout
+
+
+def test_migration_0014_names_the_round_of_every_debit_played_before_it(
+        server: Server, wallet: OperatorWallet) -> None:
+    """Debits recorded before migration 0014 named no round; it fills each one in from the
+    round stored under the debit's key (so the stale-debit search skips them), and a debit
+    without a round keeps none."""
+    from alembic import command
+
+    from starfever.server.db import alembic_config
+
+    _, token = _player(server, wallet, 1_000)
+    played = [int(expect(server.spin(token), 201).json()["round"]["id"]) for _ in range(3)]
+    mine = f"kind = 'debit' AND round_id IN ({', '.join(map(str, played))})"
+    ids = [str(c["transaction_id"]) for c in _calls(server, mine)]
+    assert len(ids) == 3
+    config = alembic_config(server.database_url)
+    command.downgrade(config, "0013")  # as such rows were written before
+    listed = ", ".join(f"'{i}'" for i in ids)
+    assert {c["round_id"] for c in _calls(server, f"transaction_id IN ({listed})")} == {None}
+    key = _calls(server, f"transaction_id = '{ids[0]}'")[0]["idempotency_key"]
+    credits = {c["debit_transaction_id"]: c["round_id"] for c in _calls(server, "kind = 'credit'")}
+    try:
+        with server.engine().begin() as conn:  # and one debit whose round was never stored
+            conn.execute(text("UPDATE wallet_calls SET idempotency_key = 'never-played' "
+                              "WHERE transaction_id = :t"), {"t": ids[0]})
+        command.upgrade(config, "head")
+        after = {str(c["transaction_id"]): c["round_id"]
+                 for c in _calls(server, f"transaction_id IN ({listed})")}
+    finally:  # as it was (the retrier would roll a played debit without its key back)
+        with server.engine().begin() as conn:
+            conn.execute(text("UPDATE wallet_calls SET idempotency_key = :k, round_id = :r "
+                              "WHERE transaction_id = :t"),
+                         {"k": key, "r": credits[ids[0]], "t": ids[0]})
+    assert after[ids[0]] is None
+    assert [after[i] for i in ids[1:]] == [credits[i] for i in ids[1:]]
+    assert None not in [after[i] for i in ids[1:]]
 
 
 def test_insufficient_funds_and_player_blocked_are_clear_4xx_and_nothing_is_played(

@@ -190,3 +190,30 @@ def test_an_operator_debit_books_the_round_on_the_operator_book_and_records_its_
          "pending"),
         ("sfc-b", second.round.id, second.round.total_win, second.round.progressive_win,
          "pending")]
+
+
+def test_a_pending_debit_is_played_only_with_the_operators_answer_and_is_recorded_with_it(
+        ) -> None:
+    """The settler records a debit's acknowledgement in the round's transaction: a pending
+    debit whose answer the job carries is played and comes back as acknowledged, naming its
+    round; a pending one without an answer (none arrived) and a rolled-back one are not."""
+    books = Books(players={1: _player(None, vouched=True)}, logins={1: _login()}, settled={},
+                  pool=MODEL.seed_cents, carry=Fraction(0), last_id=7, last_hash=GENESIS_HASH,
+                  debits={"sfd-a": "pending", "sfd-b": "pending", "sfd-c": "rolled_back",
+                          "sfd-d": ACKNOWLEDGED})
+    answered, unanswered, rolled_back, before = (
+        _debited(1, "a", 900, 1), _debited(1, "b", 800, 2), _debited(1, "c", 700, 3),
+        _debited(1, "d", 600, 4))
+    assert answered.debit is not None and rolled_back.debit is not None
+    answered.debit = replace(answered.debit, operator_transaction_id="op-1")
+    rolled_back.debit = replace(rolled_back.debit, operator_transaction_id="op-3")
+    done = settle(books, [answered, unanswered, rolled_back, before], NOW)
+    first, refused, refused_too, last = done.results
+    assert isinstance(first, SpinOutcome) and isinstance(last, SpinOutcome)
+    assert isinstance(refused, Conflict) and refused.code == "debit_rolled_back"
+    assert isinstance(refused_too, Conflict) and refused_too.code == "debit_rolled_back"
+    assert done.debits == [
+        {"d_id": "sfd-a", "d_balance": 900, "d_operator_id": "op-1", "d_round": 8,
+         "d_at": NOW},
+        {"d_id": "sfd-d", "d_balance": 600, "d_operator_id": None, "d_round": 9, "d_at": NOW}]
+    assert books.debits["sfd-a"] == "pending"  # the books themselves are not changed

@@ -7,20 +7,23 @@ written *before* it is sent:
 1. the spin's transaction ids are derived from (account, ``Idempotency-Key``)
    (:class:`TransactionIds`), so a retried request reuses them and the operator answers it
    with its first answer;
-2. the debit is recorded ``pending`` and sent; a ``4xx`` refusal is final (``refused``) and
+2. the debit is recorded ``pending`` (in the group commit of ``wallet_books.CallBook``,
+   committed before it is sent) and sent; a ``4xx`` refusal is final (``refused``) and
    reaches the client as its own 4xx code, nothing played; a timeout or any other failure
    records a rollback (the debit becomes ``rolled_back``), which is sent at once and then
    by the retrier until acknowledged, and the client gets ``503 wallet_unavailable``;
-3. only an ``acknowledged`` debit is handed to the settler (``settlement.Job.debit``), which
-   books the round against it in the ``operator`` book and records the round's credit as
-   ``pending`` in the round's own transaction (``settlement.Settlement.calls``);
-4. the credit is sent once the batch is committed; acknowledgements of debits and credits are
-   recorded in a group commit (:class:`Acknowledgements`), a debit's before its round is
-   settled, a credit's before the spin is answered; one not acknowledged stays
+3. only a debit the operator acknowledged is handed to the settler (``settlement.Job.debit``,
+   with the answer), which records the acknowledgement, books the round against it in the
+   ``operator`` book and records the round's credit as ``pending``, all in the round's own
+   transaction (``settlement.Settlement.debits`` and ``.calls``); a debit the retrier rolled
+   back meanwhile is not played;
+4. the credit is sent once the batch is committed; its acknowledgement is recorded in the
+   group commit of ``CallBook`` before the spin is answered; one not acknowledged stays
    pending (the round is ``pending_credit``) and :class:`Retrier`, a thread of the server
    process, resends pending credits and rollbacks with backoff, also after a restart. A debit
    acknowledged (or left pending by a crash) whose round was never stored is rolled back once
-   it is stale.
+   it is stale; a played debit names its round (``round_id``), so that search reads only the
+   debits still without one.
 """
 
 from __future__ import annotations
@@ -28,17 +31,17 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import queue
 import threading
 import time
+from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
-from sqlalchemy import and_, exists, or_, select, update
+from sqlalchemy import Table, and_, bindparam, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
 from starfever.engine import money
 from starfever.engine.symbols import Cents
@@ -51,10 +54,10 @@ from starfever.seamless.client import (
     WalletUnavailable,
 )
 from starfever.server.db import Database
-from starfever.server.models import Account, Round, SessionToken, WalletCall
+from starfever.server.models import Account, Round, WalletCall
 from starfever.server.operator_config import OperatorConfig
-from starfever.server.services import protection, settle
-from starfever.server.services.auth import Principal, check_session_live
+from starfever.server.services import settle
+from starfever.server.services.auth import Principal
 from starfever.server.services.errors import (
     Conflict,
     Forbidden,
@@ -64,6 +67,7 @@ from starfever.server.services.errors import (
     utcnow,
 )
 from starfever.server.services.settlement import ACKNOWLEDGED, Debit, SpinOutcome
+from starfever.server.services.wallet_books import CallBook, DebitIds
 
 log = logging.getLogger("starfever.server")
 
@@ -139,15 +143,6 @@ def _call_row(kind: str, transaction_id: str, account_id: int, session_id: int |
                       created_at=now, updated_at=now)
 
 
-@dataclass(frozen=True, slots=True)
-class Prepared:
-    """A debit recorded (or found) before it is sent."""
-
-    player_id: str
-    acknowledged_balance: int | None
-    """The operator's balance after it, if it was acknowledged before (a retry)."""
-
-
 class OperatorWallet:
     """Operator mode's wallet: the calls of a spin, the balance, and the retrier's work."""
 
@@ -156,7 +151,7 @@ class OperatorWallet:
         self.config = config
         self.client = WalletClient(config.endpoint)
         self._async: AsyncWalletClient | None = None
-        self.acknowledgements = Acknowledgements(db)
+        self.books = CallBook(db, refusal)
 
     @property
     def aclient(self) -> AsyncWalletClient:
@@ -170,7 +165,7 @@ class OperatorWallet:
         if self._async is not None:
             await self._async.close()
         self.client.close()
-        await asyncio.to_thread(self.acknowledgements.close)
+        await asyncio.to_thread(self.books.close)
 
     @property
     def stale(self) -> timedelta:
@@ -182,12 +177,15 @@ class OperatorWallet:
         """Debit, settle, credit one drawn spin (see the module docstring)."""
         principal = job.principal
         ids = TransactionIds.of(principal.account_id, job.key)
-        prepared = await asyncio.to_thread(self.prepare_debit, job, ids)
-        balance = prepared.acknowledged_balance
+        prepared = await asyncio.wrap_future(
+            self.books.prepare(job, DebitIds(ids.debit, ids.round_ref)))
+        balance, operator_id = prepared.acknowledged_balance, None
         if balance is None:
-            balance = await self._debit(job, ids, prepared.player_id)
+            answer = await self._debit(job, ids, prepared.player_id)
+            balance, operator_id = answer.balance, answer.operator_transaction_id
         job.debit = Debit(transaction_id=ids.debit, credit_transaction_id=ids.credit,
-                          round_ref=ids.round_ref, balance=balance)
+                          round_ref=ids.round_ref, balance=balance,
+                          operator_transaction_id=operator_id)
         try:
             outcome = await self._settle(job)
         except ServiceError:
@@ -213,42 +211,10 @@ class OperatorWallet:
             job.future = Future()
             return await asyncio.wrap_future(settle.settler(self.db).enqueue(job))
 
-    def prepare_debit(self, job: settle.Job, ids: TransactionIds) -> Prepared:
-        """Check the session (and, for a new spin, the reality check) and record the debit
-        as pending, in one transaction; a retry finds its debit and its state."""
-        principal, now = job.principal, utcnow()
-        with self.db.write() as session:
-            token = session.get(SessionToken, principal.session_id)
-            if token is None:
-                raise Unauthorized("the bearer token is not valid", code="invalid_token")
-            check_session_live(token.revoked_at, token.expires_at, now)
-            account = session.get(Account, principal.account_id)
-            if account is None or account.external_id is None:
-                raise NotFound("this player did not come from the operator's launch",
-                               code="not_an_operator_player")
-            row = session.scalar(select(WalletCall).where(WalletCall.transaction_id == ids.debit))
-            if row is None:
-                protection.check_reality_acknowledged(protection.reality_check(
-                    session, job.settings, principal.account_id, now))
-                session.add(_call_row(DEBIT, ids.debit, principal.account_id,
-                                      principal.session_id, ids.round_ref, now,
-                                      amount=money.total_bet(Cents(job.bet)), key=job.key,
-                                      fingerprint=job.fingerprint))
-                return Prepared(account.external_id, None)
-            if row.request_hash != job.fingerprint:
-                raise Conflict("this Idempotency-Key was used for a different spin request",
-                               code="idempotency_key_reused")
-            if row.status == REFUSED:
-                raise refusal(row.error or p.BAD_REQUEST, "refused before")
-            if row.status == ROLLED_BACK:
-                raise Conflict("the debit of this spin was rolled back; send a new "
-                               "Idempotency-Key", code="debit_rolled_back")
-            if row.status == ACKNOWLEDGED and row.balance is not None:
-                return Prepared(account.external_id, row.balance)
-            return Prepared(account.external_id, None)  # pending: send it again
-
-    async def _debit(self, job: settle.Job, ids: TransactionIds, player_id: str) -> int:
-        """Send the debit; the operator's balance after it, or the client's refusal."""
+    async def _debit(self, job: settle.Job, ids: TransactionIds,
+                     player_id: str) -> WalletReply:
+        """Send the debit; the operator's answer (recorded by the settler with the round), or
+        the client's refusal."""
         fields = {"transaction_id": ids.debit, "round_id": ids.round_ref, "player_id": player_id,
                   "session_id": session_ref(job.principal.session_id), "currency": p.CURRENCY,
                   "amount": money.total_bet(Cents(job.bet)), "game": p.GAME,
@@ -264,15 +230,7 @@ class OperatorWallet:
             await self._send_due(ids.rollback, player_id)
             raise WalletUnavailableError("the operator's wallet did not answer the bet; it "
                                          "was rolled back and nothing was played") from None
-        if not await asyncio.wrap_future(self.acknowledgements.record(ids.debit, reply,
-                                                                      only_pending=True)):
-            row = await asyncio.to_thread(self._row, ids.debit)
-            if row is None or row.status != ACKNOWLEDGED:
-                # the retrier rolled it back meanwhile (it took longer than ``stale``)
-                raise WalletUnavailableError("the bet was rolled back while waiting for the "
-                                             "operator's wallet; nothing was played")
-            # else a concurrent retry of this request was answered first: the same debit
-        return reply.balance
+        return reply
 
     # --- the books of calls ---------------------------------------------------------------
     def mark(self, transaction_id: str, status: str, *, reply: WalletReply | None = None,
@@ -294,8 +252,8 @@ class OperatorWallet:
         with self.db.write() as session:
             debit = session.scalar(select(WalletCall).where(
                 WalletCall.transaction_id == debit_id).with_for_update())
-            if debit is None or debit.status == ROLLED_BACK:
-                return
+            if debit is None or debit.status == ROLLED_BACK or debit.round_id is not None:
+                return  # (a played debit names its round, under the same lock as here)
             debit.status, debit.updated_at = ROLLED_BACK, now
             session.add(_call_row(ROLLBACK, rollback_id(debit_id), debit.account_id,
                                   debit.session_id, debit.round_ref, now, amount=debit.amount,
@@ -308,22 +266,20 @@ class OperatorWallet:
                 Round.account_id == account_id, Round.idempotency_key == key))
             return found
 
-    def _fields(self, session: Session, row: WalletCall) -> dict[str, Any]:
-        player_id = session.scalar(select(Account.external_id)
-                                   .where(Account.id == row.account_id))
-        return self.fields(row, str(player_id))
-
     @staticmethod
-    def fields(row: WalletCall, player_id: str) -> dict[str, Any]:
-        """The request of a recorded credit or rollback."""
-        if row.kind == ROLLBACK:
-            return {"transaction_id": row.transaction_id, "round_id": row.round_ref,
-                    "player_id": player_id, "debit_transaction_id": row.debit_transaction_id}
-        return {"transaction_id": row.transaction_id, "round_id": row.round_ref,
-                "player_id": player_id, "session_id": session_ref(row.session_id),
-                "currency": p.CURRENCY, "amount": row.amount,
-                "debit_transaction_id": row.debit_transaction_id,
-                "jackpot_amount": row.jackpot_amount, "round_closed": True}
+    def fields(row: WalletCall | Mapping[str, Any], player_id: str) -> dict[str, Any]:
+        """The request of a recorded credit or rollback (its row, or the row's values as
+        the settlement returned them)."""
+        get = row.__getitem__ if isinstance(row, Mapping) else partial(getattr, row)
+        if get("kind") == ROLLBACK:
+            return {"transaction_id": get("transaction_id"), "round_id": get("round_ref"),
+                    "player_id": player_id,
+                    "debit_transaction_id": get("debit_transaction_id")}
+        return {"transaction_id": get("transaction_id"), "round_id": get("round_ref"),
+                "player_id": player_id, "session_id": session_ref(get("session_id")),
+                "currency": p.CURRENCY, "amount": get("amount"),
+                "debit_transaction_id": get("debit_transaction_id"),
+                "jackpot_amount": get("jackpot_amount"), "round_closed": True}
 
     async def _send_due(self, transaction_id: str, player_id: str) -> WalletReply | None:
         """Send a recorded credit or rollback once now; left pending for the retrier if it
@@ -349,23 +305,22 @@ class OperatorWallet:
         """Send a round's credit, just committed as pending (``credit``: its ``wallet_calls``
         values), once now; its acknowledgement is recorded in the acknowledger's next batch
         before the spin is answered. Left pending for the retrier if it gets no answer."""
-        row = WalletCall(**credit)
+        transaction_id = credit["transaction_id"]
         try:
-            reply = await self.aclient.call(CREDIT, self.fields(row, player_id))
+            reply = await self.aclient.call(CREDIT, self.fields(credit, player_id))
         except WalletRefused as refused:
-            log.error("credit %s refused: %s", row.transaction_id, refused)
-            await asyncio.to_thread(self.mark, row.transaction_id, REFUSED,
-                                    error=refused.code[:32])
+            log.error("credit %s refused: %s", transaction_id, refused)
+            await asyncio.to_thread(self.mark, transaction_id, REFUSED, error=refused.code[:32])
             return None
         except WalletUnavailable as error:
             log.warning("credit %s not acknowledged (%s): the retrier resends it",
-                        row.transaction_id, error)
-            await asyncio.to_thread(self.postpone, row)
+                        transaction_id, error)
+            await asyncio.to_thread(self.postpone, WalletCall(**credit))
             return None
         try:
-            await asyncio.wrap_future(self.acknowledgements.record(row.transaction_id, reply))
+            await asyncio.wrap_future(self.books.acknowledge(transaction_id, reply))
         except Exception:  # the credit stays pending: the retrier resends it, nothing moves twice
-            log.exception("the acknowledgement of credit %s was not recorded", row.transaction_id)
+            log.exception("the acknowledgement of credit %s was not recorded", transaction_id)
         return reply
 
     def _row(self, transaction_id: str) -> WalletCall | None:
@@ -392,7 +347,8 @@ class OperatorWallet:
                                      Round.idempotency_key == WalletCall.idempotency_key))
         with self.db.read() as session:
             stale = list(session.scalars(select(WalletCall.transaction_id).where(
-                WalletCall.kind == DEBIT, WalletCall.status.in_((PENDING, ACKNOWLEDGED)),
+                WalletCall.kind == DEBIT, WalletCall.round_id.is_(None),
+                WalletCall.status.in_((PENDING, ACKNOWLEDGED)),
                 WalletCall.updated_at < cutoff, ~played).limit(RETRY_BATCH)))
         for transaction_id in stale:
             if self._row_played(transaction_id):
@@ -415,13 +371,16 @@ class OperatorWallet:
         timeout late."""
         now = utcnow()
         fresh = now - timedelta(seconds=self.config.timeout)
-        with self.db.read() as session:
-            due = list(session.scalars(select(WalletCall).where(
-                WalletCall.status == PENDING, WalletCall.kind.in_((CREDIT, ROLLBACK)),
-                WalletCall.next_attempt_at <= now,
-                or_(WalletCall.attempts > 0, WalletCall.created_at <= fresh))
-                .order_by(WalletCall.id).limit(RETRY_BATCH)))
-            requests = [(row, self._fields(session, row)) for row in due]
+        # a bare Core read (it runs every retry interval in every worker, and finds nothing
+        # most of the time): the calls due with their players' ids at the operator
+        with self.db.read_engine.connect() as conn:
+            due = conn.execute(_DUE, {"now": now, "fresh": fresh}).all()
+        requests = []
+        for found in due:
+            values = dict(found._mapping)
+            player_id = values.pop("player_id")
+            row = WalletCall(**values)
+            requests.append((row, self.fields(row, str(player_id))))
         done = 0
         for row, fields in requests:
             try:
@@ -458,89 +417,15 @@ class OperatorWallet:
         return reply.balance
 
 
-class Acknowledgements:
-    """Group commit of the operator's acknowledgements: one thread records the answers to the
-    debits and credits sent by the spins of this process, every answer that arrived meanwhile
-    in one transaction (a transaction for each cost a spin as much as its round's settlement).
-    A debit's is recorded only while the debit is still pending (the retrier may have rolled a
-    slow one back), and committed before its round is settled; a spin is answered once its
-    credit's is committed. A credit's acknowledgement lost (the process dies before the batch
-    commits) leaves the credit pending: the retrier sends it again and the operator answers
-    with its first answer, so nothing moves twice; a debit's lost leaves the debit pending,
-    with no round, and the request's retry or the retrier's rollback settles it."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-        self._queue: queue.SimpleQueue[_Ack | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._start = threading.Lock()
-
-    def record(self, transaction_id: str, reply: WalletReply, *,
-               only_pending: bool = False) -> Future[bool]:
-        """Queue one acknowledgement; the future tells, once it is committed, whether the
-        call's row changed (``only_pending``: whether it was still pending)."""
-        with self._start:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, daemon=True,
-                                                name="starfever-wallet-acknowledgements")
-                self._thread.start()
-        ack = _Ack(transaction_id, reply, only_pending, Future())
-        self._queue.put(ack)
-        return ack.done
-
-    def close(self) -> None:
-        """Record what is queued, then stop the thread."""
-        with self._start:
-            thread, self._thread = self._thread, None
-        if thread is not None:
-            self._queue.put(None)
-            thread.join(timeout=30)
-
-    def _run(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            batch = [item]
-            while True:
-                try:
-                    more = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if more is None:
-                    self._queue.put(None)  # end after this batch
-                    break
-                batch.append(more)
-            try:
-                changed = self._write(batch)
-            except Exception as error:
-                for ack in batch:
-                    ack.done.set_exception(error)
-            else:
-                for ack, result in zip(batch, changed, strict=True):
-                    ack.done.set_result(result)
-
-    def _write(self, batch: list[_Ack]) -> list[bool]:
-        now = utcnow()
-        changed = []
-        with self.db.write() as session:
-            for ack in batch:
-                query = update(WalletCall).where(WalletCall.transaction_id == ack.transaction_id)
-                if ack.only_pending:
-                    query = query.where(WalletCall.status == PENDING)
-                result = session.execute(query.values(
-                    status=ACKNOWLEDGED, error=None, balance=ack.reply.balance,
-                    operator_transaction_id=ack.reply.operator_transaction_id, updated_at=now))
-                changed.append(bool(result.rowcount))  # type: ignore[attr-defined]
-        return changed
-
-
-@dataclass(frozen=True, slots=True)
-class _Ack:
-    transaction_id: str
-    reply: WalletReply
-    only_pending: bool
-    done: Future[bool]
+_CALLS: Table = WalletCall.__table__  # type: ignore[assignment]
+_ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
+_DUE = (select(*_CALLS.c, _ACCOUNTS.c.external_id.label("player_id"))
+        .join(_ACCOUNTS, _ACCOUNTS.c.id == _CALLS.c.account_id)
+        .where(_CALLS.c.status == PENDING, _CALLS.c.kind.in_((CREDIT, ROLLBACK)),
+               _CALLS.c.next_attempt_at <= bindparam("now"),
+               or_(_CALLS.c.attempts > 0, _CALLS.c.created_at <= bindparam("fresh")))
+        .order_by(_CALLS.c.id).limit(RETRY_BATCH))
+"""The credits and rollbacks due to be resent (``Retrier``), with each player's id."""
 
 
 class Retrier:
@@ -565,9 +450,10 @@ class Retrier:
         self._thread.join(timeout=self.wallet.config.timeout + 5)
 
     def _run(self) -> None:
-        # the search for stale debits reads every debit not rolled back (a played one stays
-        # acknowledged), so it runs every third of the staleness, not at every retry: a debit
-        # left without its round is rolled back between 1 and 1 1/3 staleness after it
+        # the search for stale debits runs every third of the staleness, not at every retry:
+        # a debit left without its round is rolled back between 1 and 1 1/3 staleness after it
+        # (it reads only the debits without a round: those of spins in flight, and those
+        # recorded before migration 0014, which it checks against the rounds)
         every = self.wallet.stale.total_seconds() / 3
         searched = float("-inf")
         while not self._stop.wait(self.wallet.config.retry):
@@ -580,5 +466,5 @@ class Retrier:
                 log.exception("the wallet retrier failed; trying again")
 
 
-__all__ = ["Acknowledgements", "OperatorWallet", "Retrier", "TransactionIds", "WalletMisconfigured",
+__all__ = ["OperatorWallet", "Retrier", "TransactionIds", "WalletMisconfigured",
            "WalletUnavailableError", "refusal"]

@@ -30,7 +30,18 @@ from concurrent.futures import Future
 from fractions import Fraction
 from typing import Any
 
-from sqlalchemy import Connection, Table, bindparam, insert, select, true, tuple_, update
+from sqlalchemy import (
+    Connection,
+    String,
+    Table,
+    bindparam,
+    func,
+    insert,
+    select,
+    true,
+    tuple_,
+    update,
+)
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
@@ -108,6 +119,14 @@ _UPDATE_POOL = (update(_POOL).where(_POOL.c.id == jackpot.POOL_ID).values(
     contributions=_POOL.c.contributions + bindparam("p_contributions"),
     wins=_POOL.c.wins + bindparam("p_wins"), refills=_POOL.c.refills + bindparam("p_refills"),
     hits=_POOL.c.hits + bindparam("p_hits"), updated_at=bindparam("p_at")))
+_UPDATE_DEBIT = (
+    update(_CALLS).where(_CALLS.c.transaction_id == bindparam("d_id")).values(
+        status="acknowledged", error=None, round_id=bindparam("d_round"),
+        balance=bindparam("d_balance"),
+        operator_transaction_id=func.coalesce(bindparam("d_operator_id", type_=String),
+                                              _CALLS.c.operator_transaction_id),
+        updated_at=bindparam("d_at")))
+"""Operator mode: a played debit, acknowledged with the operator's answer, names its round."""
 _UPDATE_HEAD = (update(_HEAD).where(_HEAD.c.id == CHAIN_ID)
                 .values(last_round_id=bindparam("h_id"), last_hash=bindparam("h_hash")))
 
@@ -239,6 +258,7 @@ def _write(db: Database, conn: Connection, done: Settlement, now: Any) -> None:
         conn.execute(insert(_LEDGER), done.entries)
         if done.calls:
             conn.execute(insert(_CALLS).inline(), done.calls)  # no RETURNING in a pipeline
+            conn.execute(_UPDATE_DEBIT, done.debits)
         if done.balances:
             conn.execute(_UPDATE_WALLET, [{"w_id": aid, "w_balance": balance, "w_at": now}
                                           for aid, balance in done.balances.items()])

@@ -46,6 +46,8 @@ from starfever.server.settings import Settings
 
 ACKNOWLEDGED = "acknowledged"
 """The state of a wallet call the operator answered with ``200``."""
+PENDING = "pending"
+"""The state of a wallet call recorded and not (yet) answered."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,10 @@ class Debit:
     """The ``round_id`` the operator was sent."""
     balance: int
     """The operator's balance after the debit, as it answered."""
+    operator_transaction_id: str | None = None
+    """The operator's id in its answer, when that answer is in hand but not yet recorded (the
+    debit's row is still ``pending``): the settlement records it with the round, in the same
+    transaction. None for a debit recorded ``acknowledged`` before (a retry)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +144,8 @@ class Books:
     last_hash: str
     debits: dict[str, str] = field(default_factory=dict)
     """Operator mode: the state of the batch's debits by transaction id (locked); only an
-    ``acknowledged`` debit is played."""
+    ``acknowledged`` debit is played, or a ``pending`` one whose answer the job carries
+    (:attr:`Debit.operator_transaction_id`): a rolled-back one never."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +180,11 @@ class Settlement:
     calls: list[dict[str, Any]] = field(default_factory=list)
     """Operator mode: the credits to record as pending (``wallet_calls`` rows), one per round
     played on an operator debit; sent after the commit."""
+    debits: list[dict[str, Any]] = field(default_factory=list)
+    """Operator mode: per round played on an operator debit, that debit's row update: now
+    ``acknowledged`` with the operator's answer (``d_balance``, ``d_operator_id``: None keeps
+    what was recorded before) and the round's id (``d_round``), so no search for debits
+    without a round has to look at it again."""
 
     @property
     def writes(self) -> bool:
@@ -234,6 +246,7 @@ class _Batch:
         self.nets: dict[int, int] = {}
         self.debits = dict(books.debits)
         self.calls: list[dict[str, Any]] = []
+        self.debit_updates: list[dict[str, Any]] = []
         self.chain_key = settings.chain_key()
         self.identity = round_identity(model)
 
@@ -272,7 +285,9 @@ class _Batch:
             if balance < total:
                 raise Conflict(f"the balance of {balance} cents does not cover the total bet "
                                f"of {total} cents", code="insufficient_funds")
-        elif self.debits.get(job.debit.transaction_id) == ACKNOWLEDGED:
+        elif self.debits.get(job.debit.transaction_id) == ACKNOWLEDGED or (
+                self.debits.get(job.debit.transaction_id) == PENDING
+                and job.debit.operator_transaction_id is not None):
             balance = job.debit.balance + total  # the operator's balance before the bet
         else:
             raise Conflict("the debit of this spin was rolled back; send a new Idempotency-Key",
@@ -293,6 +308,11 @@ class _Batch:
             self.touched.add(aid)
         else:
             credit = self._credit(job, job.debit, stored)
+            self.debits[job.debit.transaction_id] = ACKNOWLEDGED
+            self.debit_updates.append({
+                "d_id": job.debit.transaction_id, "d_balance": job.debit.balance,
+                "d_operator_id": job.debit.operator_transaction_id, "d_round": stored.id,
+                "d_at": self.now})
         delta = stored.total_win - stored.total_bet
         player.net_result += delta
         self.nets[aid] = self.nets.get(aid, 0) + delta
@@ -307,7 +327,7 @@ class _Batch:
             "account_id": r.account_id, "session_id": r.session_id,
             "round_ref": debit.round_ref, "round_id": r.id, "idempotency_key": job.key,
             "request_hash": job.fingerprint, "debit_transaction_id": debit.transaction_id,
-            "amount": r.total_win, "jackpot_amount": r.progressive_win, "status": "pending",
+            "amount": r.total_win, "jackpot_amount": r.progressive_win, "status": PENDING,
             "error": None, "operator_transaction_id": None, "balance": None, "attempts": 0,
             "next_attempt_at": self.now, "created_at": self.now, "updated_at": self.now}
         self.calls.append(row)
@@ -357,8 +377,9 @@ def settle(books: Books, jobs: list[Job], now: datetime) -> Settlement:
                       balances={aid: batch.players[aid].balance or 0
                                 for aid in sorted(batch.touched)},
                       nets=dict(sorted(batch.nets.items())), pool=pool,
-                      head=(batch.last_id, batch.last_hash), calls=batch.calls)
+                      head=(batch.last_id, batch.last_hash), calls=batch.calls,
+                      debits=batch.debit_updates)
 
 
-__all__ = ["ACKNOWLEDGED", "Books", "Debit", "Job", "Login", "Player", "PoolChange", "Settlement",
-           "SpinOutcome", "book_round", "settle"]
+__all__ = ["ACKNOWLEDGED", "PENDING", "Books", "Debit", "Job", "Login", "Player", "PoolChange",
+           "Settlement", "SpinOutcome", "book_round", "settle"]

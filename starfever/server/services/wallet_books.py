@@ -1,0 +1,273 @@
+"""Operator mode's group commit of ``wallet_calls`` (ADR 0024): one thread per server process
+records, in ONE transaction, every debit the spins of this process want recorded before they
+send it and every credit acknowledgement that arrived meanwhile.
+
+A transaction per spin for each of these cost a spin more CPU than its round's settlement
+(measured: recording the debit alone, an ORM session with four statements and a commit, was
+the largest single cost of an operator-mode spin). Here a batch is two reads (the batch's
+sessions with their accounts, and the debits already recorded), then at most two statements,
+an insert of the new debits and an update of the acknowledged credits, sent in one pipeline on
+PostgreSQL.
+
+Guarantees (OPERATOR-WALLET.md):
+
+- a debit is sent only after its ``pending`` row is committed (:meth:`CallBook.prepare`'s
+  future resolves after the commit), so a crash never leaves a debit sent and unrecorded;
+- a spin is answered only after its credit's acknowledgement is committed
+  (:meth:`CallBook.acknowledge`); one lost (the process dies first) leaves the credit
+  pending: the retrier resends it and the operator answers with its first answer;
+- a batch that fails is recorded again item by item, so an error reaches only its cause; a
+  debit row another process inserted meanwhile (two workers serving retries of one request)
+  makes that item look again and find it.
+
+The debit's own acknowledgement is not recorded here: the settler records it with the round,
+in the round's transaction (``settlement.Settlement.debits``).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Table, bindparam, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from starfever.engine import money
+from starfever.engine.symbols import Cents
+from starfever.seamless.client import WalletReply
+from starfever.server.db import Database
+from starfever.server.models import Account, SessionToken, WalletCall
+from starfever.server.services.auth import check_session_live
+from starfever.server.services.errors import (
+    Conflict,
+    NotFound,
+    ServiceError,
+    Unauthorized,
+    utcnow,
+)
+from starfever.server.services.protection import check_reality_acknowledged, reality_check_of
+from starfever.server.services.settlement import ACKNOWLEDGED, PENDING, Job
+
+REFUSED, ROLLED_BACK = "refused", "rolled_back"
+
+_CALLS: Table = WalletCall.__table__  # type: ignore[assignment]
+_ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
+_SESSIONS: Table = SessionToken.__table__  # type: ignore[assignment]
+_LOGINS_OF = (select(_SESSIONS.c.id, _SESSIONS.c.account_id, _SESSIONS.c.revoked_at,
+                     _SESSIONS.c.expires_at, _ACCOUNTS.c.external_id,
+                     _ACCOUNTS.c.play_started_at, _ACCOUNTS.c.reality_check_at,
+                     _ACCOUNTS.c.net_result)
+              .join(_ACCOUNTS, _ACCOUNTS.c.id == _SESSIONS.c.account_id)
+              .where(_SESSIONS.c.id.in_(bindparam("ids", expanding=True))))
+"""The batch's sessions, each with its player's account (one read for both)."""
+_DEBITS_OF = (select(_CALLS.c.transaction_id, _CALLS.c.request_hash, _CALLS.c.status,
+                     _CALLS.c.error, _CALLS.c.balance)
+              .where(_CALLS.c.transaction_id.in_(bindparam("ids", expanding=True))))
+_ACKNOWLEDGE = (update(_CALLS).where(_CALLS.c.transaction_id == bindparam("a_id")).values(
+    status=ACKNOWLEDGED, error=None, balance=bindparam("a_balance"),
+    operator_transaction_id=bindparam("a_operator_id"), updated_at=bindparam("a_at")))
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A debit recorded (or found) before it is sent."""
+
+    player_id: str
+    acknowledged_balance: int | None
+    """The operator's balance after it, if it was acknowledged before (a retry)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DebitIds:
+    """What :meth:`CallBook.prepare` needs of a spin's transaction ids."""
+
+    debit: str
+    round_ref: str
+
+
+@dataclass(slots=True)
+class _Prepare:
+    job: Job
+    ids: DebitIds
+    done: Future[Prepared]
+
+
+@dataclass(slots=True)
+class _Ack:
+    transaction_id: str
+    reply: WalletReply
+    done: Future[bool]
+
+
+_Item = _Prepare | _Ack
+
+
+class CallBook:
+    """The group commit of operator mode's wallet calls in one server process."""
+
+    def __init__(self, db: Database, refusal: Any) -> None:
+        self.db = db
+        self.refusal = refusal
+        """``operator_wallet.refusal``: a debit refused before, as the client sees it."""
+        self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._start = threading.Lock()
+
+    def prepare(self, job: Job, ids: DebitIds) -> Future[Prepared]:
+        """Check the spin's session and (for a new spin) the reality check and record its
+        debit as ``pending``; the future resolves once that is committed, with the player's
+        id at the operator, or with the spin's refusal. A retry of the request finds its
+        debit: refused or rolled back (its refusal), acknowledged (its balance), or pending
+        (to be sent again)."""
+        item = _Prepare(job, ids, Future())
+        self._put(item)
+        return item.done
+
+    def acknowledge(self, transaction_id: str, reply: WalletReply) -> Future[bool]:
+        """Record a credit's acknowledgement; the future tells, once it is committed, whether
+        the call's row changed."""
+        item = _Ack(transaction_id, reply, Future())
+        self._put(item)
+        return item.done
+
+    def close(self) -> None:
+        """Record what is queued, then stop the thread."""
+        with self._start:
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            self._queue.put(None)
+            thread.join(timeout=30)
+
+    def _put(self, item: _Item) -> None:
+        with self._start:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="starfever-wallet-books")
+                self._thread.start()
+        self._queue.put(item)
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            batch = [item]
+            while True:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    self._queue.put(None)  # end after this batch
+                    break
+                batch.append(more)
+            self._record(batch)
+
+    def _record(self, batch: list[_Item], *, again: bool = False) -> None:
+        try:
+            results = self._write(batch)
+        except BaseException as error:
+            if len(batch) > 1:
+                for item in batch:  # each alone: the error reaches only its cause
+                    self._record([item])
+            elif isinstance(error, IntegrityError) and not again:
+                self._record(batch, again=True)  # another process recorded it: find it
+            else:
+                batch[0].done.set_exception(error)
+            return
+        for item, result in zip(batch, results, strict=True):
+            if isinstance(result, BaseException):
+                item.done.set_exception(result)
+            else:
+                item.done.set_result(result)  # type: ignore[arg-type]
+
+    def _write(self, batch: Sequence[_Item]) -> list[Prepared | bool | ServiceError]:
+        now = utcnow()
+        prepares = [item for item in batch if isinstance(item, _Prepare)]
+        acks = [{"a_id": item.transaction_id, "a_balance": item.reply.balance,
+                 "a_operator_id": item.reply.operator_transaction_id, "a_at": now}
+                for item in batch if isinstance(item, _Ack)]
+        with self.db.write_connection() as conn:
+            prepared, rows = _prepare(conn, prepares, now) if prepares else ({}, [])
+            with self.db.pipelined(conn):
+                if rows:
+                    conn.execute(insert(_CALLS).inline(), rows)  # no RETURNING in a pipeline
+                if acks:
+                    conn.execute(_ACKNOWLEDGE, acks)
+        results: list[Prepared | bool | ServiceError] = []
+        for item in batch:
+            if isinstance(item, _Prepare):
+                answer = prepared[id(item)]
+                results.append(self.refusal(*answer) if isinstance(answer, tuple) else answer)
+            else:
+                results.append(True)
+        return results
+
+
+def _prepare(conn: Connection, items: Sequence[_Prepare], now: datetime
+             ) -> tuple[dict[int, Prepared | ServiceError | tuple[str, str]],
+                        list[dict[str, Any]]]:
+    """Each prepare's answer (by ``id`` of the item; a ``(code, message)`` pair for a debit
+    the operator refused before) and the debit rows to insert."""
+    logins = {row.id: row for row in conn.execute(
+        _LOGINS_OF, {"ids": sorted({i.job.principal.session_id for i in items})})}
+    known: dict[str, tuple[str | None, str, str | None, int | None]] = {
+        row.transaction_id: (row.request_hash, row.status, row.error, row.balance)
+        for row in conn.execute(_DEBITS_OF, {"ids": sorted({i.ids.debit for i in items})})}
+    answers: dict[int, Prepared | ServiceError | tuple[str, str]] = {}
+    rows: list[dict[str, Any]] = []
+    for item in items:
+        try:
+            answers[id(item)] = _one(item, logins, known, rows, now)
+        except ServiceError as refused:
+            answers[id(item)] = refused
+    return answers, rows
+
+
+def _one(item: _Prepare, logins: dict[int, Any],
+         known: dict[str, tuple[str | None, str, str | None, int | None]],
+         rows: list[dict[str, Any]], now: datetime) -> Prepared | tuple[str, str]:
+    job, principal = item.job, item.job.principal
+    login = logins.get(principal.session_id)
+    if login is None or login.account_id != principal.account_id:
+        raise Unauthorized("the bearer token is not valid", code="invalid_token")
+    account = login
+    check_session_live(login.revoked_at, login.expires_at, now)
+    if account.external_id is None:
+        raise NotFound("this player did not come from the operator's launch",
+                       code="not_an_operator_player")
+    seen = known.get(item.ids.debit)
+    if seen is None:
+        check_reality_acknowledged(reality_check_of(
+            job.settings, account.play_started_at, account.reality_check_at,
+            account.net_result, now))
+        rows.append({"transaction_id": item.ids.debit, "kind": "debit",
+                     "account_id": principal.account_id, "session_id": principal.session_id,
+                     "round_ref": item.ids.round_ref, "round_id": None,
+                     "idempotency_key": job.key, "request_hash": job.fingerprint,
+                     "debit_transaction_id": None, "amount": money.total_bet(Cents(job.bet)),
+                     "jackpot_amount": 0, "status": PENDING, "error": None,
+                     "operator_transaction_id": None, "balance": None, "attempts": 0,
+                     "next_attempt_at": now, "created_at": now, "updated_at": now})
+        known[item.ids.debit] = (job.fingerprint, PENDING, None, None)  # a retry in the batch
+        return Prepared(account.external_id, None)
+    request_hash, status, error, balance = seen
+    if request_hash != job.fingerprint:
+        raise Conflict("this Idempotency-Key was used for a different spin request",
+                       code="idempotency_key_reused")
+    if status == REFUSED:
+        return (error or "bad_request", "refused before")
+    if status == ROLLED_BACK:
+        raise Conflict("the debit of this spin was rolled back; send a new Idempotency-Key",
+                       code="debit_rolled_back")
+    if status == ACKNOWLEDGED and balance is not None:
+        return Prepared(account.external_id, balance)
+    return Prepared(account.external_id, None)  # pending: send it again
+
+
+__all__ = ["CallBook", "DebitIds", "Prepared"]
