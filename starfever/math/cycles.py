@@ -275,7 +275,8 @@ def _base_direct(codes: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
 def _respin_direct(codes: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
             weights: npt.NDArray[np.int64], pays3: npt.NDArray[np.bool_],
             table: npt.NDArray[np.int32], hist: npt.NDArray[np.int64]) -> None:
-    """Like ``_base_direct`` over distinct stops only: ``weights[reel, k]`` stops show column ``k``."""
+    """Like ``_base_direct`` over distinct stops only: ``weights[reel, k]`` stops show
+    column ``k``."""
     workers = hist.shape[0]
     l0, l1, l2, l3, l4 = lengths[0], lengths[1], lengths[2], lengths[3], lengths[4]
     jack = np.zeros(pays3.shape, dtype=np.bool_)

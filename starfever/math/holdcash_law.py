@@ -30,9 +30,9 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 from itertools import combinations
 from math import factorial
+from typing import Any
 
 import numba as nb
 import numpy as np
