@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import combinations
 from math import factorial
-from typing import Any
+from typing import NamedTuple
 
 import numba as nb
 import numpy as np
@@ -270,8 +270,27 @@ def _forward(order: npt.NDArray[np.int64], state_of: npt.NDArray[np.int64],
                     mass[target, s2] += wy * entry_q[e]
 
 
-def _grouped(p: list[float]) -> tuple[npt.NDArray[Any], ...]:
-    """The landings of every number of empty cells, grouped for ``_forward``."""
+class _Grouped(NamedTuple):
+    """The landings of every number of empty cells, grouped for ``_forward`` (its arguments
+    of the same names)."""
+
+    loop_start: npt.NDArray[np.int64]
+    loop_m: npt.NDArray[np.int64]
+    loop_t: npt.NDArray[np.int64]
+    loop_q: npt.NDArray[np.float64]
+    loop_rest: npt.NDArray[np.float64]
+    loop_next: npt.NDArray[np.int64]
+    group_start: npt.NDArray[np.int64]
+    groups: npt.NDArray[np.int64]
+    group_q: npt.NDArray[np.float64]
+    entry_start: npt.NDArray[np.int64]
+    entry_t: npt.NDArray[np.int64]
+    entry_q: npt.NDArray[np.float64]
+    entry_rest: npt.NDArray[np.float64]
+
+
+def _grouped(p: list[float]) -> _Grouped:
+    """The landings of every number of empty cells (cell probabilities ``p``), grouped."""
     loop_start: list[int] = [0]
     loop_m: list[int] = []
     loop_t: list[int] = []
@@ -323,7 +342,7 @@ def _grouped(p: list[float]) -> tuple[npt.NDArray[Any], ...]:
         loop_start.append(len(loop_m))
         group_start.append(len(groups))
     ints = np.int64
-    return (np.array(loop_start, dtype=ints), np.array(loop_m, dtype=ints),
+    return _Grouped(np.array(loop_start, dtype=ints), np.array(loop_m, dtype=ints),
             np.array(loop_t, dtype=ints), np.array(loop_q), np.array(loop_rest),
             np.array(loop_next, dtype=ints), np.array(group_start, dtype=ints),
             np.array(groups, dtype=ints).reshape(-1, 4), np.array(group_q),
@@ -372,7 +391,7 @@ def payout_laws(weights: HoldAndCashModel, *, cap: int = DEFAULT_CAP,
     sums = _sum_laws(_value_law(weights.cash_values), CELLS)
     coin_sums = _sum_laws(_value_law(weights.coin_values), CELLS)
     land = np.array(rows, dtype=np.int64).reshape(-1, 5)
-    grouped = () if direct else _grouped(p)
+    grouped = _grouped(p)
 
     def solve(n: int) -> PayoutLaw:
         mass = np.zeros((len(states), cap + 1))
