@@ -30,7 +30,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
-from itertools import combinations
+from itertools import accumulate, combinations
 from math import factorial
 from typing import NamedTuple
 
@@ -322,22 +322,28 @@ def _grouped(p: list[float]) -> _Grouped:
                         terms[t] = terms.get(t, 0.0) + q * pt
             ordered = sorted(loops.items())
             offset = len(loop_m)
+            rest, block_end = [0.0] * len(ordered), [0] * len(ordered)
+            for k in range(len(ordered) - 1, -1, -1):  # sums to the end of each m's block
+                (m, _), q = ordered[k]
+                more = k + 1 < len(ordered) and ordered[k + 1][0][0] == m
+                rest[k] = q + (rest[k + 1] if more else 0.0)
+                block_end[k] = block_end[k + 1] if more else offset + k + 1
             for k, ((m, t), q) in enumerate(ordered):
-                same = [r for (m2, _), r in ordered[k:] if m2 == m]
                 loop_m.append(m)
                 loop_t.append(t)
                 loop_q.append(q)
-                loop_rest.append(sum(same))
-                loop_next.append(offset + k + len(same))
+                loop_rest.append(rest[k])
+                loop_next.append(block_end[k])
             for key in sorted(found):
                 groups.append(key)
                 terms = found[key]
                 group_q.append(sum(terms.values()))
                 ts = sorted(terms)
-                for i, t in enumerate(ts):
+                tail = list(accumulate(terms[t] for t in reversed(ts)))[::-1]
+                for t, r in zip(ts, tail, strict=True):
                     entry_t.append(t)
                     entry_q.append(terms[t])
-                    entry_rest.append(sum(terms[r] for r in ts[i:]))
+                    entry_rest.append(r)
                 entry_start.append(len(entry_t))
         loop_start.append(len(loop_m))
         group_start.append(len(groups))
