@@ -188,29 +188,46 @@ def _base_states(cls: npt.NDArray[np.int64], count: npt.NDArray[np.int64],
 def _respin_states(cls: npt.NDArray[np.int64], count: npt.NDArray[np.int64],
                    codes: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
                    weights: npt.NDArray[np.int64], pays: npt.NDArray[np.int32],
-                   hist: npt.NDArray[np.int64]) -> None:
-    """``_respin_direct`` over head states."""
+                   decided: npt.NDArray[np.bool_], hist: npt.NDArray[np.int64]) -> None:
+    """``_respin_direct`` over head states; a line whose pay reel 3 already decides
+    (``decided[class, d]``: the same pay whatever reel 4 shows) is added once per reel-3 stop,
+    not once per reel-4 stop."""
     workers = hist.shape[0]
     l3, l4 = lengths[3], lengths[4]
-    tail = 0
-    for s3 in range(l3):
-        for s4 in range(l4):
-            tail += weights[3, s3] * weights[4, s4]
+    tail4 = 0
+    for s4 in range(l4):
+        tail4 += weights[4, s4]
     for w in nb.prange(workers):
         alive = np.empty(cls.shape[1], dtype=np.int64)
         alive_cls = np.empty(cls.shape[1], dtype=np.int64)
+        open_line = np.empty(cls.shape[1], dtype=np.int64)
+        open_cls = np.empty(cls.shape[1], dtype=np.int64)
+        open_d = np.empty(cls.shape[1], dtype=np.int64)
         for state in range(w, cls.shape[0], workers):
             n_alive = _state_lines(cls, state, alive, alive_cls)
             if n_alive == 0:
-                hist[w, 0] += count[state] * tail
+                hist[w, 0] += count[state] * (weights[3, :l3].sum() * tail4)
                 continue
             for s3 in range(l3):
+                fixed = 0
+                n_open = 0
+                for k in range(n_alive):
+                    line, c = alive[k], alive_cls[k]
+                    d = codes[3, s3, line]
+                    if decided[c, d]:
+                        fixed += pays[c, d, 0]
+                    else:
+                        open_line[n_open], open_cls[n_open], open_d[n_open] = line, c, d
+                        n_open += 1
+                head = count[state] * weights[3, s3]
+                if n_open == 0:
+                    hist[w, fixed] += head * tail4
+                    continue
                 for s4 in range(l4):
-                    win = 0
-                    for k in range(n_alive):
-                        line = alive[k]
-                        win += pays[alive_cls[k], codes[3, s3, line], codes[4, s4, line]]
-                    hist[w, win] += count[state] * weights[3, s3] * weights[4, s4]
+                    win = fixed
+                    for k in range(n_open):
+                        win += pays[open_cls[k], open_d[k], codes[4, s4, open_line[k]]]
+                    hist[w, win] += head * weights[4, s4]
 
 
 def _tables() -> tuple[npt.NDArray[np.int32], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
@@ -387,5 +404,6 @@ def respin_histogram(model: MathModel, wilds: dict[tuple[int, int], str], *,
     else:
         cls, count, _ = _head_states(unique, lengths, weights)
         _, pays = head_classes()
-        _respin_states(cls, count, unique, lengths, weights, pays, hist)
+        decided = (pays == pays[:, :, :1]).all(axis=2)
+        _respin_states(cls, count, unique, lengths, weights, pays, decided, hist)
     return hist.sum(axis=0)
