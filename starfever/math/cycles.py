@@ -384,6 +384,24 @@ def base_joint(model: MathModel, *, direct: bool = False) -> BaseJoint:
                      jackpot_wins=jackpot_wins.sum(axis=0))
 
 
+_HEADS: dict[tuple[object, ...], tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = {}
+
+
+def _respin_heads(strips: tuple[ReelStrip, ...], wilds: tuple[tuple[tuple[int, int], str], ...],
+                  codes: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
+                  weights: npt.NDArray[np.int64]
+                  ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The respin's head states, once per respin strips and wilds on reels 0-2 (the 649
+    layouts of the default model share about a hundred)."""
+    key = (strips, wilds)
+    if key not in _HEADS:
+        if len(_HEADS) >= 256:
+            _HEADS.clear()
+        cls, count, _ = _head_states(codes, lengths, weights)
+        _HEADS[key] = (cls, count)
+    return _HEADS[key]
+
+
 def respin_histogram(model: MathModel, wilds: dict[tuple[int, int], str], *,
                      direct: bool = False) -> npt.NDArray[np.int64]:
     """``[win]``: respin stop combinations of ``model`` with that line win (line bets) when
@@ -402,7 +420,9 @@ def respin_histogram(model: MathModel, wilds: dict[tuple[int, int], str], *,
     if direct:
         _respin_direct(unique, lengths, weights, pays3, table, hist)
     else:
-        cls, count, _ = _head_states(unique, lengths, weights)
+        head_wilds = tuple(sorted((cell, s) for cell, s in wilds.items() if cell[0] < 3))
+        cls, count = _respin_heads(model.star_wild_reels[:3], head_wilds, unique, lengths,
+                                   weights)
         _, pays = head_classes()
         decided = (pays == pays[:, :, :1]).all(axis=2)
         _respin_states(cls, count, unique, lengths, weights, pays, decided, hist)
