@@ -16,6 +16,7 @@ import json
 import math
 import os
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
@@ -125,7 +126,16 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
     from starfever.math.jackpot import long_run, named_mixes
 
     report = exact.compute(model, with_std_dev=False)
-    law = win_law(model, report.hold_and_cash_by_coins)
+    # the pool's long runs (one compiled loop each, without the GIL) alongside the win law
+    pool = ThreadPoolExecutor(max_workers=2)
+    mixes = named_mixes()
+    pending = {name: pool.submit(long_run, mix, float(report.jackpot_frequency),
+                                 model.contribution_rate, model.seed_cents)
+               for name, mix in mixes.items()}
+    try:
+        law = win_law(model, report.hold_and_cash_by_coins)
+    finally:
+        pool.shutdown(wait=True)
     if abs(law.mean - report.game) > (Fraction(1, 10**12) if model.max_win_x else 0):
         raise ArithmeticError("the win law's mean differs from the factorised calculator's")
     game_sd = math.sqrt(float(law.second_moment - report.game ** 2))
@@ -140,9 +150,8 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
         }
     seed_x = Fraction(money.progressive_share(model.seed_cents, Cents(100)), 2000)
     runs = {}
-    for name, mix in named_mixes().items():
-        run = long_run(mix, float(report.jackpot_frequency), model.contribution_rate,
-                       model.seed_cents)
+    for name, mix in mixes.items():
+        run = pending[name].result()
         runs[name] = {
             "mix": {str(b): float(w) for b, w in mix.items()},
             "progressive_per_class": run.return_per_class,
