@@ -145,7 +145,7 @@ def _state_lines(cls: npt.NDArray[np.int64], state: int, alive: npt.NDArray[np.i
     return n_alive
 
 
-@nb.njit(cache=True, parallel=True)
+@nb.njit(cache=True, parallel=True, nogil=True)
 def _base_states(cls: npt.NDArray[np.int64], count: npt.NDArray[np.int64],
                  extra: npt.NDArray[np.int64], codes: npt.NDArray[np.int64],
                  lengths: npt.NDArray[np.int64], coins: npt.NDArray[np.int64],
@@ -184,7 +184,7 @@ def _base_states(cls: npt.NDArray[np.int64], count: npt.NDArray[np.int64],
                         jackpot_wins[w, cat] += weight * win
 
 
-@nb.njit(cache=True, parallel=True)
+@nb.njit(cache=True, parallel=True, nogil=True)
 def _respin_states(cls: npt.NDArray[np.int64], count: npt.NDArray[np.int64],
                    codes: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
                    weights: npt.NDArray[np.int64], pays: npt.NDArray[np.int32],

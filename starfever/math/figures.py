@@ -24,7 +24,7 @@ from typing import Any
 
 from starfever.engine import money
 from starfever.engine.model import MathModel
-from starfever.engine.symbols import BET_CLASSES, Cents
+from starfever.engine.symbols import BET_CLASSES, CELLS, HOLD_AND_CASH_COINS, Cents
 
 FORMAT = 2
 """Bumped whenever the figures or their computation change: old cache files are then ignored."""
@@ -123,19 +123,27 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
     """Compute every figure of ``model`` (a minute or two)."""
     from starfever.math import exact
     from starfever.math.distribution import std_dev_with_jackpot, win_law
+    from starfever.math.holdcash_law import DEFAULT_CAP, payout_laws
     from starfever.math.jackpot import long_run, named_mixes
 
-    report = exact.compute(model, with_std_dev=False)
-    # the pool's long runs (one compiled loop each, without the GIL) alongside the win law
-    pool = ThreadPoolExecutor(max_workers=2)
+    # Three strands at once, each deterministic (so the figures do not depend on the timing):
+    # the Hold & Cash payout DP and the rational calculator in threads, the base and respin
+    # counts here; the compiled parts run without the GIL. The pool's long runs follow the
+    # calculator (they need the €€€ frequency); two more threads only wait for it.
+    coins = exact.coin_count_distribution(model.base_reels)
+    triggers = tuple(n for n in range(HOLD_AND_CASH_COINS, CELLS + 1) if coins.get(n))
     mixes = named_mixes()
-    pending = {name: pool.submit(long_run, mix, float(report.jackpot_frequency),
-                                 model.contribution_rate, model.seed_cents)
-               for name, mix in mixes.items()}
-    try:
-        law = win_law(model, report.hold_and_cash_by_coins)
-    finally:
-        pool.shutdown(wait=True)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        laws = pool.submit(payout_laws, model.hold_and_cash,
+                           cap=max(DEFAULT_CAP, model.max_win_x or 0), coins=triggers)
+        calculated = pool.submit(exact.compute, model, with_std_dev=False)
+        features = pool.submit(lambda: calculated.result().hold_and_cash_by_coins)
+        pending_runs = pool.submit(lambda: {
+            name: long_run(mix, float(calculated.result().jackpot_frequency),
+                           model.contribution_rate, model.seed_cents)
+            for name, mix in mixes.items()})
+        law = win_law(model, features, laws=laws)
+        report, long_runs = calculated.result(), pending_runs.result()
     if abs(law.mean - report.game) > (Fraction(1, 10**12) if model.max_win_x else 0):
         raise ArithmeticError("the win law's mean differs from the factorised calculator's")
     game_sd = math.sqrt(float(law.second_moment - report.game ** 2))
@@ -151,7 +159,7 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
     seed_x = Fraction(money.progressive_share(model.seed_cents, Cents(100)), 2000)
     runs = {}
     for name, mix in mixes.items():
-        run = pending[name].result()
+        run = long_runs[name]
         runs[name] = {
             "mix": {str(b): float(w) for b, w in mix.items()},
             "progressive_per_class": run.return_per_class,
