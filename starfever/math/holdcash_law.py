@@ -203,14 +203,19 @@ def _forward(order: npt.NDArray[np.int64], state_of: npt.NDArray[np.int64],
         empty = cells - c - j
         jackpots = 20 * a + 200 * (j - a)
         v = mass[idx]
+        lo = 0  # v is zero outside [lo, hi] (many states are never reached from a start)
+        while lo <= cap and v[lo] == 0.0:
+            lo += 1
+        if lo > cap:
+            continue
         if empty == 0:
-            for s in range(cap + 1):
+            for s in range(lo, cap + 1):
                 if v[s] != 0.0:
                     payout[s + jackpots + 1000] += v[s]
                     out[1] += v[s]
             continue
         # boosters alone: the same state, a larger S, so in order of S
-        for s in range(cap + 1):
+        for s in range(lo, cap + 1):
             vs = v[s]
             if vs == 0.0:
                 continue
@@ -223,22 +228,27 @@ def _forward(order: npt.NDArray[np.int64], state_of: npt.NDArray[np.int64],
                 else:
                     v[s2] += vs * loop_q[k]
                     k += 1
+        hi = cap
+        while v[hi] == 0.0:
+            hi -= 1
         end = p_end[empty]
-        for s in range(cap + 1):
+        for s in range(lo, hi + 1):
             if v[s] != 0.0:
                 payout[s + jackpots] += v[s] * end
         x_now = -1
         tail = 0.0
+        w_lo = w_hi = 0
         for g in range(group_start[empty], group_start[empty + 1]):
             x, m1, m2, m = groups[g, 0], groups[g, 1], groups[g, 2], groups[g, 3]
             if x != x_now:  # the law of S + X, X the x new CASH values
                 x_now = x
                 tail = 0.0
+                w_lo, w_hi = min(lo + x, cap), min(hi + 5 * x, cap)
+                w[w_lo:w_hi + 1] = 0.0
                 if x == 0:
-                    w[:] = v
+                    w[lo:hi + 1] = v[lo:hi + 1]
                 else:
-                    w[:] = 0.0
-                    for s in range(cap + 1):
+                    for s in range(lo, hi + 1):
                         vs = v[s]
                         if vs == 0.0:
                             continue
@@ -250,14 +260,16 @@ def _forward(order: npt.NDArray[np.int64], state_of: npt.NDArray[np.int64],
                                 tail += vs * px
                             else:
                                 w[s + cash] += vs * px
-                above_w[cap + 1] = 0.0
-                for y in range(cap, -1, -1):
+                above_w[w_hi + 1] = 0.0
+                for y in range(w_hi, w_lo - 1, -1):
                     above_w[y] = above_w[y + 1] + w[y]
             c2 = c + x
             target = index[c2 * 256 + (j + m1 + m2) * 16 + a + m1]
             top = cap >> m  # 2^m y > cap beyond it
-            out[0] += (tail + above_w[top + 1]) * group_q[g]
-            for y in range(top + 1):
+            if top < w_hi:
+                out[0] += above_w[max(top + 1, w_lo)] * group_q[g]
+            out[0] += tail * group_q[g]
+            for y in range(w_lo, min(top, w_hi) + 1):
                 wy = w[y]
                 if wy == 0.0:
                     continue
