@@ -1,13 +1,13 @@
 """Every figure ``starfever rtp`` states, with the method beside each, cached per model hash.
 
-Computing them from nothing takes a minute or two (every base stop combination, every respin
-stop combination of every Star Wild layout, the Hold & Cash payout DP); the result depends on
-nothing but the model's content and this code, so it is stored as JSON under the model's
-SHA-256 (:data:`FORMAT` names the code's version of the figures) in :func:`cache_dir`, and a
-model seen before answers from there. The shipped models' figures ship with them
-(``starfever/models/figures``, written by ``starfever rtp --no-cache --write-shipped``; a test
-recomputes them and compares), so even a fresh install answers at once. A cache miss (a new
-model, a new format, a deleted or unreadable file) recomputes.
+Computing them from nothing takes seconds (every base stop combination, every respin stop
+combination of every Star Wild layout, the Hold & Cash payout DP and its rational moments;
+ADR 0023 says how); the result depends on nothing but the model's content and this code, so it
+is stored as JSON under the model's SHA-256 (:data:`FORMAT` names the code's version of the
+figures) in :func:`cache_dir`, and a model seen before answers from there. The shipped models'
+figures ship with them (``starfever/models/figures``, written by ``starfever rtp --no-cache
+--write-shipped``; a test recomputes them and compares), so even a fresh install answers at
+once. A cache miss (a new model, a new format, a deleted or unreadable file) recomputes.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def figures(model: MathModel, *, use_cache: bool = True) -> dict[str, Any]:
 
 
 def compute_figures(model: MathModel) -> dict[str, Any]:
-    """Compute every figure of ``model`` (a minute or two)."""
+    """Compute every figure of ``model`` (seconds, ADR 0023)."""
     from starfever.math import exact
     from starfever.math.distribution import std_dev_with_jackpot, win_law
     from starfever.math.holdcash_law import DEFAULT_CAP, payout_laws
