@@ -124,26 +124,29 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
     from starfever.math import exact
     from starfever.math.distribution import std_dev_with_jackpot, win_law
     from starfever.math.holdcash_law import DEFAULT_CAP, payout_laws
-    from starfever.math.jackpot import long_run, named_mixes
+    from starfever.math.jackpot import LongRun, Mix, long_run, named_mixes
 
     # Three strands at once, each deterministic (so the figures do not depend on the timing):
     # the Hold & Cash payout DP and the rational calculator in threads, the base and respin
-    # counts here; the compiled parts run without the GIL. The pool's long runs follow the
-    # calculator (they need the €€€ frequency); two more threads only wait for it.
+    # counts here; the compiled parts run without the GIL. The pool's long runs (one per mix)
+    # follow the calculator, since they need the €€€ frequency.
     coins = exact.coin_count_distribution(model.base_reels)
     triggers = tuple(n for n in range(HOLD_AND_CASH_COINS, CELLS + 1) if coins.get(n))
     mixes = named_mixes()
-    with ThreadPoolExecutor(max_workers=4) as pool:
+    with ThreadPoolExecutor(max_workers=3 + len(mixes)) as pool:
         laws = pool.submit(payout_laws, model.hold_and_cash,
                            cap=max(DEFAULT_CAP, model.max_win_x or 0), coins=triggers)
         calculated = pool.submit(exact.compute, model, with_std_dev=False)
         features = pool.submit(lambda: calculated.result().hold_and_cash_by_coins)
-        pending_runs = pool.submit(lambda: {
-            name: long_run(mix, float(calculated.result().jackpot_frequency),
-                           model.contribution_rate, model.seed_cents)
-            for name, mix in mixes.items()})
+
+        def pool_long_run(mix: Mix) -> LongRun:
+            return long_run(mix, float(calculated.result().jackpot_frequency),
+                            model.contribution_rate, model.seed_cents)
+
+        pending = {name: pool.submit(pool_long_run, mix) for name, mix in mixes.items()}
         law = win_law(model, features, laws=laws)
-        report, long_runs = calculated.result(), pending_runs.result()
+        report = calculated.result()
+        long_runs = {name: future.result() for name, future in pending.items()}
     if abs(law.mean - report.game) > (Fraction(1, 10**12) if model.max_win_x else 0):
         raise ArithmeticError("the win law's mean differs from the factorised calculator's")
     game_sd = math.sqrt(float(law.second_moment - report.game ** 2))
