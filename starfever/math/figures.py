@@ -121,6 +121,8 @@ def figures(model: MathModel, *, use_cache: bool = True) -> dict[str, Any]:
 
 def compute_figures(model: MathModel) -> dict[str, Any]:
     """Compute every figure of ``model`` (seconds, ADR 0023)."""
+    import numba as nb
+
     from starfever.math import exact
     from starfever.math.distribution import std_dev_with_jackpot, win_law
     from starfever.math.holdcash_law import DEFAULT_CAP, payout_laws
@@ -134,8 +136,11 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
     triggers = tuple(n for n in range(HOLD_AND_CASH_COINS, CELLS + 1) if coins.get(n))
     mixes = named_mixes()
     with ThreadPoolExecutor(max_workers=3 + len(mixes)) as pool:
+        # one thread each for the DP and the counts: the strands keep both cores busy, and
+        # more threads among them cost CPU (measured: a third more, and slower; ADR 0023)
         laws = pool.submit(payout_laws, model.hold_and_cash,
-                           cap=max(DEFAULT_CAP, model.max_win_x or 0), coins=triggers)
+                           cap=max(DEFAULT_CAP, model.max_win_x or 0), coins=triggers,
+                           threads=1)
         calculated = pool.submit(exact.compute, model, with_std_dev=False)
         features = pool.submit(lambda: calculated.result().hold_and_cash_by_coins)
 
@@ -144,7 +149,12 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
                             model.contribution_rate, model.seed_cents)
 
         pending = {name: pool.submit(pool_long_run, mix) for name, mix in mixes.items()}
-        law = win_law(model, features, laws=laws)
+        threads = nb.get_num_threads()
+        nb.set_num_threads(1)  # for this thread's counts only (numba's setting is per thread)
+        try:
+            law = win_law(model, features, laws=laws)
+        finally:
+            nb.set_num_threads(threads)
         report = calculated.result()
         long_runs = {name: future.result() for name, future in pending.items()}
     if abs(law.mean - report.game) > (Fraction(1, 10**12) if model.max_win_x else 0):

@@ -370,9 +370,11 @@ def _grouped(p: list[float]) -> _Grouped:
 
 def payout_laws(weights: HoldAndCashModel, *, cap: int = DEFAULT_CAP,
                 coins: tuple[int, ...] = tuple(range(HOLD_AND_CASH_COINS, CELLS + 1)),
-                direct: bool = False) -> dict[int, PayoutLaw]:
+                direct: bool = False, threads: int | None = None) -> dict[int, PayoutLaw]:
     """The payout law of the feature for each number of triggering ``coins`` (default 5..15);
-    ``direct``: by the landing-by-landing pass (the reference, ~25 times slower)."""
+    ``direct``: by the landing-by-landing pass (the reference, ~25 times slower); the coin
+    counts are solved on ``threads`` threads (default numba's; 1 beside other work: two
+    solves at once contend for memory, each sweeping ~80 MB, and cost a third more CPU)."""
     total = sum(weights.cell_weights)
     p = [w / total for w in weights.cell_weights]
     states = [(c, j, a) for c in range(CELLS + 1) for j in range(CELLS + 1 - c)
@@ -428,5 +430,5 @@ def payout_laws(weights: HoldAndCashModel, *, cap: int = DEFAULT_CAP,
                          mega=float(out[1]))
 
     assert (MINOR_PAYS, MAJOR_PAYS, MEGA_PAYS) == (20, 200, 1000)  # as compiled in _forward
-    with ThreadPoolExecutor(max_workers=max(1, nb.get_num_threads())) as pool:
+    with ThreadPoolExecutor(max_workers=threads or max(1, nb.get_num_threads())) as pool:
         return dict(zip(coins, pool.map(solve, coins), strict=True))
