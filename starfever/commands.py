@@ -40,8 +40,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="also enumerate every base stop combination and check it agrees with "
                         "the calculator to the last digit")
     p.add_argument("--no-cache", action="store_true",
-                   help="recompute every figure (a minute or two) instead of reading the cache "
-                        "kept per model hash (see docs/math.md)")
+                   help="recompute every figure (seconds, docs/math.md) instead of reading the "
+                        "cache kept per model hash")
     p.add_argument("--write-shipped", action="store_true",
                    help="store the figures beside the shipped models (for maintainers)")
     p.set_defaults(handler=cmd_rtp)

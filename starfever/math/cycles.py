@@ -11,15 +11,21 @@ the second moment) needs the joint law of all 20 lines, so it is counted here, i
 - :func:`respin_histogram`: for one Star Wild layout, the respin's line win over all respin stop
   combinations.
 
-A line pays only if reels 0-2 already make a run of 3, so for each stop combination of reels 0-2
-the lines still alive are found once and only those are finished over reels 3 and 4 (the method
-of ``fullcycle``).
+A line pays only if reels 0-2 already make a run of 3, and what it then pays depends on reels
+0-2 only through the *class* of their three symbols (19 classes: which pay row over reels 3-4
+they select, class 0 = no run). So the stop combinations of reels 0-2 are first grouped into
+*head states* (per line the class; for the base game also the three reels' coin bits and whether
+a €€€ line shows), each with its number of stop combinations; only the distinct states are
+finished over every stop of reels 3 and 4 (the default model: 512,000 heads, 6,008 states).
+Every count stays an exact integer. ``*_direct`` walk every combination (the method of
+``fullcycle``) and are kept as the reference the tests compare with.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 
 import numba as nb
 import numpy as np
@@ -80,6 +86,150 @@ def _strip_codes(strips: tuple[ReelStrip, ...],
     return codes, coins, masks, lengths
 
 
+CLASS_BITS = 5
+"""Bits per line in a packed head state (the head classes number 19)."""
+
+
+@cache
+def head_classes() -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]:
+    """``classes[a, b, c]``: the class of symbols a, b, c on reels 0-2 of a line, and
+    ``pays[class, d, e]``: the line's pay when reels 3-4 show d, e; two triples share a class
+    exactly when they pay the same whatever reels 3-4 show, and class 0 pays nothing."""
+    table = line_pay_table()
+    n = table.shape[0]
+    rows, inverse = np.unique(table.reshape(n ** 3, n * n), axis=0, return_inverse=True)
+    if rows[0].any() or len(rows) > 1 << CLASS_BITS:
+        raise AssertionError("head classes: class 0 must be the line that pays nothing")
+    return (inverse.reshape(n, n, n).astype(np.int64),
+            np.ascontiguousarray(rows.reshape(len(rows), n, n).astype(np.int32)))
+
+
+def _head_states(codes: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
+                 weights: npt.NDArray[np.int64], extra: npt.NDArray[np.int64] | None = None
+                 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The distinct head states over every stop of reels 0-2: per state the class of each
+    line (``[state, line]``), the number of stop combinations it stands for (each stop of
+    reel r counting ``weights[r, stop]``) and its ``extra`` value (a per-head integer below
+    2^14 that is part of the state: coin bits, the €€€ flag)."""
+    classes, _ = head_classes()
+    l0, l1, l2 = (int(x) for x in lengths[:3])
+    cls = classes[codes[0, :l0, None, None, :], codes[1, None, :l1, None, :],
+                  codes[2, None, None, :l2, :]].reshape(l0 * l1 * l2, -1)
+    n_lines = cls.shape[1]
+    half = (n_lines + 1) // 2
+    shifts = CLASS_BITS * np.arange(half, dtype=np.int64)
+    low = (cls[:, :half] << shifts).sum(axis=1)
+    high = (cls[:, half:] << shifts[:n_lines - half]).sum(axis=1)
+    if extra is not None:
+        high = high | (extra.reshape(-1) << (CLASS_BITS * half))
+    weight = (weights[0, :l0, None, None] * weights[1, None, :l1, None]
+              * weights[2, None, None, :l2]).reshape(-1)
+    order = np.lexsort((high, low))
+    low, high = low[order], high[order]
+    first = np.flatnonzero(np.r_[True, (low[1:] != low[:-1]) | (high[1:] != high[:-1])])
+    counts = np.add.reduceat(weight[order], first)
+    head = order[first]
+    extras = np.zeros(len(first), dtype=np.int64) if extra is None else extra.reshape(-1)[head]
+    return np.ascontiguousarray(cls[head]), counts.astype(np.int64), extras
+
+
+@nb.njit(cache=True)
+def _state_lines(cls: npt.NDArray[np.int64], state: int, alive: npt.NDArray[np.int64],
+                 alive_cls: npt.NDArray[np.int64]) -> int:
+    n_alive = 0
+    for line in range(cls.shape[1]):
+        if cls[state, line] != 0:
+            alive[n_alive] = line
+            alive_cls[n_alive] = cls[state, line]
+            n_alive += 1
+    return n_alive
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _base_states(cls: npt.NDArray[np.int64], count: npt.NDArray[np.int64],
+                 extra: npt.NDArray[np.int64], codes: npt.NDArray[np.int64],
+                 lengths: npt.NDArray[np.int64], coins: npt.NDArray[np.int64],
+                 masks: npt.NDArray[np.int64], pays: npt.NDArray[np.int32],
+                 category: npt.NDArray[np.int64], hist: npt.NDArray[np.int64],
+                 jackpots: npt.NDArray[np.int64], jackpot_wins: npt.NDArray[np.int64]) -> None:
+    """``_base_direct`` over head states: ``extra`` = coin bits of reels 0-2 (9 bits) and the
+    €€€ flag (bit 9)."""
+    workers = hist.shape[0]
+    l3, l4 = lengths[3], lengths[4]
+    for w in nb.prange(workers):
+        alive = np.empty(cls.shape[1], dtype=np.int64)
+        alive_cls = np.empty(cls.shape[1], dtype=np.int64)
+        for state in range(w, cls.shape[0], workers):
+            n_alive = _state_lines(cls, state, alive, alive_cls)
+            weight = count[state]
+            bits = extra[state]
+            m0, m1, m2 = bits >> 6 & 7, bits >> 3 & 7, bits & 7
+            jackpot = (bits >> 9) & 1 == 1
+            head = ((m0 & 1) + (m0 >> 1 & 1) + (m0 >> 2) + (m1 & 1) + (m1 >> 1 & 1) + (m1 >> 2)
+                    + (m2 & 1) + (m2 >> 1 & 1) + (m2 >> 2))
+            for s3 in range(l3):
+                for s4 in range(l4):
+                    n = head + coins[3, s3] + coins[4, s4]
+                    cat = n
+                    if n == 4:
+                        cat = category[m0 * 4096 + m1 * 512 + m2 * 64 + masks[3, s3] * 8
+                                       + masks[4, s4]]
+                    win = 0
+                    for k in range(n_alive):
+                        line = alive[k]
+                        win += pays[alive_cls[k], codes[3, s3, line], codes[4, s4, line]]
+                    hist[w, cat, win] += weight
+                    if jackpot:
+                        jackpots[w, cat] += weight
+                        jackpot_wins[w, cat] += weight * win
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _respin_states(cls: npt.NDArray[np.int64], count: npt.NDArray[np.int64],
+                   codes: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
+                   weights: npt.NDArray[np.int64], pays: npt.NDArray[np.int32],
+                   decided: npt.NDArray[np.bool_], hist: npt.NDArray[np.int64]) -> None:
+    """``_respin_direct`` over head states; a line whose pay reel 3 already decides
+    (``decided[class, d]``: the same pay whatever reel 4 shows) is added once per reel-3 stop,
+    not once per reel-4 stop."""
+    workers = hist.shape[0]
+    l3, l4 = lengths[3], lengths[4]
+    tail4 = 0
+    for s4 in range(l4):
+        tail4 += weights[4, s4]
+    for w in nb.prange(workers):
+        alive = np.empty(cls.shape[1], dtype=np.int64)
+        alive_cls = np.empty(cls.shape[1], dtype=np.int64)
+        open_line = np.empty(cls.shape[1], dtype=np.int64)
+        open_cls = np.empty(cls.shape[1], dtype=np.int64)
+        open_d = np.empty(cls.shape[1], dtype=np.int64)
+        for state in range(w, cls.shape[0], workers):
+            n_alive = _state_lines(cls, state, alive, alive_cls)
+            if n_alive == 0:
+                hist[w, 0] += count[state] * (weights[3, :l3].sum() * tail4)
+                continue
+            for s3 in range(l3):
+                fixed = 0
+                n_open = 0
+                for k in range(n_alive):
+                    line, c = alive[k], alive_cls[k]
+                    d = codes[3, s3, line]
+                    if decided[c, d]:
+                        fixed += pays[c, d, 0]
+                    else:
+                        open_line[n_open], open_cls[n_open], open_d[n_open] = line, c, d
+                        n_open += 1
+                head = count[state] * weights[3, s3]
+                if n_open == 0:
+                    hist[w, fixed] += head * tail4
+                    continue
+                for s4 in range(l4):
+                    win = fixed
+                    for k in range(n_open):
+                        win += pays[open_cls[k], open_d[k], codes[4, s4, open_line[k]]]
+                    hist[w, win] += head * weights[4, s4]
+
+
 def _tables() -> tuple[npt.NDArray[np.int32], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
     table = np.ascontiguousarray(line_pay_table())
     pays3 = table.reshape(table.shape[0] ** 3, -1).max(axis=1).reshape(table.shape[:3]) > 0
@@ -103,7 +253,7 @@ def _alive(codes: npt.NDArray[np.int64], s0: int, s1: int, s2: int,
 
 
 @nb.njit(cache=True, parallel=True)
-def _base(codes: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
+def _base_direct(codes: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
           coins: npt.NDArray[np.int64], masks: npt.NDArray[np.int64],
           pays3: npt.NDArray[np.bool_], jack: npt.NDArray[np.bool_],
           table: npt.NDArray[np.int32], category: npt.NDArray[np.int64],
@@ -139,10 +289,11 @@ def _base(codes: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
 
 
 @nb.njit(cache=True, parallel=True)
-def _respin(codes: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
+def _respin_direct(codes: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
             weights: npt.NDArray[np.int64], pays3: npt.NDArray[np.bool_],
             table: npt.NDArray[np.int32], hist: npt.NDArray[np.int64]) -> None:
-    """Like ``_base`` over distinct stops only: ``weights[reel, k]`` stops show column ``k``."""
+    """Like ``_base_direct`` over distinct stops only: ``weights[reel, k]`` stops show
+    column ``k``."""
     workers = hist.shape[0]
     l0, l1, l2, l3, l4 = lengths[0], lengths[1], lengths[2], lengths[3], lengths[4]
     jack = np.zeros(pays3.shape, dtype=np.bool_)
@@ -196,30 +347,65 @@ def four_coin_layouts(strips: tuple[ReelStrip, ...]) -> tuple[Layout, ...]:
     return tuple((a, b, c, d, e) for a, b, c, d, e in found)
 
 
-def base_joint(model: MathModel) -> BaseJoint:
-    """Count every base stop combination of ``model`` (see the module docstring)."""
-    codes, coins, masks, lengths = _strip_codes(model.base_reels)
-    layouts = four_coin_layouts(model.base_reels)
+def _category_table(layouts: tuple[Layout, ...]) -> npt.NDArray[np.int64]:
     category = np.full(8 ** 5, -1, dtype=np.int64)
     for i, (m0, m1, m2, m3, m4) in enumerate(layouts):
         category[m0 * 4096 + m1 * 512 + m2 * 64 + m3 * 8 + m4] = COIN_CATEGORIES + i
+    return category
+
+
+def base_joint(model: MathModel, *, direct: bool = False) -> BaseJoint:
+    """Count every base stop combination of ``model`` (see the module docstring), over head
+    states, or with ``direct`` one combination at a time (the reference: the same integers)."""
+    codes, coins, masks, lengths = _strip_codes(model.base_reels)
+    layouts = four_coin_layouts(model.base_reels)
+    category = _category_table(layouts)
     n_cat = COIN_CATEGORIES + len(layouts)
     table, pays3, jack = _tables()
     workers = _workers()
     hist = np.zeros((workers, n_cat, MAX_BASE_WIN + 1), dtype=np.int64)
     jackpots = np.zeros((workers, n_cat), dtype=np.int64)
     jackpot_wins = np.zeros((workers, n_cat), dtype=np.int64)
-    _base(codes, lengths, coins, masks, pays3, jack, table, category, hist, jackpots,
-          jackpot_wins)
+    if direct:
+        _base_direct(codes, lengths, coins, masks, pays3, jack, table, category, hist, jackpots,
+                     jackpot_wins)
+    else:
+        l0, l1, l2 = (int(x) for x in lengths[:3])
+        shows_jackpot = jack[codes[0, :l0, None, None, :], codes[1, None, :l1, None, :],
+                             codes[2, None, None, :l2, :]].any(axis=-1)
+        extra = (masks[0, :l0, None, None] << 6 | masks[1, None, :l1, None] << 3
+                 | masks[2, None, None, :l2] | shows_jackpot.astype(np.int64) << 9)
+        cls, count, bits = _head_states(codes, lengths, np.ones_like(masks), extra)
+        _, pays = head_classes()
+        _base_states(cls, count, bits, codes, lengths, coins, masks, pays, category, hist,
+                     jackpots, jackpot_wins)
     return BaseJoint(combinations=math.prod(len(s) for s in model.base_reels), layouts=layouts,
                      histogram=hist.sum(axis=0), jackpots=jackpots.sum(axis=0),
                      jackpot_wins=jackpot_wins.sum(axis=0))
 
 
-def respin_histogram(model: MathModel, wilds: dict[tuple[int, int], str]
-                     ) -> npt.NDArray[np.int64]:
+_HEADS: dict[tuple[object, ...], tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = {}
+
+
+def _respin_heads(strips: tuple[ReelStrip, ...], wilds: tuple[tuple[tuple[int, int], str], ...],
+                  codes: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
+                  weights: npt.NDArray[np.int64]
+                  ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The respin's head states, once per respin strips and wilds on reels 0-2 (the 649
+    layouts of the default model share about a hundred)."""
+    key = (strips, wilds)
+    if key not in _HEADS:
+        if len(_HEADS) >= 256:
+            _HEADS.clear()
+        cls, count, _ = _head_states(codes, lengths, weights)
+        _HEADS[key] = (cls, count)
+    return _HEADS[key]
+
+
+def respin_histogram(model: MathModel, wilds: dict[tuple[int, int], str], *,
+                     direct: bool = False) -> npt.NDArray[np.int64]:
     """``[win]``: respin stop combinations of ``model`` with that line win (line bets) when
-    ``wilds`` (cell -> WILD or MWILD) stay in place."""
+    ``wilds`` (cell -> WILD or MWILD) stay in place (``direct``: see :func:`base_joint`)."""
     codes, _, _, lengths = _strip_codes(model.star_wild_reels, wilds)
     # stops that show the same cells (a reel of three wilds) are counted once, with a weight
     unique = np.zeros_like(codes)
@@ -231,5 +417,13 @@ def respin_histogram(model: MathModel, wilds: dict[tuple[int, int], str]
         lengths[reel] = len(counts)
     table, pays3, _ = _tables()
     hist = np.zeros((_workers(), MAX_RESPIN_WIN + 1), dtype=np.int64)
-    _respin(unique, lengths, weights, pays3, table, hist)
+    if direct:
+        _respin_direct(unique, lengths, weights, pays3, table, hist)
+    else:
+        head_wilds = tuple(sorted((cell, s) for cell, s in wilds.items() if cell[0] < 3))
+        cls, count = _respin_heads(model.star_wild_reels[:3], head_wilds, unique, lengths,
+                                   weights)
+        _, pays = head_classes()
+        decided = (pays == pays[:, :, :1]).all(axis=2)
+        _respin_states(cls, count, unique, lengths, weights, pays, decided, hist)
     return hist.sum(axis=0)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -113,18 +114,20 @@ def _band_counts(values: npt.NDArray[np.int64], counts: npt.NDArray[np.int64],
     return out
 
 
-def win_law(model: MathModel, features: dict[int, FeatureMoments] | None = None, *,
-            hold_cap: int = DEFAULT_CAP) -> WinLaw:
+def win_law(model: MathModel,
+            features: dict[int, FeatureMoments] | Future[dict[int, FeatureMoments]] | None = None,
+            *, hold_cap: int = DEFAULT_CAP,
+            laws: Future[dict[int, PayoutLaw]] | None = None) -> WinLaw:
     """The law of a round's game win of ``model`` (see the module docstring); Hold & Cash
-    probabilities exact up to ``hold_cap`` total bets."""
+    probabilities exact up to ``hold_cap`` total bets. ``features`` (the exact Hold & Cash
+    moments) and ``laws`` (:func:`payout_laws` for every coin count the base game can show,
+    with the cap below) may be given as futures being computed alongside: they are waited
+    for only once the base game and the respins are counted."""
     joint = cycles.base_joint(model)
     n_base = joint.combinations
     n_respin = math.prod(len(s) for s in model.star_wild_reels)
     edges = [x * LINE_COUNT for x in BAND_EDGES]  # line bets
     hist = joint.histogram
-    if features is None:
-        solver = HoldAndCashSolver(model.hold_and_cash)
-        features = {n: solver.feature(n) for n in range(HOLD_AND_CASH_COINS, CELLS + 1)}
     # E[G^2] and E[G] in line bets, as integers over n_base (x n_respin for Star Wild)
     bands = [F(0)] * (len(edges) + 1)
     second, first = F(0), F(0)
@@ -179,7 +182,18 @@ def win_law(model: MathModel, features: dict[int, FeatureMoments] | None = None,
     triggers = tuple(n for n in range(HOLD_AND_CASH_COINS, CELLS + 1) if hist[n].any())
     cap_x = model.max_win_x
     hold_cap = max(hold_cap, cap_x or 0)
-    laws = payout_laws(model.hold_and_cash, cap=hold_cap, coins=triggers)
+    if isinstance(features, Future):
+        features = features.result()
+    elif features is None:
+        solver = HoldAndCashSolver(model.hold_and_cash)
+        features = {n: solver.feature(n) for n in range(HOLD_AND_CASH_COINS, CELLS + 1)}
+    if laws is None:
+        found = payout_laws(model.hold_and_cash, cap=hold_cap, coins=triggers)
+    else:
+        found = laws.result()
+        if any(n not in found or found[n].cap != hold_cap for n in triggers):
+            raise ValueError("the payout laws given do not cover the coin counts or the cap")
+    laws_by_coins = found
     cap_lb = None if cap_x is None else cap_x * LINE_COUNT
     float_bands = [0.0] * len(bands)
     tails = {k: [0.0, 0.0] for k in TAIL_MULTIPLES if k <= hold_cap + 1}
@@ -190,7 +204,7 @@ def win_law(model: MathModel, features: dict[int, FeatureMoments] | None = None,
         nz = np.flatnonzero(row)
         if not len(nz):
             continue
-        law, m = laws[n], features[n]
+        law, m = laws_by_coins[n], features[n]
         p_n = F(int(row.sum()), n_base)
         l1 = int((nz * row[nz]).sum())
         l2 = int((nz * nz * row[nz]).sum())
@@ -212,7 +226,7 @@ def win_law(model: MathModel, features: dict[int, FeatureMoments] | None = None,
     for k in tails:
         tails[k][0] = tails[k][1] / float(hold_p) if hold_p else 0.0
     if cap_x is not None:
-        mean_cut, square_cut = cap_terms(joint, {n: laws[n] for n in triggers},
+        mean_cut, square_cut = cap_terms(joint, {n: laws_by_coins[n] for n in triggers},
                                          {n: features[n] for n in triggers}, cap_x)
         first -= F(mean_cut) * LINE_COUNT
         second -= F(square_cut) * LINE_COUNT ** 2

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cache
 from itertools import product
 
 import numpy as np
@@ -199,6 +200,7 @@ def star_wild_value(model: MathModel) -> Fraction:
     return sum((c.probability * c.expected_pay for c in star_wild_cases(model)), F(0))
 
 
+@cache
 def _pay_tables() -> tuple[np.ndarray, np.ndarray, dict[Symbol, int]]:
     """``pays[a, b, c]``: symbols a, b, c on reels 0-2 of a line make a paying run (so the line
     pays whatever reels 3-4 show); ``jack[a, b, c]``: they make a €€€ line. Built by the one
@@ -210,6 +212,7 @@ def _pay_tables() -> tuple[np.ndarray, np.ndarray, dict[Symbol, int]]:
     for a, b, c in product(SYMBOLS, repeat=3):
         pays[index[a], index[b], index[c]] = evaluate_line([a, b, c, COIN, COIN]) is not None
         jack[index[a], index[b], index[c]] = is_jackpot_line([a, b, c])
+    pays.flags.writeable = jack.flags.writeable = False  # shared by every caller (cached)
     return pays, jack, index
 
 

@@ -1,13 +1,13 @@
 """Every figure ``starfever rtp`` states, with the method beside each, cached per model hash.
 
-Computing them from nothing takes a minute or two (every base stop combination, every respin
-stop combination of every Star Wild layout, the Hold & Cash payout DP); the result depends on
-nothing but the model's content and this code, so it is stored as JSON under the model's
-SHA-256 (:data:`FORMAT` names the code's version of the figures) in :func:`cache_dir`, and a
-model seen before answers from there. The shipped models' figures ship with them
-(``starfever/models/figures``, written by ``starfever rtp --no-cache --write-shipped``; a test
-recomputes them and compares), so even a fresh install answers at once. A cache miss (a new
-model, a new format, a deleted or unreadable file) recomputes.
+Computing them from nothing takes seconds (every base stop combination, every respin stop
+combination of every Star Wild layout, the Hold & Cash payout DP and its rational moments;
+ADR 0023 says how); the result depends on nothing but the model's content and this code, so it
+is stored as JSON under the model's SHA-256 (:data:`FORMAT` names the code's version of the
+figures) in :func:`cache_dir`, and a model seen before answers from there. The shipped models'
+figures ship with them (``starfever/models/figures``, written by ``starfever rtp --no-cache
+--write-shipped``; a test recomputes them and compares), so even a fresh install answers at
+once. A cache miss (a new model, a new format, a deleted or unreadable file) recomputes.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import json
 import math
 import os
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import Any
 
 from starfever.engine import money
 from starfever.engine.model import MathModel
-from starfever.engine.symbols import BET_CLASSES, Cents
+from starfever.engine.symbols import BET_CLASSES, CELLS, HOLD_AND_CASH_COINS, Cents
 
 FORMAT = 2
 """Bumped whenever the figures or their computation change: old cache files are then ignored."""
@@ -119,13 +120,43 @@ def figures(model: MathModel, *, use_cache: bool = True) -> dict[str, Any]:
 
 
 def compute_figures(model: MathModel) -> dict[str, Any]:
-    """Compute every figure of ``model`` (a minute or two)."""
+    """Compute every figure of ``model`` (seconds, ADR 0023)."""
+    import numba as nb
+
     from starfever.math import exact
     from starfever.math.distribution import std_dev_with_jackpot, win_law
-    from starfever.math.jackpot import long_run, named_mixes
+    from starfever.math.holdcash_law import DEFAULT_CAP, payout_laws
+    from starfever.math.jackpot import LongRun, Mix, long_run, named_mixes
 
-    report = exact.compute(model, with_std_dev=False)
-    law = win_law(model, report.hold_and_cash_by_coins)
+    # Three strands at once, each deterministic (so the figures do not depend on the timing):
+    # the Hold & Cash payout DP and the rational calculator in threads, the base and respin
+    # counts here; the compiled parts run without the GIL. The pool's long runs (one per mix)
+    # follow the calculator, since they need the €€€ frequency.
+    coins = exact.coin_count_distribution(model.base_reels)
+    triggers = tuple(n for n in range(HOLD_AND_CASH_COINS, CELLS + 1) if coins.get(n))
+    mixes = named_mixes()
+    with ThreadPoolExecutor(max_workers=3 + len(mixes)) as pool:
+        # one thread each for the DP and the counts: the strands keep both cores busy, and
+        # more threads among them cost CPU (measured: a third more, and slower; ADR 0023)
+        laws = pool.submit(payout_laws, model.hold_and_cash,
+                           cap=max(DEFAULT_CAP, model.max_win_x or 0), coins=triggers,
+                           threads=1)
+        calculated = pool.submit(exact.compute, model, with_std_dev=False)
+        features = pool.submit(lambda: calculated.result().hold_and_cash_by_coins)
+
+        def pool_long_run(mix: Mix) -> LongRun:
+            return long_run(mix, float(calculated.result().jackpot_frequency),
+                            model.contribution_rate, model.seed_cents)
+
+        pending = {name: pool.submit(pool_long_run, mix) for name, mix in mixes.items()}
+        threads = nb.get_num_threads()
+        nb.set_num_threads(1)  # for this thread's counts only (numba's setting is per thread)
+        try:
+            law = win_law(model, features, laws=laws)
+        finally:
+            nb.set_num_threads(threads)
+        report = calculated.result()
+        long_runs = {name: future.result() for name, future in pending.items()}
     if abs(law.mean - report.game) > (Fraction(1, 10**12) if model.max_win_x else 0):
         raise ArithmeticError("the win law's mean differs from the factorised calculator's")
     game_sd = math.sqrt(float(law.second_moment - report.game ** 2))
@@ -140,9 +171,8 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
         }
     seed_x = Fraction(money.progressive_share(model.seed_cents, Cents(100)), 2000)
     runs = {}
-    for name, mix in named_mixes().items():
-        run = long_run(mix, float(report.jackpot_frequency), model.contribution_rate,
-                       model.seed_cents)
+    for name, mix in mixes.items():
+        run = long_runs[name]
         runs[name] = {
             "mix": {str(b): float(w) for b, w in mix.items()},
             "progressive_per_class": run.return_per_class,

@@ -16,6 +16,13 @@ order of held cells, and within a state in order of S: one forward pass, no iter
 kept exactly up to ``cap``; a state whose S passes the cap is absorbed into one bucket, "payout
 above the cap" (S only grows, and the payout is at least S), so every probability
 P(payout >= k) for k <= cap + 1 is exact up to float rounding.
+
+The pass is grouped so that no work repeats (``_forward``): from a state, the new CASH values
+are added once per number x of new CASH (one convolution of the state's S law), and the
+landings that differ only in how many UPGRADEs they bring are merged into one law of the
+booster term per (x, Minors, Majors, MULTIPLIERs); booster-only landings (the self-loop) are
+applied first, in order of S. ``_forward_direct`` is the landing-by-landing pass it replaced,
+kept as the reference the tests compare with.
 """
 
 from __future__ import annotations
@@ -23,8 +30,9 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
-from itertools import combinations
+from itertools import accumulate, combinations
 from math import factorial
+from typing import NamedTuple
 
 import numba as nb
 import numpy as np
@@ -123,7 +131,7 @@ def _landings(p: list[float], empty: int) -> list[tuple[int, int, int, int, int,
 
 
 @nb.njit(cache=True, nogil=True)
-def _forward(order: npt.NDArray[np.int64], state_of: npt.NDArray[np.int64],
+def _forward_direct(order: npt.NDArray[np.int64], state_of: npt.NDArray[np.int64],
              index: npt.NDArray[np.int64],
              mass: npt.NDArray[np.float64], p_end: npt.NDArray[np.float64],
              land_start: npt.NDArray[np.int64], land: npt.NDArray[np.int64],
@@ -168,10 +176,205 @@ def _forward(order: npt.NDArray[np.int64], state_of: npt.NDArray[np.int64],
                             mass[target, s2] += q
 
 
+@nb.njit(cache=True, nogil=True)
+def _forward(order: npt.NDArray[np.int64], state_of: npt.NDArray[np.int64],
+             index: npt.NDArray[np.int64], mass: npt.NDArray[np.float64],
+             p_end: npt.NDArray[np.float64], loop_start: npt.NDArray[np.int64],
+             loop_m: npt.NDArray[np.int64], loop_t: npt.NDArray[np.int64],
+             loop_q: npt.NDArray[np.float64], loop_rest: npt.NDArray[np.float64],
+             loop_next: npt.NDArray[np.int64], group_start: npt.NDArray[np.int64],
+             groups: npt.NDArray[np.int64], group_q: npt.NDArray[np.float64],
+             entry_start: npt.NDArray[np.int64], entry_t: npt.NDArray[np.int64],
+             entry_q: npt.NDArray[np.float64], entry_rest: npt.NDArray[np.float64],
+             sums: npt.NDArray[np.float64], payout: npt.NDArray[np.float64],
+             out: npt.NDArray[np.float64]) -> None:
+    """The same pass as ``_forward_direct``, grouped (module docstring): ``groups[g]`` =
+    (x, Minors, Majors, MULTIPLIERs), sorted by x; its booster terms t (ascending) with
+    probabilities ``entry_q`` (the landing's probability included), ``group_q[g]`` their sum
+    and ``entry_rest`` the sum from each entry to the group's end; the booster-only landings
+    ``loop_*`` likewise, sorted by (m, t), ``loop_rest`` summed to the end of the entry's m
+    and ``loop_next`` the first entry with a larger m."""
+    cap = mass.shape[1] - 1
+    cells = 15
+    w = np.zeros(cap + 1)
+    above_w = np.zeros(cap + 2)  # above_w[y]: mass of w at y and beyond
+    for idx in order:
+        c, j, a = state_of[idx, 0], state_of[idx, 1], state_of[idx, 2]
+        empty = cells - c - j
+        jackpots = 20 * a + 200 * (j - a)
+        v = mass[idx]
+        lo = 0  # v is zero outside [lo, hi] (many states are never reached from a start)
+        while lo <= cap and v[lo] == 0.0:
+            lo += 1
+        if lo > cap:
+            continue
+        if empty == 0:
+            for s in range(lo, cap + 1):
+                if v[s] != 0.0:
+                    payout[s + jackpots + 1000] += v[s]
+                    out[1] += v[s]
+            continue
+        # boosters alone: the same state, a larger S, so in order of S
+        for s in range(lo, cap + 1):
+            vs = v[s]
+            if vs == 0.0:
+                continue
+            k = loop_start[empty]
+            while k < loop_start[empty + 1]:
+                s2 = (s << loop_m[k]) + c * loop_t[k]
+                if s2 > cap:  # and so is every later entry with the same m (larger t)
+                    out[0] += vs * loop_rest[k]
+                    k = loop_next[k]
+                else:
+                    v[s2] += vs * loop_q[k]
+                    k += 1
+        hi = cap
+        while v[hi] == 0.0:
+            hi -= 1
+        end = p_end[empty]
+        for s in range(lo, hi + 1):
+            if v[s] != 0.0:
+                payout[s + jackpots] += v[s] * end
+        x_now = -1
+        tail = 0.0
+        w_lo = w_hi = 0
+        for g in range(group_start[empty], group_start[empty + 1]):
+            x, m1, m2, m = groups[g, 0], groups[g, 1], groups[g, 2], groups[g, 3]
+            if x != x_now:  # the law of S + X, X the x new CASH values
+                x_now = x
+                tail = 0.0
+                w_lo, w_hi = min(lo + x, cap), min(hi + 5 * x, cap)
+                w[w_lo:w_hi + 1] = 0.0
+                if x == 0:
+                    w[lo:hi + 1] = v[lo:hi + 1]
+                else:
+                    for s in range(lo, hi + 1):
+                        vs = v[s]
+                        if vs == 0.0:
+                            continue
+                        for cash in range(x, 5 * x + 1):
+                            px = sums[x, cash]
+                            if px == 0.0:
+                                continue
+                            if s + cash > cap:
+                                tail += vs * px
+                            else:
+                                w[s + cash] += vs * px
+                above_w[w_hi + 1] = 0.0
+                for y in range(w_hi, w_lo - 1, -1):
+                    above_w[y] = above_w[y + 1] + w[y]
+            c2 = c + x
+            target = index[c2 * 256 + (j + m1 + m2) * 16 + a + m1]
+            top = cap >> m  # 2^m y > cap beyond it
+            if top < w_hi:
+                out[0] += above_w[max(top + 1, w_lo)] * group_q[g]
+            out[0] += tail * group_q[g]
+            for y in range(w_lo, min(top, w_hi) + 1):
+                wy = w[y]
+                if wy == 0.0:
+                    continue
+                base = y << m
+                for e in range(entry_start[g], entry_start[g + 1]):
+                    s2 = base + c2 * entry_t[e]
+                    if s2 > cap:  # sorted by t: this and every later entry is above
+                        out[0] += wy * entry_rest[e]
+                        break
+                    mass[target, s2] += wy * entry_q[e]
+
+
+class _Grouped(NamedTuple):
+    """The landings of every number of empty cells, grouped for ``_forward`` (its arguments
+    of the same names)."""
+
+    loop_start: npt.NDArray[np.int64]
+    loop_m: npt.NDArray[np.int64]
+    loop_t: npt.NDArray[np.int64]
+    loop_q: npt.NDArray[np.float64]
+    loop_rest: npt.NDArray[np.float64]
+    loop_next: npt.NDArray[np.int64]
+    group_start: npt.NDArray[np.int64]
+    groups: npt.NDArray[np.int64]
+    group_q: npt.NDArray[np.float64]
+    entry_start: npt.NDArray[np.int64]
+    entry_t: npt.NDArray[np.int64]
+    entry_q: npt.NDArray[np.float64]
+    entry_rest: npt.NDArray[np.float64]
+
+
+def _grouped(p: list[float]) -> _Grouped:
+    """The landings of every number of empty cells (cell probabilities ``p``), grouped."""
+    loop_start: list[int] = [0]
+    loop_m: list[int] = []
+    loop_t: list[int] = []
+    loop_q: list[float] = []
+    loop_rest: list[float] = []
+    loop_next: list[int] = []
+    group_start: list[int] = [0]
+    groups: list[tuple[int, int, int, int]] = []
+    group_q: list[float] = []
+    entry_start: list[int] = [0]
+    entry_t: list[int] = []
+    entry_q: list[float] = []
+    entry_rest: list[float] = []
+    for empty in range(CELLS + 1):
+        if empty:
+            p0 = p[0] ** empty
+            again = 1 + p0 + p0 * p0
+            loops: dict[tuple[int, int], float] = {}
+            found: dict[tuple[int, int, int, int], dict[int, float]] = {}
+            for x, m1, m2, u, m, prob in _landings(p, empty):
+                q = prob * again
+                law = _booster_law(u, m) if u else ((0, 1.0),)
+                if x == m1 == m2 == 0:
+                    for t, pt in law:
+                        loops[(m, t)] = loops.get((m, t), 0.0) + q * pt
+                else:
+                    terms = found.setdefault((x, m1, m2, m), {})
+                    for t, pt in law:
+                        terms[t] = terms.get(t, 0.0) + q * pt
+            ordered = sorted(loops.items())
+            offset = len(loop_m)
+            rest, block_end = [0.0] * len(ordered), [0] * len(ordered)
+            for k in range(len(ordered) - 1, -1, -1):  # sums to the end of each m's block
+                (m, _), q = ordered[k]
+                more = k + 1 < len(ordered) and ordered[k + 1][0][0] == m
+                rest[k] = q + (rest[k + 1] if more else 0.0)
+                block_end[k] = block_end[k + 1] if more else offset + k + 1
+            for k, ((m, t), q) in enumerate(ordered):
+                loop_m.append(m)
+                loop_t.append(t)
+                loop_q.append(q)
+                loop_rest.append(rest[k])
+                loop_next.append(block_end[k])
+            for key in sorted(found):
+                groups.append(key)
+                terms = found[key]
+                group_q.append(sum(terms.values()))
+                ts = sorted(terms)
+                tail = list(accumulate(terms[t] for t in reversed(ts)))[::-1]
+                for t, r in zip(ts, tail, strict=True):
+                    entry_t.append(t)
+                    entry_q.append(terms[t])
+                    entry_rest.append(r)
+                entry_start.append(len(entry_t))
+        loop_start.append(len(loop_m))
+        group_start.append(len(groups))
+    ints = np.int64
+    return _Grouped(np.array(loop_start, dtype=ints), np.array(loop_m, dtype=ints),
+            np.array(loop_t, dtype=ints), np.array(loop_q), np.array(loop_rest),
+            np.array(loop_next, dtype=ints), np.array(group_start, dtype=ints),
+            np.array(groups, dtype=ints).reshape(-1, 4), np.array(group_q),
+            np.array(entry_start, dtype=ints), np.array(entry_t, dtype=ints), np.array(entry_q),
+            np.array(entry_rest))
+
+
 def payout_laws(weights: HoldAndCashModel, *, cap: int = DEFAULT_CAP,
                 coins: tuple[int, ...] = tuple(range(HOLD_AND_CASH_COINS, CELLS + 1)),
-                ) -> dict[int, PayoutLaw]:
-    """The payout law of the feature for each number of triggering ``coins`` (default 5..15)."""
+                direct: bool = False, threads: int | None = None) -> dict[int, PayoutLaw]:
+    """The payout law of the feature for each number of triggering ``coins`` (default 5..15);
+    ``direct``: by the landing-by-landing pass (the reference, ~25 times slower); the coin
+    counts are solved on ``threads`` threads (default numba's; 1 beside other work: two
+    solves at once contend for memory, each sweeping ~80 MB, and cost a third more CPU)."""
     total = sum(weights.cell_weights)
     p = [w / total for w in weights.cell_weights]
     states = [(c, j, a) for c in range(CELLS + 1) for j in range(CELLS + 1 - c)
@@ -208,6 +411,7 @@ def payout_laws(weights: HoldAndCashModel, *, cap: int = DEFAULT_CAP,
     sums = _sum_laws(_value_law(weights.cash_values), CELLS)
     coin_sums = _sum_laws(_value_law(weights.coin_values), CELLS)
     land = np.array(rows, dtype=np.int64).reshape(-1, 5)
+    grouped = _grouped(p)
 
     def solve(n: int) -> PayoutLaw:
         mass = np.zeros((len(states), cap + 1))
@@ -215,12 +419,16 @@ def payout_laws(weights: HoldAndCashModel, *, cap: int = DEFAULT_CAP,
         mass[index[n * 256], : len(start)] = start
         payout = np.zeros(cap + MAJOR_PAYS * (CELLS - HOLD_AND_CASH_COINS) + MEGA_PAYS + 1)
         out = np.zeros(2)
-        _forward(order, state_of, index, mass, p_end,
-                 np.array(starts, dtype=np.int64), land, np.array(probs), sums, t_start,
-                 np.array(t_value, dtype=np.int64), np.array(t_prob), payout, out)
+        if direct:
+            _forward_direct(order, state_of, index, mass, p_end,
+                            np.array(starts, dtype=np.int64), land, np.array(probs), sums,
+                            t_start, np.array(t_value, dtype=np.int64), np.array(t_prob),
+                            payout, out)
+        else:
+            _forward(order, state_of, index, mass, p_end, *grouped, sums, payout, out)
         return PayoutLaw(coins=n, probabilities=payout, above_cap=float(out[0]), cap=cap,
                          mega=float(out[1]))
 
     assert (MINOR_PAYS, MAJOR_PAYS, MEGA_PAYS) == (20, 200, 1000)  # as compiled in _forward
-    with ThreadPoolExecutor(max_workers=max(1, nb.get_num_threads())) as pool:
+    with ThreadPoolExecutor(max_workers=threads or max(1, nb.get_num_threads())) as pool:
         return dict(zip(coins, pool.map(solve, coins), strict=True))

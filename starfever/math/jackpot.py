@@ -106,7 +106,7 @@ class LongRun:
         return self.jackpot_probability * self.refill_per_win / self.stake_per_spin
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _iterate(q: npt.NDArray[np.float64], ratio: float, keep: npt.NDArray[np.float64],
              weights: npt.NDArray[np.float64], seed: float, step: float,
              tolerance: float, limit: int) -> tuple[npt.NDArray[np.float64],
