@@ -13,7 +13,7 @@ Two kinds (ADR 0019):
   pool and its refills, operator mode's pending credits, and per model and bet class the
   realised game RTP minus the theoretical one, with the 99 % interval's half width (for models
   whose exact figures are cached: the shipped ones, and any ``starfever rtp`` has seen; a
-  scrape never spends the 90 s of computing them). Their sums
+  scrape never spends the seconds of computing them). Their sums
   are kept per process and extended by the rounds stored since the last scrape (round ids only
   grow), so a scrape reads only new rows.
 """
@@ -141,7 +141,7 @@ _sums: dict[int, _RtpSums] = {}
 @lru_cache(maxsize=16)
 def _known_figures(name: str, version: str) -> bool:
     """Whether the model's exact figures are cached or shipped: a scrape never computes them
-    (a new model takes about 90 s; ``starfever rtp --model`` caches them)."""
+    (a new model takes seconds of CPU; ``starfever rtp --model`` caches them)."""
     from starfever.engine.model import load_model_version
     from starfever.math.figures import cached
 
