@@ -13,17 +13,7 @@ from starfever.engine.round import play_round
 from starfever.sim.kernel import ROUND_FIELDS, play_rounds
 from starfever.sim.rng import KernelSource, stream_state
 from starfever.sim.tables import kernel_tables
-
-
-def _model(base: list[list[str]], star_wild: list[list[str]] | None = None,
-           **hold: dict[str, int]) -> MathModel:
-    data: dict[str, Any] = load_model("default").to_dict()
-    data["name"] = "hand-made"
-    data["reels"]["base"] = base
-    if star_wild is not None:
-        data["reels"]["star_wild"] = star_wild
-    data["hold_and_cash"].update(hold)
-    return model_from_dict(data)
+from tests.sim.models import hand_made
 
 
 def _kernel_rounds(model: MathModel, seed: int, rounds: int) -> list[dict[str, int]]:
@@ -60,7 +50,7 @@ def _engine_rounds(model: MathModel, seed: int, rounds: int) -> list[dict[str, i
 
 
 def test_fifteen_coins_win_the_mega_at_once() -> None:
-    model = _model([["COIN"] * 3] * 5,
+    model = hand_made([["COIN"] * 3] * 5,
                    coin_values={"1": 0, "2": 0, "3": 0, "4": 0, "5": 1})
     for outcome in _kernel_rounds(model, 1, 50):
         assert outcome == {**dict.fromkeys(ROUND_FIELDS, 0), "coins": 15,
@@ -71,7 +61,7 @@ def test_star_wild_stack_becomes_multiplier_wilds() -> None:
     # reel 0 shows 3 coins (MWILDs), reel 1 one coin (WILD); the respin shows LEMON everywhere
     # else, so every line reads MWILD + lemons: 5 LEMON (50) x 3 = 150 line bets, on 20 lines.
     lemons = [["LEMON"] * 3] * 5
-    model = _model([["COIN"] * 3, ["COIN", "BAR", "BAR"], *[["CHERRY"] * 3] * 3], lemons)
+    model = hand_made([["COIN"] * 3, ["COIN", "BAR", "BAR"], *[["CHERRY"] * 3] * 3], lemons)
     for outcome in _kernel_rounds(model, 2, 50):
         assert outcome["coins"] == 4
         assert outcome["base_pay"] == 0
@@ -80,7 +70,7 @@ def test_star_wild_stack_becomes_multiplier_wilds() -> None:
 
 def test_boosters_act_after_the_new_symbols_are_held() -> None:
     # 5 coins worth 1; every respin cell lands MULTIPLIER or CASH 1 -> compare with the engine
-    model = _model([["COIN"] * 3, ["COIN", "BAR", "BAR"], ["COIN", "BAR", "BAR"],
+    model = hand_made([["COIN"] * 3, ["COIN", "BAR", "BAR"], ["COIN", "BAR", "BAR"],
                     ["BAR"] * 3, ["BAR"] * 3],
                    cell_weights={"BLANK": 6, "CASH": 2, "MINOR": 1, "MAJOR": 1, "UPGRADE": 1,
                                  "MULTIPLIER": 1},
@@ -110,7 +100,7 @@ def test_feature_heavy_model_replays_through_the_engine(seed: int) -> None:
     ]
     star_wild = [["JACKPOT", "LEMON", "WILD", "BELL", "SEVEN"]] * 3 + [
         ["LEMON", "WILD", "BELL", "SEVEN", "BAR"]] * 2
-    model = _model(base, star_wild, cell_weights={
+    model = hand_made(base, star_wild, cell_weights={
         "BLANK": 30, "CASH": 6, "MINOR": 2, "MAJOR": 1, "UPGRADE": 2, "MULTIPLIER": 2})
     kernel = _kernel_rounds(model, seed, 3_000)
     assert kernel == _engine_rounds(model, seed, 3_000)
@@ -123,7 +113,7 @@ def test_a_capped_model_ends_hold_and_cash_at_the_same_draw_as_the_engine() -> N
     """max_win_x: the feature ends once the held values reach the cap, in the kernel as in the
     engine (same draws, same respins), and the round's game win stops at the cap."""
     base = [["COIN", "COIN", "COIN", "LEMON", "WILD", "BELL"]] * 5
-    data: dict[str, Any] = _model(base, cell_weights={
+    data: dict[str, Any] = hand_made(base, cell_weights={
         "BLANK": 12, "CASH": 6, "MINOR": 1, "MAJOR": 2, "UPGRADE": 1, "MULTIPLIER": 6}).to_dict()
     uncapped = model_from_dict(data)
     data["max_win_x"] = 1800

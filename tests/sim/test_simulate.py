@@ -6,12 +6,11 @@ from __future__ import annotations
 import math
 import time
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 import pytest
 
-from starfever.engine.model import MathModel, load_model, model_from_dict
+from starfever.engine.model import MathModel, load_model
 from starfever.engine.rng import SeededSource
 from starfever.engine.round import play_round
 from starfever.math.exact import ExactReport, compute
@@ -21,6 +20,7 @@ from starfever.sim.kernel import ROUND_FIELDS, play_rounds
 from starfever.sim.result import Moments
 from starfever.sim.rng import chunk_state
 from starfever.sim.tables import kernel_tables
+from tests.sim.models import hand_made
 
 
 @pytest.fixture(scope="module")
@@ -190,20 +190,9 @@ def test_variance_reduced_interval_holds_the_exact_value(default_run: Simulation
     assert vr.effective_spins == pytest.approx(default_run.spins * vr.variance_ratio)
 
 
-def _hand_made(base: list[list[str]], star_wild: list[list[str]] | None = None,
-               max_win_x: int | None = None, **hold: dict[str, int]) -> MathModel:
-    data: dict[str, Any] = load_model("default").to_dict()
-    data["name"] = "hand-made"
-    data["reels"]["base"] = base
-    if star_wild is not None:
-        data["reels"]["star_wild"] = star_wild
-    data["hold_and_cash"].update(hold)
-    if max_win_x is not None:
-        data["max_win_x"] = max_win_x
-    return model_from_dict(data)
 
 
-_FEATURE_HEAVY = _hand_made(
+_FEATURE_HEAVY = hand_made(
     [["COIN", "COIN", "COIN", "LEMON", "JACKPOT", "WILD", "BELL", "COIN", "SEVEN", "BAR"],
      ["COIN", "JACKPOT", "LEMON", "COIN", "WILD", "COIN", "BELL", "DIAMOND", "BAR"],
      ["JACKPOT", "COIN", "COIN", "COIN", "WILD", "LEMON", "SEVEN", "BELL"],
@@ -213,7 +202,7 @@ _FEATURE_HEAVY = _hand_made(
     + [["LEMON", "WILD", "BELL", "SEVEN", "BAR"]] * 2,
     cell_weights={"BLANK": 30, "CASH": 6, "MINOR": 2, "MAJOR": 1, "UPGRADE": 2,
                   "MULTIPLIER": 2})
-_CAPPED = _hand_made([["COIN", "COIN", "COIN", "LEMON", "WILD", "BELL"]] * 5, max_win_x=1800,
+_CAPPED = hand_made([["COIN", "COIN", "COIN", "LEMON", "WILD", "BELL"]] * 5, max_win_x=1800,
                      cell_weights={"BLANK": 12, "CASH": 6, "MINOR": 1, "MAJOR": 2,
                                    "UPGRADE": 1, "MULTIPLIER": 6})
 
