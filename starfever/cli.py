@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -26,6 +27,8 @@ COMMAND_MODULES = (
 
 INTERNAL_ERROR = 70
 """Exit code of a bug (BSD's EX_SOFTWARE), apart from 2 for bad input."""
+BROKEN_PIPE = 141
+"""Exit code when the output's reader closed it early, as a shell reports SIGPIPE (128 + 13)."""
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -50,6 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(args_given)
     try:
         code = args.handler(args)
+    except BrokenPipeError:  # the reader went away (``| head``): nothing to say to anyone
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return BROKEN_PIPE
     except (InputError, OSError) as error:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"starfever {args.command}: error: {message}", file=sys.stderr)

@@ -3,6 +3,9 @@ on stderr, exit 2, no traceback, and nothing written."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,3 +46,21 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str],
     assert needle in out.stderr, out.stderr
     assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
     assert list(work.iterdir()) == []  # nothing written (no ..key, no half bundle, no model)
+
+
+@pytest.mark.parametrize("args", [["rtp"], ["simulate", "--spins", "1000", "--seed", "1"],
+                                  ["--help"]])
+def test_a_reader_that_closes_the_output_early_gets_silence(args: list[str]) -> None:
+    """``starfever rtp | head -1``: the command's writes fail with EPIPE once the reader is
+    gone; it stops without a word on stderr (no "error: Broken pipe", no traceback) and exits
+    as a shell reports SIGPIPE. Here the pipe's reader is closed before the command starts,
+    so every write fails."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([sys.executable, "-m", "starfever.cli", *args], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert done.stderr == ""
+    assert done.returncode == (0 if args == ["--help"] else 141)
