@@ -20,6 +20,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
@@ -281,6 +282,11 @@ class LaunchToken(Base):
     used_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
 
 
+UNPLAYED_DEBIT = ("kind = 'debit' AND round_id IS NULL "
+                  "AND status IN ('pending', 'acknowledged')")
+"""A debit whose spin is in flight, or was left without its round (the stale-debit search)."""
+
+
 class WalletCall(Base):
     """One debit, credit or rollback of the operator's wallet (operator mode), recorded before
     it is sent and kept with the operator's answer: ``pending`` until answered (a credit or a
@@ -317,6 +323,9 @@ class WalletCall(Base):
     __table_args__ = (
         CheckConstraint("kind IN ('debit', 'credit', 'rollback')", name="ck_wallet_calls_kind"),
         Index("ix_wallet_calls_due", "status", "next_attempt_at"),
+        # the retrier's stale-debit search: only the debits of spins in flight (migration 0015)
+        Index("ix_wallet_calls_unplayed_debits", "updated_at",
+              postgresql_where=text(UNPLAYED_DEBIT), sqlite_where=text(UNPLAYED_DEBIT)),
     )
 
 

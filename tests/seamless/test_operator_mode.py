@@ -30,6 +30,7 @@ from tests.harness import (
     run_cli,
     signed_launch,
     start_server,
+    terminate_backends,
 )
 
 pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
@@ -230,6 +231,52 @@ def test_a_retried_spin_reuses_its_transaction_id_and_moves_nothing(
     assert len(wallet.transactions(player_id)) == 2  # one debit, one credit
     assert len(_rounds(server, token)) == 1
 
+
+
+def test_a_spin_whose_debit_reply_was_late_answers_the_round_its_retry_played(
+        server: Server, wallet: OperatorWallet) -> None:
+    """The first request's debit is answered after the server's timeout; meanwhile the client
+    sent the same spin again (same key), whose debit the operator answered at once (with its
+    first answer) and which was played. The first request must not then say "rolled back,
+    nothing was played": it answers that round, and nothing is rolled back."""
+    player_id, token = _player(server, wallet, 1_000)
+    wallet.fault("debit", "delay", seconds=TIMEOUT_S + 0.5)
+    key = uuid.uuid4().hex
+    answers: dict[str, httpx.Response] = {}
+
+    def send(name: str) -> None:
+        answers[name] = server.spin(token, key=key)
+
+    first = threading.Thread(target=send, args=("first",))
+    first.start()
+    time.sleep(0.3)
+    send("retry")
+    first.join()
+    retry, late = answers["retry"], answers["first"]
+    assert retry.status_code in (200, 201), retry.text
+    assert late.status_code in (200, 201), late.text
+    assert late.json()["round"]["id"] == retry.json()["round"]["id"]
+    assert len(_rounds(server, token)) == 1
+    assert [c["status"] for c in _calls(server, f"kind = 'debit' AND idempotency_key = '{key}'")] \
+        == ["acknowledged"]
+    assert not _calls(server, f"kind = 'rollback' AND round_ref IN (SELECT round_ref FROM "
+                              f"wallet_calls WHERE idempotency_key = '{key}')")
+    assert len(_applied(wallet, player_id, "debit")) == 1
+    assert _applied(wallet, player_id, "rollback") == []
+
+
+def test_the_first_spin_after_the_database_dropped_its_connections_is_played(
+        server: Server, wallet: OperatorWallet) -> None:
+    """PostgreSQL restarted (every connection of the server dropped) between two spins: the
+    next spin's debit is recorded on a new connection, not answered 500."""
+    if not server.database_url.startswith("postgresql"):
+        pytest.skip("drops PostgreSQL's connections")
+    _player_id, token = _player(server, wallet, 1_000)
+    expect(server.spin(token), 201)
+    assert terminate_backends(server.database_url, 1, 0.0) > 0
+    for _ in range(3):
+        expect(server.spin(token), 201)
+    assert len(_rounds(server, token)) == 4
 
 def test_a_forged_launch_signature_is_refused(server: Server, wallet: OperatorWallet) -> None:
     forged = signed_launch(server, "not-the-operator-secret-0123456789abc", "someone")

@@ -40,7 +40,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
-from sqlalchemy import Table, and_, bindparam, exists, or_, select, update
+from sqlalchemy import Select, Table, and_, bindparam, exists, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from starfever.engine import money
@@ -54,7 +54,7 @@ from starfever.seamless.client import (
     WalletUnavailable,
 )
 from starfever.server.db import Database
-from starfever.server.models import Account, Round, WalletCall
+from starfever.server.models import UNPLAYED_DEBIT, Account, Round, WalletCall
 from starfever.server.operator_config import OperatorConfig
 from starfever.server.services import settle
 from starfever.server.services.auth import Principal
@@ -91,6 +91,18 @@ class WalletMisconfigured(ServiceError):
 
     status = 502
     code = "wallet_refused"
+
+
+def stale_debits(cutoff: datetime) -> Select[str]:
+    """The debits without a round, still pending or acknowledged, last touched before
+    ``cutoff``: spins left by a request or a process that ended before the round. The
+    condition is written out as the partial index ``ix_wallet_calls_unplayed_debits`` has it
+    (migration 0015), so the search reads that index, not every refused or rolled-back debit."""
+    played = exists().where(and_(Round.account_id == WalletCall.account_id,
+                                 Round.idempotency_key == WalletCall.idempotency_key))
+    return (select(WalletCall.transaction_id)
+            .where(text(UNPLAYED_DEBIT), WalletCall.updated_at < cutoff, ~played)
+            .limit(RETRY_BATCH))
 
 
 def refusal(code: str, message: str) -> ServiceError:
@@ -226,7 +238,9 @@ class OperatorWallet:
             raise refusal(refused.code, refused.message) from None
         except WalletUnavailable as error:
             log.warning("debit %s failed (%s): rolling it back", ids.debit, error)
-            await asyncio.to_thread(self.record_rollback, ids.debit)
+            played = await asyncio.to_thread(self.record_rollback, ids.debit)
+            if played is not None:  # a retry of this spin got the operator's answer and
+                return played       # played it meanwhile: this request answers that round
             await self._send_due(ids.rollback, player_id)
             raise WalletUnavailableError("the operator's wallet did not answer the bet; it "
                                          "was rolled back and nothing was played") from None
@@ -246,18 +260,25 @@ class OperatorWallet:
         with self.db.write() as session:
             return bool(session.execute(query.values(**values)).rowcount)  # type: ignore[attr-defined]
 
-    def record_rollback(self, debit_id: str) -> None:
-        """The debit becomes ``rolled_back`` and its rollback is recorded as pending."""
+    def record_rollback(self, debit_id: str) -> WalletReply | None:
+        """The debit becomes ``rolled_back`` and its rollback is recorded as pending, unless
+        it was played meanwhile (a retry of the same spin got the operator's answer): then
+        nothing changes, and the operator's recorded answer to the debit is returned."""
         now = utcnow()
         with self.db.write() as session:
             debit = session.scalar(select(WalletCall).where(
                 WalletCall.transaction_id == debit_id).with_for_update())
+            if debit is not None and debit.round_id is not None and debit.balance is not None:
+                # a played debit names its round, under the same lock as here
+                return WalletReply(balance=debit.balance,
+                                   operator_transaction_id=debit.operator_transaction_id)
             if debit is None or debit.status == ROLLED_BACK or debit.round_id is not None:
-                return  # (a played debit names its round, under the same lock as here)
+                return None
             debit.status, debit.updated_at = ROLLED_BACK, now
             session.add(_call_row(ROLLBACK, rollback_id(debit_id), debit.account_id,
                                   debit.session_id, debit.round_ref, now, amount=debit.amount,
                                   debit_id=debit_id))
+        return None
 
     def round_of(self, account_id: int, key: str) -> int | None:
         """The id of the round stored under the spin's key, if any."""
@@ -342,14 +363,8 @@ class OperatorWallet:
     def roll_back_stale_debits(self) -> int:
         """Record rollbacks for debits older than :attr:`stale` that have no round: left
         pending or acknowledged by a request (or a process) that ended before its round."""
-        cutoff = utcnow() - self.stale
-        played = exists().where(and_(Round.account_id == WalletCall.account_id,
-                                     Round.idempotency_key == WalletCall.idempotency_key))
         with self.db.read() as session:
-            stale = list(session.scalars(select(WalletCall.transaction_id).where(
-                WalletCall.kind == DEBIT, WalletCall.round_id.is_(None),
-                WalletCall.status.in_((PENDING, ACKNOWLEDGED)),
-                WalletCall.updated_at < cutoff, ~played).limit(RETRY_BATCH)))
+            stale = list(session.scalars(stale_debits(utcnow() - self.stale)))
         for transaction_id in stale:
             if self._row_played(transaction_id):
                 continue

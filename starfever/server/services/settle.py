@@ -26,7 +26,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from fractions import Fraction
 from typing import Any
 
@@ -177,7 +177,11 @@ class Settler:
                         rest.append(job)
                 rest.extend(self._queue)
                 self._queue = rest
-            self._settle(batch)
+            try:
+                self._settle(batch)
+            except BaseException as error:  # never let one batch stop the thread: every
+                for job in batch:            # later spin of this process would wait for ever
+                    resolve(job.future, error=error)
 
     def _settle(self, batch: list[Job], *, reconnected: bool = False) -> None:
         try:
@@ -191,16 +195,31 @@ class Settler:
                 self._settle(batch, reconnected=True)
                 return
             if len(batch) == 1:
-                batch[0].future.set_exception(error)
+                resolve(batch[0].future, error=error)
                 return
             for job in batch:  # settle each alone: the error reaches only its cause
                 self._settle([job])
             return
         for job, result in zip(batch, results, strict=True):
             if isinstance(result, BaseException):
-                job.future.set_exception(result)
+                resolve(job.future, error=result)
             else:
-                job.future.set_result(result)
+                resolve(job.future, result=result)
+
+
+def resolve(done: Future[Any], *, result: Any = None,
+            error: BaseException | None = None) -> None:
+    """Resolve ``done`` unless it is resolved already or was cancelled (its request gave up
+    waiting: what was committed stands, and a retry of the request finds it)."""
+    if done.done():
+        return
+    try:
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(result)
+    except InvalidStateError:  # cancelled in the meantime
+        pass
 
 
 _settlers: dict[int, Settler] = {}
@@ -310,4 +329,5 @@ def lock_chain(session: Session) -> ChainHead:
     return head
 
 
-__all__ = ["MAX_BATCH", "Job", "Settler", "SpinOutcome", "lock_chain", "settle_batch", "settler"]
+__all__ = ["MAX_BATCH", "Job", "Settler", "SpinOutcome", "lock_chain", "resolve", "settle_batch",
+           "settler"]

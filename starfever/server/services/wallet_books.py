@@ -35,7 +35,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Table, bindparam, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from starfever.engine import money
 from starfever.engine.symbols import Cents
@@ -51,6 +51,7 @@ from starfever.server.services.errors import (
     utcnow,
 )
 from starfever.server.services.protection import check_reality_acknowledged, reality_check_of
+from starfever.server.services.settle import resolve
 from starfever.server.services.settlement import ACKNOWLEDGED, PENDING, Job
 
 REFUSED, ROLLED_BACK = "refused", "rolled_back"
@@ -166,25 +167,37 @@ class CallBook:
                     self._queue.put(None)  # end after this batch
                     break
                 batch.append(more)
-            self._record(batch)
+            try:
+                self._record(batch)
+            except BaseException as error:  # never let one batch stop the thread: every
+                for unresolved in batch:    # later spin of this process would wait for ever
+                    resolve(unresolved.done, error=error)
 
-    def _record(self, batch: list[_Item], *, again: bool = False) -> None:
+    def _record(self, batch: list[_Item], *, again: bool = False,
+                reconnected: bool = False) -> None:
         try:
             results = self._write(batch)
         except BaseException as error:
-            if len(batch) > 1:
+            if isinstance(error, DBAPIError) and error.connection_invalidated \
+                    and not reconnected:
+                # the connection had died (the database restarted) and the pool has been
+                # emptied: once more on a new one. Nothing of the batch was written, or, if
+                # the commit itself was cut, the debits are found again by their ids and the
+                # acknowledgements written again (the same values).
+                self._record(batch, again=again, reconnected=True)
+            elif len(batch) > 1:
                 for item in batch:  # each alone: the error reaches only its cause
-                    self._record([item])
+                    self._record([item], reconnected=reconnected)
             elif isinstance(error, IntegrityError) and not again:
-                self._record(batch, again=True)  # another process recorded it: find it
-            else:
-                batch[0].done.set_exception(error)
+                self._record(batch, again=True, reconnected=reconnected)  # recorded by another
+            else:                                                         # process: find it
+                resolve(batch[0].done, error=error)
             return
         for item, result in zip(batch, results, strict=True):
             if isinstance(result, BaseException):
-                item.done.set_exception(result)
+                resolve(item.done, error=result)
             else:
-                item.done.set_result(result)  # type: ignore[arg-type]
+                resolve(item.done, result=result)
 
     def _write(self, batch: Sequence[_Item]) -> list[Prepared | bool | ServiceError]:
         now = utcnow()

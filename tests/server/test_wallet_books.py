@@ -1,0 +1,69 @@
+"""Operator mode's books of wallet calls on real databases: the group commit
+(``services.wallet_books.CallBook``) outlives a request that gave up waiting, and the
+retrier's stale-debit search reads its index."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from starfever.seamless.client import WalletReply
+from starfever.server.db import Database, migrate
+from starfever.server.services.errors import utcnow
+from starfever.server.services.operator_wallet import refusal, stale_debits
+from starfever.server.services.wallet_books import CallBook
+from tests.harness import DATABASE_KINDS, DatabaseKind, Databases
+
+
+def test_a_request_that_gave_up_waiting_does_not_stop_the_books(tmp_path: Path) -> None:
+    """A spin's request cancelled while its acknowledgement is being written (asyncio cancels
+    the future it awaits) must not end the thread that writes every later one."""
+    db = Database(f"sqlite:///{tmp_path / 'books.db'}")
+    migrate(db)
+    book = CallBook(db, refusal)
+    try:
+        with db.write():  # the books thread waits for its turn to write ...
+            first = book.acknowledge("sfc-first", WalletReply(balance=100))
+            time.sleep(0.2)
+            assert first.cancel()  # ... while the request gives up
+        second = book.acknowledge("sfc-second", WalletReply(balance=100))
+        assert second.result(timeout=10) is True
+    finally:
+        book.close()
+        db.dispose()
+
+
+@pytest.mark.parametrize("kind", DATABASE_KINDS)
+def test_the_stale_debit_search_reads_the_index_of_unplayed_debits(
+        tmp_path: Path, kind: DatabaseKind) -> None:
+    """The retrier's search (every few seconds in every worker) can be answered from the
+    partial index of migration 0015, whatever the number of refused and rolled-back debits:
+    its condition is the index's own (PostgreSQL is told to avoid a table scan where it can,
+    so a plan without the index means the index does not match the query; SQLite is told to
+    use the index, and refuses if it does not match)."""
+    with Databases(tmp_path) as made:
+        if kind == "postgresql" and not made.postgres_available:
+            pytest.skip(f"no PostgreSQL answers at {made.shown_admin_url}")
+        db = Database(made.new(kind))
+        try:
+            migrate(db)
+            query = stale_debits(utcnow())
+            with db.write_engine.connect() as conn:
+                if kind == "postgresql":
+                    conn.execute(text("SET enable_seqscan = off"))
+                    compiled = query.compile(conn, compile_kwargs={"literal_binds": True})
+                    plan = " ".join(str(row[0]) for row in conn.execute(
+                        text(f"EXPLAIN {compiled}")))
+                else:  # SQLite refuses INDEXED BY an index that cannot answer the query
+                    compiled = str(query.compile(conn, compile_kwargs={"literal_binds": True}))
+                    forced = compiled.replace(
+                        "FROM wallet_calls", "FROM wallet_calls INDEXED BY "
+                        "ix_wallet_calls_unplayed_debits", 1)
+                    plan = " ".join(str(row[-1]) for row in conn.execute(
+                        text(f"EXPLAIN QUERY PLAN {forced}")))
+            assert "ix_wallet_calls_unplayed_debits" in plan, plan
+        finally:
+            db.dispose()
