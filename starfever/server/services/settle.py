@@ -180,8 +180,8 @@ class Settler:
             try:
                 self._settle(batch)
             except BaseException as error:  # never let one batch stop the thread: every
-                for job in batch:            # later spin of this process would wait for ever
-                    resolve(job.future, error=error)
+                # later spin of this process would wait for ever
+                resolve_each([job.future for job in batch], [error] * len(batch))
 
     def _settle(self, batch: list[Job], *, reconnected: bool = False) -> None:
         try:
@@ -200,11 +200,7 @@ class Settler:
             for job in batch:  # settle each alone: the error reaches only its cause
                 self._settle([job])
             return
-        for job, result in zip(batch, results, strict=True):
-            if isinstance(result, BaseException):
-                resolve(job.future, error=result)
-            else:
-                resolve(job.future, result=result)
+        resolve_each([job.future for job in batch], results)
 
 
 def resolve(done: Future[Any], *, result: Any = None,
@@ -221,6 +217,16 @@ def resolve(done: Future[Any], *, result: Any = None,
     except InvalidStateError:  # cancelled in the meantime
         pass
 
+
+
+def resolve_each(futures: Sequence[Future[Any]], results: Sequence[Any]) -> None:
+    """Resolve each future of a batch with its result, or its error where the result is an
+    exception (:func:`resolve`: one already resolved or cancelled is left as it is)."""
+    for done, result in zip(futures, results, strict=True):
+        if isinstance(result, BaseException):
+            resolve(done, error=result)
+        else:
+            resolve(done, result=result)
 
 _settlers: dict[int, Settler] = {}
 _settlers_lock = threading.Lock()
@@ -329,5 +335,5 @@ def lock_chain(session: Session) -> ChainHead:
     return head
 
 
-__all__ = ["MAX_BATCH", "Job", "Settler", "SpinOutcome", "lock_chain", "resolve", "settle_batch",
-           "settler"]
+__all__ = ["MAX_BATCH", "Job", "Settler", "SpinOutcome", "lock_chain", "resolve", "resolve_each",
+           "settle_batch", "settler"]

@@ -51,7 +51,7 @@ from starfever.server.services.errors import (
     utcnow,
 )
 from starfever.server.services.protection import check_reality_acknowledged, reality_check_of
-from starfever.server.services.settle import resolve
+from starfever.server.services.settle import resolve, resolve_each
 from starfever.server.services.settlement import ACKNOWLEDGED, PENDING, Job
 
 REFUSED, ROLLED_BACK = "refused", "rolled_back"
@@ -170,8 +170,8 @@ class CallBook:
             try:
                 self._record(batch)
             except BaseException as error:  # never let one batch stop the thread: every
-                for unresolved in batch:    # later spin of this process would wait for ever
-                    resolve(unresolved.done, error=error)
+                # later spin of this process would wait for ever
+                resolve_each([item.done for item in batch], [error] * len(batch))
 
     def _record(self, batch: list[_Item], *, again: bool = False,
                 reconnected: bool = False) -> None:
@@ -193,11 +193,7 @@ class CallBook:
             else:                                                         # process: find it
                 resolve(batch[0].done, error=error)
             return
-        for item, result in zip(batch, results, strict=True):
-            if isinstance(result, BaseException):
-                resolve(item.done, error=result)
-            else:
-                resolve(item.done, result=result)
+        resolve_each([item.done for item in batch], results)
 
     def _write(self, batch: Sequence[_Item]) -> list[Prepared | bool | ServiceError]:
         now = utcnow()
