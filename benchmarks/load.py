@@ -252,8 +252,48 @@ def both_books(url: str, wallet: OperatorWallet, ids: list[str],
             "credits_applied": sum(applied.values()), "agree": int(not disagree)}
 
 
+def _process_table() -> dict[int, tuple[int, str, int]]:
+    """Every process's parent, name and CPU ticks (user + system), from /proc."""
+    table: dict[int, tuple[int, str, int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:  # ended meanwhile
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        table[int(entry)] = (int(fields[1]), name, int(fields[11]) + int(fields[12]))
+    return table
+
+
+def _ticks_by_part(roots: dict[str, int]) -> dict[str, int]:
+    """CPU ticks of each named process tree (``roots``: part -> root pid) and of every
+    PostgreSQL process (``postgres``), now."""
+    table = _process_table()
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _, _) in table.items():
+        children.setdefault(parent, []).append(pid)
+    ticks = {part: 0 for part in roots}
+    for part, root in roots.items():
+        stack = [root]
+        while stack:
+            pid = stack.pop()
+            if pid in table:
+                ticks[part] += table[pid][2]
+            stack.extend(children.get(pid, ()))
+    ticks["postgres"] = sum(t for _, name, t in table.values() if name == "postgres")
+    return ticks
+
+
 class CpuMeter:
-    """Machine-wide CPU busy share from /proc/stat between start() and stop()."""
+    """Machine-wide CPU busy share from /proc/stat between start() and stop(), and the CPU
+    seconds of each part (the server's processes, the reference wallet's, PostgreSQL's)."""
+
+    def __init__(self, roots: dict[str, int] | None = None) -> None:
+        self.roots = roots or {}
 
     @staticmethod
     def _read() -> tuple[int, int]:
@@ -266,14 +306,18 @@ class CpuMeter:
         """Begin measuring."""
         self.busy0, self.total0 = self._read()
         self.proc0 = os.times()
+        self.parts0 = _ticks_by_part(self.roots)
 
     def stop(self) -> dict[str, float]:
         """Busy share of all CPUs, and the generator's own CPU seconds."""
         busy, total = self._read()
         proc = os.times()
+        parts = _ticks_by_part(self.roots)
+        hz = os.sysconf("SC_CLK_TCK")
         return {"machine_busy": (busy - self.busy0) / max(1, total - self.total0),
                 "generator_cpu_s": (proc.user + proc.system) - (self.proc0.user
-                                                                 + self.proc0.system)}
+                                                                 + self.proc0.system),
+                **{f"{part}_cpu_s": (parts[part] - self.parts0[part]) / hz for part in parts}}
 
 
 class LockSampler(threading.Thread):
@@ -302,6 +346,16 @@ class LockSampler(threading.Thread):
                     if kind == "Lock":
                         self.waiting += count
                 time.sleep(0.02)
+
+
+def process_roots(server: Server, wallet: OperatorWallet | None) -> dict[str, int]:
+    """The root process of each part whose CPU the report splits out."""
+    roots = {}
+    if server.process is not None:
+        roots["server"] = server.process.pid
+    if wallet is not None and wallet.process is not None:
+        roots["wallet"] = wallet.process.pid
+    return roots
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -341,7 +395,8 @@ def conservation(url: str) -> dict[str, int]:
 
 async def timed_phase(port: int, tokens: list[str], line_bet: int, warmup: float,
                       duration: float, sampler: LockSampler | None,
-                      rate: float | None = None) -> dict[str, Any]:
+                      rate: float | None = None,
+                      roots: dict[str, int] | None = None) -> dict[str, Any]:
     """Warm up, then count ``duration`` seconds of spins (back to back, or paced so that all
     players together are due ``rate`` spins per second)."""
     tally = Tally()
@@ -349,7 +404,7 @@ async def timed_phase(port: int, tokens: list[str], line_bet: int, warmup: float
     tasks = [asyncio.create_task(player_loop(port, t, line_bet, tally, each, seed))
              for seed, t in enumerate(tokens)]
     await asyncio.sleep(warmup)
-    meter = CpuMeter()
+    meter = CpuMeter(roots)
     load_before = os.getloadavg()
     tally.counting = True
     meter.start()
@@ -376,6 +431,8 @@ async def timed_phase(port: int, tokens: list[str], line_bet: int, warmup: float
         "errors": sum(tally.errors.values()), "error_kinds": tally.errors,
         "machine_cpu_busy": round(cpu["machine_busy"], 3),
         "generator_cpu_s": round(cpu["generator_cpu_s"], 2),
+        "cpu_ms_per_spin": {part.removesuffix("_cpu_s"): round(1000 * s / max(1, len(lat)), 3)
+                            for part, s in cpu.items() if part.endswith("_cpu_s")},
         "loadavg_before": [round(x, 2) for x in load_before],
         "loadavg_after": [round(x, 2) for x in os.getloadavg()],
     }
@@ -437,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
             sampler = LockSampler(url, dbname) if dbname else None
             report.update(asyncio.run(timed_phase(server.port, tokens, args.line_bet,
                                                   args.warmup, args.duration, sampler,
-                                                  args.rate)))
+                                                  args.rate, process_roots(server, wallet))))
             if wallet is not None:
                 report.update(settle_in_doubt(url))
             server.stop()

@@ -3,6 +3,7 @@ operator wallet as a real process, on SQLite and on PostgreSQL (OPERATOR-WALLET.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import random
@@ -15,8 +16,18 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
-from sqlalchemy import text
+from sqlalchemy import func, select, text
 
+from starfever.engine.model import load_model
+from starfever.engine.rng import SystemRandomSource
+from starfever.server.db import Database
+from starfever.server.models import Account, SessionToken
+from starfever.server.operator_config import OperatorConfig
+from starfever.server.services import rounds
+from starfever.server.services.auth import Principal
+from starfever.server.services.errors import ServiceError
+from starfever.server.services.operator_wallet import OperatorWallet as OperatorWalletAdapter
+from starfever.server.services.settlement import SpinOutcome
 from tests.harness import (
     DATABASE_KINDS,
     DatabaseKind,
@@ -28,6 +39,7 @@ from tests.harness import (
     operator_mode_args,
     operator_mode_env,
     run_cli,
+    settings_like_servers,
     signed_launch,
     start_server,
     terminate_backends,
@@ -124,8 +136,11 @@ def test_launch_session_spins_and_both_books_agree(server: Server,
     assert wallet.balance(player_id) == 10_000 + net == \
         10_000 + sum(int(c["amount"]) for c in credits) - sum(int(d["amount"]) for d in debits)
     assert answers[-1]["balance"] == wallet.balance(player_id) == server.balance(token)
+    # each credit's acknowledgement is recorded in the books' next group commit (the spin's
+    # answer does not wait for it)
+    _wait_for(lambda: {c["status"] for c in _calls(server, "kind = 'credit'")}
+              == {"acknowledged"})
     credited = _calls(server, "kind = 'credit'")
-    assert {c["status"] for c in credited} >= {"acknowledged"}
     # each debit's acknowledgement was recorded with its round, which it names
     debited = [c for c in _calls(server, "kind = 'debit'") if c["account_id"] ==
                credited[-1]["account_id"]]
@@ -564,3 +579,63 @@ def _all_rounds(server: Server, token: str) -> list[dict[str, object]]:
         if page.get("next_before") is None:
             return found
         params["before"] = int(page["next_before"])
+
+
+
+def test_a_live_round_is_drawn_only_once_the_operator_took_its_bet(
+        server: Server, wallet: OperatorWallet) -> None:
+    """OPERATOR-WALLET.md rule 2: a round is drawn only after its debit is acknowledged, so a
+    refused bet never had an outcome. The spins run through this test process's own
+    operator-mode wallet on the server's database (as one more worker would, with its own
+    settler), whose live source notes, when the round's draws are asked for, which of the
+    player's calls the operator has applied."""
+    player_id, _ = _player(server, wallet, 10_000)
+    blocked_id, _ = _player(server, wallet, 10_000, blocked=True)
+    db = Database(server.database_url)
+    settings = settings_like_servers(server.database_url)
+    model = load_model(settings.model)
+    adapter = OperatorWalletAdapter(db, OperatorConfig(url=wallet.url, secret=wallet.secret,
+                                                       timeout=TIMEOUT_S))
+    applied_at_draw: list[list[str]] = []
+    drawing_for: list[str] = []
+
+    def noting_source() -> SystemRandomSource:
+        applied_at_draw.append([str(t["method"]) for t in wallet.transactions(drawing_for[-1])
+                                if t["applied"]])
+        return SystemRandomSource()
+
+    adapter.live_source = noting_source
+
+    def principal(external_id: str) -> Principal:
+        with db.read() as session:
+            account = session.scalars(select(Account).where(
+                Account.external_id == external_id)).one()
+            session_id = session.scalar(select(func.max(SessionToken.id)).where(
+                SessionToken.account_id == account.id))
+            return Principal(account.id, account.username, "player", int(str(session_id)))
+
+    async def spin(external_id: str) -> SpinOutcome:
+        drawing_for.append(external_id)
+        job = rounds.queued_spin(settings, model, principal(external_id), 1,
+                                 uuid.uuid4().hex, None, draw=False)
+        assert job.drawn is None
+        return await adapter.spin(job)
+
+    async def both() -> None:
+        try:
+            outcome = await spin(player_id)
+            assert applied_at_draw == [["debit"]]
+            assert outcome.round.total_bet == BET
+            with pytest.raises(ServiceError) as refused:
+                await spin(blocked_id)
+            assert refused.value.code == "player_blocked"
+            assert applied_at_draw == [["debit"]], "a refused bet was drawn"
+        finally:
+            await adapter.aclose()
+
+    try:
+        asyncio.run(both())
+    finally:
+        db.dispose()
+    assert [t["method"] for t in wallet.transactions(player_id) if t["applied"]] \
+        == ["debit", "credit"]

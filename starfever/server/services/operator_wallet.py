@@ -12,15 +12,19 @@ written *before* it is sent:
    reaches the client as its own 4xx code, nothing played; a timeout or any other failure
    records a rollback (the debit becomes ``rolled_back``), which is sent at once and then
    by the retrier until acknowledged, and the client gets ``503 wallet_unavailable``;
-3. only a debit the operator acknowledged is handed to the settler (``settlement.Job.debit``,
+3. only once the operator acknowledged the debit is a live round drawn (rule 2: a refused
+   or lost bet never had an outcome) and handed to the settler (``settlement.Job.debit``,
    with the answer), which records the acknowledgement, books the round against it in the
    ``operator`` book and records the round's credit as ``pending``, all in the round's own
    transaction (``settlement.Settlement.debits`` and ``.calls``); a debit the retrier rolled
    back meanwhile is not played;
-4. the credit is sent once the batch is committed; its acknowledgement is recorded in the
-   group commit of ``CallBook`` before the spin is answered; one not acknowledged stays
-   pending (the round is ``pending_credit``) and :class:`Retrier`, a thread of the server
-   process, resends pending credits and rollbacks with backoff, also after a restart. A debit
+4. the credit is sent once the batch is committed, and the spin is answered with the
+   operator's balance as soon as the credit's reply arrives; the acknowledgement is recorded
+   in the next group commit of ``CallBook`` (the answer does not wait for it: until then, and
+   for ever if the process dies first, the credit is ``pending`` and is only sent again, which
+   the operator answers with its first answer). One not acknowledged stays pending (the
+   round is ``pending_credit``) and :class:`Retrier`, a thread of the server process,
+   resends pending credits and rollbacks with backoff, also after a restart. A debit
    acknowledged (or left pending by a crash) whose round was never stored is rolled back once
    it is stale; a played debit names its round (``round_id``), so that search reads only the
    debits still without one.
@@ -33,7 +37,7 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -44,6 +48,7 @@ from sqlalchemy import Select, Table, and_, bindparam, exists, or_, select, text
 from sqlalchemy.exc import IntegrityError
 
 from starfever.engine import money
+from starfever.engine.rng import RandomSource, SystemRandomSource
 from starfever.engine.symbols import Cents
 from starfever.seamless import protocol as p
 from starfever.seamless.client import (
@@ -56,7 +61,7 @@ from starfever.seamless.client import (
 from starfever.server.db import Database
 from starfever.server.models import UNPLAYED_DEBIT, Account, Round, WalletCall
 from starfever.server.operator_config import OperatorConfig
-from starfever.server.services import settle
+from starfever.server.services import rounds, settle
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import (
     Conflict,
@@ -155,6 +160,14 @@ def _call_row(kind: str, transaction_id: str, account_id: int, session_id: int |
                       created_at=now, updated_at=now)
 
 
+def _log_unrecorded(transaction_id: str, recorded: Future[bool]) -> None:
+    """A credit acknowledgement the books could not record stays pending: the retrier sends
+    the credit again and the operator answers with its first answer, nothing moves twice."""
+    if not recorded.cancelled() and recorded.exception() is not None:
+        log.error("the acknowledgement of credit %s was not recorded: %s", transaction_id,
+                  recorded.exception())
+
+
 class OperatorWallet:
     """Operator mode's wallet: the calls of a spin, the balance, and the retrier's work."""
 
@@ -164,6 +177,8 @@ class OperatorWallet:
         self.client = WalletClient(config.endpoint)
         self._async: AsyncWalletClient | None = None
         self.books = CallBook(db, refusal)
+        self.live_source: Callable[[], RandomSource] = SystemRandomSource
+        """Where a live round's draws come from (``rounds.draw_live``)."""
 
     @property
     def aclient(self) -> AsyncWalletClient:
@@ -198,6 +213,7 @@ class OperatorWallet:
         job.debit = Debit(transaction_id=ids.debit, credit_transaction_id=ids.credit,
                           round_ref=ids.round_ref, balance=balance,
                           operator_transaction_id=operator_id)
+        rounds.draw_live(job, self.live_source)  # rule 2: drawn only once the bet is taken
         try:
             outcome = await self._settle(job)
         except ServiceError:
@@ -324,8 +340,9 @@ class OperatorWallet:
 
     async def _send_credit(self, credit: dict[str, Any], player_id: str) -> WalletReply | None:
         """Send a round's credit, just committed as pending (``credit``: its ``wallet_calls``
-        values), once now; its acknowledgement is recorded in the acknowledger's next batch
-        before the spin is answered. Left pending for the retrier if it gets no answer."""
+        values), once now; its acknowledgement is queued for the books' next group commit,
+        which the spin's answer does not wait for (a credit still pending is only sent again).
+        Left pending for the retrier if it gets no answer."""
         transaction_id = credit["transaction_id"]
         try:
             reply = await self.aclient.call(CREDIT, self.fields(credit, player_id))
@@ -338,10 +355,8 @@ class OperatorWallet:
                         transaction_id, error)
             await asyncio.to_thread(self.postpone, WalletCall(**credit))
             return None
-        try:
-            await asyncio.wrap_future(self.books.acknowledge(transaction_id, reply))
-        except Exception:  # the credit stays pending: the retrier resends it, nothing moves twice
-            log.exception("the acknowledgement of credit %s was not recorded", transaction_id)
+        self.books.acknowledge(transaction_id, reply).add_done_callback(
+            partial(_log_unrecorded, transaction_id))
         return reply
 
     def _row(self, transaction_id: str) -> WalletCall | None:

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from starfever.engine.model import MathModel
 from starfever.engine.rng import RandomSource, ReplayError, ReplaySource, SystemRandomSource
 from starfever.engine.round import RoundResult, play_round
-from starfever.engine.symbols import Cents, InvalidBet, check_line_bet
+from starfever.engine.symbols import InvalidBet, check_line_bet
 from starfever.server.db import Database
 from starfever.server.models import Round
 from starfever.server.services import protection, settle
@@ -98,13 +98,34 @@ async def spin_awaiting(db: Database, settings: Settings, model: MathModel, wall
 
 
 def queued_spin(settings: Settings, model: MathModel, principal: Principal, line_bet: int,
-                idempotency_key: str, test_draws: Sequence[int] | None) -> settle.Job:
+                idempotency_key: str, test_draws: Sequence[int] | None, *,
+                draw: bool = True) -> settle.Job:
     """A spin drawn and ready for the settler (:func:`settle.Settler.enqueue`); the async spin
-    route awaits its future instead of holding a thread."""
-    bet, fingerprint, drawn = _draw(settings, model, line_bet, test_draws)
+    route awaits its future instead of holding a thread. With ``draw=False`` a live round is
+    not drawn yet (operator mode draws it once its debit is acknowledged, :func:`draw_live`);
+    a test mode's ``test_draws`` are checked at once either way, so a bad one is refused
+    before any money moves."""
+    try:
+        bet = check_line_bet(line_bet)
+    except InvalidBet as error:
+        raise Unprocessable(str(error), code="invalid_bet") from None
+    if test_draws is not None and not settings.test_mode:
+        raise Unprocessable("test_draws are accepted only in test mode",
+                            code="test_draws_not_allowed")
+    drawn = play_live_or_test(model, bet, model.seed_cents, test_draws) \
+        if draw or test_draws is not None else None
     return settle.Job(settings=settings, model=model, principal=principal, bet=bet,
-                      key=idempotency_key, fingerprint=fingerprint, drawn=drawn,
-                      test=test_draws is not None)
+                      key=idempotency_key, fingerprint=request_hash(bet, test_draws),
+                      drawn=drawn, test=test_draws is not None)
+
+
+def draw_live(job: settle.Job,
+              live_source: Callable[[], RandomSource] = SystemRandomSource) -> None:
+    """Draw the live round of a job queued with ``draw=False`` (against the model's seed
+    pool; the settler re-bases it onto the pool as it stands)."""
+    if job.drawn is None:
+        job.drawn = play_live_or_test(job.model, job.bet, job.model.seed_cents, None,
+                                      live_source=live_source)
 
 
 def after_key_race(db: Database, settings: Settings, wallet: WalletPort, principal: Principal,
@@ -117,19 +138,6 @@ def after_key_race(db: Database, settings: Settings, wallet: WalletPort, princip
         raise Conflict("a concurrent request with this Idempotency-Key was not settled",
                        code="idempotency_key_race")
     return outcome
-
-
-def _draw(settings: Settings, model: MathModel, line_bet: int,
-          test_draws: Sequence[int] | None) -> tuple[Cents, str, RoundResult]:
-    try:
-        bet = check_line_bet(line_bet)
-    except InvalidBet as error:
-        raise Unprocessable(str(error), code="invalid_bet") from None
-    if test_draws is not None and not settings.test_mode:
-        raise Unprocessable("test_draws are accepted only in test mode",
-                            code="test_draws_not_allowed")
-    result = play_live_or_test(model, bet, model.seed_cents, test_draws)
-    return bet, request_hash(bet, test_draws), result
 
 
 def _existing(session: Session, settings: Settings, wallet: WalletPort, principal: Principal,

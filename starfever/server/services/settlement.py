@@ -82,7 +82,7 @@ class SpinOutcome:
 
 @dataclass(slots=True)
 class Job:
-    """One spin waiting to be settled; its draws were made before it was queued."""
+    """One spin waiting to be settled; its round was drawn before it was queued."""
 
     settings: Settings
     model: MathModel
@@ -91,8 +91,9 @@ class Job:
     key: str
     fingerprint: str
     """The request's hash: a retry under the same key must send the same request."""
-    drawn: RoundResult
-    """The round as drawn against the model's seed pool (re-based at settlement)."""
+    drawn: RoundResult | None
+    """The round as drawn against the model's seed pool (re-based at settlement); None only
+    for an operator-mode spin until its debit is acknowledged (``rounds.draw_live``)."""
     test: bool
     future: Future[SpinOutcome] = field(default_factory=Future)
     debit: Debit | None = None
@@ -294,6 +295,8 @@ class _Batch:
                            code="debit_rolled_back")
         contribution, carry = money.progressive_contribution(
             total, self.model.contribution_rate, self.carry)
+        if job.drawn is None:  # a bug, never a player's doing: fail the batch's item loudly
+            raise RuntimeError("a spin reached the settler without its round drawn")
         result = at_pool(self.model, job.drawn, self.pool + contribution)
         stored = self._store(job, result, total, contribution, balance)
         self.carry = carry

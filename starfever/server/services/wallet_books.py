@@ -13,9 +13,10 @@ Guarantees (OPERATOR-WALLET.md):
 
 - a debit is sent only after its ``pending`` row is committed (:meth:`CallBook.prepare`'s
   future resolves after the commit), so a crash never leaves a debit sent and unrecorded;
-- a spin is answered only after its credit's acknowledgement is committed
-  (:meth:`CallBook.acknowledge`); one lost (the process dies first) leaves the credit
-  pending: the retrier resends it and the operator answers with its first answer;
+- a credit's acknowledgement is recorded in the batch after its reply arrived
+  (:meth:`CallBook.acknowledge`; the spin's answer does not wait for it); one lost (the
+  process dies first) leaves the credit pending: the retrier resends it and the operator
+  answers with its first answer, so nothing moves twice;
 - a batch that fails is recorded again item by item, so an error reaches only its cause; a
   debit row another process inserted meanwhile (two workers serving retries of one request)
   makes that item look again and find it.

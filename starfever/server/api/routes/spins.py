@@ -54,9 +54,9 @@ async def spin(body: SpinCreate, context: ContextDep, player: SpinnerDep, respon
 
 async def _spin(body: SpinCreate, context: ContextDep, player: SpinnerDep, response: Response,
                 idempotency_key: str) -> SpinPublic:
-    if context.operator is not None:  # the operator's wallet: debit, settle, credit
+    if context.operator is not None:  # the operator's wallet: debit, draw, settle, credit
         job = rounds.queued_spin(context.settings, context.model, player, body.line_bet,
-                                 idempotency_key, body.test_draws)
+                                 idempotency_key, body.test_draws, draw=False)
         outcome = await context.operator.spin(job)
     else:
         outcome = await rounds.spin_awaiting(context.db, context.settings, context.model,
