@@ -45,7 +45,9 @@ _CASHIER_REPLAYED = {"model": CashierPublic,
                      "description": "A retry of an Idempotency-Key already booked: the first "
                                     "answer, no money moved"}
 IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key")]
-KeyPath = Path(pattern=IDEMPOTENCY_KEY_PATTERN)
+KeyPath = Path(json_schema_extra={"pattern": IDEMPOTENCY_KEY_PATTERN})
+"""The key of a cashier lookup: documented with its pattern, checked by :func:`_key` so that a
+bad one is the same ``400 invalid_idempotency_key`` as in the header of the POST."""
 
 
 def _key(idempotency_key: str | None) -> str | None:
@@ -100,11 +102,11 @@ def deposit_by_key(context: ContextDep, _operator: OperatorDep, username: str = 
                    key: str = KeyPath) -> CashierPublic:
     """Cashier: the deposit booked under this Idempotency-Key (``404 transaction_not_found``:
     none was, and a POST with the key books it)."""
-    return _public(cashier.lookup(context.db, "deposit", username, key))
+    return _public(cashier.lookup(context.db, "deposit", username, str(_key(key))))
 
 
 @router.get("/{username}/withdrawals/{key}")
 def withdrawal_by_key(context: ContextDep, _operator: OperatorDep,
                       username: str = UsernamePath, key: str = KeyPath) -> CashierPublic:
     """Cashier: the withdrawal booked under this Idempotency-Key (as for deposits)."""
-    return _public(cashier.lookup(context.db, "withdrawal", username, key))
+    return _public(cashier.lookup(context.db, "withdrawal", username, str(_key(key))))
