@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from starfever.engine.errors import InputError
 from starfever.engine.symbols import (
@@ -139,16 +140,28 @@ def feature_for(star_coins: int) -> str | None:
     return None
 
 
+@cache
+def _prefix_outcome(first: Symbol, second: Symbol, third: Symbol) -> tuple[bool, bool]:
+    """Of a line whose reels 0-2 show these symbols: whether it can pay at all, and whether it
+    is a €€€ line. A pay needs a run of 3 from reel 0, so COIN (which nothing substitutes)
+    on reels 3 and 4 pays exactly when the line can; the €€€ rule reads reels 0-2 only. At
+    most 12^3 prefixes, remembered: most of a spin's 20 lines stop here."""
+    return (evaluate_line((first, second, third, COIN, COIN)) is not None,
+            is_jackpot_line((first, second, third)))
+
+
 def evaluate_grid(grid: Sequence[Sequence[Symbol]]) -> GridEvaluation:
     """Evaluate all 20 lines, the €€€ lines and the coin count of one window."""
     wins: list[LineWin] = []
     jackpots: list[int] = []
-    for number, rows in enumerate(LINES, start=1):
-        cells = [grid[reel][row] for reel, row in enumerate(rows)]
-        pay = evaluate_line(cells)
-        if pay is not None:
-            wins.append(LineWin(line=number, pay=pay))
-        if is_jackpot_line(cells):
+    first, second, third, fourth, fifth = grid  # ValueError unless 5 reels
+    for number, (r0, r1, r2, r3, r4) in enumerate(LINES, start=1):
+        can_pay, jackpot = _prefix_outcome(first[r0], second[r1], third[r2])
+        if can_pay:
+            pay = evaluate_line((first[r0], second[r1], third[r2], fourth[r3], fifth[r4]))
+            if pay is not None:
+                wins.append(LineWin(line=number, pay=pay))
+        if jackpot:
             jackpots.append(number)
     coins = sum(cell == COIN for reel in grid for cell in reel)
     return GridEvaluation(

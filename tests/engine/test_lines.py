@@ -103,3 +103,18 @@ def test_mwild_triples_the_wild_reading(cells: list[str], where: int) -> None:
     assert (plain is not None and tripled is not None) or (plain is None and tripled is None)
     if plain and tripled:
         assert plain.factor <= tripled.factor <= 3 * plain.factor
+
+
+@given(st.lists(st.lists(st.sampled_from(SYMBOLS), min_size=3, max_size=3), min_size=5,
+                max_size=5))
+def test_a_window_pays_what_each_of_its_lines_pays_alone(grid: list[list[str]]) -> None:
+    """evaluate_grid skips a line whose reels 0-2 cannot start a run (remembered per
+    prefix): the result must equal every line read through evaluate_line on its own."""
+    evaluation = evaluate_grid(grid)
+    cells = [[grid[reel][row] for reel, row in enumerate(rows)] for rows in LINES]
+    expected = [(number, evaluate_line(line)) for number, line in enumerate(cells, start=1)]
+    assert [(w.line, w.pay) for w in evaluation.line_wins] == \
+        [(number, pay) for number, pay in expected if pay is not None]
+    assert list(evaluation.jackpot_lines) == \
+        [number for number, line in enumerate(cells, start=1) if line[:3] == [JACKPOT] * 3]
+    assert evaluation.star_coins == sum(cell == COIN for reel in grid for cell in reel)
