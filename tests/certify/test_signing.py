@@ -97,3 +97,17 @@ def test_verify_refuses_bad_input_in_one_line(args: list[str], says: str) -> Non
     refused = run_cli("verify", *args)
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert says in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_an_unsigned_bundle_says_so_and_a_signed_one_names_its_key(tmp_path: Path) -> None:
+    from starfever.certify.cli import certify_summary
+
+    made = bundle.Bundle(out=tmp_path / "b", seconds={"model": 1.0}, manifest_sha256="ab" * 32)
+    unsigned = certify_summary(made)
+    assert unsigned[0].endswith(", NOT signed)")
+    assert unsigned[-1].startswith("  WARNING not signed:") and "STARFEVER_SIGNING_KEY" in \
+        unsigned[-1]
+    made.signed_by = "cd" * 32
+    signed = certify_summary(made)
+    assert signed == [f"wrote the certification bundle {tmp_path / 'b'} in 1 s (MANIFEST.json "
+                      f"sha256 {'ab' * 32}, signed by key {'cd' * 8}...)"]
