@@ -276,10 +276,16 @@ def _rng(model: MathModel, figs: dict[str, Any], options: Options) -> dict[str, 
     return {"source": "starfever.engine.rng.SystemRandomSource (os.urandom, rejection "
                       "sampling), the only live-play source",
             "alpha": rng_evidence.ALPHA, "scaling_proofs": proofs, "live_reels": live,
-            "live_rounds": live_rounds, "dieharder": rng_evidence.dieharder() if options.dieharder
+            "live_rounds": live_rounds, "dieharder": rng_evidence.dieharder(say=_say)
+            if options.dieharder
             else {"installed": shutil.which("dieharder") is not None, "ran": False,
                   "note": "the dieharder subset was left out (starfever certify --no-dieharder)"
                           "; scripts/dieharder-full.sh runs the full battery"}}
+
+
+def _say(line: str) -> None:
+    """A line of progress on stderr (the dieharder subset has no bar: minutes per test)."""
+    print(f"certify: {line}", file=sys.stderr, flush=True)
 
 
 def _dieharder_text(result: dict[str, Any]) -> str:
