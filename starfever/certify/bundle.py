@@ -208,6 +208,7 @@ def _make(options: Options, model: MathModel, key: Any) -> Bundle:
         _write_json(out / "software" / "software-check.json", checked.to_dict())
         if not checked.ok:
             bundle.warnings.append("software: " + checked.summary())
+    signer = signing.fingerprint(key.public_key()) if key is not None else None
     if key is not None and (out / "software" / SOFTWARE_MANIFEST).exists():
         signing.sign_file(key, out / "software" / SOFTWARE_MANIFEST)
     _write_json(out / "certification.json", {
@@ -217,14 +218,14 @@ def _make(options: Options, model: MathModel, key: Any) -> Bundle:
         "simulation": {"spins": sim.spins, "seed": seed, **claim},
         "seconds": bundle.seconds, "warnings": bundle.warnings,
         "made_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "made_by": f"starfever {checked.version} certify",
+        "made_by": f"starfever {checked.version} certify", "signed_by": signer,
         "python": platform.python_version(), "platform": platform.platform()})
-    (out / "README.md").write_text(_readme(model, figs, claim, seed, bundle, checked),
+    (out / "README.md").write_text(_readme(model, figs, claim, seed, bundle, checked, signer),
                                    encoding="utf-8")
     bundle.manifest_sha256 = write_manifest(out)
     if key is not None:
         signing.sign_file(key, out / MANIFEST)
-        bundle.signed_by = signing.fingerprint(key.public_key())
+        bundle.signed_by = signer
     return bundle
 
 
@@ -275,10 +276,16 @@ def _rng(model: MathModel, figs: dict[str, Any], options: Options) -> dict[str, 
     return {"source": "starfever.engine.rng.SystemRandomSource (os.urandom, rejection "
                       "sampling), the only live-play source",
             "alpha": rng_evidence.ALPHA, "scaling_proofs": proofs, "live_reels": live,
-            "live_rounds": live_rounds, "dieharder": rng_evidence.dieharder() if options.dieharder
+            "live_rounds": live_rounds, "dieharder": rng_evidence.dieharder(say=_say)
+            if options.dieharder
             else {"installed": shutil.which("dieharder") is not None, "ran": False,
                   "note": "the dieharder subset was left out (starfever certify --no-dieharder)"
                           "; scripts/dieharder-full.sh runs the full battery"}}
+
+
+def _say(line: str) -> None:
+    """A line of progress on stderr (the dieharder subset has no bar: minutes per test)."""
+    print(f"certify: {line}", file=sys.stderr, flush=True)
 
 
 def _dieharder_text(result: dict[str, Any]) -> str:
@@ -305,7 +312,7 @@ def write_manifest(out: Path) -> str:
 
 
 def _readme(model: MathModel, figs: dict[str, Any], claim: dict[str, Any], seed: int,
-            bundle: Bundle, checked: software.SoftwareCheck) -> str:
+            bundle: Bundle, checked: software.SoftwareCheck, signer: str | None) -> str:
     timing = "\n".join(f"| {name} | {seconds:.1f} s |" for name, seconds in
                        bundle.seconds.items())
     warnings = "\n".join(f"- {w}" for w in bundle.warnings) or "- none"
@@ -331,10 +338,12 @@ def _readme(model: MathModel, figs: dict[str, Any], claim: dict[str, Any], seed:
         ("`certification.json`", "identity, durations, warnings"),
     ]
     table = "\n".join(f"| {name} | {what} |" for name, what in files)
+    signature = (f"Signed by the Ed25519 key with fingerprint `{signer}`." if signer else
+                 "**Not signed**: no signing key was given, so nothing here proves who made it.")
     return f"""# Star Fever certification bundle: model {model.name} {model.version}
 
 Made by `starfever certify`. Check it with `starfever verify --bundle .` (and
-`--public-key LAB.pub` when it is signed: `MANIFEST.json.sig`).
+`--public-key LAB.pub` when it is signed: `MANIFEST.json.sig`). {signature}
 
 | file | what |
 |---|---|

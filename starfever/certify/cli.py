@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from starfever.engine.errors import InputError
+
+SIGNING_KEY_ENV = "STARFEVER_SIGNING_KEY"
+"""The lab's private key file, signing every bundle ``certify`` writes without ``--sign-key``."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,7 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="leave out the dieharder subset even when dieharder is installed")
     p.add_argument("--sign-key", type=Path, default=None, metavar="KEY",
                    help="sign MANIFEST.json (and the software manifest) with this Ed25519 "
-                        "private key (starfever keygen)")
+                        f"private key (starfever keygen; default ${SIGNING_KEY_ENV} when set)")
     p.set_defaults(handler=cmd_certify)
 
     p = sub.add_parser("verify", help="check the installed package against its software "
@@ -71,7 +75,8 @@ def cmd_certify(args: argparse.Namespace) -> int:
                       seed=args.seed, workers=args.workers,
                       rng_stops=parse_count(args.rng_stops, "--rng-stops", minimum=1),
                       rng_rounds=parse_count(args.rng_rounds, "--rng-rounds", minimum=1),
-                      sign_key=args.sign_key,
+                      sign_key=args.sign_key or (Path(os.environ[SIGNING_KEY_ENV])
+                                                 if os.environ.get(SIGNING_KEY_ENV) else None),
                       progress=sys.stderr.isatty(), dieharder=not args.no_dieharder)
     if options.sign_key is not None:
         from starfever.certify import signing
@@ -81,13 +86,24 @@ def cmd_certify(args: argparse.Namespace) -> int:
 
     check_options(options)
     bundle = make(options)
-    total = sum(bundle.seconds.values())
-    signed = f", signed by key {bundle.signed_by[:16]}..." if bundle.signed_by else ""
-    print(f"wrote the certification bundle {bundle.out} in {total:.0f} s (MANIFEST.json sha256 "
-          f"{bundle.manifest_sha256}{signed})")
-    for warning in bundle.warnings:
-        print(f"  WARNING {warning}")
+    for line in certify_summary(bundle):
+        print(line)
     return 0
+
+
+def certify_summary(bundle: Any) -> list[str]:
+    """What ``certify`` prints of a written :class:`~starfever.certify.bundle.Bundle`: an
+    unsigned bundle says so, with how to sign the next one."""
+    total = sum(bundle.seconds.values())
+    signed = (f", signed by key {bundle.signed_by[:16]}..." if bundle.signed_by
+              else ", NOT signed")
+    lines = [f"wrote the certification bundle {bundle.out} in {total:.0f} s (MANIFEST.json "
+             f"sha256 {bundle.manifest_sha256}{signed})"]
+    lines += [f"  WARNING {warning}" for warning in bundle.warnings]
+    if not bundle.signed_by:
+        lines.append(f"  WARNING not signed: a lab's submission is signed with --sign-key KEY "
+                     f"or ${SIGNING_KEY_ENV} (starfever keygen --out lab makes lab.key)")
+    return lines
 
 
 def _public_key(path: Path | None) -> Any:
@@ -148,6 +164,12 @@ def _verify_bundle(args: argparse.Namespace, with_key: bool) -> int:
     print(f"bundle {verdict}: {args.bundle} (MANIFEST.json sha256 {check.manifest_sha256})")
     if check.signature is not None:
         print(f"signature OK: signed by key {check.signature.public_key_sha256}")
+    elif not with_key:
+        from starfever.certify.bundle import MANIFEST
+
+        print("signature not checked: give --public-key LAB.pub"
+              if (args.bundle / f"{MANIFEST}.sig").is_file()
+              else f"not signed: the bundle has no {MANIFEST}.sig")
     for line in check.lines:
         print(f"  {line}")
     return 0 if check.ok else 1

@@ -18,6 +18,7 @@ import math
 import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Callable
 from itertools import product
@@ -126,8 +127,9 @@ def round_tests(model: MathModel, rounds: int, feature_p: float,
             "feature_z": z, "feature_p": math.erfc(abs(z) / math.sqrt(2))}
 
 
-def dieharder(timeout: float = 300) -> dict[str, Any]:
-    """A dieharder subset on ``starfever rng-stream``, or why none was run."""
+def dieharder(timeout: float = 300, say: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """A dieharder subset on ``starfever rng-stream``, or why none was run. ``say`` hears a
+    line as each test starts and ends (up to ``timeout`` seconds each), with its time."""
     found = shutil.which("dieharder")
     if found is None:
         return {"installed": False, "ran": False,
@@ -136,7 +138,11 @@ def dieharder(timeout: float = 300) -> dict[str, Any]:
                         " scripts/dieharder-full.sh for the full battery; docs/assurance.md "
                         "keeps the last full run's results."}
     results: dict[str, Any] = {"installed": True, "ran": True, "path": found, "tests": {}}
-    for test_id, name in DIEHARDER_TESTS.items():
+    for number, (test_id, name) in enumerate(DIEHARDER_TESTS.items(), 1):
+        if say is not None:
+            say(f"dieharder {name} ({number} of {len(DIEHARDER_TESTS)}, up to "
+                f"{timeout:.0f} s) ...")
+        started = time.perf_counter()
         stream = subprocess.Popen([sys.executable, "-m", "starfever.cli", "rng-stream"],
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         try:
@@ -150,8 +156,13 @@ def dieharder(timeout: float = 300) -> dict[str, Any]:
             stream.stdout.close()
             stream.kill()
             stream.wait()
+        seconds = time.perf_counter() - started
         results["tests"][name] = {
-            "rows": rows, "assessments": [row.split("|")[-1].strip() for row in rows]}
+            "rows": rows, "assessments": [row.split("|")[-1].strip() for row in rows],
+            "seconds": round(seconds, 1)}
+        if say is not None:
+            verdict = ", ".join(results["tests"][name]["assessments"]) or "no result"
+            say(f"dieharder {name} done in {seconds:.1f} s: {verdict}")
     verdicts = [a for t in results["tests"].values() for a in t["assessments"]]
     results["passed"] = bool(verdicts) and all(a in ("PASSED", "WEAK") for a in verdicts)
     return results

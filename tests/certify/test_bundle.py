@@ -53,6 +53,11 @@ def bundle(tmp_path_factory: pytest.TempPathFactory, keys: Path) -> Iterator[Pat
     yield out
 
 
+def _fingerprint(bundle: Path) -> str:
+    """The key fingerprint the bundle's signature names."""
+    return str(json.loads((bundle / "MANIFEST.json.sig").read_text())["public_key_sha256"])
+
+
 def _copy(bundle: Path, tmp_path: Path) -> Path:
     target = tmp_path / "copy"
     shutil.copytree(bundle, target)
@@ -89,6 +94,8 @@ def test_the_bundle_is_complete_and_says_what_it_holds(bundle: Path) -> None:
     assert "| simulation (200,000 spins, seed 7) |" in readme
     certification = json.loads((bundle / "certification.json").read_text())
     assert certification["model"]["sha256"] == model.sha256
+    assert certification["signed_by"] == _fingerprint(bundle)
+    assert f"Signed by the Ed25519 key with fingerprint `{_fingerprint(bundle)}`" in readme
     assert set(certification["seconds"]) >= {"model", "PAR sheet", "RNG evidence"}
 
 
@@ -110,6 +117,7 @@ def test_the_manifest_verifies_and_one_changed_byte_is_named(bundle: Path,
     ok = run_cli("verify", "--bundle", str(bundle))
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert ok.stdout.startswith("bundle OK")
+    assert "signature not checked: give --public-key" in ok.stdout  # signed, no key given
     listed = json.loads((bundle / "MANIFEST.json").read_text())["files"]
     assert set(listed) == {p.relative_to(bundle).as_posix() for p in bundle.rglob("*")
                            if p.is_file()} - {"MANIFEST.json", "MANIFEST.json.sig"}
@@ -119,10 +127,12 @@ def test_the_manifest_verifies_and_one_changed_byte_is_named(bundle: Path,
     data[100] ^= 1
     target.write_bytes(bytes(data))
     (copy / "extra.txt").write_text("slipped in")
+    (copy / "MANIFEST.json.sig").unlink()
     bad = run_cli("verify", "--bundle", str(copy))
     assert bad.returncode == 1
     assert "changed: figures/exact.json" in bad.stdout
     assert "not in the manifest: extra.txt" in bad.stdout
+    assert "not signed: the bundle has no MANIFEST.json.sig" in bad.stdout
 
 
 def test_the_signature_verifies_under_the_labs_key_and_a_forgery_does_not(
@@ -171,6 +181,15 @@ def test_bad_input_is_refused_in_one_line(tmp_path: Path, args: list[str], says:
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert says in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_the_labs_key_from_the_environment_is_used(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    refused = run_cli("certify", "--out", str(out), "--spins", "1e6",
+                      env={"STARFEVER_SIGNING_KEY": "/nonexistent/lab.key"})
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "cannot read the signing key" in refused.stderr
+    assert "/nonexistent/lab.key" in refused.stderr and not out.exists()
 
 
 def test_a_non_empty_folder_and_a_file_are_refused(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ nothing behind."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,30 @@ def test_verify_refuses_bad_input_in_one_line(args: list[str], says: str) -> Non
     refused = run_cli("verify", *args)
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert says in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_an_unsigned_bundle_says_so_and_a_signed_one_names_its_key(tmp_path: Path) -> None:
+    from starfever.certify.cli import certify_summary
+
+    made = bundle.Bundle(out=tmp_path / "b", seconds={"model": 1.0}, manifest_sha256="ab" * 32)
+    unsigned = certify_summary(made)
+    assert unsigned[0].endswith(", NOT signed)")
+    assert unsigned[-1].startswith("  WARNING not signed:") and "STARFEVER_SIGNING_KEY" in \
+        unsigned[-1]
+    made.signed_by = "cd" * 32
+    signed = certify_summary(made)
+    assert signed == [f"wrote the certification bundle {tmp_path / 'b'} in 1 s (MANIFEST.json "
+                      f"sha256 {'ab' * 32}, signed by key {'cd' * 8}...)"]
+
+
+@pytest.mark.skipif(shutil.which("dieharder") is None, reason="dieharder is not installed")
+def test_the_dieharder_subset_says_each_test_as_it_runs() -> None:
+    said: list[str] = []
+    # the real dieharder on the live stream, each test cut off after a second: no verdict
+    result = rng_evidence.dieharder(timeout=1, say=said.append)
+    names = list(rng_evidence.DIEHARDER_TESTS.values())
+    assert said[0] == f"dieharder {names[0]} (1 of 3, up to 1 s) ..."
+    assert [line.split()[1] for line in said] == [n for n in names for _ in (0, 1)]
+    assert all(" done in " in line and line.endswith(": no result") for line in said[1::2])
+    assert result["ran"] is True and result["passed"] is False
+    assert all(test["seconds"] < 30 for test in result["tests"].values())

@@ -207,7 +207,7 @@ def test_cashier_books_with_one_idempotency_key_per_booking(office: Office,
 
 
 def test_a_round_is_found_and_replayed_with_the_players_renderer(
-        office: Office, played: dict[str, Any]) -> None:
+        office: Office, played: dict[str, Any], server: Server) -> None:
     page = office.page
     office.tab("rounds")
     page.fill("[data-testid=rs-min]", "0.001")  # finer than a cent: refused, not guessed
@@ -227,6 +227,15 @@ def test_a_round_is_found_and_replayed_with_the_players_renderer(
     assert kinds[0] == "reveal" and "hc_start" in kinds and kinds[-1] == "end"
     assert any("board" in scene for scene in log)
     assert page.get_attribute("[data-testid=recall-win]", "data-cents") == str(hold["total_win"])
+    # the recall names the build and the model that played the round (issue 18)
+    stored = server.call("GET", f"/rounds/{hold['id']}", played["token"]).json()
+    assert len(stored["build_sha256"]) == 64 and len(stored["model_sha256"]) == 64
+    facts = page.inner_text("[data-testid=recall-facts]")
+    assert f"build {stored['build_sha256']}" in facts
+    assert f"model sha256 {stored['model_sha256']}" in facts
+    raw = json.loads(page.text_content("[data-testid=recall-raw]") or "")  # in closed <details>
+    assert (raw["build_sha256"], raw["model_sha256"]) == (stored["build_sha256"],
+                                                          stored["model_sha256"])
     # the recall's modules are the player client's own files, not copies
     scripts = page.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
     assert any("/static/" in s and s.endswith("/js/player.js") and "/operator/" not in s

@@ -232,8 +232,10 @@ async function openRecall(id) {
   $("#recall-title").textContent = `Round ${r.id} of ${data.username}`;
   $("#recall-facts").textContent = `${when(r.created_at)} · model ${r.model_name} ${r.model_version} · `
     + `line bet ${money(r.line_bet)}, total bet ${money(r.total_bet)}, win ${money(r.total_win)} · `
-    + `balance ${money(r.balance_before)} → ${money(r.balance_after)} · €€€ pool ${money(r.pool_before)} → ${money(r.pool_after)}`;
-  $("#recall-raw").textContent = JSON.stringify({ draws: r.draws, prev_hash: r.prev_hash, hash: r.hash, events: r.events }, null, 1);
+    + `balance ${money(r.balance_before)} → ${money(r.balance_after)} · €€€ pool ${money(r.pool_before)} → ${money(r.pool_after)} · `
+    + (r.build_sha256 ? `build ${r.build_sha256} · model sha256 ${r.model_sha256}` : "build and model hash not recorded (a round from before migration 0012)");
+  $("#recall-raw").textContent = JSON.stringify({ draws: r.draws, prev_hash: r.prev_hash, hash: r.hash,
+    build_sha256: r.build_sha256, model_sha256: r.model_sha256, events: r.events }, null, 1);
   $("#recall").scrollIntoView({ block: "nearest" });
   await recall.replay(r);
 }
