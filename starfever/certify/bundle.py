@@ -190,7 +190,7 @@ def _make(options: Options, model: MathModel, key: Any) -> Bundle:
 
         sheet = out / "par-sheet"
         sheet.mkdir()
-        doc = build(model, report_box["report"], sim, sheet, figs)
+        doc = build(model, report_box["report"], sim, sheet, figs, progress=options.progress)
         (sheet / "par-sheet.md").write_text(doc.markdown(), encoding="utf-8")
         (sheet / "par-sheet.html").write_text(doc.html(), encoding="utf-8")
     with steps.step("RNG evidence"):

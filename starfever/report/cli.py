@@ -37,7 +37,7 @@ def cmd_par_sheet(args: argparse.Namespace) -> int:
     result = simulate(model, args.spins, args.seed, workers=args.workers,
                       progress=sys.stderr.isatty())
     out.mkdir(parents=True, exist_ok=True)
-    doc = build(model, report, result, out)
+    doc = build(model, report, result, out, progress=sys.stderr.isatty())
     (out / "par-sheet.md").write_text(doc.markdown(), encoding="utf-8")
     (out / "par-sheet.html").write_text(doc.html(), encoding="utf-8")
     print(f"wrote {out / 'par-sheet.md'}, {out / 'par-sheet.html'} and 4 plots")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -51,27 +52,39 @@ def spins_to_confirm(std_dev: float, half_width: float = 0.001) -> int:
 
 
 def build(model: MathModel, report: exact.ExactReport, sim: SimulationResult,
-          out: Path, figs: dict[str, Any] | None = None) -> Document:
+          out: Path, figs: dict[str, Any] | None = None, *,
+          progress: bool = False) -> Document:
     """Write the plots into ``out`` and return the document that shows them (``figs``: the
-    figures of ``starfever rtp``, computed or read from the cache when not given)."""
+    figures of ``starfever rtp``, computed or read from the cache when not given;
+    ``progress``: a bar over the sheet's sections on stderr)."""
+    from tqdm import tqdm
+
     from starfever.math.figures import figures
 
     figs = figs if figs is not None else figures(model)
     doc = Document(f"PAR sheet — Star Fever, model '{model.name}' (version {model.version})")
     doc.paragraph(model.description or "")
-    certification.identity(doc, model, figs)
-    _summary(doc, report, sim)
-    certification.by_bet_class(doc, figs)
-    certification.sized_simulation(doc, sim, figs)
-    _paytable(doc, model)
-    _reels(doc, model)
-    certification.strips(doc, model)
-    certification.combination_counts(doc, model)
-    _hold_and_cash(doc, model, report)
-    certification.splits(doc, model, report, figs)
-    _volatility(doc, report, sim, figs)
-    certification.confidence(doc, figs)
-    _plots(doc, report, sim, out, figs["std_dev"])
+    sections: list[tuple[str, Callable[[], None]]] = [
+        ("identity", lambda: certification.identity(doc, model, figs)),
+        ("summary", lambda: _summary(doc, report, sim)),
+        ("bet classes", lambda: certification.by_bet_class(doc, figs)),
+        ("simulation", lambda: certification.sized_simulation(doc, sim, figs)),
+        ("paytable", lambda: _paytable(doc, model)),
+        ("reels", lambda: _reels(doc, model)),
+        ("strips", lambda: certification.strips(doc, model)),
+        ("combinations", lambda: certification.combination_counts(doc, model)),
+        ("Hold & Cash", lambda: _hold_and_cash(doc, model, report)),
+        ("splits", lambda: certification.splits(doc, model, report, figs)),
+        ("volatility", lambda: _volatility(doc, report, sim, figs)),
+        ("confidence", lambda: certification.confidence(doc, figs)),
+        ("plots", lambda: _plots(doc, report, sim, out, figs["std_dev"])),
+    ]
+    with tqdm(total=len(sections), desc="PAR sheet", unit="section", disable=not progress,
+              leave=False) as bar:
+        for name, write in sections:
+            bar.set_postfix_str(name)
+            write()
+            bar.update()
     doc.heading("How these figures were obtained")
     doc.paragraph(
         "Exact figures come from 'starfever rtp' (rational arithmetic: lines and Star Wild over the"

@@ -82,3 +82,21 @@ def test_par_sheet_bad_input(tmp_path: Path) -> None:
         result = run_cli(full)
         assert result.returncode == 2, args
         assert "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_par_sheet_shows_its_sections_on_a_progress_bar(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The sheet's own minute (certify's longest quiet step before) runs under a bar that
+    counts its sections."""
+    from starfever.math.exact import compute
+    from starfever.report.parsheet import build
+    from starfever.sim.runner import simulate
+
+    model = load_model("default")
+    sim = simulate(model, 20_000, 5, workers=1)
+    build(model, compute(model, with_std_dev=False), sim, tmp_path, progress=True)
+    shown = capsys.readouterr().err
+    assert "PAR sheet" in shown and "13/13" in shown and "plots" in shown
+    build(model, compute(model, with_std_dev=False), sim, tmp_path)
+    assert capsys.readouterr().err == ""
