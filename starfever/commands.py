@@ -159,12 +159,15 @@ def print_rtp(data: dict[str, Any]) -> None:
           "from the players' money (one EUR share per spin: the same return per euro)")
     print(f"  hit frequency {data['hit_frequency']:.2%} (1 in {1 / data['hit_frequency']:.2f}; "
           f"total win > 0, exact)")
-    print(f"  Star Wild 1 in {1 / data['star_wild_frequency']:.1f} spins "
-          f"({data['star_wild_pays_nothing']:.1%} of them pay nothing), Hold & Cash 1 in "
-          f"{1 / data['hold_and_cash_frequency']:.1f}, Mega 1 in {1 / data['mega_frequency']:,.0f},"
-          f" EUR jackpot line 1 in {1 / data['jackpot_frequency']:,.0f}")
+    print(f"  Star Wild {_one_in(data['star_wild_frequency'], '.1f')} spins "
+          f"({data['star_wild_pays_nothing']:.1%} of them pay nothing), Hold & Cash "
+          f"{_one_in(data['hold_and_cash_frequency'], '.1f')}, Mega "
+          f"{_one_in(data['mega_frequency'], ',.0f')}, EUR jackpot line "
+          f"{_one_in(data['jackpot_frequency'], ',.0f')}")
     print(f"  standard deviation {data['std_dev']:.3f} x total bet ({data['std_dev_method']}; "
-          f"game alone {data['std_dev_game']:.3f})")
+          f"game alone {data['std_dev_game']:.3f}; EUR share at the seed pool), with the EUR "
+          "share at the pool's long-run law, by mix: " + ", ".join(
+              f"{name} {run['std_dev']:.3f}" for name, run in data["jackpot_long_run"].items()))
     mw, mp = data["max_win_x"], data["max_win_probability"]
     cap = mw["hold_and_cash"]
     hold = "unbounded" if cap is None else f"capped at {cap:,} x"
@@ -177,6 +180,11 @@ def print_rtp(data: dict[str, Any]) -> None:
     print("  operator refills per euro staked, by mix: " + ", ".join(
         f"{name} {run['refills']:.4%}" for name, run in data["jackpot_long_run"].items()))
     print(f"  ({data['cache']} cache, {data['seconds']:.2f} s)")
+
+
+def _one_in(p: float, spec: str) -> str:
+    """``1 in N`` for a frequency, ``never`` for 0 (a model without that feature)."""
+    return f"1 in {1 / p:{spec}}" if p > 0 else "never"
 
 
 def _band(band: dict[str, Any]) -> str:

@@ -37,9 +37,11 @@ Stop = int
 
 
 MIN_CAP_X = 1800
-"""The smallest max-win cap a model may set, in total bets: no paid spin (at most 20 lines x 600)
-and no Star Wild round (at most 20 lines x 600 x 3 on the respin, plus the paid spin) can reach
-it, so a cap only ever ends Hold & Cash, which keeps its exact mathematics in one place."""
+"""The smallest max-win cap a model may set, in total bets: no paid spin (at most 20 lines x 600
+= 600 x) can reach it. A Star Wild round can in theory (its respin alone up to 20 lines x 600 x 3
+= 1,800 x, plus the paid spin); the engine and the simulator stop it at the cap like any round,
+and the exact figures, which cut only Hold & Cash at the cap, refuse a model whose largest Star
+Wild round passes its cap (the shipped models' largest is 256 x)."""
 
 
 class ModelError(InputError):

@@ -175,8 +175,12 @@ def play_round(model: MathModel, line_bet: int, source: RandomSource, *,
     base_win = money.line_win(base.line_factor, bet)
     hold_win = money.feature_win(hold.multiple, bet) if hold else Cents(0)
     if cap is not None and base_win + star_wild_win + hold_win > cap:
-        # the round's game win stops at the cap (MIN_CAP_X: only Hold & Cash can reach it)
-        hold_win = Cents(cap - base_win - star_wild_win)
+        # the round's game win stops at the cap; the feature's win is cut (MIN_CAP_X: a paid
+        # spin alone never reaches it, a Star Wild respin can in some models)
+        if hold is not None:
+            hold_win = Cents(cap - base_win)
+        else:
+            star_wild_win = cap - base_win
         events.append({"type": "max_win", "win": cap})
     pool_after = Cents(hits[-1].pool_left + hits[-1].refill if hits else pool_before)
     total_win = base_win + star_wild_win + hold_win + progressive

@@ -320,3 +320,17 @@ def std_dev_with_jackpot(law: WinLaw, game_rtp: Fraction, jackpot_x: Fraction) -
     second = (law.second_moment + 2 * jackpot_x * law.game_win_given_jackpot
               + law.jackpot_probability * jackpot_x ** 2)
     return math.sqrt(float(second - mean * mean))
+
+
+def std_dev_with_pool(law: WinLaw, game_rtp: Fraction, share_x: float,
+                      share_square_x: float) -> float:
+    """SD per round, total bets, when a €€€ line pays a share J of a pool that varies: ``share_x``
+    is E[J] and ``share_square_x`` E[J^2] in total bets (pool / 2000 at every class; from the
+    pool's long-run law under a mix, :mod:`starfever.math.jackpot`). The pool a spin sees does
+    not depend on that spin's outcome, so E[G J] = E[G 1{€€€}] E[J]. With J fixed (E[J^2] =
+    E[J]^2) this is :func:`std_dev_with_jackpot`."""
+    p = float(law.jackpot_probability)
+    mean = float(game_rtp) + p * share_x
+    second = (float(law.second_moment) + 2 * share_x * float(law.game_win_given_jackpot)
+              + p * share_square_x)
+    return math.sqrt(second - mean * mean)

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from starfever.engine import money
-from starfever.engine.model import MathModel
+from starfever.engine.model import MathModel, ModelError
 from starfever.engine.symbols import BET_CLASSES, CELLS, HOLD_AND_CASH_COINS, Cents
 
-FORMAT = 2
+FORMAT = 3
 """Bumped whenever the figures or their computation change: old cache files are then ignored."""
 
 METHODS = {
@@ -50,6 +50,10 @@ METHODS = {
     "hold_and_cash_tails": "payout DP over whole total bets, exact range up to its cap",
     "jackpot_long_run": "stationary law of the pool on a grid (starfever.math.jackpot), "
                         "balance-checked",
+    "jackpot_long_run.std_dev": "exact game second moment and E[game win x 1{€€€}] with the "
+                                "€€€ share's first two moments under the pool's long-run law "
+                                "of the mix (grid; E[share] = p E[pool] / 2000 is the €€€ "
+                                "return the mix's RTP counts), the same at every class",
 }
 
 
@@ -124,7 +128,7 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
     import numba as nb
 
     from starfever.math import exact
-    from starfever.math.distribution import std_dev_with_jackpot, win_law
+    from starfever.math.distribution import std_dev_with_jackpot, std_dev_with_pool, win_law
     from starfever.math.holdcash_law import DEFAULT_CAP, payout_laws
     from starfever.math.jackpot import LongRun, Mix, long_run, named_mixes
 
@@ -157,6 +161,11 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
             nb.set_num_threads(threads)
         report = calculated.result()
         long_runs = {name: future.result() for name, future in pending.items()}
+    if model.max_win_x is not None and law.max_star_wild > model.max_win_x:
+        raise ModelError(f"max_win_x {model.max_win_x:,}: this model's largest Star Wild round "
+                         f"pays {float(law.max_star_wild):,g} x total bet, past the cap; the exact "
+                         "figures cut only Hold & Cash at the cap (set max_win_x to at least "
+                         "that)")
     if abs(law.mean - report.game) > (Fraction(1, 10**12) if model.max_win_x else 0):
         raise ArithmeticError("the win law's mean differs from the factorised calculator's")
     game_sd = math.sqrt(float(law.second_moment - report.game ** 2))
@@ -170,6 +179,7 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
             "std_dev": std_dev_with_jackpot(law, report.game, jackpot_x),
         }
     seed_x = Fraction(money.progressive_share(model.seed_cents, Cents(100)), 2000)
+    per_x = money.total_bet(Cents(1)) * money.JACKPOT_SHARE_BASE  # pool cents per total bet
     runs = {}
     for name, mix in mixes.items():
         run = long_runs[name]
@@ -182,6 +192,8 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
             "mean_pool_at_win_cents": run.mean_pool_at_win,
             "refill_per_win_cents": run.refill_per_win,
             "balance_error": run.balance_error,
+            "std_dev": std_dev_with_pool(law, report.game, run.mean_pool_at_win / per_x,
+                                         run.mean_square_pool_at_win / per_x ** 2),
         }
     hold_p = report.hold_and_cash_frequency
     return {
@@ -208,7 +220,8 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
         "std_dev_game": game_sd,
         "std_dev_note": (f"exact second moment; game win {game_sd:.4f} x total bet, with the "
                          f"EUR share of the seed pool ({float(seed_x):g} x total bet per hit at "
-                         "every class) included in std_dev"),
+                         "every class) included in std_dev; with the share at the pool's "
+                         "long-run law of each mix: jackpot_long_run.<mix>.std_dev"),
         "win_bands": [{"from_x": b.from_x, "to_x": b.to_x, "probability": b.probability}
                       for b in law.bands],
         "max_win_x": {"base": float(law.max_base), "star_wild": float(law.max_star_wild),

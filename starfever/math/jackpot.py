@@ -85,6 +85,10 @@ class LongRun:
     """p: P(a spin shows €€€)."""
     mean_pool_at_win: float
     """E[Y], cents."""
+    mean_square_pool_at_win: float
+    """E[Y^2], cents squared: with E[Y], the €€€ share's part of a round's variance (the pool a
+    winning spin sees has the law of the pool any spin sees, since the win does not depend on
+    the pool)."""
     refill_per_win: float
     """E[operator refill after a win], cents."""
     contribution_per_spin: float
@@ -157,6 +161,10 @@ def long_run(mix: Mapping[int, Fraction], jackpot_probability: float, rate: Frac
     stake = float(sum(float(mix[b]) * money.total_bet(Cents(b)) for b in classes))
     c = stake * float(rate)
     p = jackpot_probability
+    if p <= 0:  # a model without €€€ lines: the pool is never won and returns nothing
+        return LongRun(mix=dict(mix), jackpot_probability=0.0, mean_pool_at_win=0.0,
+                       mean_square_pool_at_win=0.0, refill_per_win=0.0,
+                       contribution_per_spin=c, stake_per_spin=stake, balance_error=0.0)
     mu = c / p
     taken = float(sum(float(mix[b]) * b / money.JACKPOT_SHARE_BASE for b in classes))
     span = seed + mu * (1 / taken + 40 / math.sqrt(2 * taken) + 60)
@@ -169,6 +177,7 @@ def long_run(mix: Mapping[int, Fraction], jackpot_probability: float, rate: Frac
     q, y, _ = _iterate(q, mu / (mu + step), keep, shares, float(seed), step, 1e-12, 200_000)
     grid = seed + step * np.arange(n)
     mean_y = float((y * grid).sum())
+    mean_y2 = float((y * grid * grid).sum())
     refill = 0.0
     paid = 0.0
     for share, b in zip(shares, classes, strict=True):
@@ -176,5 +185,6 @@ def long_run(mix: Mapping[int, Fraction], jackpot_probability: float, rate: Frac
         refill += share * float((y * np.maximum(0.0, seed - (1 - f) * grid)).sum())
         paid += share * f * mean_y
     return LongRun(mix=dict(mix), jackpot_probability=p, mean_pool_at_win=mean_y,
+                   mean_square_pool_at_win=mean_y2,
                    refill_per_win=refill, contribution_per_spin=c, stake_per_spin=stake,
                    balance_error=abs(paid - (mu + refill)) / paid)

@@ -52,10 +52,14 @@ def by_bet_class(doc: Document, figs: dict[str, Any]) -> None:
                   "return per euro from the shared pool. The operator's refills to the seed come "
                   "on top, by mix of classes (shares of the spins):")
     doc.table(["Mix", "Refills per euro staked", "EUR return per class incl. refills",
-               "Mean pool at a win"],
+               "Mean pool at a win", "Std dev, EUR share at this pool law"],
               [[name, f"{run['refills'] * 100:.4f} %",
                 f"{run['progressive_per_class'] * 100:.4f} %",
-                f"EUR {run['mean_pool_at_win_cents'] / 100:,.2f}"] for name, run in runs.items()])
+                f"EUR {run['mean_pool_at_win_cents'] / 100:,.2f}", f"{run['std_dev']:.3f}"]
+               for name, run in runs.items()])
+    doc.paragraph("The std dev per class above counts the EUR share at the seed pool; a round's "
+                  "share is the pool's long-run law of the mix (the one its RTP counts), whose "
+                  "std dev per round, the same at every class, is the last column.")
 
 
 def strips(doc: Document, model: MathModel) -> None:

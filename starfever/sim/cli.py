@@ -388,10 +388,12 @@ def _eur(cents: float) -> str:
 def print_bet_classes(results: list[SimulationResult], docs: list[dict[str, Any]]) -> None:
     """``--line-bet all``: one row per bet class."""
     first = results[0]
-    print(f"Star Fever simulation per bet class: model {first.model!r}, {first.spins:,} spins "
-          f"per class, class i from seed {first.seed} + i, "
-          f"{sum(r.elapsed_seconds for r in results):.1f} s")
-    print(f"  {'bet':>4} {'game RTP':>9}  {'99 % interval':<21} in  {'EUR RTP':>8} "
+    counts = {r.spins for r in results}
+    spins = (f"{first.spins:,} spins per class" if len(counts) == 1 else
+             f"{sum(r.spins for r in results):,} spins, each class its share of the mix")
+    print(f"Star Fever simulation per bet class: model {first.model!r}, {spins}, class i from "
+          f"seed {first.seed} + i, {sum(r.elapsed_seconds for r in results):.1f} s")
+    print(f"  {'bet':>4} {'spins':>13} {'game RTP':>9}  {'99 % interval':<21} in  {'EUR RTP':>8} "
           f"{'mean pool':>14} {'hits':>6} {'paid':>16} {'refills':>14}")
     for doc in docs:
         game = doc["components"]
@@ -399,7 +401,8 @@ def print_bet_classes(results: list[SimulationResult], docs: list[dict[str, Any]
         lo, hi = doc["ci99"]
         rate = doc["components"]["progressive"]["rtp"]
         pool = doc["progressive_pool"]
-        print(f"  {doc['line_bet']:>4} {_pct(total)}  [{_pct(lo - rate)}, {_pct(hi - rate)}] "
+        print(f"  {doc['line_bet']:>4} {doc['spins']:>13,} {_pct(total)}  "
+              f"[{_pct(lo - rate)}, {_pct(hi - rate)}] "
               f"{'y' if doc['inside'] else 'N':<3} {pool['progressive_rtp']:8.4%} "
               f"{_eur(pool['mean_pool_cents']):>14} {pool['hits']:>6,} "
               f"{_eur(pool['paid_cents']):>16} {_eur(pool['refills_cents']):>14}")

@@ -536,6 +536,9 @@ def _feature_round(feature: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64
         hold_hist[_bin(edges, hold / LINE_BETS_PER_TOTAL_BET)] += 1
     elif n_coins == STAR_WILD_COINS:
         star, respin_jackpots = _star_wild(feature, scratch, state)
+        cap = feature[feature[F_HOLD] + HP_CAP]
+        if 0 <= cap < pay + star:  # the round's game win stops at the cap, as in the engine
+            star = cap - pay
         win += star
         sums[STAR_WILDS] += 1
         sums[RESPIN_JACKPOT_LINES] += respin_jackpots

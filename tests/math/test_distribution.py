@@ -18,7 +18,12 @@ from starfever.engine.rng import SeededSource
 from starfever.engine.round import star_wilds, window, with_wilds
 from starfever.engine.symbols import BET_CLASSES, Cents
 from starfever.math import exact
-from starfever.math.distribution import BAND_EDGES, std_dev_with_jackpot, win_law
+from starfever.math.distribution import (
+    BAND_EDGES,
+    std_dev_with_jackpot,
+    std_dev_with_pool,
+    win_law,
+)
 from starfever.math.holdcash import HoldAndCashSolver
 from starfever.math.holdcash_law import payout_laws
 from starfever.math.jackpot import long_run, named_mixes
@@ -154,6 +159,7 @@ def test_the_long_run_pool_matches_a_pool_simulation() -> None:
     run = long_run(mix, p, rate, seed)
     rng = random.Random(5)
     pool, paid, refills, staked, carry = seed, 0, 0, 0, Fraction(0)
+    seen: list[int] = []
     from starfever.engine import money
     for _ in range(1_000_000):
         bet = rng.choice(BET_CLASSES)
@@ -161,6 +167,7 @@ def test_the_long_run_pool_matches_a_pool_simulation() -> None:
         pool += part
         staked += money.total_bet(bet)
         if rng.random() < p:
+            seen.append(pool)
             won = money.jackpot_round(Cents(pool), bet, [1], Cents(seed),
                                       money.ONE_SHARE_PER_SPIN)
             paid += won.win
@@ -168,6 +175,11 @@ def test_the_long_run_pool_matches_a_pool_simulation() -> None:
             pool = won.pool_after
     assert abs(refills / staked - run.refill_rate) < 0.15 * run.refill_rate
     assert abs(paid / staked - run.return_per_class) < 0.08 * run.return_per_class
+    # the pool's second moment at a win (the €€€ share's part of a round's variance)
+    assert abs(float(np.mean(seen)) - run.mean_pool_at_win) < 0.05 * run.mean_pool_at_win
+    square = float(np.mean(np.square(np.array(seen, dtype=np.float64))))
+    assert abs(square - run.mean_square_pool_at_win) < 0.1 * run.mean_square_pool_at_win
+    assert run.mean_square_pool_at_win > 1.2 * run.mean_pool_at_win ** 2  # the pool varies
 
 
 @pytest.mark.slow
@@ -180,3 +192,44 @@ def test_the_std_dev_with_the_jackpot_is_the_same_at_every_class() -> None:
     assert len(values) == 1
     assert std_dev_with_jackpot(law, report.game, Fraction(0)) == pytest.approx(
         math.sqrt(float(law.second_moment - report.game ** 2)))
+
+
+@pytest.mark.slow
+def test_the_std_dev_with_a_varying_pool() -> None:
+    """With the pool fixed, the pool's form is the seed-pool form; a pool that varies (the same
+    mean share, a larger second moment) adds p Var(share) to the variance, and the mean it is
+    taken around counts the share's mean, as the mix's RTP does."""
+    model = model_from_dict(SMALL_STAR)
+    report = exact.compute(model, with_std_dev=False)
+    law = win_law(model, report.hold_and_cash_by_coins, hold_cap=5001)
+    share = Fraction(300)
+    fixed = std_dev_with_pool(law, report.game, float(share), float(share) ** 2)
+    assert fixed == pytest.approx(std_dev_with_jackpot(law, report.game, share), rel=1e-12)
+    varying = std_dev_with_pool(law, report.game, float(share), 2.0 * float(share) ** 2)
+    p = float(law.jackpot_probability)
+    assert varying ** 2 - fixed ** 2 == pytest.approx(p * float(share) ** 2, rel=1e-9)
+
+
+def test_the_shipped_figures_state_the_std_dev_at_each_mix_pool() -> None:
+    """The €€€ share a round wins is the pool's long-run law of the mix (the one the RTP counts:
+    contributions plus refills), not the seed: every mix's std dev says so, and exceeds the
+    seed-pool figure by the pool's spread."""
+    from starfever.math.figures import figures
+
+    data = figures(load_model("default"))
+    second = Fraction(data["exact"]["second_moment_game"])
+    p = data["jackpot_frequency"]
+    for name, run in data["jackpot_long_run"].items():
+        assert run["std_dev"] > data["std_dev"], name
+        # the share's mean in the std dev is the €€€ return per class the mix states
+        share = run["progressive_per_class"] / p
+        lower = math.sqrt(float(second) + p * share ** 2
+                          - (data["game"] + run["progressive_per_class"]) ** 2)
+        assert run["std_dev"] >= lower, name  # E[share^2] >= E[share]^2
+
+
+def test_a_pool_that_is_never_won_returns_nothing() -> None:
+    """A model without €€€ lines (p = 0): no return, no refills, no division by zero (it was a
+    traceback of ``starfever rtp``)."""
+    run = long_run({1: Fraction(1)}, 0.0, Fraction(1, 100), 100_000)
+    assert run.return_per_class == 0 and run.refill_rate == 0 and run.balance_error == 0

@@ -99,8 +99,9 @@ def test_every_bet_class_with_its_pool(cli: Cli) -> None:
     assert human.returncode == 0, human.stderr
     assert "per bet class" in human.stdout
     rows = [line.split()[0] for line in human.stdout.splitlines()
-            if re.match(r"\s+\d+\s+\d+\.\d+%", line)]
+            if re.match(r"\s+\d+\s+[\d,]+\s+\d+\.\d+%", line)]
     assert rows == ["1", "2", "3", "4", "5", "10", "25", "50", "75", "100"]
+    assert "20,000 spins per class" in human.stdout
 
 
 def test_variance_reduction_is_a_separate_labelled_block(cli: Cli) -> None:
@@ -130,6 +131,13 @@ def test_a_mix_plays_every_class_on_one_shared_pool(cli: Cli) -> None:
     assert spins[1] > spins[100] > 0
     for row in pool["classes"]:
         assert row["total_players_money"] == pytest.approx(row["game_rtp"] + 0.01)
+    human = cli(["simulate", "--spins", "400_000", "--seed", "3", "--workers", "1",
+                 "--line-bet", "all", "--mix", "realistic"])
+    assert human.returncode == 0, human.stderr
+    # the classes play different numbers of spins: the header says so, each row its own count
+    assert "spins per class" not in human.stdout and "its share of the mix" in human.stdout
+    first = human.stdout.splitlines()[2].split()
+    assert first[0] == "1" and int(first[1].replace(",", "")) == spins[1]
 
 
 def test_the_cached_figures_are_the_computed_ones() -> None:
