@@ -70,6 +70,22 @@ def test_assets_are_compressed_and_their_version_follows_their_bytes(tmp_path: P
     assert asset_version(tmp_path / "static") != asset_version()
 
 
+def test_the_page_itself_is_compressed_too() -> None:
+    app = FastAPI()
+    mount_web(app)
+    client = TestClient(app)
+    zipped = client.get("/", headers={"Accept-Encoding": "gzip, deflate"})
+    plain = client.get("/", headers={"Accept-Encoding": "identity"})
+    assert zipped.headers["content-encoding"] == "gzip" and zipped.text == plain.text
+    assert int(zipped.headers["content-length"]) < len(plain.content) / 2
+    assert "content-encoding" not in plain.headers
+    for answer in (zipped, plain):
+        assert answer.headers["vary"] == "Accept-Encoding"
+        assert answer.headers["cache-control"] == "no-cache"
+    head = client.head("/", headers={"Accept-Encoding": "gzip"})
+    assert head.status_code == 200 and head.headers["content-encoding"] == "gzip"
+
+
 def test_the_page_loads_nothing_from_elsewhere() -> None:
     for path in STATIC_DIR.rglob("*"):
         if path.is_file():
