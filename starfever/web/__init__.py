@@ -4,18 +4,19 @@ game server at ``/``, and ``GET /api/v1/game`` with the rules as data (:mod:`.ro
 The files are served under ``/static/<version>/``, where the version is a hash of them all:
 a browser may keep them for a year (``immutable``), and a changed file comes under a new
 address at once. Relative module imports stay under the same prefix by themselves; the page
-itself (``/``, also ``HEAD``) is never cached. Static files are sent gzip-compressed to a
-browser that accepts it.
+itself (``/``, also ``HEAD``) is never cached. The page and the static files are sent
+gzip-compressed to a browser that accepts it.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.gzip import GZipMiddleware
@@ -53,12 +54,16 @@ def mount_web(app: FastAPI, *, api_prefix: str = "/api/v1") -> str:
     prefix = f"/static/{asset_version()}"
     page = (STATIC_DIR / "index.html").read_text(encoding="utf-8").replace('"/static/',
                                                                            f'"{prefix}/')
+    zipped = gzip.compress(page.encode("utf-8"), mtime=0)  # the page is fixed: zipped once
     app.include_router(router, prefix=api_prefix)
     app.mount(prefix, GZipMiddleware(VersionedFiles(directory=STATIC_DIR), minimum_size=512),
               name="web-static")
 
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
-    def index() -> HTMLResponse:
-        return HTMLResponse(page, headers={"Cache-Control": "no-cache"})
+    def index(request: Request) -> HTMLResponse:
+        headers = {"Cache-Control": "no-cache", "Vary": "Accept-Encoding"}
+        if "gzip" in request.headers.get("accept-encoding", "").lower():
+            return HTMLResponse(zipped, headers={**headers, "Content-Encoding": "gzip"})
+        return HTMLResponse(page, headers=headers)
 
     return prefix

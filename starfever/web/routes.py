@@ -50,26 +50,19 @@ _rtp_by_model: dict[str, dict[str, Any]] = {}
 def model_figures(model: MathModel) -> dict[str, Any]:
     """The running model's exact return, split into the game (lines, Star Wild, Hold & Cash)
     and the €€€ contribution, as fractions of the total bet, and its largest wins: from the
-    figures cached per model hash (the shipped models' ship with them), else computed exactly
-    once per process (a minute or so for a new model)."""
+    figures cached per model hash (the shipped models' ship with them), else computed (every
+    figure, the largest wins too: seconds, ADR 0023) and cached, once per process."""
     with _rtp_lock:
         known = _rtp_by_model.get(model.sha256)
         if known is not None:
             return known
-        from starfever.math.figures import cached
+        from starfever.math.figures import figures
 
-        found = cached(model)
-        if found is not None:
-            total = Fraction(found["exact"]["total"])
-            progressive = Fraction(found["exact"]["progressive"])
-            largest = found["max_win_x"]
-            max_win = {"base": largest["base"], "star_wild": largest["star_wild"]}
-        else:
-            from starfever.math.exact import compute
-
-            report = compute(model, with_std_dev=False)
-            total, progressive = report.total, report.progressive
-            max_win = None
+        found = figures(model)
+        total = Fraction(found["exact"]["total"])
+        progressive = Fraction(found["exact"]["progressive"])
+        largest = found["max_win_x"]
+        max_win = {"base": largest["base"], "star_wild": largest["star_wild"]}
         data = {"rtp": {"total": float(total), "game": float(total - progressive),
                         "progressive": float(progressive)},
                 "max_win_x": max_win}

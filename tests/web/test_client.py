@@ -446,6 +446,48 @@ def test_a_settled_round_whose_answer_was_lost_is_always_shown(game: Game,
     assert len(history) == 2  # two clicks, two rounds: no retry was a second bet
 
 
+@pytest.mark.parametrize("status,body", [
+    (502, "<html><body><h1>502 Bad Gateway</h1></body></html>"),  # a proxy in front
+    (503, '{"error": {"code": "commit_unknown", "message": "the connection was lost while '
+          'saving"}}'),  # the server's own: saved or not, it cannot say
+    (200, '{"round": {"id": 1, "bal'),  # the answer cut off mid-body
+])
+def test_a_settled_round_behind_an_error_answer_is_shown(game: Game, model: MathModel,
+                                                         status: int, body: str) -> None:
+    """The server settled the round, but what reached the page was a 5xx or a broken body:
+    the round may have been played, so the page keeps the request and sends it again (same
+    key) instead of dropping it, and shows the round once the server's real answer comes."""
+    name = game.new_player(5_000)
+    token = game.server.login(name)
+    page = game.page
+    keys: list[str] = []
+
+    def settle_then_fail(route: Any) -> None:
+        keys.append(route.request.headers["idempotency-key"])
+        route.fetch()  # the server settles the round ...
+        route.fulfill(status=status, body=body,  # ... and the page gets this instead
+                      content_type="application/json" if status == 503 else "text/html")
+
+    game.watch.allow(f"status of {status}")
+    page.route("**/api/v1/spins", settle_then_fail)
+    game.force(forcing.line_win_draws(model))
+    page.click("#spin")
+    game.wait_text("#status", "your spin is kept")
+    assert len(set(keys)) == 1
+    assert page.evaluate("localStorage.getItem('sf.spinInFlight')") is not None
+    newest = game.server.call("GET", "/rounds?limit=1", token).json()["rounds"][0]
+    newest = game.server.call("GET", f"/rounds/{newest['id']}", token).json()
+    before = page.evaluate("window.starfever.rounds")
+    page.unroute("**/api/v1/spins")
+    page.wait_for_function(f"window.starfever.rounds >= {before + 1} "
+                           "&& !window.starfever.state.busy", timeout=20_000)
+    assert f"#{newest['id']}" in game.text("#recall-ribbon")
+    assert game.cents("#balance") == game.server.balance(token) == newest["balance_after"]
+    assert page.evaluate("localStorage.getItem('sf.spinInFlight')") is None
+    rounds = game.server.call("GET", "/rounds?limit=10", token).json()["rounds"]
+    assert len(rounds) == 1  # one click, one bet
+
+
 def test_recall_shows_the_rounds_own_bet_and_balances(game: Game, model: MathModel) -> None:
     game.new_player(10_000)
     page = game.page

@@ -315,3 +315,23 @@ def test_a_spin_the_server_finds_too_early_is_sent_again_and_played_once(
     net = sum(r["total_win"] - r["total_bet"] for r in rounds)
     assert game.cents("#balance") == game.server.balance(token) == 5_000 + net
     assert played["balance_after"] == 5_000 + net  # the page's round was the later one
+
+
+def test_chromium_gets_the_page_and_its_assets_compressed_and_cached(game: Game) -> None:
+    """What Debian's Chromium receives: the page and every module and style gzip-compressed
+    (fewer bytes on the wire than decoded), the assets under a versioned address cached for
+    good, the page never; ``HEAD /`` answers."""
+    game.open()
+    page = game.page
+    sizes = page.evaluate("""() => [...performance.getEntriesByType('navigation'),
+        ...performance.getEntriesByType('resource')].map(e => [new URL(e.name).pathname,
+        e.encodedBodySize, e.decodedBodySize]).filter(([p]) => /\\/$|\\.(js|css)$/.test(p))""")
+    paths = [path for path, _, _ in sizes]
+    assert "/" in paths and any(p.endswith("/js/app.js") for p in paths), paths
+    assert [p for p, encoded, decoded in sizes if not 0 < encoded < decoded] == []
+    asset = next(p for p in paths if p.endswith("/js/app.js"))
+    assert asset.startswith("/static/") and asset.count("/") == 4  # /static/<version>/js/..
+    cached_for_good = page.request.get(game.server.url + asset)
+    assert "immutable" in cached_for_good.headers["cache-control"]
+    head = page.request.head(game.server.url + "/")
+    assert head.status == 200 and head.headers["cache-control"] == "no-cache"

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from fractions import Fraction
 from pathlib import Path
@@ -70,6 +71,22 @@ def test_assets_are_compressed_and_their_version_follows_their_bytes(tmp_path: P
     assert asset_version(tmp_path / "static") != asset_version()
 
 
+def test_the_page_itself_is_compressed_too() -> None:
+    app = FastAPI()
+    mount_web(app)
+    client = TestClient(app)
+    zipped = client.get("/", headers={"Accept-Encoding": "gzip, deflate"})
+    plain = client.get("/", headers={"Accept-Encoding": "identity"})
+    assert zipped.headers["content-encoding"] == "gzip" and zipped.text == plain.text
+    assert int(zipped.headers["content-length"]) < len(plain.content) / 2
+    assert "content-encoding" not in plain.headers
+    for answer in (zipped, plain):
+        assert answer.headers["vary"] == "Accept-Encoding"
+        assert answer.headers["cache-control"] == "no-cache"
+    head = client.head("/", headers={"Accept-Encoding": "gzip"})
+    assert head.status_code == 200 and head.headers["content-encoding"] == "gzip"
+
+
 def test_the_page_loads_nothing_from_elsewhere() -> None:
     for path in STATIC_DIR.rglob("*"):
         if path.is_file():
@@ -92,3 +109,24 @@ def test_game_data_states_the_models_exact_rtp_and_the_market(name: str) -> None
     assert data["jackpot"]["seed_cents"] == model.seed_cents
     assert data["max_win"]["cap_x"] == model.max_win_x
     assert data["market"]["name"] == "strict" and "advertised_rtp" not in data
+
+
+def test_a_new_models_rules_state_its_largest_wins_too(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model with no cached figures (a new file): GET /game computes them, the largest wins
+    as well as the return, so the maximum-win statement names numbers, not dashes."""
+    monkeypatch.setenv("STARFEVER_CACHE_DIR", str(tmp_path / "cache"))
+    data = json.loads((STATIC_DIR.parent.parent / "models" / "rtp94.json").read_text("utf-8"))
+    data["name"] = "a-new-one"
+    (tmp_path / "new.json").write_text(json.dumps(data), encoding="utf-8")
+    model = load_model(str(tmp_path / "new.json"))
+    assert cached(model) is None
+    served = game_data(model)
+    figures = cached(model)  # computed once, and kept for the next process
+    assert figures is not None
+    largest = figures["max_win_x"]
+    assert served["max_win"]["largest_x"] == {"base": largest["base"],
+                                              "star_wild": largest["star_wild"]}
+    assert largest["base"] > 0 and largest["star_wild"] > 0
+    total = Fraction(figures["exact"]["total"])
+    assert served["rtp"]["total"] == float(total)

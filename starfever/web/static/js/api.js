@@ -38,6 +38,8 @@ export class Api {
     if (response.status === 204) return null;
     let data = null;
     try { data = await response.json(); } catch { data = null; }
+    // a success whose body did not arrive whole is an answer lost on the way
+    if (response.ok && data === null) throw new ApiError(0, "network", "the answer was cut off");
     if (!response.ok) {
       const e = data && data.error ? data.error : {};
       throw new ApiError(response.status, e.code || `http_${response.status}`,

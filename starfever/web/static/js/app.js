@@ -259,7 +259,14 @@ function spinInDoubt() {
   } catch { return null; }
 }
 
-/** Send a spin request, retrying network failures a few times with the same key. */
+/** Whether the spin may have been settled behind its answer (lost, or a 5xx of the server or
+ * a proxy): kept, sent again with its key. A 4xx or 502 wallet_refused: nothing was played. */
+function spinInDoubtAfter(error) {
+  if (!(error instanceof ApiError)) return false;
+  return error.code === "network" || (error.status >= 500 && error.code !== "wallet_refused");
+}
+
+/** Send a spin request, retrying answers in doubt a few times with the same key. */
 async function sendSpin(request) {
   for (let attempt = 0; ; attempt++) {
     try {
@@ -271,7 +278,7 @@ async function sendSpin(request) {
         await new Promise((r) => setTimeout(r, 150));
         continue;
       }
-      if (!(error instanceof ApiError) || error.code !== "network" || attempt >= 2) throw error;
+      if (!spinInDoubtAfter(error) || attempt >= 2) throw error;
       await new Promise((r) => setTimeout(r, 800));
     }
   }
@@ -330,7 +337,7 @@ async function playSpin(request, { fresh }) {
   } catch (error) {
     reels.render(reels.grid || START_GRID);
     setBusy(false);
-    if (error instanceof ApiError && error.code === "network") {
+    if (spinInDoubtAfter(error)) {
       status(t("spinInDoubt"));  // kept: sent again until the server answers
       resendLater();
       return;
