@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -43,6 +44,7 @@ from starfever.server.services.wallet import LedgerWallet, WalletPort
 from starfever.server.settings import Settings, get_settings
 from starfever.web import mount_web
 from starfever.web.backoffice import mount_backoffice
+from starfever.web.routes import model_figures
 
 log = logging.getLogger("starfever.server")
 API_PREFIX = "/api/v1"
@@ -103,6 +105,11 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
             log.warning("%s", warning)
         ensure_pool(db, model)
         ensure_boundary(db, settings.chain_key())
+        # the rules page states the model's exact figures: read them from their cache now, or
+        # for a model never seen compute them (seconds, ADR 0023) beside the serving, not in
+        # the first player's GET /game
+        threading.Thread(target=model_figures, args=(model,), daemon=True,
+                         name="starfever-figures").start()
         retrier = Retrier(operator_wallet).start() if operator_wallet else None
         drain.install()
         yield

@@ -5,11 +5,13 @@ are reported, not passed, when it is not."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 from starfever.engine.model import load_model
+from starfever.math.figures import cache_path
 from tests.harness import Databases, run_cli, start_server
 
 pytestmark = pytest.mark.slow
@@ -43,3 +45,28 @@ def test_rounds_of_a_model_from_a_file_audit_with_that_file(tmp_path: Path) -> N
     missing = run_cli("audit", "--database-url", url, "--model", str(tmp_path / "none.json"))
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
     assert len(missing.stderr.strip().splitlines()) == 1
+
+
+def test_a_new_models_figures_are_worked_out_when_the_server_starts(tmp_path: Path) -> None:
+    """The rules page states the running model's exact figures. For a model never seen the
+    server works them out beside the serving as it starts (seconds), so no player's first
+    GET /game waits for them: they reach the cache with no request asked."""
+    data = json.loads(run_cli("model", "--json").stdout)
+    data.update(name="house-new", version="1.0+test")
+    model_file = tmp_path / "house-new.json"
+    model_file.write_text(json.dumps(data))
+    cache = tmp_path / "cache"
+    server = start_server(Databases(tmp_path / "db"), "sqlite", tmp_path,
+                          {"STARFEVER_CACHE_DIR": str(cache)}, args=["--model", str(model_file)])
+    try:
+        deadline = time.monotonic() + 300
+        while not list(cache.glob("rtp-*.json")) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert [p.name for p in cache.glob("rtp-*.json")] == \
+            [cache_path(load_model(str(model_file))).name]
+        started = time.monotonic()
+        game = server.http.get(f"{server.base}/game").json()
+        assert time.monotonic() - started < 5
+        assert game["max_win"]["largest_x"]["base"] > 0
+    finally:
+        server.stop()
