@@ -93,7 +93,9 @@ class Report:
     by_line_bet: tuple[Line, ...]
     total: Line
     pool_start: int | None
-    """The pool before the period's first round (None without rounds)."""
+    """The pool before the period's first round, test rounds included (None without rounds):
+    start + contributions - jackpot wins + refills = end when the period has no test rounds
+    or they are included."""
     pool_end: int | None
     deposits: int
     withdrawals: int
@@ -146,9 +148,12 @@ def build_report(db: Database, period: Period, *, include_test: bool = False) ->
         rows = session.execute(select(Round.line_bet, *figures).where(in_period)
                                .group_by(Round.line_bet).order_by(Round.line_bet)).all()
         total = session.execute(select(*figures).where(in_period)).one()
-        first = session.scalar(select(Round.pool_before).where(in_period)
-                               .order_by(Round.id).limit(1))
-        last = session.scalar(select(Round.pool_after).where(in_period)
+        # the pool's own states, over every round (test rounds play the same pool); a
+        # round's pool_before is after its own contribution
+        any_round = and_(Round.created_at >= period.start, Round.created_at < period.end)
+        first = session.scalar(select(Round.pool_before - Round.contribution)
+                               .where(any_round).order_by(Round.id).limit(1))
+        last = session.scalar(select(Round.pool_after).where(any_round)
                               .order_by(Round.id.desc()).limit(1))
         cashier = dict(session.execute(
             select(LedgerEntry.kind, func.sum(LedgerEntry.amount))

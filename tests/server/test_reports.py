@@ -47,6 +47,40 @@ def _report(server: Server, *args: str) -> Any:
     return out.stdout
 
 
+def test_the_pool_line_adds_up_from_the_pool_before_the_first_round(server: Server) -> None:
+    """start + contributions - wins + refills = end: the start is the pool before the
+    period's first round took its contribution (a round's ``pool_before`` is after it), and
+    start and end are the pool's own states, test rounds or not (they play the same pool).
+    First in the module: its rounds are the day's first on the module's fresh database, so
+    the first round's contribution is 20 cents, not a carry."""
+    _, token = server.player(deposit=10_000)
+    for line_bet in (100, 10, 1):
+        assert server.spin(token, line_bet=line_bet).status_code == 201
+    stops = find_stops(load_model("default").base_reels,
+                       lambda _, ev: bool(ev.jackpot_lines) and ev.star_coins < 4)
+    forced = server.spin(token, line_bet=50, draws=stops)  # a €€€ hit, in test mode
+    assert forced.status_code == 201 and forced.json()["round"]["progressive_win"] > 0
+    day = forced.json()["round"]["created_at"][:10]
+    start = datetime.fromisoformat(f"{day}T00:00:00+00:00")
+    with server.engine().connect() as conn:
+        first = conn.execute(select(Round).where(Round.created_at >= start)
+                             .order_by(Round.id).limit(1)).one()
+        last = conn.execute(select(Round).where(Round.created_at >= start)
+                            .order_by(Round.id.desc()).limit(1)).one()
+    every = json.loads(_report(server, "daily", "--date", day, "--format", "json",
+                               "--include-test"))
+    pool = every["pool"]
+    assert first.contribution > 0, "the day's first round must feed the pool for this to test"
+    assert pool["start"] == first.pool_before - first.contribution
+    assert pool["end"] == last.pool_after
+    assert pool["start"] + pool["contributions"] - pool["jackpot_wins"] + pool["refills"] \
+        == pool["end"]
+    played = json.loads(_report(server, "daily", "--date", day, "--format", "json"))
+    assert (played["pool"]["start"], played["pool"]["end"]) == (pool["start"], pool["end"])
+    text = _report(server, "daily", "--date", day, "--include-test")
+    assert f"EUR pool: {pool['start'] / 100:,.2f} -> {pool['end'] / 100:,.2f}" in text
+
+
 def test_daily_report_totals_equal_the_database(server: Server) -> None:
     _, token = server.player(deposit=30_000)
     for line_bet in (1, 5, 10, 100, 5, 1):
@@ -117,3 +151,4 @@ def test_back_office_periods_out_of_range_are_refused(server: Server) -> None:
         answer = server.call("GET", path, server.operator_token)
         assert answer.status_code == 422, (path, answer.text)
         assert answer.json()["error"]["code"] == "bad_period", path
+

@@ -267,6 +267,19 @@ def test_meters_equal_the_database(office: Office, server: Server) -> None:
                               "AND created_at >= :start", **day)
     assert (bets, wins) == (db_bets, db_wins)
     assert int(cells.nth(2).get_attribute("data-cents") or "x") == db_bets - db_wins
+    with server.engine().connect() as conn:  # and each bet class of the day, row for row
+        by_class = {str(b): (n, bet, win) for b, n, bet, win in conn.execute(text(
+            "SELECT line_bet, COUNT(*), SUM(total_bet), SUM(total_win) FROM rounds "
+            "WHERE NOT test AND created_at >= :start GROUP BY line_bet"), day)}
+    shown = {}
+    for tr in page.locator(f"#daily-body tr[data-day='{today}']").all():
+        if tr.get_attribute("data-line-bet") != "total":
+            tds = tr.locator("td")
+            shown[tr.get_attribute("data-line-bet")] = (
+                int(tds.nth(2).inner_text()),
+                *(int(tr.locator("td[data-cents]").nth(i).get_attribute("data-cents") or "x")
+                  for i in (0, 1)))
+    assert shown == by_class and "5" in shown
     assert page.locator("#rtp-body tr[data-line-bet='5']").count() == 1
     row = page.locator("#rtp-body tr[data-line-bet='5']").inner_text()
     theory = operator.theoretical("default", "2.0")  # exact, from the shipped figures

@@ -9,14 +9,19 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import pyotp
 import pytest
+from sqlalchemy import text
 
 from starfever.markets import load_market
 from tests.harness import (
+    OPERATOR_PASSWORD,
     Databases,
     OperatorWallet,
     Server,
+    create_operator,
     expect,
+    launched_player,
     operator_mode_args,
     operator_mode_env,
     signed_launch,
@@ -102,3 +107,41 @@ def test_a_used_launch_shows_no_log_in_screen_and_another_market_is_refused(
     refused = signed_launch(operator_server, wallet.secret, player_id, market="strict")
     assert refused.status_code == 422
     assert refused.json()["error"]["code"] == "market_not_served"
+
+
+def test_the_back_office_meters_list_the_credits_pending(
+        browser: Any, operator_server: Server, wallet: OperatorWallet) -> None:
+    """Issue 16: the meters page shows, in operator mode, the credits the operator's wallet has
+    not acknowledged yet, each with its player and round, as the database holds them."""
+    secret = create_operator(operator_server.database_url, "pending-op")
+    player_id = f"web-op-{uuid.uuid4().hex[:8]}"
+    wallet.player(player_id, 5_000)
+    token = launched_player(operator_server, wallet.secret, player_id)
+    wallet.fault("credit", "error", times=10_000)  # every credit of this round fails
+    try:
+        played = expect(operator_server.spin(token, line_bet=1), 201).json()["round"]
+        with operator_server.engine().connect() as conn:
+            pending = conn.execute(text(
+                "SELECT transaction_id, round_id FROM wallet_calls WHERE kind = 'credit' "
+                "AND status = 'pending'")).all()
+        assert [r.round_id for r in pending] == [played["id"]]
+        context = browser.new_context(viewport={"width": 1366, "height": 900}, locale="en-GB")
+        page = context.new_page()
+        watch = ConsoleWatch(page)
+        page.goto(f"{operator_server.url}/operator")
+        page.wait_for_function("window.__backofficePage && window.__backofficePage.ready")
+        page.fill("[data-testid=login-user]", "pending-op")
+        page.fill("[data-testid=login-password]", OPERATOR_PASSWORD)
+        page.fill("[data-testid=login-otp]", pyotp.TOTP(secret).now())
+        page.click("[data-testid=login-submit]")
+        page.wait_for_selector("#shell:not([hidden])")
+        page.click("[data-testid=tab-meters]")
+        page.wait_for_selector("[data-testid=pending]:not([hidden])")
+        assert page.inner_text("#pending-facts").startswith("1 credits")
+        row = page.locator(f"#pending-body tr[data-transaction='{pending[0].transaction_id}']")
+        assert row.get_attribute("data-round") == str(played["id"])
+        assert player_id in row.inner_text()
+        context.close()
+        assert watch.errors == [], watch.errors
+    finally:
+        wallet.clear_faults()

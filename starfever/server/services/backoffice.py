@@ -289,12 +289,13 @@ def pending_credits(db: Database, limit: int = 50) -> PendingCredits:
                    func.min(WalletCall.created_at)).where(*pending)).one()
         rows = session.execute(
             select(WalletCall.transaction_id, WalletCall.round_id, WalletCall.amount,
-                   WalletCall.attempts, WalletCall.created_at, Account.username)
+                   WalletCall.attempts, WalletCall.created_at, Account.username,
+                   Account.external_id)
             .join(Account, Account.id == WalletCall.account_id).where(*pending)
             .order_by(WalletCall.id).limit(limit)).all()
     return PendingCredits(count=int(n), amount=int(amount), oldest=oldest, calls=[
         {"transaction_id": t, "round_id": r, "amount": a, "attempts": k, "created_at": c,
-         "username": u} for t, r, a, k, c, u in rows])
+         "username": u, "external_id": x} for t, r, a, k, c, u, x in rows])
 
 
 __all__ = ["CashierLine", "DayLine", "PendingCredits", "PlayerFile", "PlayerLine", "Refill",

@@ -123,6 +123,8 @@ class PendingCreditPublic(Public):
     attempts: int
     created_at: datetime
     username: str
+    external_id: str | None
+    """The player's id in the operator's platform (as the launch gave it)."""
 
 
 class PendingCreditsPublic(Public):

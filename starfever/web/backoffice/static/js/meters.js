@@ -40,5 +40,10 @@ export function showMeters(data, money) {
     $("#pending-facts").textContent = pending.count
       ? `${pending.count} credits (${money(pending.amount)}) not yet acknowledged by the operator's wallet, the oldest from ${when(pending.oldest)}.`
       : "None: the operator's wallet has acknowledged every credit.";
+    $("#pending-body").innerHTML = pending.calls.map((c) => `<tr data-transaction="${esc(c.transaction_id)}"
+      data-round="${c.round_id === null ? "" : c.round_id}"><td><code>${esc(c.transaction_id)}</code></td>
+      <td>${esc(c.external_id || c.username)}</td><td class="num">${c.round_id === null ? "–" : c.round_id}</td>
+      <td class="num">${esc(money(c.amount))}</td><td class="num">${c.attempts}</td>
+      <td>${esc(when(c.created_at))}</td></tr>`).join("");
   }
 }
