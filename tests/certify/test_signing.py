@@ -117,11 +117,21 @@ def test_an_unsigned_bundle_says_so_and_a_signed_one_names_its_key(tmp_path: Pat
 @pytest.mark.skipif(shutil.which("dieharder") is None, reason="dieharder is not installed")
 def test_the_dieharder_subset_says_each_test_as_it_runs() -> None:
     said: list[str] = []
-    # the real dieharder on the live stream, each test cut off after a second: no verdict
+    # the real dieharder on the live stream, each test cut off after a second: the slow ones
+    # give no verdict (a fast one may finish in time on an idle machine)
     result = rng_evidence.dieharder(timeout=1, say=said.append)
     names = list(rng_evidence.DIEHARDER_TESTS.values())
     assert said[0] == f"dieharder {names[0]} (1 of 3, up to 1 s) ..."
     assert [line.split()[1] for line in said] == [n for n in names for _ in (0, 1)]
-    assert all(" done in " in line and line.endswith(": no result") for line in said[1::2])
+    verdicts = [line.split(": ", 1)[1] for line in said[1::2]]
+    assert all(" done in " in line for line in said[1::2])
+    assert all(v == "no result" or set(v.split(", ")) <= {"PASSED", "WEAK", "FAILED"}
+               for v in verdicts)
+    assert "no result" in verdicts  # the slowest runs for tens of seconds
+    # a test cut off without a verdict is not a pass, whatever the others said
     assert result["ran"] is True and result["passed"] is False
+    assert rng_evidence.failures({"scaling_proofs": {}, "live_reels": {}, "dieharder": result,
+                                  "live_rounds": {"first_stop_chi_square_p": 1.0,
+                                                  "win_runs_p": 1.0, "feature_p": 1.0}}) \
+        == ["dieharder subset: a test FAILED or gave no result"]
     assert all(test["seconds"] < 30 for test in result["tests"].values())
