@@ -42,7 +42,8 @@ async def get_context(request: Request) -> Context:
 ContextDep = Annotated[Context, Depends(get_context)]
 
 
-def _bearer(authorization: str | None) -> str:
+def bearer_token(authorization: str | None) -> str:
+    """The token of ``Authorization: Bearer <token>``; ``Unauthorized`` for anything else."""
     if not authorization:
         raise Unauthorized("send Authorization: Bearer <token>", code="missing_token")
     scheme, _, token = authorization.partition(" ")
@@ -56,7 +57,7 @@ def _bearer(authorization: str | None) -> str:
 def current_principal(context: ContextDep,
                       authorization: Annotated[str | None, Header()] = None) -> Principal:
     """The caller, from ``Authorization: Bearer <token>``."""
-    return auth.authenticate(context.db, context.settings, _bearer(authorization))
+    return auth.authenticate(context.db, context.settings, bearer_token(authorization))
 
 
 async def current_spinner(context: ContextDep,
@@ -64,7 +65,7 @@ async def current_spinner(context: ContextDep,
     """The caller of a spin, who must be a player; the token's session is checked again
     inside the spin's transaction. A token this process has already seen valid is known from
     memory (:func:`auth.known_spinner`); any other is looked up in a worker thread."""
-    token = _bearer(authorization)
+    token = bearer_token(authorization)
     principal = auth.known_spinner(context.db, context.settings, token)
     if principal is None:
         principal = await run_in_threadpool(auth.authenticate, context.db, context.settings,

@@ -40,8 +40,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(ServiceError)
     async def _service(_: Request, error: ServiceError) -> JSONResponse:
-        return error_response(error.status, error.code, error.message,
-                              retry_after=getattr(error, "retry_after", None))
+        return answer(error)
 
     @app.exception_handler(HTTPException)
     async def _http(_: Request, error: HTTPException) -> JSONResponse:
@@ -60,15 +59,26 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(CommitUnknown)
     async def _commit_unknown(_: Request, error: CommitUnknown) -> JSONResponse:
+        return answer(error)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, error: Exception) -> JSONResponse:
+        return answer(error)
+
+
+def answer(error: Exception) -> JSONResponse:
+    """The answer to an exception raised while a request was served: a service's refusal, a
+    commit whose outcome is unknown (503), anything else 500 (logged with its traceback)."""
+    if isinstance(error, ServiceError):
+        return error_response(error.status, error.code, error.message,
+                              retry_after=getattr(error, "retry_after", None))
+    if isinstance(error, CommitUnknown):
         log.warning("connection lost during COMMIT: %s", error.__cause__)
         return error_response(503, "commit_unknown", "the database connection was lost while "
                               "saving: the change may or may not have been made; check, then "
                               "retry", retry_after=1)
-
-    @app.exception_handler(Exception)
-    async def _unexpected(_: Request, error: Exception) -> JSONResponse:
-        log.exception("unexpected error", exc_info=error)
-        return error_response(500, "internal_error", "the server failed; nothing was changed")
+    log.exception("unexpected error", exc_info=error)
+    return error_response(500, "internal_error", "the server failed; nothing was changed")
 
 
 class BodyLimit:

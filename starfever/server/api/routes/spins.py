@@ -10,9 +10,10 @@ from starlette.concurrency import run_in_threadpool
 from starfever.engine.symbols import BET_CLASSES, LINE_COUNT
 from starfever.markets import load_market
 from starfever.server.api.convert import reality_check, round_public
-from starfever.server.api.deps import ContextDep, SpinnerDep
+from starfever.server.api.deps import Context, ContextDep, SpinnerDep
 from starfever.server.schemas import SpinCreate, SpinPublic, is_idempotency_key
 from starfever.server.services import pacing, rounds
+from starfever.server.services.auth import Principal
 from starfever.server.services.errors import BadRequest, ServiceError, Unprocessable
 
 router = APIRouter(prefix="/spins", tags=["spins"])
@@ -35,6 +36,16 @@ async def spin(body: SpinCreate, context: ContextDep, player: SpinnerDep, respon
     if not is_idempotency_key(idempotency_key):
         raise BadRequest("the Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 _ . : -",
                          code="invalid_idempotency_key")
+    played = await play(context, player, body, idempotency_key)
+    if played.replayed:
+        response.status_code = status.HTTP_200_OK
+    return played
+
+
+async def play(context: Context, player: Principal, body: SpinCreate,
+               idempotency_key: str) -> SpinPublic:
+    """The spin of a request already read: the caller, its body and its well-formed key (the
+    one implementation behind both front doors, the route above and ``spin_route``'s)."""
     market = load_market(context.settings.market)
     if body.line_bet in BET_CLASSES and body.line_bet * LINE_COUNT > market.max_stake_cents:
         raise Unprocessable(f"the market {market.name!r} allows a stake of at most "
@@ -45,14 +56,14 @@ async def spin(body: SpinCreate, context: ContextDep, player: SpinnerDep, respon
         held = await run_in_threadpool(pacing.claim, context.db, player.account_id,
                                        idempotency_key, market.min_round_ms)
     try:
-        return await _spin(body, context, player, response, idempotency_key)
+        return await _spin(body, context, player, idempotency_key)
     except ServiceError as refused:
         if held is not None and refused.status < 500:  # refused: nothing played, no pace used
             await run_in_threadpool(pacing.release, context.db, held)
         raise
 
 
-async def _spin(body: SpinCreate, context: ContextDep, player: SpinnerDep, response: Response,
+async def _spin(body: SpinCreate, context: Context, player: Principal,
                 idempotency_key: str) -> SpinPublic:
     if context.operator is not None:  # the operator's wallet: debit, draw, settle, credit
         job = rounds.queued_spin(context.settings, context.model, player, body.line_bet,
@@ -62,8 +73,6 @@ async def _spin(body: SpinCreate, context: ContextDep, player: SpinnerDep, respo
         outcome = await rounds.spin_awaiting(context.db, context.settings, context.model,
                                              context.wallet, player, body.line_bet,
                                              idempotency_key, body.test_draws)
-    if outcome.replayed:
-        response.status_code = status.HTTP_200_OK
     return SpinPublic(round=round_public(outcome.round), balance=outcome.balance,
                       replayed=outcome.replayed,
                       reality_check=reality_check(outcome.reality_check))
