@@ -69,17 +69,14 @@ class SpinRoute:
 
 
 def _headers(scope: Scope) -> dict[bytes, str] | None:
-    """The three headers the spin reads, each sent at most once; ``None`` for a repeat or one
-    that is not Latin-1 text (the route's own parsing decides those)."""
+    """The three headers the spin reads, each sent at most once; ``None`` for a repeat (the
+    route's own parsing decides that case)."""
     found: dict[bytes, str] = {}
     for name, value in scope.get("headers", ()):
         if name in _WANTED:
             if name in found:
                 return None
-            try:
-                found[name] = bytes(value).decode("latin-1")
-            except UnicodeDecodeError:  # pragma: no cover - latin-1 decodes every byte
-                return None
+            found[name] = bytes(value).decode("latin-1")  # ASGI header values are Latin-1
     return found
 
 
