@@ -131,6 +131,10 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     app.state.identity = identity
     app.state.drain = drain
     errors.install(app)
+    app.add_middleware(errors.BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(SpinRoute, context=context, max_bytes=settings.max_body_bytes)
+    app.add_middleware(SecurityHeaders, production=production)
+    app.add_middleware(RequestMiddleware, drain=drain)  # outermost: every answer has an id
     api = APIRouter(prefix=API_PREFIX, responses=ERROR_RESPONSES)
     # the spin route first: FastAPI matches a request against the routes in order (twice:
     # to choose, then to handle), so the most frequent request scans the fewest
@@ -138,11 +142,6 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
                    protection, operator, software, backoffice, launch):
         api.include_router(module.router)
     app.include_router(api)
-    # the middlewares, innermost first
-    app.add_middleware(errors.BodyLimit, max_bytes=settings.max_body_bytes)
-    app.add_middleware(SpinRoute, context=context, max_bytes=settings.max_body_bytes)
-    app.add_middleware(SecurityHeaders, production=production)
-    app.add_middleware(RequestMiddleware, drain=drain)  # outermost: every answer has an id
     app.include_router(health.probes)
     _metrics_route(app, context)
     player_prefix = mount_web(app, api_prefix=API_PREFIX)

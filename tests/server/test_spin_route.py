@@ -44,15 +44,13 @@ class Doors:
         self.routed = 0
 
     def spin(self, body: bytes, key: str | None = None, *, by_route: bool = False,
-             content_type: str | None = "application/json",
              headers: dict[str, str] | None = None) -> tuple[httpx.Response, str]:
         """``POST /spins`` with ``body`` as it is (``by_route``: with a query string, which the
         route ignores and the lean door passes on); the answer and which door gave it."""
-        sent = {"Authorization": f"Bearer {self.token}", **(headers or {})}
+        sent = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json",
+                **(headers or {})}
         if key is not None:
             sent["Idempotency-Key"] = key
-        if content_type is not None:
-            sent["Content-Type"] = content_type
         before = self.routed
         response = self.client.post(f"{API}/spins{'?door=route' if by_route else ''}",
                                     content=body, headers=sent)
