@@ -213,7 +213,8 @@ def test_a_pending_debit_is_played_only_with_the_operators_answer_and_is_recorde
     assert isinstance(refused, Conflict) and refused.code == "debit_rolled_back"
     assert isinstance(refused_too, Conflict) and refused_too.code == "debit_rolled_back"
     assert done.debits == [
-        {"d_id": "sfd-a", "d_balance": 900, "d_operator_id": "op-1", "d_round": 8,
-         "d_at": NOW},
-        {"d_id": "sfd-d", "d_balance": 600, "d_operator_id": None, "d_round": 9, "d_at": NOW}]
+        {"transaction_id": "sfd-a", "status": "acknowledged", "error": None, "round_id": 8,
+         "balance": 900, "operator_transaction_id": "op-1", "updated_at": NOW},
+        {"transaction_id": "sfd-d", "status": "acknowledged", "error": None, "round_id": 9,
+         "balance": 600, "operator_transaction_id": None, "updated_at": NOW}]
     assert books.debits["sfd-a"] == "pending"  # the books themselves are not changed

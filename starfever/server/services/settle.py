@@ -15,9 +15,9 @@ was ever shown to anyone.
 
 The batch runs as few statements as it can, on a bare Core connection (no ORM unit of work):
 three reads (wallets with their accounts, locked; rounds already stored under the batch's
-keys; the sessions), one that locks the pool row and the chain head together, and then six
-writes that on PostgreSQL go out as one pipeline, answered in one round trip, before the
-commit. A connection found dead (the database restarted) costs the batch one more try.
+keys; the sessions), one that locks the pool row and the chain head together, and then one
+write per table, each row of a table in the same statement (``bulk``, ADR 0026), that on
+PostgreSQL go out as one pipeline, answered in one round trip, before the commit. A connection found dead (the database restarted) costs the batch one more try.
 """
 
 from __future__ import annotations
@@ -32,11 +32,8 @@ from typing import Any
 
 from sqlalchemy import (
     Connection,
-    String,
     Table,
     bindparam,
-    func,
-    insert,
     select,
     true,
     tuple_,
@@ -58,7 +55,7 @@ from starfever.server.models import (
     Wallet,
     WalletCall,
 )
-from starfever.server.services import events, jackpot
+from starfever.server.services import bulk, events, jackpot
 from starfever.server.services.chain import GENESIS_HASH
 from starfever.server.services.errors import ServiceError, utcnow
 from starfever.server.services.settlement import (
@@ -109,26 +106,20 @@ _LOCK_POOL_AND_HEAD = (
     .select_from(_POOL.join(_HEAD, true()))
     .where(_POOL.c.id == jackpot.POOL_ID, _HEAD.c.id == CHAIN_ID).with_for_update())
 """Both rows in one round trip, locked in the order of ADR 0005 (pool, then chain head)."""
-_UPDATE_WALLET = (update(_WALLETS).where(_WALLETS.c.account_id == bindparam("w_id"))
-                  .values(balance=bindparam("w_balance"), updated_at=bindparam("w_at")))
-_UPDATE_NET = (update(_ACCOUNTS).where(_ACCOUNTS.c.id == bindparam("n_id"))
-               .values(net_result=_ACCOUNTS.c.net_result + bindparam("n_delta")))
-"""The player's reality-check net result (the clock is the player's, across sessions)."""
 _UPDATE_POOL = (update(_POOL).where(_POOL.c.id == jackpot.POOL_ID).values(
     amount=bindparam("p_amount"), carry=bindparam("p_carry"),
     contributions=_POOL.c.contributions + bindparam("p_contributions"),
     wins=_POOL.c.wins + bindparam("p_wins"), refills=_POOL.c.refills + bindparam("p_refills"),
     hits=_POOL.c.hits + bindparam("p_hits"), updated_at=bindparam("p_at")))
-_UPDATE_DEBIT = (
-    update(_CALLS).where(_CALLS.c.transaction_id == bindparam("d_id")).values(
-        status="acknowledged", error=None, round_id=bindparam("d_round"),
-        balance=bindparam("d_balance"),
-        operator_transaction_id=func.coalesce(bindparam("d_operator_id", type_=String),
-                                              _CALLS.c.operator_transaction_id),
-        updated_at=bindparam("d_at")))
-"""Operator mode: a played debit, acknowledged with the operator's answer, names its round."""
 _UPDATE_HEAD = (update(_HEAD).where(_HEAD.c.id == CHAIN_ID)
                 .values(last_round_id=bindparam("h_id"), last_hash=bindparam("h_hash")))
+_NET = {"net_result": "accounts.net_result + {net_result}"}
+"""The player's reality-check net result grows by the batch's (the clock is the player's,
+across sessions)."""
+_DEBIT = {"operator_transaction_id":
+          "coalesce({operator_transaction_id}, wallet_calls.operator_transaction_id)"}
+"""Operator mode: a played debit, acknowledged with the operator's answer, names its round;
+an answer without the operator's id keeps the one recorded before."""
 
 
 class Settler:
@@ -277,18 +268,18 @@ def _read_books(conn: Connection, jobs: Sequence[Job], model: MathModel, now: An
 
 
 def _write(db: Database, conn: Connection, done: Settlement, now: Any) -> None:
-    """The settlement's rows, in one pipeline on PostgreSQL."""
+    """The settlement's rows, one statement per table (``bulk``), in one pipeline on
+    PostgreSQL."""
     with db.pipelined(conn):
-        conn.execute(insert(_ROUNDS), done.rounds)
-        conn.execute(insert(_LEDGER), done.entries)
-        if done.calls:
-            conn.execute(insert(_CALLS).inline(), done.calls)  # no RETURNING in a pipeline
-            conn.execute(_UPDATE_DEBIT, done.debits)
-        if done.balances:
-            conn.execute(_UPDATE_WALLET, [{"w_id": aid, "w_balance": balance, "w_at": now}
-                                          for aid, balance in done.balances.items()])
-        conn.execute(_UPDATE_NET, [{"n_id": aid, "n_delta": delta}
-                                   for aid, delta in done.nets.items()])
+        bulk.insert_rows(conn, _ROUNDS, done.rounds)
+        bulk.insert_rows(conn, _LEDGER, done.entries)
+        bulk.insert_rows(conn, _CALLS, done.calls)
+        bulk.update_rows(conn, _CALLS, "transaction_id", done.debits, _DEBIT)
+        bulk.update_rows(conn, _WALLETS, "account_id", [
+            {"account_id": aid, "balance": balance, "updated_at": now}
+            for aid, balance in done.balances.items()])
+        bulk.update_rows(conn, _ACCOUNTS, "id", [
+            {"id": aid, "net_result": delta} for aid, delta in done.nets.items()], _NET)
         pool = done.pool
         conn.execute(_UPDATE_POOL, {
             "p_amount": pool.amount, "p_carry": str(pool.carry),

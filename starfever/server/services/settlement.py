@@ -182,10 +182,10 @@ class Settlement:
     """Operator mode: the credits to record as pending (``wallet_calls`` rows), one per round
     played on an operator debit; sent after the commit."""
     debits: list[dict[str, Any]] = field(default_factory=list)
-    """Operator mode: per round played on an operator debit, that debit's row update: now
-    ``acknowledged`` with the operator's answer (``d_balance``, ``d_operator_id``: None keeps
-    what was recorded before) and the round's id (``d_round``), so no search for debits
-    without a round has to look at it again."""
+    """Operator mode: per round played on an operator debit, that debit's row update (column
+    -> value, by ``transaction_id``): now ``acknowledged`` with the operator's answer
+    (``balance``, ``operator_transaction_id``: None keeps what was recorded before) and the
+    round's id (``round_id``), so no search for debits without a round looks at it again."""
 
     @property
     def writes(self) -> bool:
@@ -313,9 +313,10 @@ class _Batch:
             credit = self._credit(job, job.debit, stored)
             self.debits[job.debit.transaction_id] = ACKNOWLEDGED
             self.debit_updates.append({
-                "d_id": job.debit.transaction_id, "d_balance": job.debit.balance,
-                "d_operator_id": job.debit.operator_transaction_id, "d_round": stored.id,
-                "d_at": self.now})
+                "transaction_id": job.debit.transaction_id, "status": ACKNOWLEDGED,
+                "error": None, "round_id": stored.id, "balance": job.debit.balance,
+                "operator_transaction_id": job.debit.operator_transaction_id,
+                "updated_at": self.now})
         delta = stored.total_win - stored.total_bet
         player.net_result += delta
         self.nets[aid] = self.nets.get(aid, 0) + delta

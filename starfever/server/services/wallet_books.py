@@ -6,8 +6,8 @@ A transaction per spin for each of these cost a spin more CPU than its round's s
 (measured: recording the debit alone, an ORM session with four statements and a commit, was
 the largest single cost of an operator-mode spin). Here a batch is two reads (the batch's
 sessions with their accounts, and the debits already recorded), then at most two statements,
-an insert of the new debits and an update of the acknowledged credits, sent in one pipeline on
-PostgreSQL.
+an insert of the new debits and an update of the acknowledged credits (``bulk``: one statement
+each), sent in one pipeline on PostgreSQL.
 
 Guarantees (OPERATOR-WALLET.md):
 
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Table, bindparam, insert, select, update
+from sqlalchemy import Connection, Table, bindparam, select
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from starfever.engine import money
@@ -43,6 +43,7 @@ from starfever.engine.symbols import Cents
 from starfever.seamless.client import WalletReply
 from starfever.server.db import Database
 from starfever.server.models import Account, SessionToken, WalletCall
+from starfever.server.services import bulk
 from starfever.server.services.auth import check_session_live
 from starfever.server.services.errors import (
     Conflict,
@@ -70,9 +71,6 @@ _LOGINS_OF = (select(_SESSIONS.c.id, _SESSIONS.c.account_id, _SESSIONS.c.revoked
 _DEBITS_OF = (select(_CALLS.c.transaction_id, _CALLS.c.request_hash, _CALLS.c.status,
                      _CALLS.c.error, _CALLS.c.balance)
               .where(_CALLS.c.transaction_id.in_(bindparam("ids", expanding=True))))
-_ACKNOWLEDGE = (update(_CALLS).where(_CALLS.c.transaction_id == bindparam("a_id")).values(
-    status=ACKNOWLEDGED, error=None, balance=bindparam("a_balance"),
-    operator_transaction_id=bindparam("a_operator_id"), updated_at=bindparam("a_at")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,16 +197,16 @@ class CallBook:
     def _write(self, batch: Sequence[_Item]) -> list[Prepared | bool | ServiceError]:
         now = utcnow()
         prepares = [item for item in batch if isinstance(item, _Prepare)]
-        acks = [{"a_id": item.transaction_id, "a_balance": item.reply.balance,
-                 "a_operator_id": item.reply.operator_transaction_id, "a_at": now}
-                for item in batch if isinstance(item, _Ack)]
+        acks = {item.transaction_id: {  # one credit acknowledged twice: the same answer
+            "transaction_id": item.transaction_id, "status": ACKNOWLEDGED, "error": None,
+            "balance": item.reply.balance,
+            "operator_transaction_id": item.reply.operator_transaction_id, "updated_at": now}
+            for item in batch if isinstance(item, _Ack)}
         with self.db.write_connection() as conn:
             prepared, rows = _prepare(conn, prepares, now) if prepares else ({}, [])
             with self.db.pipelined(conn):
-                if rows:
-                    conn.execute(insert(_CALLS).inline(), rows)  # no RETURNING in a pipeline
-                if acks:
-                    conn.execute(_ACKNOWLEDGE, acks)
+                bulk.insert_rows(conn, _CALLS, rows)
+                bulk.update_rows(conn, _CALLS, "transaction_id", list(acks.values()))
         results: list[Prepared | bool | ServiceError] = []
         for item in batch:
             if isinstance(item, _Prepare):
