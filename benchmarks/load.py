@@ -17,7 +17,9 @@ What it does:
 3. timed phase: one asyncio task per player, each on its own HTTP/1.1 keep-alive connection
    (raw asyncio streams: a few microseconds of client CPU per request, so the generator does
    not eat the 2-core budget), spins back to back (fresh ``Idempotency-Key`` each) for
-   ``--duration`` seconds after ``--warmup`` seconds that are not counted; with ``--rate R``
+   ``--duration`` seconds after ``--warmup`` seconds that are not counted (on PostgreSQL
+   followed by an ``ANALYZE``, as autovacuum would take on a running system; ``--no-analyze``
+   leaves the fresh database without statistics); with ``--rate R``
    the players are paced instead: spins fall due at Poisson times, R per second from all
    players together, and each latency counts from the time its spin fell due;
 4. reports settled spins/s, p50/p95/p99/max latency, errors, the machine's CPU use and load,
@@ -253,7 +255,10 @@ def both_books(url: str, wallet: OperatorWallet, ids: list[str],
 
 
 def _process_table() -> dict[int, tuple[int, str, int]]:
-    """Every process's parent, name and CPU ticks (user + system), from /proc."""
+    """Every process's parent, name and CPU ticks, from /proc: its own (user + system) and
+    those of its children that ended and were waited for (cutime + cstime), so that the CPU
+    of a PostgreSQL backend that ends within the window (a connection closed) still counts,
+    in its postmaster's ticks."""
     table: dict[int, tuple[int, str, int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -265,7 +270,7 @@ def _process_table() -> dict[int, tuple[int, str, int]]:
             continue
         name = stat[stat.index("(") + 1:stat.rindex(")")]
         fields = stat[stat.rindex(")") + 2:].split()
-        table[int(entry)] = (int(fields[1]), name, int(fields[11]) + int(fields[12]))
+        table[int(entry)] = (int(fields[1]), name, sum(int(v) for v in fields[11:15]))
     return table
 
 
@@ -393,17 +398,33 @@ def conservation(url: str) -> dict[str, int]:
     return figures
 
 
+def analyze(url: str) -> None:
+    """``ANALYZE`` the load database: the statistics autovacuum takes of a running system
+    within its first minute. A database made for this run has none: PostgreSQL then plans
+    the server's prepared statements for nearly empty tables (a scan of the whole table,
+    not its index) and keeps those plans, as the tables grow, until statistics arrive."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ANALYZE")
+
+
 async def timed_phase(port: int, tokens: list[str], line_bet: int, warmup: float,
                       duration: float, sampler: LockSampler | None,
                       rate: float | None = None,
-                      roots: dict[str, int] | None = None) -> dict[str, Any]:
-    """Warm up, then count ``duration`` seconds of spins (back to back, or paced so that all
-    players together are due ``rate`` spins per second)."""
+                      roots: dict[str, int] | None = None,
+                      analyze_url: str | None = None) -> dict[str, Any]:
+    """Warm up (then ``ANALYZE`` the database at ``analyze_url``), then count ``duration``
+    seconds of spins (back to back, or paced so that all players together are due ``rate``
+    spins per second)."""
     tally = Tally()
     each = None if rate is None else rate / len(tokens)
     tasks = [asyncio.create_task(player_loop(port, t, line_bet, tally, each, seed))
              for seed, t in enumerate(tokens)]
     await asyncio.sleep(warmup)
+    if analyze_url is not None:
+        await asyncio.to_thread(analyze, analyze_url)
+        await asyncio.sleep(1.0)  # the plans made again, out of the count
     meter = CpuMeter(roots)
     load_before = os.getloadavg()
     tally.counting = True
@@ -452,6 +473,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--players", type=int, default=64)
     parser.add_argument("--duration", type=float, default=20.0, help="counted seconds")
     parser.add_argument("--warmup", type=float, default=3.0, help="uncounted seconds first")
+    parser.add_argument("--no-analyze", action="store_true",
+                        help="PostgreSQL: no ANALYZE after the warm-up (a fresh database's "
+                        "plans throughout)")
     parser.add_argument("--rate", type=float, default=None,
                         help="spins per second due from all players together (Poisson "
                              "arrivals, latency from the due time); default: back to back")
@@ -492,9 +516,11 @@ def main(argv: list[str] | None = None) -> int:
                 tokens = fund_players(server, args.players, args.deposit)
             dbname = make_url(url).database if kind == "postgresql" else None
             sampler = LockSampler(url, dbname) if dbname else None
-            report.update(asyncio.run(timed_phase(server.port, tokens, args.line_bet,
-                                                  args.warmup, args.duration, sampler,
-                                                  args.rate, process_roots(server, wallet))))
+            report.update(asyncio.run(timed_phase(
+                server.port, tokens, args.line_bet, args.warmup, args.duration, sampler,
+                args.rate, process_roots(server, wallet),
+                analyze_url=sampler.url if sampler is not None and not args.no_analyze
+                else None)))
             if wallet is not None:
                 report.update(settle_in_doubt(url))
             server.stop()

@@ -127,8 +127,11 @@ class Database:
             self.write_engine = create_engine(self.url, pool_size=10, max_overflow=20,
                                               pool_pre_ping=True)
             self.read_engine = self.write_engine
+        # write_connection's: the settler's and, in operator mode, the wallet books' thread
+        # at once; one kept for each (a connection beyond pool_size is closed when returned,
+        # and opening one costs a PostgreSQL backend's start)
         self._bulk_engine: Engine | None = None if self.is_sqlite else create_engine(
-            self.url, pool_size=1, max_overflow=4)  # the settler's (write_connection)
+            self.url, pool_size=2, max_overflow=4)
         self._writer = sessionmaker(self.write_engine, expire_on_commit=False)
         self._reader = sessionmaker(self.read_engine, expire_on_commit=False)
 

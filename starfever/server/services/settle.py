@@ -16,8 +16,9 @@ was ever shown to anyone.
 The batch runs as few statements as it can, on a bare Core connection (no ORM unit of work):
 three reads (wallets with their accounts, locked; rounds already stored under the batch's
 keys; the sessions), one that locks the pool row and the chain head together, and then one
-write per table, each row of a table in the same statement (``bulk``, ADR 0026), that on
-PostgreSQL go out as one pipeline, answered in one round trip, before the commit. A connection found dead (the database restarted) costs the batch one more try.
+write per table, all of a table's rows in one statement (``bulk``, ADR 0026), that on
+PostgreSQL go out as one pipeline, answered in one round trip, before the commit. A
+connection found dead (the database restarted) costs the batch one more try.
 """
 
 from __future__ import annotations
