@@ -86,13 +86,19 @@ def observe_batch(rounds: Sequence[Mapping[str, Any]], seconds: float, size: int
     """A committed settle transaction: its duration and size, and its rounds' money."""
     SETTLE_SECONDS.observe(seconds)
     BATCH_SIZE.observe(size)
+    sums: dict[int, list[int]] = {}  # per line bet: rounds, bets, wins (one update each)
     for r in rounds:
         if r.get("test"):
             continue
-        line_bet = str(r["line_bet"])
-        ROUNDS.labels(line_bet).inc()
-        BETS.labels(line_bet).inc(r["total_bet"])
-        WINS.labels(line_bet).inc(r["total_win"])
+        found = sums.setdefault(r["line_bet"], [0, 0, 0])
+        found[0] += 1
+        found[1] += r["total_bet"]
+        found[2] += r["total_win"]
+    for line_bet, (count, bets, wins) in sums.items():
+        label = str(line_bet)
+        ROUNDS.labels(label).inc(count)
+        BETS.labels(label).inc(bets)
+        WINS.labels(label).inc(wins)
 
 
 def observe_wallet_call(method: str, seconds: float, failure: str | None) -> None:

@@ -99,6 +99,9 @@ _LOCK_WALLETS = (
 _OPERATOR_PLAYERS = (select(_ACCOUNTS.c.id, *_PROTECTION)
                      .where(_ACCOUNTS.c.id.in_(bindparam("ids", expanding=True))))
 """Operator mode: the players have no wallet here (the operator holds the balance)."""
+_ROUNDS_OF = select(_ROUNDS).where(tuple_(_ROUNDS.c.account_id, _ROUNDS.c.idempotency_key)
+                                   .in_(bindparam("keys", expanding=True)))
+"""The rounds already stored under the batch's (account, idempotency key) pairs."""
 _SESSIONS_OF = (
     select(_SESSIONS.c.id, _SESSIONS.c.revoked_at, _SESSIONS.c.expires_at)
     .where(_SESSIONS.c.id.in_(bindparam("ids", expanding=True))))
@@ -256,8 +259,7 @@ def _read_books(conn: Connection, jobs: Sequence[Job], model: MathModel, now: An
         for account in conn.execute(_OPERATOR_PLAYERS, {"ids": operator_ids}):
             players[account.id] = _player(account, None, vouched=True)
     settled = {(row.account_id, row.idempotency_key): Round(**row._mapping)
-               for row in conn.execute(select(_ROUNDS).where(
-                   tuple_(_ROUNDS.c.account_id, _ROUNDS.c.idempotency_key).in_(wanted)))}
+               for row in conn.execute(_ROUNDS_OF, {"keys": wanted})}
     logins = {row.id: Login(revoked_at=row.revoked_at, expires_at=row.expires_at)
               for row in conn.execute(_SESSIONS_OF, {"ids": session_ids})}
     debit_ids = sorted({j.debit.transaction_id for j in jobs if j.debit is not None})
