@@ -25,6 +25,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.exc import DBAPIError
 
 from starfever.server.db import Database
 from starfever.server.models import UtcDateTime
@@ -118,6 +119,47 @@ def test_a_key_twice_is_refused_and_nothing_is_written(
             db.write_connection() as conn:
         bulk.update_rows(conn, bulk_rows, "id", [{"id": 1, "small": 7}, {"id": 1, "small": 8}])
     assert _stored(db, bulk_rows) == before
+
+
+@pytest.mark.parametrize("how", ["insert", "update"])
+def test_a_value_too_long_for_its_column_is_refused_as_one_statement_a_row_refuses_it(
+        tables: tuple[Database, Table, Table], how: str) -> None:
+    """Not cut to the column's length (an explicit cast to ``varchar(64)[]`` would cut it):
+    PostgreSQL refuses it and nothing of the statement is stored; SQLite, which has no
+    lengths, stores it whole both ways."""
+    db, bulk_rows, core_rows = tables
+    rows = _rows()
+    with db.write_connection() as conn:
+        conn.execute(insert(bulk_rows), rows)
+        conn.execute(insert(core_rows), rows)
+    long = "x" * 65  # label is String(64)
+    outcomes = []
+    for table in (bulk_rows, core_rows):
+        try:
+            with db.write_connection() as conn, db.pipelined(conn):
+                if table is bulk_rows and how == "insert":
+                    bulk.insert_rows(conn, table, [{**rows[0], "label": "short"},
+                                                   {**rows[1], "label": long}])
+                elif table is bulk_rows:
+                    bulk.update_rows(conn, table, "id", [{"id": 1, "label": "short"},
+                                                         {"id": 2, "label": long}])
+                elif how == "insert":
+                    conn.execute(insert(table), [{**rows[0], "label": "short"},
+                                                 {**rows[1], "label": long}])
+                else:
+                    conn.execute(update(table).where(table.c.id == bindparam("k"))
+                                 .values(label=bindparam("v")),
+                                 [{"k": 1, "v": "short"}, {"k": 2, "v": long}])
+            outcomes.append("stored")
+        except DBAPIError as error:
+            assert "too long" in str(error)
+            outcomes.append("refused")
+    assert outcomes == (["refused"] * 2 if db_kind_of(db) == "postgresql" else ["stored"] * 2)
+    assert _stored(db, bulk_rows) == _stored(db, core_rows)
+
+
+def db_kind_of(db: Database) -> str:
+    return "sqlite" if db.is_sqlite else "postgresql"
 
 
 def test_array_literal_quotes_what_the_array_syntax_needs() -> None:

@@ -14,9 +14,10 @@ CPU. On PostgreSQL the rows go instead as one array per column, in ONE statement
 
 The same values are stored: each column's values are converted as its type binds them
 (``UtcDateTime``), written as one PostgreSQL array literal (:func:`array_literal`: a join in C,
-where psycopg's list dumper escapes each element with a regular expression) and cast to the
-column's type. On SQLite, which has no round trips, the rows go one statement each
-(``executemany``), as before.
+where psycopg's list dumper escapes each element with a regular expression) and cast to an
+array of the column's type, strings to ``text[]``: an explicit cast to ``varchar(n)[]`` would
+cut a value that is too long, where storing it in the column refuses it, as before. On
+SQLite, which has no round trips, the rows go one statement each (``executemany``), as before.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Connection, Dialect, Table, insert
+from sqlalchemy import Connection, Dialect, String, Table, TypeDecorator, insert
 
 _VALUE = re.compile(r"\{(\w+)\}")
 """``{name}`` in an assignment: the row's value of column ``name``."""
@@ -68,10 +69,19 @@ def _arrays(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]],
     return arrays
 
 
+def _array_type(table: Table, name: str, dialect: Dialect) -> str:
+    """The array type column ``name``'s values are cast to: the column's type, a string's
+    without its length (the column's own length check then applies, with its error)."""
+    column_type = table.c[name].type
+    base = column_type.impl_instance if isinstance(column_type, TypeDecorator) else column_type
+    if isinstance(base, String):
+        return "TEXT[]"
+    return f"{column_type.compile(dialect=dialect)}[]"
+
+
 @lru_cache(maxsize=64)
 def _insert_sql(table: Table, names: tuple[str, ...], dialect: Dialect) -> str:
-    casts = ", ".join(f"%({name})s::{table.c[name].type.compile(dialect=dialect)}[]"
-                      for name in names)
+    casts = ", ".join(f"%({name})s::{_array_type(table, name, dialect)}" for name in names)
     columns = ", ".join(names)
     return (f"INSERT INTO {table.name} ({columns}) SELECT {columns} FROM unnest({casts}) "
             f"WITH ORDINALITY AS bulk ({columns}, bulk_position) ORDER BY bulk_position")
@@ -88,8 +98,7 @@ def _update_sql(table: Table, key: str, names: tuple[str, ...],
     set_clause = ", ".join(f"{column} = {expression}" for column, expression in sets.items())
     if not postgres:
         return f"UPDATE {table.name} SET {set_clause} WHERE {key} = :{key}"
-    casts = ", ".join(f"%({name})s::{table.c[name].type.compile(dialect=dialect)}[]"
-                      for name in names)
+    casts = ", ".join(f"%({name})s::{_array_type(table, name, dialect)}" for name in names)
     return (f"UPDATE {table.name} SET {set_clause} FROM unnest({casts}) AS bulk "
             f"({', '.join(names)}) WHERE {table.name}.{key} = bulk.{key}")
 
