@@ -519,8 +519,7 @@ def main(argv: list[str] | None = None) -> int:
             report.update(asyncio.run(timed_phase(
                 server.port, tokens, args.line_bet, args.warmup, args.duration, sampler,
                 args.rate, process_roots(server, wallet),
-                analyze_url=sampler.url if sampler is not None and not args.no_analyze
-                else None)))
+                analyze_url=url if dbname and not args.no_analyze else None)))
             if wallet is not None:
                 report.update(settle_in_doubt(url))
             server.stop()

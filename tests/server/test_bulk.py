@@ -123,7 +123,7 @@ def test_a_key_twice_is_refused_and_nothing_is_written(
 
 @pytest.mark.parametrize("how", ["insert", "update"])
 def test_a_value_too_long_for_its_column_is_refused_as_one_statement_a_row_refuses_it(
-        tables: tuple[Database, Table, Table], how: str) -> None:
+        tables: tuple[Database, Table, Table], db_kind: DatabaseKind, how: str) -> None:
     """Not cut to the column's length (an explicit cast to ``varchar(64)[]`` would cut it):
     PostgreSQL refuses it and nothing of the statement is stored; SQLite, which has no
     lengths, stores it whole both ways."""
@@ -154,12 +154,8 @@ def test_a_value_too_long_for_its_column_is_refused_as_one_statement_a_row_refus
         except DBAPIError as error:
             assert "too long" in str(error)
             outcomes.append("refused")
-    assert outcomes == (["refused"] * 2 if db_kind_of(db) == "postgresql" else ["stored"] * 2)
+    assert outcomes == (["refused"] * 2 if db_kind == "postgresql" else ["stored"] * 2)
     assert _stored(db, bulk_rows) == _stored(db, core_rows)
-
-
-def db_kind_of(db: Database) -> str:
-    return "sqlite" if db.is_sqlite else "postgresql"
 
 
 def test_array_literal_quotes_what_the_array_syntax_needs() -> None:

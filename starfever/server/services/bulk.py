@@ -23,7 +23,7 @@ SQLite, which has no round trips, the rows go one statement each (``executemany`
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -58,15 +58,24 @@ def array_literal(values: Iterable[Any]) -> str:
     return "{" + ",".join(items) + "}"
 
 
+@lru_cache(maxsize=256)
+def _processor(table: Table, name: str, dialect: Dialect) -> Callable[[Any], Any] | None:
+    """How column ``name`` converts a value before binding it (made once, not per batch)."""
+    return table.c[name].type.bind_processor(dialect)
+
+
+def _bound(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]],
+           name: str) -> list[Any]:
+    """The values of column ``name`` in ``rows``, as the column binds them."""
+    process = _processor(table, name, conn.dialect)
+    values = [row[name] for row in rows]
+    return values if process is None else [process(value) for value in values]
+
+
 def _arrays(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]],
             names: Sequence[str]) -> dict[str, str]:
     """Per column ``name`` of ``rows``, its values as the column binds them, as one literal."""
-    arrays = {}
-    for name in names:
-        values = [row[name] for row in rows]
-        process = table.c[name].type.bind_processor(conn.dialect)
-        arrays[name] = array_literal(values if process is None else map(process, values))
-    return arrays
+    return {name: array_literal(_bound(conn, table, rows, name)) for name in names}
 
 
 def _array_type(table: Table, name: str, dialect: Dialect) -> str:
@@ -134,13 +143,9 @@ def update_rows(conn: Connection, table: Table, key: str, rows: Sequence[Mapping
     if conn.dialect.name == "postgresql":
         conn.exec_driver_sql(sql, _arrays(conn, table, rows, names))
         return
-    processed = []
-    for name in names:
-        process = table.c[name].type.bind_processor(conn.dialect)
-        values = [row[name] for row in rows]
-        processed.append(values if process is None else [process(v) for v in values])
+    columns = [_bound(conn, table, rows, name) for name in names]
     conn.exec_driver_sql(sql, [dict(zip(names, values, strict=True))
-                               for values in zip(*processed, strict=True)])
+                               for values in zip(*columns, strict=True)])
 
 
 __all__ = ["array_literal", "insert_rows", "update_rows"]
