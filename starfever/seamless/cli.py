@@ -59,6 +59,6 @@ def cmd_operator_wallet_demo(args: argparse.Namespace) -> int:
     print(f"reference operator wallet on http://{args.host}:{args.port} (books in {args.db}); "
           f"Star Fever: starfever serve --wallet operator --wallet-url "
           f"http://{args.host}:{args.port}", flush=True)
-    uvicorn.run(wallet.app, host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(wallet, host=args.host, port=args.port, log_level="warning")
     store.close()
     return 0

@@ -22,16 +22,14 @@ import sqlite3
 import sys
 import uuid
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from starfever.seamless import protocol as p
 
@@ -239,33 +237,89 @@ class Fault:
     seconds: float = 0.0
 
 
+Handler = Callable[["_Call"], Awaitable[tuple[int, bytes, list[tuple[bytes, bytes]]]]]
+"""A route: the request in, (status, body, extra headers) out."""
+_JSON = (b"content-type", b"application/json")
+
+
+@dataclass(slots=True)
+class _Call:
+    """One request as the routes see it: its path, query string, raw body, the signature
+    header, and ``receive`` (the ``drop`` fault waits on it for the client to go away)."""
+
+    path: str
+    query: bytes
+    body: bytes
+    signature: str | None
+    receive: Receive
+
+
+def _json(status: int, value: Any) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+    return status, json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode(), [_JSON]
+
+
 class ReferenceWallet:
-    """The ASGI app: the four protocol methods under ``/`` and the ``/_admin`` routes."""
+    """The ASGI app: the four protocol methods under ``/`` and the ``/_admin`` routes.
+
+    A plain ASGI callable on uvicorn, without a framework: the wallet answers two calls per
+    spin, and a router, request and response objects per call cost it about half its CPU
+    (``benchmarks/load.py --wallet operator`` runs it on the same two cores as the server)."""
 
     def __init__(self, store: WalletStore, secret: str, *, log: bool = False) -> None:
         self.store = store
         self.secret = p.check_secret(secret)
         self.log = log
         self.faults: dict[str, deque[Fault]] = {method: deque() for method in p.METHODS}
-        routes = [Route(f"/{method}", self._method, methods=["POST"]) for method in p.METHODS]
-        routes += [
-            Route("/_admin/players", self._set_player, methods=["POST"]),
-            Route("/_admin/players/{player_id}", self._get_player, methods=["GET"]),
-            Route("/_admin/transactions", self._transactions, methods=["GET"]),
-            Route("/_admin/faults", self._faults, methods=["POST", "DELETE"]),
-        ]
-        self.app = Starlette(routes=routes)
+        self.routes: dict[tuple[str, str], Handler] = {
+            ("POST", f"/{method}"): self._method for method in p.METHODS}
+        self.routes.update({
+            ("POST", "/_admin/players"): self._set_player,
+            ("GET", "/_admin/transactions"): self._transactions,
+            ("POST", "/_admin/faults"): self._faults,
+            ("DELETE", "/_admin/faults"): self._clear_faults,
+        })
 
-    def _reply(self, answer: Answer, *, forged: bool = False) -> Response:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        method, path = scope["method"], scope["path"]
+        handler = self.routes.get((method, path))
+        if handler is None and method == "GET" and path.startswith(_PLAYER_PATH) \
+                and "/" not in path[len(_PLAYER_PATH):] and len(path) > len(_PLAYER_PATH):
+            handler = self._get_player
+        if handler is None:
+            known = any(route_path == path for _, route_path in self.routes) or \
+                path.startswith(_PLAYER_PATH)
+            status, body, headers = _json(405 if known else 404, {
+                "error": p.BAD_REQUEST,
+                "message": "method not allowed" if known else "not found"})
+        else:
+            raw, disconnected = await _read_body(receive)
+            if disconnected:
+                return
+            signature = None
+            for name, value in scope["headers"]:
+                if name == _SIGNATURE:
+                    signature = value.decode("latin-1")
+            status, body, headers = await handler(
+                _Call(path, scope.get("query_string", b""), raw, signature, receive))
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-length", str(len(body)).encode()), *headers]})
+        await send({"type": "http.response.body", "body": body})
+
+    def _reply(self, answer: Answer, *, forged: bool = False,
+               ) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
         raw = json.dumps(answer.body, separators=(",", ":")).encode()
         secret = FORGED_SECRET if forged else self.secret
-        return Response(raw, status_code=answer.status, media_type="application/json",
-                        headers={p.OPERATOR_SIGNATURE: p.sign(secret, raw)})
+        return answer.status, raw, [_JSON, (_OPERATOR_SIGNATURE, p.sign(secret, raw).encode())]
 
-    async def _method(self, request: Request) -> Response:
-        method = request.url.path.rsplit("/", 1)[-1]
-        raw = await request.body()
-        if not p.verify(self.secret, raw, request.headers.get(p.STARFEVER_SIGNATURE)):
+    async def _method(self, call: _Call) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        method = call.path[1:]
+        raw = call.body
+        if not p.verify(self.secret, raw, call.signature):
             return self._reply(_refusal(p.BAD_SIGNATURE, "the signature does not match", 401))
         try:
             body = json.loads(raw)
@@ -277,7 +331,8 @@ class ReferenceWallet:
         fault = self.faults[method].popleft() if self.faults[method] else None
         if fault is not None and fault.kind == "error":
             self._say(method, body, 500, "fault: 500, not applied")
-            return Response("operator wallet failure (injected)", status_code=500)
+            return 500, b"operator wallet failure (injected)", [
+                (b"content-type", b"text/plain; charset=utf-8")]
         answer = self.store.apply(method, body)
         self._say(method, body, answer.status, fault.kind if fault else "")
         if fault is not None and fault.kind == "twice":
@@ -288,7 +343,7 @@ class ReferenceWallet:
         if fault is not None and fault.kind == "delay":
             await asyncio.sleep(fault.seconds)
         if fault is not None and fault.kind == "drop":
-            while (await request.receive())["type"] != "http.disconnect":
+            while (await call.receive())["type"] != "http.disconnect":
                 pass
         return self._reply(answer, forged=fault is not None and fault.kind == "forge")
 
@@ -299,42 +354,44 @@ class ReferenceWallet:
                   file=sys.stderr, flush=True)
 
     @staticmethod
-    async def _json(request: Request) -> dict[str, Any]:
+    def _object(call: _Call) -> dict[str, Any]:
         try:
-            body = json.loads(await request.body())
+            body = json.loads(call.body)
         except ValueError:
             body = None
         if not isinstance(body, dict):
             raise p.ProtocolError("the body must be a JSON object")
         return body
 
-    async def _set_player(self, request: Request) -> Response:
+    async def _set_player(self, call: _Call) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
         try:
-            body = await self._json(request)
+            body = self._object(call)
             player_id, balance = body.get("player_id"), body.get("balance", 0)
             if not p.is_id(player_id) or type(balance) is not int or balance < 0:
                 raise p.ProtocolError("needs player_id (an id) and balance (cents >= 0)")
         except p.ProtocolError as error:
-            return JSONResponse({"error": p.BAD_REQUEST, "message": str(error)}, 400)
-        return JSONResponse(self.store.set_player(str(player_id), balance,
-                                                  bool(body.get("blocked", False))))
+            return _json(400, {"error": p.BAD_REQUEST, "message": str(error)})
+        return _json(200, self.store.set_player(str(player_id), balance,
+                                                bool(body.get("blocked", False))))
 
-    async def _get_player(self, request: Request) -> Response:
-        found = self.store.player(request.path_params["player_id"])
+    async def _get_player(self, call: _Call) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        found = self.store.player(call.path[len(_PLAYER_PATH):])
         if found is None:
-            return JSONResponse({"error": p.BAD_REQUEST, "message": "unknown player"}, 404)
-        return JSONResponse(found)
+            return _json(404, {"error": p.BAD_REQUEST, "message": "unknown player"})
+        return _json(200, found)
 
-    async def _transactions(self, request: Request) -> Response:
-        return JSONResponse(self.store.transactions(request.query_params.get("player_id")))
+    async def _transactions(self, call: _Call) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        wanted = parse_qs(call.query.decode("latin-1")).get("player_id")
+        return _json(200, self.store.transactions(wanted[-1] if wanted else None))
 
-    async def _faults(self, request: Request) -> Response:
-        if request.method == "DELETE":
-            for queue in self.faults.values():
-                queue.clear()
-            return JSONResponse({"faults": 0})
+    async def _clear_faults(self, _: _Call) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        for queue in self.faults.values():
+            queue.clear()
+        return _json(200, {"faults": 0})
+
+    async def _faults(self, call: _Call) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
         try:
-            body = await self._json(request)
+            body = self._object(call)
             method, kind = body.get("method"), body.get("fault")
             times, seconds = body.get("times", 1), body.get("seconds", 0)
             if method not in p.METHODS or kind not in FAULTS:
@@ -344,9 +401,37 @@ class ReferenceWallet:
             if not isinstance(seconds, int | float) or not 0 <= seconds <= 3600:
                 raise p.ProtocolError("seconds must be 0..3600")
         except p.ProtocolError as error:
-            return JSONResponse({"error": p.BAD_REQUEST, "message": str(error)}, 400)
+            return _json(400, {"error": p.BAD_REQUEST, "message": str(error)})
         self.faults[str(method)].extend(Fault(str(kind), float(seconds)) for _ in range(times))
-        return JSONResponse({"faults": sum(len(q) for q in self.faults.values())})
+        return _json(200, {"faults": sum(len(q) for q in self.faults.values())})
+
+
+_PLAYER_PATH = "/_admin/players/"
+_SIGNATURE = p.STARFEVER_SIGNATURE.lower().encode()
+_OPERATOR_SIGNATURE = p.OPERATOR_SIGNATURE.lower().encode()
+
+
+async def _read_body(receive: Receive) -> tuple[bytes, bool]:
+    """The request's whole body, and whether the client went away first."""
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"", True
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks), False
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    """Nothing to start or stop: say so to the server."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
 
 
 __all__ = ["FAULTS", "Answer", "Fault", "ReferenceWallet", "WalletStore"]
