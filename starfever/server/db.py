@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from importlib import resources
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
+from sqlalchemy import Engine, create_engine, event, make_url, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -127,11 +127,12 @@ class Database:
             self.write_engine = create_engine(self.url, pool_size=10, max_overflow=20,
                                               pool_pre_ping=True)
             self.read_engine = self.write_engine
-        # write_connection's: the settler's and, in operator mode, the wallet books' thread
-        # at once; one kept for each (a connection beyond pool_size is closed when returned,
-        # and opening one costs a PostgreSQL backend's start)
-        self._bulk_engine: Engine | None = None if self.is_sqlite else create_engine(
-            self.url, pool_size=2, max_overflow=4)
+        # the group commits' (``batch``): the settler's and, in operator mode, the wallet
+        # books' thread at once; one kept for each (a connection beyond pool_size is closed
+        # when returned, and opening one costs a PostgreSQL backend's start). Autocommit at
+        # the driver: a batch sends its own BEGIN and COMMIT with its statements.
+        self.bulk_engine: Engine | None = None if self.is_sqlite else create_engine(
+            self.url, pool_size=2, max_overflow=4, isolation_level="AUTOCOMMIT")
         self._writer = sessionmaker(self.write_engine, expire_on_commit=False)
         self._reader = sessionmaker(self.read_engine, expire_on_commit=False)
 
@@ -140,7 +141,7 @@ class Database:
         """One write transaction: committed when the block ends, rolled back on any error.
         A database error during the COMMIT itself is raised as :class:`CommitUnknown` (it may
         or may not have committed); every error before it left nothing written."""
-        with self._write_turn(), self._writer() as session:
+        with self.write_turn(), self._writer() as session:
             session.begin()
             try:
                 yield session
@@ -161,52 +162,17 @@ class Database:
         with self._reader() as session, session.begin():
             yield session
 
-    @contextmanager
-    def write_connection(self) -> Iterator[Connection]:
-        """One write transaction on a bare Core connection, for bulk statements (the settler).
-
-        On PostgreSQL it comes from a small pool of its own that skips the pre-ping (a round
-        trip per transaction): a connection that died meanwhile fails its transaction, which
-        rolls back whole, with ``connection_invalidated`` set; SQLAlchemy then drops every
-        pooled connection of that engine, so the caller's one retry (the settler's) reconnects.
-        """
-        engine = self._bulk_engine or self.write_engine
-        with self._write_turn(), engine.begin() as connection:
-            yield connection
-
-    def _write_turn(self) -> AbstractContextManager[None]:
+    def write_turn(self) -> AbstractContextManager[None]:
+        """This package's turn to write (SQLite: the :class:`WriteLock`; PostgreSQL locks rows
+        instead: no turn to wait for)."""
         return self._write_lock.held() if self._write_lock is not None else nullcontext()
-
-    @contextmanager
-    def pipelined(self, connection: Connection) -> Iterator[None]:
-        """Statements whose results are not read, sent without waiting for each answer: on
-        PostgreSQL in psycopg's pipeline mode (one round trip for all of them, and an error in
-        any one surfaces when the block ends, as :class:`sqlalchemy.exc.DBAPIError`); on SQLite,
-        which has no round trips, as they are."""
-        if self.is_sqlite:
-            yield
-            return
-        import psycopg
-
-        driver = connection.connection.driver_connection
-        assert isinstance(driver, psycopg.Connection)
-        try:
-            with driver.pipeline():
-                yield
-        except psycopg.Error as error:
-            dead = driver.closed or driver.broken
-            if dead:  # as SQLAlchemy does for a statement: drop this pool's connections
-                connection.invalidate(error)
-                connection.engine.pool.dispose()
-            raise DBAPIError.instance(None, None, error, psycopg.Error,
-                                      connection_invalidated=dead) from error
 
     def dispose(self) -> None:
         """Close every pooled connection (and the SQLite write lock's file)."""
         if self._write_lock is not None:
             self._write_lock.close()
-        if self._bulk_engine is not None:
-            self._bulk_engine.dispose()
+        if self.bulk_engine is not None:
+            self.bulk_engine.dispose()
         self.write_engine.dispose()
         if self.read_engine is not self.write_engine:
             self.read_engine.dispose()

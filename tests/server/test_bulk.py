@@ -1,6 +1,7 @@
-"""``bulk.insert_rows`` and ``bulk.update_rows`` (ADR 0026) store exactly what one statement per
-row stores, on real SQLite and PostgreSQL: the same values, awkward strings included, ids in the
-rows' order, and a repeated key refused before anything is sent."""
+"""A batch's bulk writes (``bulk``, ADR 0026, sent by ``batch``, ADR 0027) store exactly what one
+statement per row stores, on real SQLite and PostgreSQL: the same values, awkward strings
+included (bound on the client on PostgreSQL), ids in the rows' order, and a repeated key refused
+before anything is sent."""
 
 from __future__ import annotations
 
@@ -27,13 +28,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import DBAPIError
 
+from starfever.server.batch import among, begin
 from starfever.server.db import Database
 from starfever.server.models import UtcDateTime
 from starfever.server.services import bulk
 from tests.harness import DatabaseKind, Databases
 
 AWKWARD = ['plain', 'a "quoted" word', "back\\slash", "", "NULL", "{,}", 'end\\', "ünï ☆",
-           '{"json": [1, "x"]}', "new\nline", None]
+           '{"json": [1, "x"]}', "new\nline", None, "it's", "100%s %(x)s", "a; DROP TABLE x; --"]
 """Strings that an array literal must quote or escape (and a None)."""
 
 
@@ -76,9 +78,10 @@ def test_insert_rows_stores_what_one_insert_a_row_stores(
         tables: tuple[Database, Table, Table]) -> None:
     db, bulk_rows, core_rows = tables
     rows = _rows()
-    with db.write_connection() as conn, db.pipelined(conn):
-        bulk.insert_rows(conn, bulk_rows, rows)
-    with db.write_connection() as conn:
+    with begin(db) as txn:
+        txn.insert(bulk_rows, rows)
+        txn.commit()
+    with db.write_engine.begin() as conn:
         for row in rows:
             conn.execute(insert(core_rows), row)
     stored = _stored(db, bulk_rows)
@@ -92,16 +95,17 @@ def test_update_rows_changes_each_keyed_row_as_one_update_a_row_does(
         tables: tuple[Database, Table, Table]) -> None:
     db, bulk_rows, core_rows = tables
     rows = _rows()
-    with db.write_connection() as conn:
+    with db.write_engine.begin() as conn:
         conn.execute(insert(bulk_rows), rows)
         conn.execute(insert(core_rows), rows)
     later = datetime(2027, 1, 1, tzinfo=UTC)
     changes = [{"id": k, "amount": 10 * k, "body": AWKWARD[k % len(AWKWARD)], "at": later}
                for k in (2, 5, 11, 17, 23)]
-    with db.write_connection() as conn, db.pipelined(conn):
-        bulk.update_rows(conn, bulk_rows, "id", changes,
-                         {"amount": "coalesce(bulk_rows.amount, 0) + {amount}"})
-    with db.write_connection() as conn:
+    with begin(db) as txn:
+        txn.update(bulk_rows, "id", changes,
+                   {"amount": "coalesce(bulk_rows.amount, 0) + {amount}"})
+        txn.commit()
+    with db.write_engine.begin() as conn:
         conn.execute(update(core_rows).where(core_rows.c.id == bindparam("k")).values(
             amount=func.coalesce(core_rows.c.amount, 0) + bindparam("a"),
             body=bindparam("b"), at=bindparam("t")),
@@ -112,12 +116,13 @@ def test_update_rows_changes_each_keyed_row_as_one_update_a_row_does(
 def test_a_key_twice_is_refused_and_nothing_is_written(
         tables: tuple[Database, Table, Table]) -> None:
     db, bulk_rows, _ = tables
-    with db.write_connection() as conn:
+    with db.write_engine.begin() as conn:
         conn.execute(insert(bulk_rows), _rows())
     before = _stored(db, bulk_rows)
-    with pytest.raises(ValueError, match=r"one bulk_rows\.id in two rows"), \
-            db.write_connection() as conn:
-        bulk.update_rows(conn, bulk_rows, "id", [{"id": 1, "small": 7}, {"id": 1, "small": 8}])
+    with pytest.raises(ValueError, match=r"one bulk_rows\.id in two rows"), begin(db) as txn:
+        txn.update(bulk_rows, "id", [{"id": 2, "small": 9}])
+        txn.update(bulk_rows, "id", [{"id": 1, "small": 7}, {"id": 1, "small": 8}])
+        txn.commit()
     assert _stored(db, bulk_rows) == before
 
 
@@ -129,21 +134,26 @@ def test_a_value_too_long_for_its_column_is_refused_as_one_statement_a_row_refus
     lengths, stores it whole both ways."""
     db, bulk_rows, core_rows = tables
     rows = _rows()
-    with db.write_connection() as conn:
+    with db.write_engine.begin() as conn:
         conn.execute(insert(bulk_rows), rows)
         conn.execute(insert(core_rows), rows)
     long = "x" * 65  # label is String(64)
     outcomes = []
     for table in (bulk_rows, core_rows):
         try:
-            with db.write_connection() as conn, db.pipelined(conn):
-                if table is bulk_rows and how == "insert":
-                    bulk.insert_rows(conn, table, [{**rows[0], "label": "short"},
-                                                   {**rows[1], "label": long}])
-                elif table is bulk_rows:
-                    bulk.update_rows(conn, table, "id", [{"id": 1, "label": "short"},
-                                                         {"id": 2, "label": long}])
-                elif how == "insert":
+            if table is bulk_rows:
+                with begin(db) as txn:
+                    if how == "insert":
+                        txn.insert(table, [{**rows[0], "label": "short"},
+                                           {**rows[1], "label": long}])
+                    else:
+                        txn.update(table, "id", [{"id": 1, "label": "short"},
+                                                 {"id": 2, "label": long}])
+                    txn.commit()
+                outcomes.append("stored")
+                continue
+            with db.write_engine.begin() as conn:
+                if how == "insert":
                     conn.execute(insert(table), [{**rows[0], "label": "short"},
                                                  {**rows[1], "label": long}])
                 else:
@@ -156,6 +166,36 @@ def test_a_value_too_long_for_its_column_is_refused_as_one_statement_a_row_refus
             outcomes.append("refused")
     assert outcomes == (["refused"] * 2 if db_kind == "postgresql" else ["stored"] * 2)
     assert _stored(db, bulk_rows) == _stored(db, core_rows)
+    with begin(db) as txn:  # the refused batch was rolled back: its connection goes on
+        txn.update(bulk_rows, "id", [{"id": 3, "label": "after"}])
+        txn.commit()
+    assert _stored(db, bulk_rows)[2][1] == "after"
+
+
+def test_a_batch_reads_its_books_in_order_as_the_columns_read_them(
+        tables: tuple[Database, Table, Table], db_kind: DatabaseKind) -> None:
+    """``Batch.fetch``: every read's rows, in the order asked (one message on PostgreSQL),
+    named by column, timestamps read back aware; a batch not committed writes nothing."""
+    db, bulk_rows, _ = tables
+    rows = _rows()
+    with db.write_engine.begin() as conn:
+        conn.execute(insert(bulk_rows), rows)
+    postgres = db_kind == "postgresql"
+    by_ids = select(bulk_rows.c.id, bulk_rows.c.label, bulk_rows.c.at).where(
+        among(bulk_rows.c.id, "ids", postgres=postgres)).order_by(bulk_rows.c.id)
+    by_label = select(bulk_rows.c.id).where(among(bulk_rows.c.label, "ids", postgres=postgres))
+    with begin(db) as txn:
+        found = txn.fetch([(by_ids, {"ids": [3, 1]}), (by_label, {"ids": ["it's", "none"]}),
+                           (by_ids, {"ids": [99]})])
+        txn.update(bulk_rows, "id", [{"id": 1, "label": "not committed"}])
+    first, second, third = found
+    assert [(r.id, r.label, r.at) for r in first] == [
+        (1, rows[0]["label"], rows[0]["at"]), (3, rows[2]["label"], rows[2]["at"])]
+    assert first[0].at.tzinfo is not None
+    assert sorted(r.id for r in second) == [k + 1 for k, row in enumerate(rows)
+                                            if row["label"] == "it's"]
+    assert third == []
+    assert _stored(db, bulk_rows)[0][1] == rows[0]["label"]
 
 
 def test_array_literal_quotes_what_the_array_syntax_needs() -> None:

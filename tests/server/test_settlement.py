@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import json
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import UTC, date, datetime, timedelta
 from fractions import Fraction
 from itertools import pairwise
@@ -14,7 +14,7 @@ from itertools import pairwise
 from starfever.engine.model import load_model
 from starfever.engine.rng import SeededSource
 from starfever.engine.round import play_round, replay_round
-from starfever.server.models import OPERATOR_BOOK, WALLET, Round
+from starfever.server.models import OPERATOR_BOOK, WALLET, Round, RoundRow
 from starfever.server.services.auth import Principal
 from starfever.server.services.chain import GENESIS_HASH, round_hash
 from starfever.server.services.errors import Conflict, Forbidden, ServiceError, Unauthorized
@@ -101,6 +101,17 @@ def test_a_batch_chains_its_rounds_and_books_balance_to_zero() -> None:
     assert pool.contributions == sum(r["contribution"] for r in done.rounds)
     for a, b in pairwise(done.rounds):
         assert b["pool_before"] == a["pool_after"] + b["contribution"]
+
+
+def test_the_settlements_round_record_is_the_rounds_table_field_for_column() -> None:
+    """``RoundRow`` (the settler's plain record of a round) has exactly the table's columns, in
+    order, and a settled round's record holds the row it inserts."""
+    assert [f.name for f in fields(RoundRow)] == [c.key for c in Round.__table__.columns]
+    done = settle(_books(alice=1_000), [_job(1, "k1", seed=3)], NOW)
+    answered = done.results[0]
+    assert isinstance(answered, SpinOutcome) and isinstance(answered.round, RoundRow)
+    assert {f.name: getattr(answered.round, f.name) for f in fields(RoundRow)} == {
+        **{c.key: None for c in Round.__table__.columns}, **done.rounds[0]}
 
 
 def test_refusals_stand_alone_and_retries_get_their_round() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from starfever.server.models import Round
+from starfever.server.models import Round, RoundRow
 from starfever.server.schemas import RealityCheckPublic, RoundPublic, RoundSummary
 from starfever.server.services.protection import RealityCheck
 
@@ -24,7 +24,7 @@ def round_summary(r: Round) -> RoundSummary:
                         test=r.test)
 
 
-def round_public(r: Round) -> RoundPublic:
+def round_public(r: Round | RoundRow) -> RoundPublic:
     """Everything about a round (game recall)."""
     return RoundPublic(
         id=r.id, created_at=r.created_at, line_bet=r.line_bet, total_bet=r.total_bet,

@@ -5,19 +5,22 @@ socket after each: a batch of 40 spins wrote about 250 rows that way (rounds, le
 wallet and net-result updates), and that per-row traffic was the largest part of the settler's
 CPU. On PostgreSQL the rows go instead as one array per column, in ONE statement each:
 
-- :func:`insert_rows`: ``INSERT ... SELECT ... FROM unnest(arrays) WITH ORDINALITY ORDER BY``
+- :func:`insert_sql`: ``INSERT ... SELECT ... FROM unnest(arrays) WITH ORDINALITY ORDER BY``
   the row's position, so ids from a sequence follow the rows' order, as with one ``INSERT``
   per row (the ledger's continuity check reads entries in id order);
-- :func:`update_rows`: ``UPDATE ... FROM unnest(arrays)`` matched on a key that must be
+- :func:`update_sql`: ``UPDATE ... FROM unnest(arrays)`` matched on a key that must be
   unique among the rows (each target row is changed once, by its own row; a repeated key is
   refused before anything is sent).
+
+``batch`` sends them (ADR 0027: all of a batch's writes and its ``COMMIT`` in one message).
 
 The same values are stored: each column's values are converted as its type binds them
 (``UtcDateTime``), written as one PostgreSQL array literal (:func:`array_literal`: a join in C,
 where psycopg's list dumper escapes each element with a regular expression) and cast to an
 array of the column's type, strings to ``text[]``: an explicit cast to ``varchar(n)[]`` would
 cut a value that is too long, where storing it in the column refuses it, as before. On
-SQLite, which has no round trips, the rows go one statement each (``executemany``), as before.
+SQLite, which has no round trips, the rows go one statement each (:func:`insert_rows`,
+:func:`update_rows`: ``executemany``), as before.
 """
 
 from __future__ import annotations
@@ -58,24 +61,45 @@ def array_literal(values: Iterable[Any]) -> str:
     return "{" + ",".join(items) + "}"
 
 
+def sql_literal(value: Any) -> str:
+    """``value`` as a PostgreSQL literal, for a statement's text: ``NULL``, ``TRUE``/``FALSE``,
+    an integer, a string in single quotes with each single quote doubled (with
+    ``standard_conforming_strings`` on, PostgreSQL's default since 9.1, which ``batch``
+    requires of the server, that is the only character a string literal escapes), or a list
+    as its :func:`array_literal` so quoted. Nothing else is taken."""
+    if value is None:
+        return "NULL"
+    if value is True or value is False:
+        return "TRUE" if value else "FALSE"
+    if type(value) is int:
+        return str(value)
+    if type(value) is str:
+        if "\x00" in value:
+            raise ValueError("sql_literal: a NUL character cannot be stored")
+        return "'" + value.replace("'", "''") + "'"
+    if type(value) is list:
+        return sql_literal(array_literal(value))
+    raise TypeError(f"sql_literal: no literal for {type(value).__name__}")
+
+
 @lru_cache(maxsize=256)
 def _processor(table: Table, name: str, dialect: Dialect) -> Callable[[Any], Any] | None:
     """How column ``name`` converts a value before binding it (made once, not per batch)."""
     return table.c[name].type.bind_processor(dialect)
 
 
-def _bound(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]],
+def _bound(dialect: Dialect, table: Table, rows: Sequence[Mapping[str, Any]],
            name: str) -> list[Any]:
     """The values of column ``name`` in ``rows``, as the column binds them."""
-    process = _processor(table, name, conn.dialect)
+    process = _processor(table, name, dialect)
     values = [row[name] for row in rows]
     return values if process is None else [process(value) for value in values]
 
 
-def _arrays(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]],
+def _arrays(dialect: Dialect, table: Table, rows: Sequence[Mapping[str, Any]],
             names: Sequence[str]) -> dict[str, str]:
     """Per column ``name`` of ``rows``, its values as the column binds them, as one literal."""
-    return {name: array_literal(_bound(conn, table, rows, name)) for name in names}
+    return {name: array_literal(_bound(dialect, table, rows, name)) for name in names}
 
 
 def _array_type(table: Table, name: str, dialect: Dialect) -> str:
@@ -112,40 +136,54 @@ def _update_sql(table: Table, key: str, names: tuple[str, ...],
             f"({', '.join(names)}) WHERE {table.name}.{key} = bulk.{key}")
 
 
-def insert_rows(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Insert ``rows`` (dicts of column -> value, all with the same columns) in their order."""
-    if not rows:
-        return
-    if conn.dialect.name != "postgresql":
-        conn.execute(insert(table), list(rows))
-        return
+def _checked_keys(table: Table, key: str, rows: Sequence[Mapping[str, Any]]) -> None:
+    keys = [row[key] for row in rows]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"update_rows: one {table.name}.{key} in two rows")
+
+
+def insert_sql(dialect: Dialect, table: Table,
+               rows: Sequence[Mapping[str, Any]]) -> tuple[str, dict[str, str]]:
+    """PostgreSQL: the one statement that inserts ``rows`` (dicts of column -> value, all with
+    the same columns) in their order, and its parameters (one array literal per column)."""
     names = tuple(rows[0])
-    conn.exec_driver_sql(_insert_sql(table, names, conn.dialect),
-                         _arrays(conn, table, rows, names))
+    return _insert_sql(table, names, dialect), _arrays(dialect, table, rows, names)
 
 
-def update_rows(conn: Connection, table: Table, key: str, rows: Sequence[Mapping[str, Any]],
-                assignments: Mapping[str, str] | None = None) -> None:
-    """Per row, update the row of ``table`` whose column ``key`` equals the row's ``key``.
+def update_sql(dialect: Dialect, table: Table, key: str, rows: Sequence[Mapping[str, Any]],
+               assignments: Mapping[str, str] | None = None) -> tuple[str, dict[str, str]]:
+    """PostgreSQL: the one statement that updates, per row, the row of ``table`` whose column
+    ``key`` equals the row's ``key``, and its parameters.
 
     ``rows`` are dicts of column -> value, all with the same columns. Each column of a row but
     ``key`` is set to the row's value, unless ``assignments`` gives it an SQL expression, in
     which ``{name}`` is the row's value of column ``name`` and the table's own columns are
-    named with the table, e.g. ``{"net_result": "accounts.net_result + {net_result}"}``.
+    named with the table, e.g. ``{"net_result": "accounts.net_result + {net_result}"}``. A
+    key repeated among the rows is refused (:class:`ValueError`) before anything is sent.
     """
+    _checked_keys(table, key, rows)
+    names = tuple(rows[0])
+    return (_update_sql(table, key, names, tuple((assignments or {}).items()), dialect),
+            _arrays(dialect, table, rows, names))
+
+
+def insert_rows(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]]) -> None:
+    """SQLite (no round trips): insert ``rows`` in their order, one statement a row."""
+    if rows:
+        conn.execute(insert(table), list(rows))
+
+
+def update_rows(conn: Connection, table: Table, key: str, rows: Sequence[Mapping[str, Any]],
+                assignments: Mapping[str, str] | None = None) -> None:
+    """SQLite (no round trips): :func:`update_sql`'s change, one statement a row."""
     if not rows:
         return
+    _checked_keys(table, key, rows)
     names = tuple(rows[0])
-    keys = [row[key] for row in rows]
-    if len(set(keys)) != len(keys):
-        raise ValueError(f"update_rows: one {table.name}.{key} in two rows")
     sql = _update_sql(table, key, names, tuple((assignments or {}).items()), conn.dialect)
-    if conn.dialect.name == "postgresql":
-        conn.exec_driver_sql(sql, _arrays(conn, table, rows, names))
-        return
-    columns = [_bound(conn, table, rows, name) for name in names]
+    columns = [_bound(conn.dialect, table, rows, name) for name in names]
     conn.exec_driver_sql(sql, [dict(zip(names, values, strict=True))
                                for values in zip(*columns, strict=True)])
 
 
-__all__ = ["array_literal", "insert_rows", "update_rows"]
+__all__ = ["array_literal", "insert_rows", "insert_sql", "sql_literal", "update_rows", "update_sql"]

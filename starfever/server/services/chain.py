@@ -25,7 +25,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from starfever.server.models import LedgerEntry, Round
+from starfever.server.models import LedgerEntry, Round, RoundRow
 
 HASH_VERSION = "starfever-round-v1"
 KEYED_VERSION = "starfever-round-v2"
@@ -60,7 +60,7 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
-def _fields(round_: Round, names: tuple[str, ...] = HASH_FIELDS) -> str:
+def _fields(round_: Round | RoundRow, names: tuple[str, ...] = HASH_FIELDS) -> str:
     values: list[Any] = []
     for name in names:
         value = getattr(round_, name)
@@ -68,7 +68,7 @@ def _fields(round_: Round, names: tuple[str, ...] = HASH_FIELDS) -> str:
     return canonical_json(values)
 
 
-def round_hash(round_: Round, key: bytes | None = None) -> str:
+def round_hash(round_: Round | RoundRow, key: bytes | None = None) -> str:
     """The round's hash under its ``hash_scheme``: scheme 1, SHA-256 (hex) of
     ``HASH_VERSION`` and a JSON array of the fields in frozen order (``draws`` and ``events``
     enter as their stored canonical JSON text); scheme 2, HMAC-SHA256 under ``key`` of

@@ -29,7 +29,7 @@ from datetime import date, datetime
 from fractions import Fraction
 from typing import Any
 
-from sqlalchemy import Connection, Table, insert, select
+from sqlalchemy import Table, select
 from sqlalchemy.orm import Session
 
 from starfever.server.db import Database
@@ -47,7 +47,8 @@ SECRET_NAMES = frozenset(("password", "passwd", "otp", "token", "secret", "secre
 """Detail keys refused at any depth: a secret must never be written to the log."""
 MAX_LIMIT = 500
 
-_TABLE: Table = SignificantEvent.__table__  # type: ignore[assignment]
+TABLE: Table = SignificantEvent.__table__  # type: ignore[assignment]
+"""The log's table, for a batch's insert (``batch.Batch.insert``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,17 +118,11 @@ def write(db: Database, kind: str, *, actor: str | None, detail: Mapping[str, ob
 
 def refill_rows(rounds: Sequence[Mapping[str, Any]], now: datetime) -> list[dict[str, Any]]:
     """``pool_refill`` rows for the rounds of a settled batch that refilled the pool, for a
-    Core insert in the batch's own transaction (:func:`insert_rows`)."""
+    insert in the batch's own transaction (into :data:`TABLE`)."""
     return [{"created_at": now, "kind": "pool_refill", "actor": None, "client": None,
              "detail": encode("pool_refill", {"round_id": r["id"], "amount": r["pool_refill"],
                                               "pool_after": r["pool_after"]})}
             for r in rounds if r.get("pool_refill")]
-
-
-def insert_rows(conn: Connection, rows: list[dict[str, Any]]) -> None:
-    """Insert rows made by :func:`refill_rows` on a bare connection (the settler's)."""
-    if rows:
-        conn.execute(insert(_TABLE).inline(), rows)
 
 
 def _event(row: SignificantEvent) -> Event:
@@ -203,5 +198,5 @@ def record_audit(db: Database, *, ok: bool, checked: Mapping[str, int],
                   "first_problems": [p[:300] for p in problems[:10]]})
 
 
-__all__ = ["KINDS", "Event", "encode", "insert_rows", "last", "query", "record",
+__all__ = ["KINDS", "TABLE", "Event", "encode", "last", "query", "record",
            "record_audit", "record_start", "refill_rows", "write"]

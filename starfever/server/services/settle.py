@@ -13,12 +13,13 @@ unexpected error reaches only the request that caused it.
 Nothing is answered before the commit: a crash loses the whole batch, and none of its rounds
 was ever shown to anyone.
 
-The batch runs as few statements as it can, on a bare Core connection (no ORM unit of work):
-three reads (wallets with their accounts, locked; rounds already stored under the batch's
-keys; the sessions), one that locks the pool row and the chain head together, and then one
-write per table, all of a table's rows in one statement (``bulk``, ADR 0026), that on
-PostgreSQL go out as one pipeline, answered in one round trip, before the commit. A
-connection found dead (the database restarted) costs the batch one more try.
+The batch runs as few statements as it can, in a ``batch.Batch`` (ADR 0027): the reads
+(wallets with their accounts, locked; rounds already stored under the batch's keys; the
+sessions; the pool row and the chain head locked together), then one write per table, all of a
+table's rows in one statement (``bulk``, ADR 0026), and the commit. On PostgreSQL that is two
+round trips: the reads in one message, the writes and ``COMMIT`` in the next, each statement
+prepared once per connection. A connection found dead (the database restarted) costs the
+batch one more try.
 """
 
 from __future__ import annotations
@@ -28,23 +29,17 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future, InvalidStateError
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from sqlalchemy import (
-    Connection,
-    Table,
-    bindparam,
-    select,
-    true,
-    tuple_,
-    update,
-)
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import Select, Table, select, true
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
 from starfever.engine.model import MathModel
 from starfever.server import metrics
+from starfever.server.batch import Batch, Query, among, begin
 from starfever.server.db import Database
 from starfever.server.models import (
     Account,
@@ -52,11 +47,12 @@ from starfever.server.models import (
     JackpotPool,
     LedgerEntry,
     Round,
+    RoundRow,
     SessionToken,
     Wallet,
     WalletCall,
 )
-from starfever.server.services import bulk, events, jackpot
+from starfever.server.services import events, jackpot
 from starfever.server.services.chain import GENESIS_HASH
 from starfever.server.services.errors import ServiceError, utcnow
 from starfever.server.services.settlement import (
@@ -83,40 +79,55 @@ _POOL: Table = JackpotPool.__table__  # type: ignore[assignment]
 _HEAD: Table = ChainHead.__table__  # type: ignore[assignment]
 _ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
 _CALLS: Table = WalletCall.__table__  # type: ignore[assignment]
-_LOCK_DEBITS = (select(_CALLS.c.transaction_id, _CALLS.c.status)
-                .where(_CALLS.c.transaction_id.in_(bindparam("ids", expanding=True)))
-                .order_by(_CALLS.c.transaction_id).with_for_update())
-"""Operator mode: the batch's debits, locked, so that the retrier cannot roll one back while
-its round is being stored."""
 _PROTECTION = (_ACCOUNTS.c.excluded_until, _ACCOUNTS.c.birth_date, _ACCOUNTS.c.play_started_at,
                _ACCOUNTS.c.reality_check_at, _ACCOUNTS.c.net_result)
 """What the settlement needs of a player's account: exclusion, age, reality-check clock."""
-_LOCK_WALLETS = (
-    select(_ACCOUNTS.c.id, _WALLETS.c.balance, *_PROTECTION)
-    .join(_ACCOUNTS, _ACCOUNTS.c.id == _WALLETS.c.account_id)
-    .where(_WALLETS.c.account_id.in_(bindparam("ids", expanding=True)))
-    .order_by(_WALLETS.c.account_id).with_for_update(of=_WALLETS))
-_OPERATOR_PLAYERS = (select(_ACCOUNTS.c.id, *_PROTECTION)
-                     .where(_ACCOUNTS.c.id.in_(bindparam("ids", expanding=True))))
-"""Operator mode: the players have no wallet here (the operator holds the balance)."""
-_ROUNDS_OF = select(_ROUNDS).where(tuple_(_ROUNDS.c.account_id, _ROUNDS.c.idempotency_key)
-                                   .in_(bindparam("keys", expanding=True)))
-"""The rounds already stored under the batch's (account, idempotency key) pairs."""
-_SESSIONS_OF = (
-    select(_SESSIONS.c.id, _SESSIONS.c.revoked_at, _SESSIONS.c.expires_at)
-    .where(_SESSIONS.c.id.in_(bindparam("ids", expanding=True))))
+
+
+@dataclass(frozen=True)
+class _Reads:
+    """The batch's reads, for one dialect (:func:`db.among`: one statement text per read)."""
+
+    wallets: Select[Any]
+    """The ledger-mode players' wallets with their accounts, locked (sorted by account)."""
+    operator_players: Select[Any]
+    """Operator mode: the players have no wallet here (the operator holds the balance)."""
+    rounds: Select[Any]
+    """The rounds already stored under the batch's keys (by account, then key: a row whose
+    pair is not one of the batch's is left out after reading)."""
+    sessions: Select[Any]
+    debits: Select[Any]
+    """Operator mode: the batch's debits, locked, so that the retrier cannot roll one back
+    while its round is being stored."""
+
+
+def _reads(*, postgres: bool) -> _Reads:
+    return _Reads(
+        wallets=(select(_ACCOUNTS.c.id, _WALLETS.c.balance, *_PROTECTION)
+                 .join(_ACCOUNTS, _ACCOUNTS.c.id == _WALLETS.c.account_id)
+                 .where(among(_WALLETS.c.account_id, "ids", postgres=postgres))
+                 .order_by(_WALLETS.c.account_id).with_for_update(of=_WALLETS)),
+        operator_players=(select(_ACCOUNTS.c.id, *_PROTECTION)
+                          .where(among(_ACCOUNTS.c.id, "ids", postgres=postgres))),
+        rounds=select(_ROUNDS).where(among(_ROUNDS.c.account_id, "ids", postgres=postgres),
+                                     among(_ROUNDS.c.idempotency_key, "keys",
+                                           postgres=postgres)),
+        sessions=(select(_SESSIONS.c.id, _SESSIONS.c.revoked_at, _SESSIONS.c.expires_at)
+                  .where(among(_SESSIONS.c.id, "ids", postgres=postgres))),
+        debits=(select(_CALLS.c.transaction_id, _CALLS.c.status)
+                .where(among(_CALLS.c.transaction_id, "ids", postgres=postgres))
+                .order_by(_CALLS.c.transaction_id).with_for_update()))
+
+
+_READS = {postgres: _reads(postgres=postgres) for postgres in (False, True)}
 _LOCK_POOL_AND_HEAD = (
     select(_POOL.c.amount, _POOL.c.carry, _HEAD.c.last_round_id, _HEAD.c.last_hash)
     .select_from(_POOL.join(_HEAD, true()))
     .where(_POOL.c.id == jackpot.POOL_ID, _HEAD.c.id == CHAIN_ID).with_for_update())
-"""Both rows in one round trip, locked in the order of ADR 0005 (pool, then chain head)."""
-_UPDATE_POOL = (update(_POOL).where(_POOL.c.id == jackpot.POOL_ID).values(
-    amount=bindparam("p_amount"), carry=bindparam("p_carry"),
-    contributions=_POOL.c.contributions + bindparam("p_contributions"),
-    wins=_POOL.c.wins + bindparam("p_wins"), refills=_POOL.c.refills + bindparam("p_refills"),
-    hits=_POOL.c.hits + bindparam("p_hits"), updated_at=bindparam("p_at")))
-_UPDATE_HEAD = (update(_HEAD).where(_HEAD.c.id == CHAIN_ID)
-                .values(last_round_id=bindparam("h_id"), last_hash=bindparam("h_hash")))
+"""Both rows in one statement, locked in the order of ADR 0005 (pool, then chain head)."""
+_POOL_METERS = {name: f"jackpot_pool.{name} + {{{name}}}"
+                for name in ("contributions", "wins", "refills", "hits")}
+"""The pool's meters grow by the batch's."""
 _NET = {"net_result": "accounts.net_result + {net_result}"}
 """The player's reality-check net result grows by the batch's (the clock is the player's,
 across sessions)."""
@@ -245,79 +256,92 @@ def _player(row: Any, balance: int | None, *, vouched: bool) -> Player:
                   net_result=row.net_result, vouched=vouched)
 
 
-def _read_books(conn: Connection, jobs: Sequence[Job], model: MathModel, now: Any) -> Books:
-    """The batch's books, locked: wallets (sorted), then pool, then chain head (ADR 0005)."""
+def _read_books(txn: Batch, postgres: bool, jobs: Sequence[Job]) -> Books | None:
+    """The batch's books, locked: wallets (sorted), then pool, then chain head (ADR 0005),
+    every read in one round trip on PostgreSQL; ``None`` if the pool or the chain head does
+    not exist yet (a new database)."""
+    reads = _READS[postgres]
     ledger_ids = sorted({j.principal.account_id for j in jobs if j.debit is None})
     operator_ids = sorted({j.principal.account_id for j in jobs if j.debit is not None})
-    session_ids = sorted({j.principal.session_id for j in jobs})
-    wanted = sorted({(j.principal.account_id, j.key) for j in jobs})
-    players: dict[int, Player] = {}
-    if ledger_ids:
-        for row in conn.execute(_LOCK_WALLETS, {"ids": ledger_ids}):
-            players[row.id] = _player(row, row.balance, vouched=False)
-    if operator_ids:
-        for account in conn.execute(_OPERATOR_PLAYERS, {"ids": operator_ids}):
-            players[account.id] = _player(account, None, vouched=True)
-    settled = {(row.account_id, row.idempotency_key): Round(**row._mapping)
-               for row in conn.execute(_ROUNDS_OF, {"keys": wanted})}
-    logins = {row.id: Login(revoked_at=row.revoked_at, expires_at=row.expires_at)
-              for row in conn.execute(_SESSIONS_OF, {"ids": session_ids})}
     debit_ids = sorted({j.debit.transaction_id for j in jobs if j.debit is not None})
-    debits = {row.transaction_id: row.status
-              for row in conn.execute(_LOCK_DEBITS, {"ids": debit_ids})} if debit_ids else {}
-    pool, carry, last_id, last_hash = _lock_pool_and_head(conn, model, now)
+    wanted = {(j.principal.account_id, j.key) for j in jobs}
+    wanted_reads: dict[str, Query] = {
+        "wallets": (reads.wallets, {"ids": ledger_ids}),
+        "operator_players": (reads.operator_players, {"ids": operator_ids}),
+        "rounds": (reads.rounds, {"ids": sorted({aid for aid, _ in wanted}),
+                                  "keys": sorted({key for _, key in wanted})}),
+        "sessions": (reads.sessions, {"ids": sorted({j.principal.session_id for j in jobs})}),
+        "debits": (reads.debits, {"ids": debit_ids}),
+        "head": (_LOCK_POOL_AND_HEAD, {})}
+    names = [name for name, (_, params) in wanted_reads.items()
+             if name == "head" or params["ids"]]  # a read of nothing is not sent
+    found = dict(zip(names, txn.fetch([wanted_reads[name] for name in names]), strict=True))
+    wallets, players_here, stored, sessions, debit_rows, head = (
+        found.get(name, []) for name in wanted_reads)
+    if not head:
+        return None
+    players = {row.id: _player(row, row.balance, vouched=False) for row in wallets}
+    players.update({row.id: _player(row, None, vouched=True) for row in players_here})
+    settled = {(row.account_id, row.idempotency_key): RoundRow(**row._asdict())
+               for row in stored if (row.account_id, row.idempotency_key) in wanted}
+    logins = {row.id: Login(revoked_at=row.revoked_at, expires_at=row.expires_at)
+              for row in sessions}
+    pool, carry, last_id, last_hash = head[0]
     return Books(players=players, logins=logins, settled=settled, pool=pool,
-                 carry=Fraction(carry), last_id=last_id, last_hash=last_hash, debits=debits)
+                 carry=Fraction(carry), last_id=last_id, last_hash=last_hash,
+                 debits={row.transaction_id: row.status for row in debit_rows})
 
 
-def _write(db: Database, conn: Connection, done: Settlement, now: Any) -> None:
-    """The settlement's rows, one statement per table (``bulk``), in one pipeline on
-    PostgreSQL."""
-    with db.pipelined(conn):
-        bulk.insert_rows(conn, _ROUNDS, done.rounds)
-        bulk.insert_rows(conn, _LEDGER, done.entries)
-        bulk.insert_rows(conn, _CALLS, done.calls)
-        bulk.update_rows(conn, _CALLS, "transaction_id", done.debits, _DEBIT)
-        bulk.update_rows(conn, _WALLETS, "account_id", [
-            {"account_id": aid, "balance": balance, "updated_at": now}
-            for aid, balance in done.balances.items()])
-        bulk.update_rows(conn, _ACCOUNTS, "id", [
-            {"id": aid, "net_result": delta} for aid, delta in done.nets.items()], _NET)
-        pool = done.pool
-        conn.execute(_UPDATE_POOL, {
-            "p_amount": pool.amount, "p_carry": str(pool.carry),
-            "p_contributions": pool.contributions, "p_wins": pool.wins,
-            "p_refills": pool.refills, "p_hits": pool.hits, "p_at": now})
-        conn.execute(_UPDATE_HEAD, {"h_id": done.head[0], "h_hash": done.head[1]})
+def _write(txn: Batch, done: Settlement, now: Any) -> None:
+    """The settlement's rows, one statement per table (``bulk``), and the commit: in one
+    round trip on PostgreSQL."""
+    txn.insert(_ROUNDS, done.rounds)
+    txn.insert(_LEDGER, done.entries)
+    txn.insert(_CALLS, done.calls)
+    txn.update(_CALLS, "transaction_id", done.debits, _DEBIT)
+    txn.update(_WALLETS, "account_id", [
+        {"account_id": aid, "balance": balance, "updated_at": now}
+        for aid, balance in done.balances.items()])
+    txn.update(_ACCOUNTS, "id", [
+        {"id": aid, "net_result": delta} for aid, delta in done.nets.items()], _NET)
+    pool = done.pool
+    txn.update(_POOL, "id", [{
+        "id": jackpot.POOL_ID, "amount": pool.amount, "carry": str(pool.carry),
+        "contributions": pool.contributions, "wins": pool.wins, "refills": pool.refills,
+        "hits": pool.hits, "updated_at": now}], _POOL_METERS)
+    txn.update(_HEAD, "id", [
+        {"id": CHAIN_ID, "last_round_id": done.head[0], "last_hash": done.head[1]}])
+    txn.insert(events.TABLE, events.refill_rows(done.rounds, now))  # rare: a refill
+    txn.commit()
 
 
 def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | ServiceError]:
     """Settle ``jobs`` in order in one transaction; a refused job gets its error instead:
     read the books, :func:`settlement.settle` them, write what it returns."""
     started = time.perf_counter()
-    with db.write_connection() as conn:
-        now = utcnow()
-        books = _read_books(conn, jobs, jobs[0].model, now)
-        done = settle(books, list(jobs), now)
-        if done.writes:
-            _write(db, conn, done, now)
-            events.insert_rows(conn, events.refill_rows(done.rounds, now))  # rare: a refill
+    while True:
+        with begin(db) as txn:
+            now = utcnow()
+            books = _read_books(txn, not db.is_sqlite, jobs)
+            if books is not None:
+                done = settle(books, list(jobs), now)
+                if done.writes:
+                    _write(txn, done, now)
+                break
+        _create_pool_and_head(db, jobs[0].model)
     metrics.observe_batch(done.rounds, time.perf_counter() - started, len(jobs))
     return done.results
 
 
-def _lock_pool_and_head(conn: Connection, model: MathModel,
-                        now: Any) -> tuple[int, str, int, str]:
-    """Lock the pool row, then the chain head, in one statement: the pool's amount and carry,
-    the last round's id and hash. Creates whichever is missing (a new database) first."""
-    row = conn.execute(_LOCK_POOL_AND_HEAD).first()
-    if row is None:
-        with Session(bind=conn) as session:  # joins the connection's transaction
-            jackpot.lock_pool(session, model, now)
+def _create_pool_and_head(db: Database, model: MathModel) -> None:
+    """A new database: create the pool row and the chain head (another process may race to
+    do the same: then its rows stand)."""
+    try:
+        with db.write() as session:
+            jackpot.lock_pool(session, model, utcnow())
             lock_chain(session)
-            session.flush()
-        row = conn.execute(_LOCK_POOL_AND_HEAD).one()
-    return row[0], row[1], row[2], row[3]
+    except IntegrityError:
+        pass
 
 
 def lock_chain(session: Session) -> ChainHead:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from fractions import Fraction
 from typing import Any
@@ -30,7 +30,7 @@ from starfever.engine.model import MathModel
 from starfever.engine.round import RoundResult, at_pool
 from starfever.engine.symbols import Cents
 from starfever.server.identity import round_identity
-from starfever.server.models import HOUSE, OPERATOR_BOOK, POOL, WALLET, Round
+from starfever.server.models import HOUSE, OPERATOR_BOOK, POOL, WALLET, Round, RoundRow
 from starfever.server.services import ledger
 from starfever.server.services.auth import Principal, check_session_live
 from starfever.server.services.chain import IDENTIFIED, canonical_json, round_hash
@@ -72,7 +72,7 @@ class Debit:
 class SpinOutcome:
     """A stored round, the wallet after it, and whether this was a retry."""
 
-    round: Round
+    round: Round | RoundRow
     balance: int
     replayed: bool
     reality_check: RealityCheck
@@ -117,6 +117,11 @@ class Player:
     """Operator mode: the operator vouches for age and identity and keeps the limits and
     exclusions (its wallet refuses a debit with ``player_blocked``)."""
 
+    def copy(self) -> Player:
+        """A copy to change (``dataclasses.replace`` cost a batch more than its players)."""
+        return Player(self.balance, self.excluded_until, self.birth_date, self.play_started_at,
+                      self.reality_check_at, self.net_result, self.vouched)
+
 
 @dataclass(slots=True)
 class Login:
@@ -134,7 +139,7 @@ class Books:
     """By account id: the batch's players (with their wallets in ledger mode)."""
     logins: dict[int, Login]
     """By session id: the batch's sessions."""
-    settled: dict[tuple[int, str], Round]
+    settled: dict[tuple[int, str], RoundRow]
     """Rounds already stored under (account id, idempotency key) of the batch's spins."""
     pool: int
     """The €€€ pool in cents."""
@@ -200,7 +205,8 @@ def _entry(entries: list[dict[str, Any]], book: str, kind: str, amount: int, rou
                     "balance_after": balance_after, "round_id": round_id, "created_at": at})
 
 
-def book_round(entries: list[dict[str, Any]], r: Round, player_book: str = WALLET) -> None:
+def book_round(entries: list[dict[str, Any]], r: Round | RoundRow,
+               player_book: str = WALLET) -> None:
     """A settled round's ledger entries, in their order: the bet leaves the wallet, its
     contribution goes to the pool and the rest to the house; the game win comes from the
     house, the €€€ win from the pool, a refill from the house into the pool. In operator mode
@@ -235,8 +241,8 @@ class _Batch:
     def __init__(self, books: Books, model: MathModel, settings: Settings,
                  now: datetime) -> None:
         self.model, self.settings, self.now = model, settings, now
-        self.players = {aid: replace(p) for aid, p in books.players.items()}
-        self.logins = {sid: replace(s) for sid, s in books.logins.items()}
+        self.players = {aid: p.copy() for aid, p in books.players.items()}
+        self.logins = books.logins  # only read
         self.settled = dict(books.settled)
         self.pool, self.carry = books.pool, books.carry
         self.last_id, self.last_hash = books.last_id, books.last_hash
@@ -324,7 +330,7 @@ class _Batch:
         return SpinOutcome(round=stored, balance=stored.balance_after, replayed=False,
                            reality_check=self.check_of(aid), credit=credit)
 
-    def _credit(self, job: Job, debit: Debit, r: Round) -> dict[str, Any]:
+    def _credit(self, job: Job, debit: Debit, r: RoundRow) -> dict[str, Any]:
         """The round's credit (also of 0: it closes the round), recorded as pending."""
         row: dict[str, Any] = {
             "transaction_id": debit.credit_transaction_id, "kind": "credit",
@@ -338,7 +344,7 @@ class _Batch:
         return row
 
     def _store(self, job: Job, result: RoundResult, total: int, contribution: int,
-               balance_before: int) -> Round:
+               balance_before: int) -> RoundRow:
         model = self.model
         values: dict[str, Any] = {
             "id": self.last_id + 1, "account_id": job.principal.account_id,
@@ -357,8 +363,8 @@ class _Batch:
             "events": canonical_json(list(result.events)), "test": job.test,
             "created_at": self.now, "prev_hash": self.last_hash, "hash": "",
             "hash_scheme": IDENTIFIED, **self.identity}
-        stored = Round(**values)
-        values["hash"] = stored.hash = round_hash(stored, self.chain_key)
+        values["hash"] = round_hash(RoundRow(**values), self.chain_key)
+        stored = RoundRow(**values)
         self.rounds.append(values)
         book_round(self.entries, stored, WALLET if job.debit is None else OPERATOR_BOOK)
         self.last_id, self.last_hash = stored.id, stored.hash

@@ -7,7 +7,7 @@ A transaction per spin for each of these cost a spin more CPU than its round's s
 the largest single cost of an operator-mode spin). Here a batch is two reads (the batch's
 sessions with their accounts, and the debits already recorded), then at most two statements,
 an insert of the new debits and an update of the acknowledged credits (``bulk``: one statement
-each), sent in one pipeline on PostgreSQL.
+each), and the commit: two round trips on PostgreSQL (``batch``, ADR 0027).
 
 Guarantees (OPERATOR-WALLET.md):
 
@@ -35,15 +35,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Table, bindparam, select
+from sqlalchemy import Select, Table, select
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from starfever.engine import money
 from starfever.engine.symbols import Cents
 from starfever.seamless.client import WalletReply
+from starfever.server.batch import Batch, among, begin
 from starfever.server.db import Database
 from starfever.server.models import Account, SessionToken, WalletCall
-from starfever.server.services import bulk
 from starfever.server.services.auth import check_session_live
 from starfever.server.services.errors import (
     Conflict,
@@ -61,16 +61,26 @@ REFUSED, ROLLED_BACK = "refused", "rolled_back"
 _CALLS: Table = WalletCall.__table__  # type: ignore[assignment]
 _ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
 _SESSIONS: Table = SessionToken.__table__  # type: ignore[assignment]
-_LOGINS_OF = (select(_SESSIONS.c.id, _SESSIONS.c.account_id, _SESSIONS.c.revoked_at,
-                     _SESSIONS.c.expires_at, _ACCOUNTS.c.external_id,
-                     _ACCOUNTS.c.play_started_at, _ACCOUNTS.c.reality_check_at,
-                     _ACCOUNTS.c.net_result)
-              .join(_ACCOUNTS, _ACCOUNTS.c.id == _SESSIONS.c.account_id)
-              .where(_SESSIONS.c.id.in_(bindparam("ids", expanding=True))))
-"""The batch's sessions, each with its player's account (one read for both)."""
-_DEBITS_OF = (select(_CALLS.c.transaction_id, _CALLS.c.request_hash, _CALLS.c.status,
-                     _CALLS.c.error, _CALLS.c.balance)
-              .where(_CALLS.c.transaction_id.in_(bindparam("ids", expanding=True))))
+def _logins_of(*, postgres: bool) -> Select[Any]:
+    """The batch's sessions, each with its player's account (one read for both)."""
+    return (select(_SESSIONS.c.id, _SESSIONS.c.account_id, _SESSIONS.c.revoked_at,
+                   _SESSIONS.c.expires_at, _ACCOUNTS.c.external_id,
+                   _ACCOUNTS.c.play_started_at, _ACCOUNTS.c.reality_check_at,
+                   _ACCOUNTS.c.net_result)
+            .join(_ACCOUNTS, _ACCOUNTS.c.id == _SESSIONS.c.account_id)
+            .where(among(_SESSIONS.c.id, "ids", postgres=postgres)))
+
+
+def _debits_of(*, postgres: bool) -> Select[Any]:
+    """The debits already recorded under the batch's ids."""
+    return (select(_CALLS.c.transaction_id, _CALLS.c.request_hash, _CALLS.c.status,
+                   _CALLS.c.error, _CALLS.c.balance)
+            .where(among(_CALLS.c.transaction_id, "ids", postgres=postgres)))
+
+
+_READS = {postgres: (_logins_of(postgres=postgres), _debits_of(postgres=postgres))
+          for postgres in (False, True)}
+"""Per dialect (PostgreSQL or not): the two reads of a batch that records debits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,11 +212,12 @@ class CallBook:
             "balance": item.reply.balance,
             "operator_transaction_id": item.reply.operator_transaction_id, "updated_at": now}
             for item in batch if isinstance(item, _Ack)}
-        with self.db.write_connection() as conn:
-            prepared, rows = _prepare(conn, prepares, now) if prepares else ({}, [])
-            with self.db.pipelined(conn):
-                bulk.insert_rows(conn, _CALLS, rows)
-                bulk.update_rows(conn, _CALLS, "transaction_id", list(acks.values()))
+        with begin(self.db) as txn:
+            prepared, rows = _prepare(txn, not self.db.is_sqlite, prepares, now) \
+                if prepares else ({}, [])
+            txn.insert(_CALLS, rows)
+            txn.update(_CALLS, "transaction_id", list(acks.values()))
+            txn.commit()
         results: list[Prepared | bool | ServiceError] = []
         for item in batch:
             if isinstance(item, _Prepare):
@@ -217,16 +228,20 @@ class CallBook:
         return results
 
 
-def _prepare(conn: Connection, items: Sequence[_Prepare], now: datetime
+def _prepare(txn: Batch, postgres: bool, items: Sequence[_Prepare], now: datetime
              ) -> tuple[dict[int, Prepared | ServiceError | tuple[str, str]],
                         list[dict[str, Any]]]:
     """Each prepare's answer (by ``id`` of the item; a ``(code, message)`` pair for a debit
-    the operator refused before) and the debit rows to insert."""
-    logins = {row.id: row for row in conn.execute(
-        _LOGINS_OF, {"ids": sorted({i.job.principal.session_id for i in items})})}
+    the operator refused before) and the debit rows to insert. Both reads go out together
+    (one round trip on PostgreSQL)."""
+    logins_of, debits_of = _READS[postgres]
+    login_rows, debit_rows = txn.fetch([
+        (logins_of, {"ids": sorted({i.job.principal.session_id for i in items})}),
+        (debits_of, {"ids": sorted({i.ids.debit for i in items})})])
+    logins = {row.id: row for row in login_rows}
     known: dict[str, tuple[str | None, str, str | None, int | None]] = {
         row.transaction_id: (row.request_hash, row.status, row.error, row.balance)
-        for row in conn.execute(_DEBITS_OF, {"ids": sorted({i.ids.debit for i in items})})}
+        for row in debit_rows}
     answers: dict[int, Prepared | ServiceError | tuple[str, str]] = {}
     rows: list[dict[str, Any]] = []
     for item in items:
