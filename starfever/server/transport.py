@@ -10,6 +10,10 @@ uvicorn with ``--workers N > 1`` binds the listening socket itself with ``proto`
 response written in two pieces (head, then body) waited for the client's delayed ACK: about
 40 ms per keep-alive request on Linux (uvicorn issue #3149). Measured here before the fix: a
 ``/api/v1/health`` round trip took 44 ms with two workers and well under 1 ms with one.
+
+With Nagle off, the head and the body then went out as two system calls and two segments,
+which the client read in two reads; the connection's writes within one turn of the event loop
+now go out as one (:class:`_CoalescingTransport`, ADR 0027).
 """
 
 from __future__ import annotations
@@ -23,6 +27,49 @@ from uvicorn.protocols.http.auto import AutoHTTPProtocol
 from starfever.server.settings import get_settings
 
 
+class _CoalescingTransport:
+    """A connection's transport whose writes within one turn of the event loop go out as one:
+    uvicorn writes a response's head and its body in two calls, and with Nagle's algorithm off
+    each call was a system call and a TCP segment of its own (and a read of its own for the
+    client). Everything else is the transport's own."""
+
+    def __init__(self, transport: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._pending: list[bytes] = []
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not self._pending:
+            self._loop.call_soon(self._flush)
+        self._pending.append(bytes(data))
+
+    def writelines(self, lines: Any) -> None:
+        for data in lines:
+            self.write(data)
+
+    def _flush(self) -> None:
+        if self._pending:
+            data = b"".join(self._pending)
+            self._pending.clear()
+            if not self._transport.is_closing():
+                self._transport.write(data)
+
+    def close(self) -> None:
+        self._flush()
+        self._transport.close()
+
+    def write_eof(self) -> None:
+        self._flush()
+        self._transport.write_eof()
+
+    def abort(self) -> None:
+        self._pending.clear()
+        self._transport.abort()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 class NoDelayHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
     """uvicorn's HTTP protocol that switches ``TCP_NODELAY`` on for its connection."""
 
@@ -33,7 +80,7 @@ class NoDelayHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        super().connection_made(transport)
+        super().connection_made(_CoalescingTransport(transport, asyncio.get_running_loop()))
         self._arm_read_timer()
 
     def data_received(self, data: bytes) -> None:
