@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -38,7 +39,16 @@ from starfever.server.settings import Settings
 
 def request_hash(line_bet: int, test_draws: Sequence[int] | None) -> str:
     """Fingerprint of a spin request: a retry with the same key must send the same body."""
-    body = {"line_bet": line_bet, "test_draws": list(test_draws) if test_draws else None}
+    if not test_draws:
+        return _live_request_hash(line_bet)
+    body = {"line_bet": line_bet, "test_draws": list(test_draws)}
+    return hashlib.sha256(canonical_json(body).encode()).hexdigest()
+
+
+@lru_cache(maxsize=64)
+def _live_request_hash(line_bet: int) -> str:
+    """A live spin's fingerprint, the same for every spin at that bet (worked out once)."""
+    body = {"line_bet": line_bet, "test_draws": None}
     return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 
