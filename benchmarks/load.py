@@ -24,7 +24,9 @@ What it does:
    players together, and each latency counts from the time its spin fell due;
 4. reports settled spins/s, p50/p95/p99/max latency, errors, the machine's CPU use and load,
    the generator's own CPU, and on PostgreSQL how often a server backend was waiting on a row
-   lock (sampled from ``pg_stat_activity``: that is the pool / chain-head contention);
+   lock (sampled from ``pg_stat_activity``: that is the pool / chain-head contention), how
+   often one waited for the WAL to reach the disk, and the longest such wait (a commit's
+   flush: where the disk stalls, ``benchmarks/fsync.py``, that wait sets the p99);
 5. stops the server and checks: every wallet + pool + house book = deposits - withdrawals, the
    ledger sums to zero, and ``starfever audit`` (every round replayed, hash chain) exits 0.
 
@@ -326,7 +328,11 @@ class CpuMeter:
 
 
 class LockSampler(threading.Thread):
-    """Samples pg_stat_activity of the load database: backends waiting on a lock vs busy."""
+    """Samples pg_stat_activity of the load database every 20 ms: backends waiting on a lock
+    vs busy, and backends waiting for the WAL to be flushed to disk (``IO``/``WALSync``, or
+    ``LWLock``/``WALWrite`` behind another backend's flush): every commit waits for that flush,
+    and on a disk whose flushes stall now and then (``benchmarks/fsync.py``) those stalls, not
+    the CPU, make the tail of the latencies."""
 
     def __init__(self, url: str, dbname: str) -> None:
         super().__init__(daemon=True)
@@ -334,6 +340,11 @@ class LockSampler(threading.Thread):
         self.samples = 0
         self.waiting = 0
         self.active = 0
+        self.flushing = 0
+        """Samples in which some backend waited for a WAL flush."""
+        self.longest_flush = 0.0
+        """The longest wait for a WAL flush seen (one backend, consecutive samples)."""
+        self._flushing_since: dict[int, float] = {}
         self.done = threading.Event()
 
     def run(self) -> None:
@@ -342,15 +353,24 @@ class LockSampler(threading.Thread):
         with psycopg.connect(self.url, autocommit=True) as conn:
             while not self.done.is_set():
                 rows = conn.execute(
-                    "SELECT wait_event_type, count(*) FROM pg_stat_activity WHERE datname = %s"
-                    " AND state = 'active' AND pid <> pg_backend_pid() GROUP BY 1",
+                    "SELECT pid, wait_event_type, wait_event FROM pg_stat_activity WHERE "
+                    "datname = %s AND state = 'active' AND pid <> pg_backend_pid()",
                     (self.dbname,)).fetchall()
+                now = time.perf_counter()
                 self.samples += 1
-                for kind, count in rows:
-                    self.active += count
-                    if kind == "Lock":
-                        self.waiting += count
+                self.active += len(rows)
+                self.waiting += sum(1 for _, kind, _ in rows if kind == "Lock")
+                flushing = {pid for pid, _, event in rows if event in ("WALSync", "WALWrite")}
+                self.flushing += bool(flushing)
+                for pid in flushing:
+                    self._flushing_since.setdefault(pid, now)
+                self._end_flushes(now, keep=flushing)
                 time.sleep(0.02)
+            self._end_flushes(time.perf_counter(), keep=set())
+
+    def _end_flushes(self, now: float, keep: set[int]) -> None:
+        for pid in [pid for pid in self._flushing_since if pid not in keep]:
+            self.longest_flush = max(self.longest_flush, now - self._flushing_since.pop(pid))
 
 
 def process_roots(server: Server, wallet: OperatorWallet | None) -> dict[str, int]:
@@ -460,6 +480,9 @@ async def timed_phase(port: int, tokens: list[str], line_bet: int, warmup: float
     if sampler is not None:
         result["pg_active_backends_avg"] = round(sampler.active / max(1, sampler.samples), 2)
         result["pg_lock_waiting_avg"] = round(sampler.waiting / max(1, sampler.samples), 2)
+        result["pg_wal_flush_waiting_share"] = round(sampler.flushing / max(1, sampler.samples),
+                                                     3)
+        result["pg_wal_flush_longest_ms"] = round(sampler.longest_flush * 1e3)
     return result
 
 
