@@ -3,9 +3,9 @@ builds an app; ``app_from_env`` is the factory uvicorn workers call."""
 
 from __future__ import annotations
 
+import gc
 import ipaddress
 import logging
-import gc
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager

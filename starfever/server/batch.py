@@ -39,13 +39,24 @@ from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Dialect, Select, Table, any_, bindparam
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from starfever.server.db import Database
 from starfever.server.services import bulk
 
 Query = tuple[Select[Any], Mapping[str, Any]]
 """A read and its parameters (plain values: ids, keys, lists of them)."""
+
+
+class UnsuitableDatabase(SQLAlchemyError):
+    """A database the batches cannot write to as they do."""
+
+
+def check(db: Database) -> None:
+    """Refuse, at start-up, a database the batches cannot use (:class:`UnsuitableDatabase`):
+    a batch opened and rolled back, which checks the server's settings."""
+    with begin(db):
+        pass
 
 
 def among(column: ColumnElement[Any], name: str, *, postgres: bool) -> ColumnElement[bool]:
@@ -201,8 +212,8 @@ class _PostgresBatch(Batch):
         import psycopg
 
         if driver.info.parameter_status("standard_conforming_strings") != "on":
-            raise RuntimeError("PostgreSQL's standard_conforming_strings must be on (its "
-                               "default): the batch writes its values as string literals")
+            raise UnsuitableDatabase("standard_conforming_strings must be on (PostgreSQL's "
+                                     "default): the settler writes its values as literals")
         self.driver = driver
         self.dialect = dialect
         self.cursor = psycopg.ClientCursor(driver)
@@ -287,4 +298,4 @@ def _postgres_batch(db: Database) -> Iterator[Batch]:
         pooled.close()
 
 
-__all__ = ["Batch", "Query", "among", "begin"]
+__all__ = ["Batch", "Query", "UnsuitableDatabase", "among", "begin", "check"]

@@ -49,6 +49,7 @@ def _serve(args: argparse.Namespace) -> int:
     from sqlalchemy.exc import SQLAlchemyError
 
     from starfever.engine.model import load_model
+    from starfever.server import batch
     from starfever.server.app import TEST_MODE_WARNING
     from starfever.server.db import Database, migrate
     from starfever.server.identity import check_startup, record_approved_models
@@ -86,6 +87,7 @@ def _serve(args: argparse.Namespace) -> int:
         ensure_pool(db, model)
         ensure_boundary(db, settings.chain_key())
         prove_write(db)  # a server that cannot book a bet must not start
+        batch.check(db)
         record_start(db, model={"name": model.name, "version": model.version,
                                 "sha256": model.sha256},
                      settings=recorded_settings(settings, operator))

@@ -81,3 +81,24 @@ def test_serve_refuses_a_read_only_sqlite_database(tmp_path: Path) -> None:
     assert done.stderr.strip() == (f"starfever serve: error: cannot use the database "
                                    f"{read_only}: attempt to write a readonly database")
 
+
+
+def test_serve_refuses_a_postgresql_whose_strings_take_backslash_escapes(
+        databases: Databases) -> None:
+    """The settler writes its values as SQL literals with ``'`` doubled (ADR 0027), which is
+    the whole escape only with ``standard_conforming_strings`` on: a server set otherwise is
+    refused at start-up, in one line, and nothing is played on it."""
+    skip_unless_available(databases, "postgresql")
+    url = databases.new("postgresql")
+    name = url.rsplit("/", 1)[1]
+    try:
+        _admin('ALTER DATABASE "{name}" SET standard_conforming_strings = off', name)
+        done = run_cli("serve", "--port", str(free_port()), "--database-url", url)
+        assert done.returncode == 2, done.stdout
+        lines = done.stderr.strip().splitlines()
+        assert lines[-1] == (f"starfever serve: error: cannot use the database {url}: "
+                             "standard_conforming_strings must be on (PostgreSQL's default): "
+                             "the settler writes its values as literals"), done.stderr
+        assert "Traceback" not in done.stderr
+    finally:
+        databases.drop(url)
