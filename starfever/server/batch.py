@@ -221,15 +221,17 @@ class _PostgresBatch(Batch):
         self.begun = False
         self.committed = False
         self.writes: list[str] = []
+        self.preparing: set[str] = set()
+        """The statements the next message prepares (known once it went through)."""
 
     def _statement(self, sql: str, params: Mapping[str, Any]) -> str:
         """``sql`` with ``params``, as the execution of its prepared statement (prepared first
         in the same message, the first time on this connection)."""
         prepared = _prepared(sql)
         execute = prepared.execute(params)
-        if prepared.name in self.known:
+        if prepared.name in self.known or prepared.name in self.preparing:
             return execute
-        self.known.add(prepared.name)  # (forgotten, all of them, if the message fails)
+        self.preparing.add(prepared.name)
         return f"{prepared.prepare}; {execute}"
 
     def _send(self, statements: list[str]) -> None:
@@ -237,6 +239,8 @@ class _PostgresBatch(Batch):
             statements.insert(0, "BEGIN")
             self.begun = True
         self.cursor.execute("; ".join(statements))
+        self.known |= self.preparing
+        self.preparing.clear()
 
     def fetch(self, queries: Sequence[Query]) -> list[list[Any]]:
         plans = [_plan(query, self.dialect) for query, _ in queries]
@@ -277,8 +281,8 @@ def _postgres_batch(db: Database) -> Iterator[Batch]:
     pooled = engine.raw_connection()
     driver = pooled.driver_connection
     assert isinstance(driver, psycopg.Connection)
-    found = _PostgresBatch(driver, engine.dialect)
     try:
+        found = _PostgresBatch(driver, engine.dialect)
         try:
             yield found
         finally:
