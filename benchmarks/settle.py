@@ -33,6 +33,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # ``python benchmarks/settle.py`` puts only benchmarks/ there
     sys.path.insert(0, str(REPO_ROOT))
 
+from load import CpuMeter  # noqa: E402  (benchmarks/load.py)
+
 from starfever.engine.model import load_model  # noqa: E402
 from starfever.engine.rng import SeededSource  # noqa: E402
 from starfever.engine.round import play_round  # noqa: E402
@@ -42,23 +44,6 @@ from tests.harness import running_server, settings_like_servers  # noqa: E402
 
 SIZES = (1, 2, 4, 8, 16, 32, 64)
 PARTS = ("read", "settle", "write")
-
-
-def _postgres_seconds() -> float:
-    """CPU seconds of every PostgreSQL process on this machine, now."""
-    ticks = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        if stat[stat.index("(") + 1:stat.rindex(")")] == "postgres":
-            fields = stat[stat.rindex(")") + 2:].split()
-            ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _timing_parts(spent: dict[str, float]) -> None:
@@ -112,13 +97,14 @@ def main() -> None:
             batches = [jobs(size) for _ in range(count)]
             cpu, wall = [], []
             spent.update(dict.fromkeys(PARTS, 0.0))
-            postgres = _postgres_seconds()
+            meter = CpuMeter()  # PostgreSQL's CPU, ended backends included
+            meter.start()
             for batch in batches:
                 started, clock = time.thread_time(), time.perf_counter()
                 settle.settle_batch(db, batch)
                 cpu.append(time.thread_time() - started)
                 wall.append(time.perf_counter() - clock)
-            postgres = (_postgres_seconds() - postgres) / count if args.db == "postgresql" \
+            postgres = meter.stop()["postgres_cpu_s"] / count if args.db == "postgresql" \
                 else float("nan")
             median = statistics.median(cpu)
             print(f"{size:>5} {median * 1e3:>13.2f} {median / size * 1e6:>12.0f} "
