@@ -86,7 +86,7 @@ _PROTECTION = (_ACCOUNTS.c.excluded_until, _ACCOUNTS.c.birth_date, _ACCOUNTS.c.p
 
 @dataclass(frozen=True)
 class _Reads:
-    """The batch's reads, for one dialect (:func:`db.among`: one statement text per read)."""
+    """The batch's reads, for one dialect (:func:`batch.among`: one statement text a read)."""
 
     wallets: Select[Any]
     """The ledger-mode players' wallets with their accounts, locked (sorted by account)."""
