@@ -5,8 +5,11 @@ On PostgreSQL each round trip to the database costs both sides more CPU than the
 it: psycopg's extended protocol sends a Parse/Bind/Describe/Execute per statement and polls
 the socket after each, even in pipeline mode (measured: four prepared reads in one pipeline
 ~420 µs of client CPU and ~300 µs of PostgreSQL's, against ~140 and ~170 as one message). So a
-:class:`Batch` sends each phase as ONE simple-protocol message of several statements, their
-parameters bound on the client by psycopg's own quoting (``ClientCursor.mogrify``):
+:class:`Batch` sends each phase as ONE simple-protocol message of several statements (through
+psycopg's ``ClientCursor``, which sends a text without parameters that way). Each statement is
+an SQL-level prepared statement, ``PREPARE``d in the same message the first time it is used on
+a connection and then run as ``EXECUTE name(values)``, the values written as literals by
+``bulk.sql_literal``:
 
 1. ``BEGIN`` and every read (:meth:`Batch.fetch`), answered by one result set each;
 2. every write (:meth:`Batch.insert`, :meth:`Batch.update`: one statement per table, the rows
@@ -214,7 +217,6 @@ class _PostgresBatch(Batch):
         if driver.info.parameter_status("standard_conforming_strings") != "on":
             raise UnsuitableDatabase("standard_conforming_strings must be on (PostgreSQL's "
                                      "default): the settler writes its values as literals")
-        self.driver = driver
         self.dialect = dialect
         self.cursor = psycopg.ClientCursor(driver)
         self.known = _known.setdefault(driver, set())

@@ -319,7 +319,7 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
     """Settle ``jobs`` in order in one transaction; a refused job gets its error instead:
     read the books, :func:`settlement.settle` them, write what it returns."""
     started = time.perf_counter()
-    while True:
+    for first_try in (True, False):
         with begin(db) as txn:
             now = utcnow()
             books = _read_books(txn, not db.is_sqlite, jobs)
@@ -328,6 +328,8 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
                 if done.writes:
                     _write(txn, done, now)
                 break
+        if not first_try:
+            raise RuntimeError("the pool row or the chain head is still missing")
         _create_pool_and_head(db, jobs[0].model)
     metrics.observe_batch(done.rounds, time.perf_counter() - started, len(jobs))
     return done.results
