@@ -37,6 +37,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "shown below) or a range LO:HI.")
     p.add_argument("--model", default="default", metavar="NAME|PATH", help="the source model")
     p.add_argument("--out", required=True, type=Path, help="where to write the model JSON")
+    p.add_argument("--force", action="store_true",
+                   help="replace the file --out names if it exists (refused otherwise)")
     p.add_argument("--name", help="name of the new model (default: <source>-tuned)")
     for option, text in OPTIONS:
         flags = [f"--{option.replace('_', '-')}"]
@@ -70,6 +72,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
                         "(rounds record the model by name and version)")
     if args.out.exists() and args.out.is_dir():
         raise TuneError(f"--out {str(args.out)!r} is a folder, not a file")
+    if args.out.exists() and not args.force:  # asked before the search, not after it
+        raise TuneError(f"--out {str(args.out)!r} exists; give --force to replace it")
+    if not args.out.parent.is_dir():
+        raise TuneError(f"--out {str(args.out)!r}: no folder {str(args.out.parent)!r}")
     outcome = tune(source, targets, max_steps=args.max_steps, levers=levers,
                    progress=sys.stderr.isatty(), log=log_stderr)
     got = outcome.achieved
@@ -85,7 +91,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
             f"(sha256 {source.sha256[:12]}) to: "
             + "; ".join(f"{t.label} {t.text}" for t in targets)
             + f". Exact total RTP {outcome.achieved['total']:.4%}."))
-        args.out.write_text(json.dumps(model.to_dict(), indent=1) + "\n", encoding="utf-8")
+        _write_atomically(args.out, json.dumps(model.to_dict(), indent=1) + "\n")
     if args.json:
         print(json.dumps({"model": model.name, "version": model.version,
                           "model_sha256": model.sha256, "source": source.name,
@@ -115,6 +121,16 @@ def _fmt(key: str, value: float) -> str:
     if key in ("total", "hit_frequency", "base_share"):
         return f"{value:.4%}"
     return f"1 in {1 / value:,.1f}" if value else "never"
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """``text`` at ``path`` whole or not at all: written beside it, then renamed over it."""
+    part = path.with_name(f".{path.name}.part")
+    try:
+        part.write_text(text, encoding="utf-8")
+        part.replace(path)
+    finally:
+        part.unlink(missing_ok=True)
 
 
 def _band(target: Target) -> str:

@@ -140,11 +140,29 @@ def test_unknown_model() -> None:
     assert out.returncode == 2 and "unknown model 'nope'" in out.stderr
 
 
+def test_tune_refuses_an_existing_out_file_before_searching(tmp_path: Path) -> None:
+    """A file at --out is someone's model: refused at once (no search run), left as it was;
+    a folder that does not exist is refused the same way."""
+    out_file = tmp_path / "mine.json"
+    out_file.write_text("my model\n", encoding="utf-8")
+    out = run_cli(["tune", "--target", "95%", "--name", "m95", "--out", str(out_file)])
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.count("\n") == 1 and "exists; give --force to replace it" in out.stderr
+    assert out_file.read_text(encoding="utf-8") == "my model\n"
+    missing = tmp_path / "no-such-folder" / "m95.json"
+    out = run_cli(["tune", "--target", "95%", "--name", "m95", "--out", str(missing)])
+    assert out.returncode == 2 and "no folder" in out.stderr and not missing.parent.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.json"]
+
+
 @pytest.mark.slow
 def test_tune_produces_the_target(tmp_path: Path) -> None:
     out_file = tmp_path / "m95.json"
-    out = run_cli(["tune", "--target", "95%", "--name", "m95", "--out", str(out_file)])
+    out_file.write_text("an older try\n", encoding="utf-8")  # replaced with --force
+    out = run_cli(["tune", "--target", "95%", "--name", "m95", "--out", str(out_file),
+                   "--force"])
     assert out.returncode == 0, out.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["m95.json"]  # no part file left
     tuned = load_model(str(out_file))
     assert tuned.name == "m95"
     source = load_model("default")
