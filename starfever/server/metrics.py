@@ -199,9 +199,9 @@ class DatabaseCollector(Collector):
             if theory is None or r.actual_game_rtp is None:
                 continue
             drift.add_metric(key, r.actual_game_rtp - float(theory.game))
-            interval = r.interval_99
-            if interval is not None:
-                half.add_metric(key, (interval[1] - interval[0]) / 2)
+            width = r.half_width_99
+            if width is not None:
+                half.add_metric(key, width)
         yield from (drift, half, stored)
 
 

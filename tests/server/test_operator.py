@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from starfever.server.services.operator import RtpRow
 from tests.harness import Server
 from tests.server.helpers import books
 
@@ -29,6 +30,23 @@ def test_rtp_view_per_model_and_bet_class(server: Server) -> None:
     low, high = model["interval_99"]
     assert low <= model["actual_game_rtp"] <= high
     assert {r["line_bet"] for r in body["by_bet_class"]} >= {1, 2, 5}
+
+
+def test_the_rtp_interval_never_reaches_below_zero() -> None:
+    """Three rounds of 20 cents, one winning 600: the normal approximation's lower end would
+    be -15.8 (an RTP below 0, which no set of wins can give); it is cut at 0, the upper end
+    kept."""
+    wins, bets = [0, 0, 600], [20, 20, 20]
+    row = RtpRow("default", "2.0", 1, rounds=3, total_bet=60, total_win=600,
+                 sum_game_sq=float(sum(w * w for w in wins)),
+                 sum_game_bet=float(sum(w * b for w, b in zip(wins, bets, strict=True))),
+                 sum_bet_sq=float(sum(b * b for b in bets)))
+    assert row.actual_game_rtp == 10.0
+    interval = row.interval_99
+    assert interval is not None
+    low, high = interval
+    assert low == 0.0 and abs(high - (10.0 + 2.5758293035489 * 10.0)) < 1e-6
+    assert row.half_width_99 is not None and abs(row.half_width_99 - 25.758293035489) < 1e-6
 
 
 def test_player_list_and_withdrawal(server: Server) -> None:

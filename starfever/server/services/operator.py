@@ -88,8 +88,9 @@ class RtpRow:
         return (self.total_win - self.progressive_win) / self.total_bet if self.total_bet else None
 
     @property
-    def interval_99(self) -> tuple[float, float] | None:
-        """99 % interval of the game RTP (ratio estimator, normal approximation)."""
+    def half_width_99(self) -> float | None:
+        """Half the width of the game RTP's 99 % interval (ratio estimator, normal
+        approximation); ``None`` before two rounds."""
         ratio = self.actual_game_rtp
         if ratio is None or self.rounds < 2:
             return None
@@ -97,8 +98,17 @@ class RtpRow:
                     + ratio * ratio * self.sum_bet_sq)
         variance = max(residual, 0.0) / (self.rounds - 1)
         mean_bet = self.total_bet / self.rounds
-        half = Z99 * math.sqrt(variance / self.rounds) / mean_bet
-        return (ratio - half, ratio + half)
+        return Z99 * math.sqrt(variance / self.rounds) / mean_bet
+
+    @property
+    def interval_99(self) -> tuple[float, float] | None:
+        """99 % interval of the game RTP: the actual game RTP +/- :attr:`half_width_99`, its
+        lower end cut at 0: wins are never negative, so neither is an RTP (after few rounds
+        with one big win the approximation alone would reach below 0)."""
+        ratio, half = self.actual_game_rtp, self.half_width_99
+        if ratio is None or half is None:
+            return None
+        return (max(ratio - half, 0.0), ratio + half)
 
 
 def rtp(db: Database) -> tuple[list[RtpRow], list[RtpRow]]:

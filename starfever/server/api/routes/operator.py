@@ -67,7 +67,8 @@ def rtp(context: ContextDep, _operator: OperatorDep) -> RtpPublic:
     return RtpPublic(by_model=[_row(r) for r in by_model],
                      by_bet_class=[_row(r) for r in by_class],
                      note="interval_99 is the 99 % interval of the game RTP (without €€€ "
-                          "shares); compare it with theoretical_game_rtp")
+                          "shares), its lower end never below 0; compare it with "
+                          "theoretical_game_rtp")
 
 
 @router.get("/players")
