@@ -63,3 +63,12 @@ def _polling_wait(page: Any) -> Any:
             page.wait_for_timeout(20)
 
     return wait_for_function
+
+
+def backoffice_log_in(page: Any, user: str, password: str, code: str) -> None:
+    """Fill the back office's log-in form (``/operator``, already open) and send it; the
+    caller waits for what should follow (the shell, or the error)."""
+    page.fill("[data-testid=login-user]", user)
+    page.fill("[data-testid=login-password]", password)
+    page.fill("[data-testid=login-otp]", code)
+    page.click("[data-testid=login-submit]")

@@ -19,7 +19,7 @@ from sqlalchemy import text
 from starfever.server.services import operator
 from tests.harness import OPERATOR_PASSWORD, Server, create_operator, expect, run_cli
 from tests.server.helpers import feature_draws, jackpot_draws
-from tests.web.browser import ConsoleWatch
+from tests.web.browser import ConsoleWatch, backoffice_log_in
 
 pytestmark = pytest.mark.slow
 FAST = 0.04
@@ -60,10 +60,7 @@ class Office:
         self.page.wait_for_function("window.__backofficePage && window.__backofficePage.ready")
 
     def log_in(self, secret: str) -> None:
-        self.page.fill("[data-testid=login-user]", OPERATOR)
-        self.page.fill("[data-testid=login-password]", OPERATOR_PASSWORD)
-        self.page.fill("[data-testid=login-otp]", pyotp.TOTP(secret).now())
-        self.page.click("[data-testid=login-submit]")
+        backoffice_log_in(self.page, OPERATOR, OPERATOR_PASSWORD, pyotp.TOTP(secret).now())
         self.page.wait_for_selector("#shell:not([hidden])")
 
     def tab(self, name: str) -> None:
@@ -100,11 +97,8 @@ def office(browser: Any, server: Server, operator_secret: str,
     watch = ConsoleWatch(page)
     office = Office(page, server, watch)
     office.open()
-    page.fill("[data-testid=login-user]", OPERATOR)
-    page.fill("[data-testid=login-password]", OPERATOR_PASSWORD)
-    page.fill("[data-testid=login-otp]", "000000" if pyotp.TOTP(operator_secret).now()
-              != "000000" else "111111")
-    page.click("[data-testid=login-submit]")
+    wrong = "000000" if pyotp.TOTP(operator_secret).now() != "000000" else "111111"
+    backoffice_log_in(page, OPERATOR, OPERATOR_PASSWORD, wrong)
     office.wait_text("[data-testid=login-error]", "invalid_credentials")
     assert page.is_hidden("#shell")
     office.log_in(operator_secret)

@@ -27,7 +27,7 @@ from tests.harness import (
     signed_launch,
     start_server,
 )
-from tests.web.browser import ConsoleWatch
+from tests.web.browser import ConsoleWatch, backoffice_log_in
 from tests.web.conftest import FAST, Game
 
 pytestmark = pytest.mark.browser
@@ -130,10 +130,7 @@ def test_the_back_office_meters_list_the_credits_pending(
         watch = ConsoleWatch(page)
         page.goto(f"{operator_server.url}/operator")
         page.wait_for_function("window.__backofficePage && window.__backofficePage.ready")
-        page.fill("[data-testid=login-user]", "pending-op")
-        page.fill("[data-testid=login-password]", OPERATOR_PASSWORD)
-        page.fill("[data-testid=login-otp]", pyotp.TOTP(secret).now())
-        page.click("[data-testid=login-submit]")
+        backoffice_log_in(page, "pending-op", OPERATOR_PASSWORD, pyotp.TOTP(secret).now())
         page.wait_for_selector("#shell:not([hidden])")
         page.click("[data-testid=tab-meters]")
         page.wait_for_selector("[data-testid=pending]:not([hidden])")
