@@ -208,6 +208,15 @@ def test_array_literal_quotes_what_the_array_syntax_needs() -> None:
         '{"a \\"b\\"","c\\\\d","","NULL",NULL}'
     assert bulk.array_literal([datetime(2026, 1, 2, 3, 4, 5, 6)]) == \
         '{"2026-01-02 03:04:05.000006"}'
+    assert bulk.array_literal([]) == "{}"
+
+    class Code(str):
+        pass
+
+    class Count(int):
+        pass
+
+    assert bulk.array_literal([Count(7), Code('x"y')]) == '{7,"x\\"y"}'  # subclasses as theirs
     with pytest.raises(TypeError, match="no literal for float"):
         bulk.array_literal([1.5])
     with pytest.raises(TypeError, match="no literal for datetime"):  # aware: not bound yet

@@ -37,28 +37,38 @@ _VALUE = re.compile(r"\{(\w+)\}")
 """``{name}`` in an assignment: the row's value of column ``name``."""
 
 
+def _quoted(value: str) -> str:
+    """A string as an element of an array literal: double-quoted, ``\\`` and ``"`` escaped."""
+    if "\\" in value or '"' in value:
+        value = value.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + value + '"'
+
+
+def _element(value: Any) -> str:
+    """One element of an array literal (see :func:`array_literal`)."""
+    kind = type(value)
+    if kind is str:
+        return _quoted(value)
+    if kind is int:
+        return str(value)
+    if value is None:
+        return "NULL"
+    if kind is bool:
+        return "t" if value else "f"
+    if kind is datetime and value.tzinfo is None:
+        return '"' + value.isoformat(" ") + '"'
+    if isinstance(value, int):  # a subclass of int (bool is handled above)
+        return str(int(value))
+    if isinstance(value, str):
+        return _quoted(str(value))
+    raise TypeError(f"array_literal: no literal for {kind.__name__}")
+
+
 def array_literal(values: Iterable[Any]) -> str:
     """``values`` (ints, strs, bools, naive datetimes or None) as a PostgreSQL array literal:
     ints bare, booleans ``t``/``f``, None ``NULL``, strings and timestamps double-quoted with
     ``\\`` and ``"`` escaped (``{1,NULL}``, ``{"a \\"b\\"","NULL",""}``)."""
-    values = list(values)
-    if all(type(value) is int for value in values):
-        return "{" + ",".join(map(str, values)) + "}"
-    items = []
-    for value in values:
-        if value is None:
-            items.append("NULL")
-        elif isinstance(value, bool):
-            items.append("t" if value else "f")
-        elif isinstance(value, int):
-            items.append(str(value))
-        elif isinstance(value, str):
-            items.append('"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"')
-        elif isinstance(value, datetime) and value.tzinfo is None:
-            items.append('"' + value.isoformat(" ") + '"')
-        else:
-            raise TypeError(f"array_literal: no literal for {type(value).__name__}")
-    return "{" + ",".join(items) + "}"
+    return "{" + ",".join(map(_element, values)) + "}"
 
 
 def sql_literal(value: Any) -> str:
@@ -83,23 +93,28 @@ def sql_literal(value: Any) -> str:
 
 
 @lru_cache(maxsize=256)
-def _processor(table: Table, name: str, dialect: Dialect) -> Callable[[Any], Any] | None:
-    """How column ``name`` converts a value before binding it (made once, not per batch)."""
-    return table.c[name].type.bind_processor(dialect)
+def _processors(table: Table, names: tuple[str, ...],
+                dialect: Dialect) -> tuple[tuple[str, Callable[[Any], Any] | None], ...]:
+    """Per column of ``names``, how it converts a value before binding it (made once per
+    table and set of columns, not per batch)."""
+    return tuple((name, table.c[name].type.bind_processor(dialect)) for name in names)
 
 
 def _bound(dialect: Dialect, table: Table, rows: Sequence[Mapping[str, Any]],
-           name: str) -> list[Any]:
-    """The values of column ``name`` in ``rows``, as the column binds them."""
-    process = _processor(table, name, dialect)
-    values = [row[name] for row in rows]
-    return values if process is None else [process(value) for value in values]
+           names: tuple[str, ...]) -> list[list[Any]]:
+    """Per column of ``names``, the values of ``rows`` as the column binds them."""
+    columns = []
+    for name, process in _processors(table, names, dialect):
+        values = [row[name] for row in rows]
+        columns.append(values if process is None else [process(value) for value in values])
+    return columns
 
 
 def _arrays(dialect: Dialect, table: Table, rows: Sequence[Mapping[str, Any]],
-            names: Sequence[str]) -> dict[str, str]:
+            names: tuple[str, ...]) -> dict[str, str]:
     """Per column ``name`` of ``rows``, its values as the column binds them, as one literal."""
-    return {name: array_literal(_bound(dialect, table, rows, name)) for name in names}
+    return {name: "{" + ",".join(map(_element, values)) + "}"
+            for name, values in zip(names, _bound(dialect, table, rows, names), strict=True)}
 
 
 def _array_type(table: Table, name: str, dialect: Dialect) -> str:
@@ -181,7 +196,7 @@ def update_rows(conn: Connection, table: Table, key: str, rows: Sequence[Mapping
     _checked_keys(table, key, rows)
     names = tuple(rows[0])
     sql = _update_sql(table, key, names, tuple((assignments or {}).items()), conn.dialect)
-    columns = [_bound(conn.dialect, table, rows, name) for name in names]
+    columns = _bound(conn.dialect, table, rows, names)
     conn.exec_driver_sql(sql, [dict(zip(names, values, strict=True))
                                for values in zip(*columns, strict=True)])
 
