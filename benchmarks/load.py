@@ -23,13 +23,10 @@ What it does:
    the players are paced instead: spins fall due at Poisson times, R per second from all
    players together, and each latency counts from the time its spin fell due;
 4. reports settled spins/s, p50/p95/p99/max latency, errors, the machine's CPU use and load,
-   the generator's own CPU, the machine's speed just before and after (``python_reference_ms``:
-   CPU milliseconds of a fixed piece of pure Python; on a shared virtual machine it moves by a
-   third between hours, and the server's figures with it), and on PostgreSQL how often a
-   server backend was waiting on a row lock (sampled from ``pg_stat_activity``: that is the
-   pool / chain-head contention), how often one waited for the WAL to reach the disk, and the
-   longest such wait (a commit's flush: where the disk stalls, ``benchmarks/fsync.py``, that
-   wait sets the p99);
+   the generator's own CPU, and on PostgreSQL how often a server backend was waiting on a row
+   lock (sampled from ``pg_stat_activity``: that is the pool / chain-head contention), how
+   often one waited for the WAL to reach the disk, and the longest such wait (a commit's
+   flush: where the disk stalls, ``benchmarks/fsync.py``, that wait sets the p99);
 5. stops the server and checks: every wallet + pool + house book = deposits - withdrawals, the
    ledger sums to zero, and ``starfever audit`` (every round replayed, hash chain) exits 0.
 
@@ -432,24 +429,6 @@ def analyze(url: str) -> None:
         conn.execute("ANALYZE")
 
 
-def python_reference_ms() -> float:
-    """CPU milliseconds this machine takes for a fixed piece of pure Python (the median of
-    five). The same code measured at different hours on a shared virtual machine moves by a
-    third and more; this moves with it, so figures taken at different times compare by it."""
-    def work() -> int:
-        total = 0
-        for i in range(200_000):
-            total += hash((i, i * i)) & 0xFF
-        return total
-
-    times = []
-    for _ in range(5):
-        started = time.process_time()
-        work()
-        times.append(time.process_time() - started)
-    return round(statistics.median(times) * 1000, 1)
-
-
 async def timed_phase(port: int, tokens: list[str], line_bet: int, warmup: float,
                       duration: float, sampler: LockSampler | None,
                       rate: float | None = None,
@@ -458,7 +437,6 @@ async def timed_phase(port: int, tokens: list[str], line_bet: int, warmup: float
     """Warm up (then ``ANALYZE`` the database at ``analyze_url``), then count ``duration``
     seconds of spins (back to back, or paced so that all players together are due ``rate``
     spins per second)."""
-    reference_before = python_reference_ms()  # the server idle, before the first spin
     tally = Tally()
     each = None if rate is None else rate / len(tokens)
     tasks = [asyncio.create_task(player_loop(port, t, line_bet, tally, each, seed))
@@ -498,7 +476,6 @@ async def timed_phase(port: int, tokens: list[str], line_bet: int, warmup: float
                             for part, s in cpu.items() if part.endswith("_cpu_s")},
         "loadavg_before": [round(x, 2) for x in load_before],
         "loadavg_after": [round(x, 2) for x in os.getloadavg()],
-        "python_reference_ms": [reference_before, python_reference_ms()],
     }
     if sampler is not None:
         result["pg_active_backends_avg"] = round(sampler.active / max(1, sampler.samples), 2)
