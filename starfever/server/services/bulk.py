@@ -113,7 +113,7 @@ def _bound(dialect: Dialect, table: Table, rows: Sequence[Mapping[str, Any]],
 def _arrays(dialect: Dialect, table: Table, rows: Sequence[Mapping[str, Any]],
             names: tuple[str, ...]) -> dict[str, str]:
     """Per column ``name`` of ``rows``, its values as the column binds them, as one literal."""
-    return {name: "{" + ",".join(map(_element, values)) + "}"
+    return {name: array_literal(values)
             for name, values in zip(names, _bound(dialect, table, rows, names), strict=True)}
 
 
