@@ -82,7 +82,6 @@ def test_serve_refuses_a_read_only_sqlite_database(tmp_path: Path) -> None:
                                    f"{read_only}: attempt to write a readonly database")
 
 
-
 def test_serve_refuses_a_postgresql_whose_strings_take_backslash_escapes(
         databases: Databases) -> None:
     """The settler writes its values as SQL literals with ``'`` doubled (ADR 0027), which is
