@@ -111,6 +111,31 @@ class LongRun:
 
 
 @nb.njit(cache=True, nogil=True)
+def _landings(keep: npt.NDArray[np.float64], seed: float, step: float, n: int
+              ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Where the pool after a win at class b from grid point k lands: ``index[b, k]`` (-1: at
+    the seed, the floor; ``n``: beyond the grid) and the share of the mass that goes on to the
+    next grid point (the rest stays on ``index``), so the scaled pool keeps its mean. The same
+    for every iteration, so worked out once."""
+    index = np.empty((keep.shape[0], n), dtype=np.int64)
+    share = np.zeros((keep.shape[0], n))
+    for b in range(keep.shape[0]):
+        for k in range(n):
+            after = keep[b] * (seed + k * step)
+            if after <= seed:
+                index[b, k] = -1
+                continue
+            pos = (after - seed) / step
+            i = int(pos)
+            if i + 1 < n:
+                index[b, k] = i
+                share[b, k] = pos - i
+            else:
+                index[b, k] = n
+    return index, share
+
+
+@nb.njit(cache=True, nogil=True)
 def _iterate(q: npt.NDArray[np.float64], ratio: float, keep: npt.NDArray[np.float64],
              weights: npt.NDArray[np.float64], seed: float, step: float,
              tolerance: float, limit: int) -> tuple[npt.NDArray[np.float64],
@@ -118,36 +143,40 @@ def _iterate(q: npt.NDArray[np.float64], ratio: float, keep: npt.NDArray[np.floa
     """Iterate the win-to-win map on the grid ``seed + k step``; returns the law of the pool
     after a win (q), of the pool at a win (y), and the iterations used."""
     n = q.shape[0]
+    index, share = _landings(keep, seed, step, n)
     y = np.zeros(n)
+    nxt = np.zeros(n)
     for it in range(limit):
         acc = 0.0
+        q_sum = 0.0
+        y_sum = 0.0
         for k in range(n):  # Y = Q + exponential growth
             acc = ratio * acc + (1.0 - ratio) * q[k]
             y[k] = acc
-        y[n - 1] += q.sum() - y.sum()  # growth beyond the grid: keep its mass at the end
-        nxt = np.zeros(n)
+            q_sum += q[k]
+            y_sum += acc
+        y[n - 1] += q_sum - y_sum  # growth beyond the grid: keep its mass at the end
+        nxt[:] = 0.0
         for b in range(weights.shape[0]):
-            w, f = weights[b], keep[b]
+            w = weights[b]
             for k in range(n):
                 mass = y[k] * w
                 if mass == 0.0:
                     continue
-                after = f * (seed + k * step)
-                if after <= seed:
+                i = index[b, k]
+                if i < 0:
                     nxt[0] += mass
-                    continue
-                pos = (after - seed) / step
-                i = int(pos)
-                frac = pos - i
-                if i + 1 < n:
-                    nxt[i] += mass * (1.0 - frac)
-                    nxt[i + 1] += mass * frac
-                else:
+                elif i == n:
                     nxt[n - 1] += mass
+                else:
+                    nxt[i] += mass * (1.0 - share[b, k])
+                    nxt[i + 1] += mass * share[b, k]
         total = nxt.sum()
-        nxt /= total
-        moved = np.abs(nxt - q).sum()
-        q = nxt
+        moved = 0.0
+        for k in range(n):
+            nxt[k] /= total
+            moved += abs(nxt[k] - q[k])
+        q, nxt = nxt, q
         if moved < tolerance:
             return q, y / y.sum(), it + 1
     return q, y / y.sum(), limit
