@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import numba as nb
 import numpy as np
@@ -188,46 +188,45 @@ def _base_states(cls: npt.NDArray[np.int64], count: npt.NDArray[np.int64],
 def _respin_states(cls: npt.NDArray[np.int64], count: npt.NDArray[np.int64],
                    codes: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
                    weights: npt.NDArray[np.int64], pays: npt.NDArray[np.int32],
-                   decided: npt.NDArray[np.bool_], hist: npt.NDArray[np.int64]) -> None:
-    """``_respin_direct`` over head states; a line whose pay reel 3 already decides
-    (``decided[class, d]``: the same pay whatever reel 4 shows) is added once per reel-3 stop,
-    not once per reel-4 stop."""
+                   hist: npt.NDArray[np.int64]) -> None:
+    """``_respin_direct`` over head states, a state's win over every tail (stop of reels 3-4)
+    at once: ``table[line, class]`` holds the line's pay over the tails, so a state's wins are
+    the sum of its paying lines' rows (contiguous, so the compiler runs it across SIMD lanes),
+    then counted into the histogram, each tail weighing the stops it stands for."""
     workers = hist.shape[0]
     l3, l4 = lengths[3], lengths[4]
-    tail4 = 0
-    for s4 in range(l4):
-        tail4 += weights[4, s4]
-    for w in nb.prange(workers):
-        alive = np.empty(cls.shape[1], dtype=np.int64)
-        alive_cls = np.empty(cls.shape[1], dtype=np.int64)
-        open_line = np.empty(cls.shape[1], dtype=np.int64)
-        open_cls = np.empty(cls.shape[1], dtype=np.int64)
-        open_d = np.empty(cls.shape[1], dtype=np.int64)
-        for state in range(w, cls.shape[0], workers):
-            n_alive = _state_lines(cls, state, alive, alive_cls)
-            if n_alive == 0:
-                hist[w, 0] += count[state] * (weights[3, :l3].sum() * tail4)
-                continue
+    tails = l3 * l4
+    n_lines = cls.shape[1]
+    table = np.zeros((n_lines, pays.shape[0], tails), dtype=np.int32)
+    for line in range(n_lines):
+        for c in range(1, pays.shape[0]):  # class 0 pays nothing
             for s3 in range(l3):
-                fixed = 0
-                n_open = 0
-                for k in range(n_alive):
-                    line, c = alive[k], alive_cls[k]
-                    d = codes[3, s3, line]
-                    if decided[c, d]:
-                        fixed += pays[c, d, 0]
-                    else:
-                        open_line[n_open], open_cls[n_open], open_d[n_open] = line, c, d
-                        n_open += 1
-                head = count[state] * weights[3, s3]
-                if n_open == 0:
-                    hist[w, fixed] += head * tail4
-                    continue
+                d = codes[3, s3, line]
                 for s4 in range(l4):
-                    win = fixed
-                    for k in range(n_open):
-                        win += pays[open_cls[k], open_d[k], codes[4, s4, open_line[k]]]
-                    hist[w, win] += head * weights[4, s4]
+                    table[line, c, s3 * l4 + s4] = pays[c, d, codes[4, s4, line]]
+    tail = np.empty(tails, dtype=np.int64)
+    for s3 in range(l3):
+        for s4 in range(l4):
+            tail[s3 * l4 + s4] = weights[3, s3] * weights[4, s4]
+    every_tail = tail.sum()
+    for w in nb.prange(workers):
+        win = np.empty(tails, dtype=np.int32)
+        for state in range(w, cls.shape[0], workers):
+            weight = count[state]
+            win[:] = 0
+            paying = False
+            for line in range(n_lines):
+                c = cls[state, line]
+                if c != 0:
+                    paying = True
+                    row = table[line, c]
+                    for t in range(tails):
+                        win[t] += row[t]
+            if not paying:
+                hist[w, 0] += weight * every_tail
+                continue
+            for t in range(tails):
+                hist[w, win[t]] += weight * tail[t]
 
 
 def _tables() -> tuple[npt.NDArray[np.int32], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
@@ -402,28 +401,40 @@ def _respin_heads(strips: tuple[ReelStrip, ...], wilds: tuple[tuple[tuple[int, i
     return _HEADS[key]
 
 
+@lru_cache(maxsize=1024)
+def _reel_columns(strip: ReelStrip, reel: int, fixed: tuple[tuple[int, str], ...]
+                  ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The distinct columns reel ``reel`` of ``strip`` shows with ``fixed`` (row, symbol)
+    cells in place, as the symbol on each line's row (``[column, line]``), and how many stops
+    show each: stops that show the same cells (a reel of three wilds) are counted once, with a
+    weight. Once per reel and wilds on it: the 649 layouts of the default model share them."""
+    codes, _, _, lengths = _strip_codes((strip,) * 5, {(reel, row): s for row, s in fixed})
+    columns, counts = np.unique(codes[reel, :lengths[reel]], axis=0, return_counts=True)
+    columns.flags.writeable = counts.flags.writeable = False  # shared by every caller
+    return columns, counts.astype(np.int64)
+
+
 def respin_histogram(model: MathModel, wilds: dict[tuple[int, int], str], *,
                      direct: bool = False) -> npt.NDArray[np.int64]:
     """``[win]``: respin stop combinations of ``model`` with that line win (line bets) when
     ``wilds`` (cell -> WILD or MWILD) stay in place (``direct``: see :func:`base_joint`)."""
-    codes, _, _, lengths = _strip_codes(model.star_wild_reels, wilds)
-    # stops that show the same cells (a reel of three wilds) are counted once, with a weight
-    unique = np.zeros_like(codes)
-    weights = np.zeros(codes.shape[:2], dtype=np.int64)
-    for reel in range(5):
-        columns, counts = np.unique(codes[reel, :lengths[reel]], axis=0, return_counts=True)
+    strips = model.star_wild_reels
+    reels = [_reel_columns(strip, reel, tuple(sorted((row, s) for (r, row), s in wilds.items()
+                                                     if r == reel)))
+             for reel, strip in enumerate(strips)]
+    lengths = np.array([len(counts) for _, counts in reels], dtype=np.int64)
+    unique = np.zeros((5, max(len(s) for s in strips), len(LINES)), dtype=np.int64)
+    weights = np.zeros(unique.shape[:2], dtype=np.int64)
+    for reel, (columns, counts) in enumerate(reels):
         unique[reel, :len(counts)] = columns
         weights[reel, :len(counts)] = counts
-        lengths[reel] = len(counts)
-    table, pays3, _ = _tables()
     hist = np.zeros((_workers(), MAX_RESPIN_WIN + 1), dtype=np.int64)
     if direct:
+        table, pays3, _ = _tables()
         _respin_direct(unique, lengths, weights, pays3, table, hist)
     else:
         head_wilds = tuple(sorted((cell, s) for cell, s in wilds.items() if cell[0] < 3))
-        cls, count = _respin_heads(model.star_wild_reels[:3], head_wilds, unique, lengths,
-                                   weights)
+        cls, count = _respin_heads(strips[:3], head_wilds, unique, lengths, weights)
         _, pays = head_classes()
-        decided = (pays == pays[:, :, :1]).all(axis=2)
-        _respin_states(cls, count, unique, lengths, weights, pays, decided, hist)
+        _respin_states(cls, count, unique, lengths, weights, pays, hist)
     return hist.sum(axis=0)
