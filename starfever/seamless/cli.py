@@ -38,6 +38,7 @@ def cmd_operator_wallet_demo(args: argparse.Namespace) -> int:
     import uvicorn
 
     from starfever.seamless.reference import ReferenceWallet, WalletStore
+    from starfever.server.transport import CoalescingHTTPProtocol
 
     secret = protocol.check_secret(os.environ.get("STARFEVER_OPERATOR_SECRET"))
     if not 0 <= args.port <= 65535:
@@ -59,6 +60,8 @@ def cmd_operator_wallet_demo(args: argparse.Namespace) -> int:
     print(f"reference operator wallet on http://{args.host}:{args.port} (books in {args.db}); "
           f"Star Fever: starfever serve --wallet operator --wallet-url "
           f"http://{args.host}:{args.port}", flush=True)
-    uvicorn.run(wallet, host=args.host, port=args.port, log_level="warning")
+    # every call is printed by the wallet itself (not --quiet); no proxy in front of it
+    uvicorn.run(wallet, host=args.host, port=args.port, log_level="warning", access_log=False,
+                proxy_headers=False, http=CoalescingHTTPProtocol)
     store.close()
     return 0

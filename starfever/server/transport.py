@@ -70,17 +70,25 @@ class _CoalescingTransport:
         return getattr(self._transport, name)
 
 
-class NoDelayHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
-    """uvicorn's HTTP protocol that switches ``TCP_NODELAY`` on for its connection."""
-
-    _read_timer: asyncio.TimerHandle | None = None
-    _timed_cycle: Any = None
+class CoalescingHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
+    """uvicorn's HTTP protocol with ``TCP_NODELAY`` on and a response's head and body written
+    as one (:class:`_CoalescingTransport`); the reference operator wallet runs it as it is."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         super().connection_made(_CoalescingTransport(transport, asyncio.get_running_loop()))
+
+
+class NoDelayHTTPProtocol(CoalescingHTTPProtocol):
+    """:class:`CoalescingHTTPProtocol` with the server's read timeout."""
+
+    _read_timer: asyncio.TimerHandle | None = None
+    _timed_cycle: Any = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
         self._arm_read_timer()
 
     def data_received(self, data: bytes) -> None:
