@@ -321,6 +321,45 @@ def _respin_direct(codes: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
                             hist[w, win] += head * weights[3, s3] * weights[4, s4]
 
 
+@nb.njit(cache=True, nogil=True)
+def dead_heads(col0: npt.NDArray[np.int64], col1: npt.NDArray[np.int64],
+               col2: npt.NDArray[np.int64], rows: npt.NDArray[np.int64],
+               pays: npt.NDArray[np.bool_], jack: npt.NDArray[np.bool_]
+               ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Over every stop combination of reels 0-2 (``col[r][stop, row]``: the symbol shown):
+    whether no line makes a paying run of 3 and none a €€€ line (``pays``, ``jack`` of the
+    three symbols; ``rows[line]``: the line's row on reels 0-2), and whether a €€€ line shows.
+    Per stop pair of reels 0-1, the symbols on each row of reel 2 that would complete either
+    are marked first, so each stop of reel 2 is three lookups, not one per line."""
+    l0, l1, l2 = col0.shape[0], col1.shape[0], col2.shape[0]
+    n = pays.shape[0]
+    dead = np.empty((l0, l1, l2), dtype=np.bool_)
+    jackpot = np.empty((l0, l1, l2), dtype=np.bool_)
+    completes = np.empty((3, n), dtype=np.bool_)
+    completes_jack = np.empty((3, n), dtype=np.bool_)
+    for s0 in range(l0):
+        for s1 in range(l1):
+            completes[:] = False
+            completes_jack[:] = False
+            for line in range(rows.shape[0]):
+                a, b, row = col0[s0, rows[line, 0]], col1[s1, rows[line, 1]], rows[line, 2]
+                for c in range(n):
+                    if pays[a, b, c]:
+                        completes[row, c] = True
+                    if jack[a, b, c]:
+                        completes_jack[row, c] = True
+            for s2 in range(l2):
+                hit = False
+                shown = False
+                for row in range(3):
+                    c = col2[s2, row]
+                    hit = hit or completes[row, c]
+                    shown = shown or completes_jack[row, c]
+                jackpot[s0, s1, s2] = shown
+                dead[s0, s1, s2] = not hit and not shown
+    return dead, jackpot
+
+
 def _workers() -> int:
     return max(1, nb.get_num_threads())
 

@@ -232,18 +232,14 @@ def _dead_first_three(strips: Sequence[ReelStrip],
             if f_reel == reel:
                 col[:, row] = index[symbol]
         cols.append(col)
-    g0 = cols[0][:, None, None, :]
-    g1 = cols[1][None, :, None, :]
-    g2 = cols[2][None, None, :, :]
-    hit = np.zeros((len(cols[0]), len(cols[1]), len(cols[2])), dtype=bool)
-    jackpot = np.zeros_like(hit)
-    for line in LINES:
-        triple = (g0[..., line[0]], g1[..., line[1]], g2[..., line[2]])
-        hit |= pays[triple]
-        jackpot |= jack[triple]
+    from starfever.math.cycles import dead_heads  # compiled: only a computation needs it
+
+    rows = np.array([line[:3] for line in LINES], dtype=np.int64)
+    col0, col1, col2 = (np.ascontiguousarray(c, dtype=np.int64) for c in cols)
+    dead, jackpot = dead_heads(col0, col1, col2, rows, pays, jack)
     bits = 1 << np.arange(ROWS)
     masks = [((c == index[COIN]) * bits).sum(-1) for c in cols]
-    return ~hit & ~jackpot, jackpot, np.stack(np.broadcast_arrays(
+    return dead, jackpot, np.stack(np.broadcast_arrays(
         masks[0][:, None, None], masks[1][None, :, None], masks[2][None, None, :]))
 
 
