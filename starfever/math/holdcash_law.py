@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import accumulate, combinations
 from math import factorial
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numba as nb
 import numpy as np
@@ -368,6 +368,35 @@ def _grouped(p: list[float]) -> _Grouped:
             np.array(entry_rest))
 
 
+def _direct_tables(p: list[float]) -> tuple[npt.NDArray[Any], ...]:
+    """The landing-by-landing pass's tables: per number of empty cells the landings (x, m1,
+    m2, u, m) and their probabilities (with the self-loop's factor), and per (u, m) the law of
+    the booster term T."""
+    starts = [0]
+    rows: list[tuple[int, int, int, int, int]] = []
+    probs: list[float] = []
+    for empty in range(CELLS + 1):
+        p0 = p[0] ** empty
+        if empty:
+            for x, m1, m2, u, m, prob in _landings(p, empty):
+                rows.append((x, m1, m2, u, m))
+                probs.append(prob * (1 + p0 + p0 * p0))
+        starts.append(len(rows))
+    t_start = np.zeros(16 * 16 + 1, dtype=np.int64)
+    t_value: list[int] = []
+    t_prob: list[float] = []
+    for u in range(16):
+        for m in range(16):
+            t_start[u * 16 + m] = len(t_value)
+            if u + m <= CELLS:
+                for t, q in (_booster_law(u, m) if u else ((0, 1.0),)):
+                    t_value.append(t)
+                    t_prob.append(q)
+    t_start[-1] = len(t_value)
+    return (np.array(starts, dtype=np.int64), np.array(rows, dtype=np.int64).reshape(-1, 5),
+            np.array(probs), t_start, np.array(t_value, dtype=np.int64), np.array(t_prob))
+
+
 def payout_laws(weights: HoldAndCashModel, *, cap: int = DEFAULT_CAP,
                 coins: tuple[int, ...] = tuple(range(HOLD_AND_CASH_COINS, CELLS + 1)),
                 direct: bool = False, threads: int | None = None) -> dict[int, PayoutLaw]:
@@ -385,33 +414,13 @@ def payout_laws(weights: HoldAndCashModel, *, cap: int = DEFAULT_CAP,
         index[c * 256 + j * 16 + a] = i
     order = np.array(sorted(range(len(states)), key=lambda i: states[i][0] + states[i][1]),
                      dtype=np.int64)
-    p_end = np.zeros(CELLS + 1)
-    starts = [0]
-    rows: list[tuple[int, int, int, int, int]] = []
-    probs: list[float] = []
-    for empty in range(CELLS + 1):
-        p0 = p[0] ** empty
-        p_end[empty] = p0 ** 3
-        if empty:
-            for x, m1, m2, u, m, prob in _landings(p, empty):
-                rows.append((x, m1, m2, u, m))
-                probs.append(prob * (1 + p0 + p0 * p0))
-        starts.append(len(rows))
-    t_start = np.zeros(16 * 16 + 1, dtype=np.int64)
-    t_value: list[int] = []
-    t_prob: list[float] = []
-    for u in range(16):
-        for m in range(16):
-            t_start[u * 16 + m] = len(t_value)
-            if u + m <= CELLS:
-                for t, q in (_booster_law(u, m) if u else ((0, 1.0),)):
-                    t_value.append(t)
-                    t_prob.append(q)
-    t_start[-1] = len(t_value)
+    p_end = np.array([(p[0] ** empty) ** 3 for empty in range(CELLS + 1)])
     sums = _sum_laws(_value_law(weights.cash_values), CELLS)
     coin_sums = _sum_laws(_value_law(weights.coin_values), CELLS)
-    land = np.array(rows, dtype=np.int64).reshape(-1, 5)
-    grouped = _grouped(p)
+    if direct:
+        landed = _direct_tables(p)
+    else:
+        grouped = _grouped(p)
 
     def solve(n: int) -> PayoutLaw:
         mass = np.zeros((len(states), cap + 1))
@@ -420,10 +429,9 @@ def payout_laws(weights: HoldAndCashModel, *, cap: int = DEFAULT_CAP,
         payout = np.zeros(cap + MAJOR_PAYS * (CELLS - HOLD_AND_CASH_COINS) + MEGA_PAYS + 1)
         out = np.zeros(2)
         if direct:
-            _forward_direct(order, state_of, index, mass, p_end,
-                            np.array(starts, dtype=np.int64), land, np.array(probs), sums,
-                            t_start, np.array(t_value, dtype=np.int64), np.array(t_prob),
-                            payout, out)
+            land_start, land, land_prob, t_start, t_value, t_prob = landed
+            _forward_direct(order, state_of, index, mass, p_end, land_start, land, land_prob,
+                            sums, t_start, t_value, t_prob, payout, out)
         else:
             _forward(order, state_of, index, mass, p_end, *grouped, sums, payout, out)
         return PayoutLaw(coins=n, probabilities=payout, above_cap=float(out[0]), cap=cap,
