@@ -144,6 +144,7 @@ def _iterate(q: npt.NDArray[np.float64], ratio: float, keep: npt.NDArray[np.floa
     after a win (q), of the pool at a win (y), and the iterations used."""
     n = q.shape[0]
     index, share = _landings(keep, seed, step, n)
+    q = q.copy()  # the two arrays take turns below: the caller's stays as it was
     y = np.zeros(n)
     nxt = np.zeros(n)
     for it in range(limit):
