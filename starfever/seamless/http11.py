@@ -63,8 +63,9 @@ class AsyncHttpClient:
 
     async def post(self, path: str, body: bytes, headers: dict[str, str]) -> Response:
         """POST ``body`` to ``prefix + path``; :class:`HttpError` if no whole response came
-        within the timeout. A kept-alive connection that the server had closed meanwhile is
-        replaced once, when nothing of a response had arrived on it."""
+        within the timeout. A kept-alive connection that the server had closed meanwhile (it
+        answers with the end of the stream before any byte of a response, or with a reset) is
+        replaced by another, within the same timeout."""
         head = [f"POST {self.prefix}{path} HTTP/1.1", f"Host: {self.authority}",
                 f"Content-Length: {len(body)}"]
         head += [f"{name}: {value}" for name, value in headers.items()]
@@ -81,8 +82,9 @@ class AsyncHttpClient:
                     self.host, self.port, ssl=self.ssl))
                 try:
                     return await self._exchange(connection, request)
-                except _Stale:
-                    raise HttpError("the connection closed before a response") from None
+                except _Stale as stale:
+                    raise HttpError(str(stale) or "the connection closed before a response") \
+                        from None
         except TimeoutError:
             raise HttpError(f"Timeout: no response within {self.timeout} s") from None
         except OSError as error:
@@ -93,6 +95,11 @@ class AsyncHttpClient:
             connection.writer.write(request)
             await connection.writer.drain()
             response, keep = await self._read(connection.reader)
+        except _RESET as error:
+            # a kept-alive connection the server closed as this call went out (its keep-alive
+            # timeout; uvicorn's is 5 s): the request answered by a reset, not a response
+            connection.close()
+            raise _Stale(f"{type(error).__name__}: {error}") from None
         except BaseException:
             connection.close()
             raise
@@ -153,7 +160,13 @@ class AsyncHttpClient:
 
 
 class _Stale(Exception):
-    """A kept-alive connection answered nothing: the server had closed it."""
+    """A kept-alive connection answered nothing, or a reset: the server had closed it. The
+    call goes out again on another connection (the wallet protocol answers a repeated
+    ``transaction_id`` with its first answer, so a request that did arrive moves nothing
+    twice); on a new connection it is a failure of the call."""
+
+
+_RESET = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
 
 
 async def _chunked(reader: asyncio.StreamReader) -> bytes:
