@@ -125,11 +125,18 @@ class WalletClient:
         self.http = httpx.Client(timeout=endpoint.timeout, transport=transport)
 
     def call(self, method: str, fields: Mapping[str, Any]) -> WalletReply:
-        """One call; raises :class:`WalletRefused` or :class:`WalletUnavailable`."""
+        """One call; raises :class:`WalletRefused` or :class:`WalletUnavailable`. A call that
+        ends in a reset or a closed connection without a reply (a kept-alive connection the
+        operator closed as the call went out: its keep-alive timeout) goes out once more on a
+        new connection; the protocol answers a repeated ``transaction_id`` with its first
+        answer, and a balance moves nothing. A timeout is not sent again."""
         url, body, headers = self.endpoint.request(method, fields)
         with _watched(method):
             try:
-                response = self.http.post(url, content=body, headers=headers)
+                try:
+                    response = self.http.post(url, content=body, headers=headers)
+                except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError):
+                    response = self.http.post(url, content=body, headers=headers)
             except httpx.HTTPError as error:
                 raise WalletUnavailable(f"{method}: {type(error).__name__}: {error}") from None
             return self.endpoint.reply(method, response)
