@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import struct
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -17,16 +15,10 @@ import pytest
 
 from starfever.seamless import protocol as p
 from starfever.seamless.client import WalletClient, WalletEndpoint, WalletUnavailable
+from tests.seamless.raw_http import read_request, reset
 
 SECRET = "s" * 40
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter, int], Awaitable[None]]
-
-
-async def _request(reader: asyncio.StreamReader) -> bytes:
-    head = await reader.readuntil(b"\r\n\r\n")
-    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                  if line.lower().startswith(b"content-length"))
-    return head + await reader.readexactly(length)
 
 
 def _signed(body: dict[str, object]) -> bytes:
@@ -34,13 +26,6 @@ def _signed(body: dict[str, object]) -> bytes:
     return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
             + str(len(raw)).encode() + b"\r\n" + p.OPERATOR_SIGNATURE.encode() + b": "
             + p.sign(SECRET, raw).encode() + b"\r\n\r\n" + raw)
-
-
-def _reset(writer: asyncio.StreamWriter) -> None:
-    """Close with a reset (SO_LINGER 0), as a server that closes with a request unread."""
-    sock = writer.get_extra_info("socket")
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    writer.transport.abort()
 
 
 @contextmanager
@@ -84,9 +69,9 @@ def test_a_kept_alive_connection_reset_as_the_next_call_goes_out_is_not_a_failur
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                       number: int) -> None:
         while True:
-            await _request(reader)
+            await read_request(reader)
             if number == 1 and served:  # the first connection's second request: a reset
-                _reset(writer)
+                reset(writer)
                 return
             served.append(number)
             writer.write(_signed({"balance": 7}))
@@ -106,7 +91,7 @@ def test_a_kept_alive_connection_reset_as_the_next_call_goes_out_is_not_a_failur
 def test_a_timeout_is_not_sent_again() -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                       number: int) -> None:
-        await _request(reader)
+        await read_request(reader)
         await asyncio.sleep(1.0)
 
     with _serving(handler) as (url, connections):

@@ -5,22 +5,14 @@ connections reused and replaced, and the failures it must report as failures."""
 from __future__ import annotations
 
 import asyncio
-import socket
-import struct
 from collections.abc import Awaitable, Callable
 
 import pytest
 
 from starfever.seamless.http11 import AsyncHttpClient, HttpError
+from tests.seamless.raw_http import read_request, reset
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
-
-
-async def _request(reader: asyncio.StreamReader) -> bytes:
-    head = await reader.readuntil(b"\r\n\r\n")
-    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                  if line.lower().startswith(b"content-length"))
-    return head + await reader.readexactly(length)
 
 
 def _run(handler: Handler, test: Callable[[AsyncHttpClient, list[int]], Awaitable[None]],
@@ -60,7 +52,7 @@ def test_kept_alive_calls_share_one_connection_and_read_the_whole_reply() -> Non
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:
             try:
-                request = await _request(reader)
+                request = await read_request(reader)
             except asyncio.IncompleteReadError:
                 return
             assert request.startswith(b"POST /wallet/debit HTTP/1.1\r\n")
@@ -83,12 +75,12 @@ def test_chunked_and_connection_close_bodies() -> None:
                b"HTTP/1.0 402 Payment Required\r\n\r\n{\"error\": \"insufficient_funds\"}"]
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _request(reader)
+        await read_request(reader)
         writer.write(replies.pop(0))
         await writer.drain()
         if not replies:
             return  # closes: the body ends with the connection
-        await _request(reader)
+        await read_request(reader)
         writer.write(replies.pop(0))
 
     async def test(client: AsyncHttpClient, _: list[int]) -> None:
@@ -102,7 +94,7 @@ def test_chunked_and_connection_close_bodies() -> None:
 
 def test_a_connection_closed_while_idle_is_replaced() -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _request(reader)
+        await read_request(reader)
         writer.write(_reply(b"{}"))
         await writer.drain()  # and close: the client still holds it as idle
 
@@ -112,14 +104,6 @@ def test_a_connection_closed_while_idle_is_replaced() -> None:
         assert (await client.post("/balance", b"{}", {})).content == b"{}"
 
     assert _run(handler, test) == [1, 1]
-
-
-def _reset(writer: asyncio.StreamWriter) -> None:
-    """Close the connection with a reset, as a server does that closes a connection with a
-    request unread (SO_LINGER 0)."""
-    sock = writer.get_extra_info("socket")
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    writer.transport.abort()
 
 
 def test_a_kept_alive_connection_reset_as_the_next_call_goes_out_is_replaced() -> None:
@@ -132,12 +116,12 @@ def test_a_kept_alive_connection_reset_as_the_next_call_goes_out_is_replaced() -
         nonlocal served
         served += 1
         first = served == 1
-        await _request(reader)
+        await read_request(reader)
         writer.write(_reply(b'{"n": 1}'))
         await writer.drain()
         if first:  # the next request on this connection gets a reset
-            await _request(reader)
-            _reset(writer)
+            await read_request(reader)
+            reset(writer)
 
     async def test(client: AsyncHttpClient, _: list[int]) -> None:
         for _ in range(2):
@@ -148,8 +132,8 @@ def test_a_kept_alive_connection_reset_as_the_next_call_goes_out_is_replaced() -
 
 def test_a_reset_on_a_new_connection_is_an_error() -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _request(reader)
-        _reset(writer)
+        await read_request(reader)
+        reset(writer)
 
     async def test(client: AsyncHttpClient, _: list[int]) -> None:
         with pytest.raises(HttpError, match=r"ConnectionResetError|closed before a response"):
@@ -169,7 +153,7 @@ def test_a_reset_on_a_new_connection_is_an_error() -> None:
     b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n"])
 def test_a_broken_or_missing_response_is_an_error(reply: bytes) -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _request(reader)
+        await read_request(reader)
         writer.write(reply)
         await writer.drain()
 
@@ -182,7 +166,7 @@ def test_a_broken_or_missing_response_is_an_error(reply: bytes) -> None:
 
 def test_a_late_reply_is_a_timeout_and_no_server_is_an_error() -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _request(reader)
+        await read_request(reader)
         await asyncio.sleep(1.0)
 
     async def test(client: AsyncHttpClient, _: list[int]) -> None:
