@@ -109,6 +109,19 @@ class WriteLock:
                 self._fd = None
 
 
+def _generic_plans(driver: Any, _record: Any) -> None:
+    """A group commit's connection plans each of its prepared statements once (``batch``).
+    PostgreSQL's default plans a statement anew for every execution whenever the plan for
+    unknown values looks dearer than the last five for known ones, as it does for a batch's
+    arrays of a few rows: measured, planning the stored-rounds read took 0.46 ms against
+    0.19 ms to run it, and planning was a tenth of the database's CPU in operator mode. The
+    statements are written so that one plan serves every batch (index probes a row:
+    ``unnest`` joins, ``= ANY`` on a key); a plan made while a table was still nearly empty
+    is made again when the table is analysed (autovacuum does so as it grows)."""
+    driver.execute("SET plan_cache_mode = force_generic_plan")
+    driver.commit()
+
+
 class Database:
     """The engines of one database URL and its transactions."""
 
@@ -133,6 +146,8 @@ class Database:
         # the driver: a batch sends its own BEGIN and COMMIT with its statements.
         self.bulk_engine: Engine | None = None if self.is_sqlite else create_engine(
             self.url, pool_size=2, max_overflow=4, isolation_level="AUTOCOMMIT")
+        if self.bulk_engine is not None:
+            event.listen(self.bulk_engine, "connect", _generic_plans)
         self._writer = sessionmaker(self.write_engine, expire_on_commit=False)
         self._reader = sessionmaker(self.read_engine, expire_on_commit=False)
 

@@ -15,6 +15,7 @@ from starfever.engine.model import MathModel
 from starfever.engine.rng import SeededSource
 from starfever.engine.round import RoundResult, at_pool, play_round, replay_round
 from starfever.engine.symbols import BET_CLASSES
+from starfever.server import batch as batch_module
 from starfever.server.db import Database, sqlalchemy_url
 from starfever.server.services import auth, rounds, settle
 from starfever.server.services.errors import Conflict, ServiceError
@@ -110,6 +111,54 @@ def test_a_batch_refuses_alone_and_chains_in_order(server: Server) -> None:
     finally:
         db.dispose()
     assert server.call("GET", "/health").status_code == 200
+
+
+def test_a_batch_finds_a_stored_round_by_its_own_account_and_key(server: Server) -> None:
+    """A retried spin finds its round by its (account, key) pair exactly: another player's
+    round under the same key, or the player's round under another key of the batch, is not
+    it. On PostgreSQL the read probes the unique index once a pair (not every account with
+    every key), in the one plan the group commit's connection keeps for every batch."""
+    settings = settings_like_servers(server.database_url)
+    db = Database(server.database_url)
+    try:
+        principals = []
+        for name in (unique_name("pairs-x"), unique_name("pairs-y")):
+            server.call("POST", "/players", json={"username": name, "password": "password-1",
+                                                  "birth_date": ADULT_BIRTH_DATE})
+            server.deposit(name, 1_000)
+            principals.append(auth.authenticate(db, settings, server.login(name, "password-1")))
+        x, y = principals
+        x1, y2 = settle.settle_batch(db, [_job(settings, x, "k1"), _job(settings, y, "k2")])
+        assert isinstance(x1, settle.SpinOutcome) and isinstance(y2, settle.SpinOutcome)
+        crossed = settle.settle_batch(db, [_job(settings, x, "k2"), _job(settings, y, "k1"),
+                                           _job(settings, x, "k1"), _job(settings, y, "k2")])
+        x2, y1, x1_again, y2_again = crossed
+        assert isinstance(x2, settle.SpinOutcome) and not x2.replayed
+        assert isinstance(y1, settle.SpinOutcome) and not y1.replayed
+        assert isinstance(x1_again, settle.SpinOutcome) and x1_again.replayed
+        assert isinstance(y2_again, settle.SpinOutcome) and y2_again.replayed
+        assert (x1_again.round.id, y2_again.round.id) == (x1.round.id, y2.round.id)
+        if db.bulk_engine is None:
+            return
+        read = batch_module._plan(settle._READS[True].rounds, db.bulk_engine.dialect)
+        prepared = batch_module._prepared(read.sql)
+        pairs = [(x.account_id, f"key-{i}") for i in range(40)]
+        with db.bulk_engine.connect() as conn:  # the group commit's connections
+            assert conn.execute(text("SHOW plan_cache_mode")).scalar() == "force_generic_plan"
+        with db.write_engine.connect() as conn:  # (one where the statement is not prepared)
+            conn.execute(text("SET plan_cache_mode = force_generic_plan"))
+            conn.execute(text("SET enable_seqscan = off"))  # (the test's table is tiny)
+            conn.exec_driver_sql(prepared.prepare)
+            execute = prepared.execute({"ids": [a for a, _ in pairs],
+                                        "keys": [k for _, k in pairs]})
+            plan = "\n".join(str(row[0]) for row in conn.exec_driver_sql(
+                f"EXPLAIN (ANALYZE, COSTS OFF) {execute}"))
+        # an index probe a pair (of the unique index, or, on a table this small, of the
+        # account's), never an array of accounts crossed with an array of keys
+        assert "ANY" not in plan and "(account_id = wanted.account_id" in plan, plan
+        assert "Index Scan" in plan and "loops=40" in plan, plan
+    finally:
+        db.dispose()
 
 
 def test_parallel_spins_of_one_player_never_overdraw(server: Server) -> None:

@@ -33,7 +33,19 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from sqlalchemy import Select, Table, select, true
+from sqlalchemy import (
+    ARRAY,
+    BigInteger,
+    Select,
+    Table,
+    Text,
+    and_,
+    bindparam,
+    cast,
+    func,
+    select,
+    true,
+)
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
@@ -93,8 +105,11 @@ class _Reads:
     operator_players: Select[Any]
     """Operator mode: the players have no wallet here (the operator holds the balance)."""
     rounds: Select[Any]
-    """The rounds already stored under the batch's keys (by account, then key: a row whose
-    pair is not one of the batch's is left out after reading)."""
+    """The rounds already stored under the batch's (account, key) pairs: on PostgreSQL joined
+    with the pairs (``unnest`` of the two aligned lists: one probe of the unique index a
+    pair; ``= ANY`` on both columns probed every account with every key, a batch's size
+    squared); elsewhere by account, then key, a row whose pair is not one of the batch's left
+    out after reading."""
     sessions: Select[Any]
     debits: Select[Any]
     """Operator mode: the batch's debits, locked, so that the retrier cannot roll one back
@@ -109,14 +124,24 @@ def _reads(*, postgres: bool) -> _Reads:
                  .order_by(_WALLETS.c.account_id).with_for_update(of=_WALLETS)),
         operator_players=(select(_ACCOUNTS.c.id, *_PROTECTION)
                           .where(among(_ACCOUNTS.c.id, "ids", postgres=postgres))),
-        rounds=select(_ROUNDS).where(among(_ROUNDS.c.account_id, "ids", postgres=postgres),
-                                     among(_ROUNDS.c.idempotency_key, "keys",
-                                           postgres=postgres)),
+        rounds=_stored_rounds(postgres=postgres),
         sessions=(select(_SESSIONS.c.id, _SESSIONS.c.revoked_at, _SESSIONS.c.expires_at)
                   .where(among(_SESSIONS.c.id, "ids", postgres=postgres))),
         debits=(select(_CALLS.c.transaction_id, _CALLS.c.status)
                 .where(among(_CALLS.c.transaction_id, "ids", postgres=postgres))
                 .order_by(_CALLS.c.transaction_id).with_for_update()))
+
+
+def _stored_rounds(*, postgres: bool) -> Select[Any]:
+    if not postgres:
+        return select(_ROUNDS).where(among(_ROUNDS.c.account_id, "ids", postgres=False),
+                                     among(_ROUNDS.c.idempotency_key, "keys", postgres=False))
+    pairs = func.unnest(cast(bindparam("ids"), ARRAY(BigInteger)),
+                        cast(bindparam("keys"), ARRAY(Text))).table_valued(
+        "account_id", "idempotency_key").render_derived(name="wanted")
+    return select(_ROUNDS).join(pairs, and_(
+        _ROUNDS.c.account_id == pairs.c.account_id,
+        _ROUNDS.c.idempotency_key == pairs.c.idempotency_key))
 
 
 _READS = {postgres: _reads(postgres=postgres) for postgres in (False, True)}
@@ -264,12 +289,12 @@ def _read_books(txn: Batch, postgres: bool, jobs: Sequence[Job]) -> Books | None
     ledger_ids = sorted({j.principal.account_id for j in jobs if j.debit is None})
     operator_ids = sorted({j.principal.account_id for j in jobs if j.debit is not None})
     debit_ids = sorted({j.debit.transaction_id for j in jobs if j.debit is not None})
-    wanted = {(j.principal.account_id, j.key) for j in jobs}
+    wanted = sorted({(j.principal.account_id, j.key) for j in jobs})  # each pair once
     wanted_reads: dict[str, Query] = {
         "wallets": (reads.wallets, {"ids": ledger_ids}),
         "operator_players": (reads.operator_players, {"ids": operator_ids}),
-        "rounds": (reads.rounds, {"ids": sorted({aid for aid, _ in wanted}),
-                                  "keys": sorted({key for _, key in wanted})}),
+        "rounds": (reads.rounds, {"ids": [aid for aid, _ in wanted],
+                                  "keys": [key for _, key in wanted]}),
         "sessions": (reads.sessions, {"ids": sorted({j.principal.session_id for j in jobs})}),
         "debits": (reads.debits, {"ids": debit_ids}),
         "head": (_LOCK_POOL_AND_HEAD, {})}
@@ -282,8 +307,9 @@ def _read_books(txn: Batch, postgres: bool, jobs: Sequence[Job]) -> Books | None
         return None
     players = {row.id: _player(row, row.balance, vouched=False) for row in wallets}
     players.update({row.id: _player(row, None, vouched=True) for row in players_here})
+    pairs = set(wanted)
     settled = {(row.account_id, row.idempotency_key): RoundRow(**row._asdict())
-               for row in stored if (row.account_id, row.idempotency_key) in wanted}
+               for row in stored if (row.account_id, row.idempotency_key) in pairs}
     logins = {row.id: Login(revoked_at=row.revoked_at, expires_at=row.expires_at)
               for row in sessions}
     pool, carry, last_id, last_hash = head[0]
