@@ -3,6 +3,7 @@ refuses a request alone, and stores exactly what a round-by-round settle would h
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -199,3 +200,31 @@ def test_spins_go_on_after_the_database_dropped_every_connection(server: Server)
     assert after == server.balance(token)
     assert after == before - sum(a.json()["round"]["total_bet"] for a in answers) \
         + sum(a.json()["round"]["total_win"] for a in answers)
+
+
+def test_spins_that_arrive_while_another_process_settles_join_one_batch(
+        server: Server) -> None:
+    """The settler takes its queue only once the host's turn is its own (ADR 0028): the
+    spins queued while the turn was another's settle in one transaction (one batch stores
+    its rounds at one instant, in a chain)."""
+    settings = settings_like_servers(server.database_url)
+    db, elsewhere = Database(server.database_url), Database(server.database_url)
+    settler = settle.Settler(db)
+    try:
+        name = unique_name("turn")
+        server.call("POST", "/players", json={"username": name, "password": "password-1",
+                                              "birth_date": ADULT_BIRTH_DATE})
+        server.deposit(name, 10_000)
+        player = auth.authenticate(db, settings, server.login(name, "password-1"))
+        with elsewhere.settle_turn.held():  # another process of this host is settling
+            waiting = [settler.enqueue(_job(settings, player, f"turn-{i}")) for i in range(5)]
+            time.sleep(0.3)
+            assert not any(future.done() for future in waiting)
+        outcomes = [future.result(timeout=30) for future in waiting]
+        assert all(isinstance(outcome, settle.SpinOutcome) for outcome in outcomes)
+        stored = [outcome.round for outcome in outcomes]
+        assert len({row.created_at for row in stored}) == 1
+        assert [row.id for row in stored] == list(range(stored[0].id, stored[0].id + 5))
+    finally:
+        db.dispose()
+        elsewhere.dispose()

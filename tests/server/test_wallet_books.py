@@ -5,17 +5,24 @@ retrier's stale-debit search reads its index."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import text
 
 from starfever.seamless.client import WalletReply
 from starfever.server.db import Database, migrate
-from starfever.server.services.errors import utcnow
+from starfever.server.services import wallet_books
+from starfever.server.services.auth import Principal
+from starfever.server.services.errors import Unauthorized, utcnow
 from starfever.server.services.operator_wallet import refusal, stale_debits
-from starfever.server.services.wallet_books import CallBook
+from starfever.server.services.settlement import Job
+from starfever.server.services.wallet_books import CallBook, DebitIds
+from starfever.server.settings import Settings
 from tests.harness import DATABASE_KINDS, DatabaseKind, Databases
+from tests.server.helpers import model
 
 
 def test_a_request_that_gave_up_waiting_does_not_stop_the_books(tmp_path: Path) -> None:
@@ -67,3 +74,46 @@ def test_the_stale_debit_search_reads_the_index_of_unplayed_debits(
             assert "ix_wallet_calls_unplayed_debits" in plan, plan
         finally:
             db.dispose()
+
+
+class _Counted(CallBook):
+    """The books, with the size of each transaction they write."""
+
+    def __init__(self, db: Database) -> None:
+        super().__init__(db, refusal)
+        self.transactions: list[int] = []
+
+    def _write(self, batch: Sequence[Any]) -> list[Any]:
+        self.transactions.append(len(batch))
+        return super()._write(batch)
+
+
+def test_acknowledgements_wait_for_the_next_debit_to_record(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A credit's acknowledgement, which no answer waits for, is written with the next debit
+    to record (which must be written before it is sent) or once ``ACK_LINGER_S`` has passed,
+    not in a transaction of its own."""
+    monkeypatch.setattr(wallet_books, "ACK_LINGER_S", 1.0)
+    db = Database(f"sqlite:///{tmp_path / 'books.db'}")
+    migrate(db)
+    book = _Counted(db)
+    try:
+        first = book.acknowledge("sfc-first", WalletReply(balance=100))
+        time.sleep(0.3)
+        second = book.acknowledge("sfc-second", WalletReply(balance=100))
+        time.sleep(0.2)
+        assert not first.done() and not second.done()
+        stranger = Principal(account_id=1, username="nobody", role="player", session_id=1)
+        job = Job(settings=Settings(database_url=db.url), model=model(), principal=stranger,
+                  bet=1, key="k", fingerprint="f", drawn=None, test=False)
+        debit = book.prepare(job, DebitIds(debit="sfd-1", round_ref="r-1"))
+        assert isinstance(debit.exception(timeout=10), Unauthorized)  # (no such session)
+        assert first.result(timeout=10) is True and second.result(timeout=10) is True
+        assert book.transactions == [3]
+        started = time.monotonic()
+        assert book.acknowledge("sfc-third", WalletReply(balance=100)).result(timeout=10)
+        assert time.monotonic() - started >= 0.9  # alone, it waited out the linger
+        assert book.transactions == [3, 1]
+    finally:
+        book.close()
+        db.dispose()

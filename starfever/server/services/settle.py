@@ -1,6 +1,9 @@
 """Group commit of spins (ADR 0009): inside one server process, every spin is handed to one
 settler thread, which settles the spins waiting at that moment (up to :data:`MAX_BATCH`) in ONE
-transaction, in the order they arrived, then answers each of them.
+transaction, in the order they arrived, then answers each of them. The settlers of a host's
+processes take turns (``Database.settle_turn``, ADR 0028): a settler takes its queue only once
+the turn is its own, so the spins that arrive while another process settles join its batch
+instead of waiting at the pool's row lock for a batch of their own.
 
 The transaction locks the players' wallets (sorted by account id, so two processes' batches
 never deadlock), then the €€€ pool, then the chain head — the order of ADR 0005 — once per batch
@@ -196,42 +199,49 @@ class Settler:
                     if not self._queue:
                         self._running = False
                         return
-                first = self._queue[0]
-                batch: list[Job] = []
-                rest: deque[Job] = deque()
-                while self._queue and len(batch) < MAX_BATCH:
-                    job = self._queue.popleft()
-                    # one batch settles under one model and one set of settings
-                    if job.model is first.model and job.settings is first.settings:
-                        batch.append(job)
-                    else:
-                        rest.append(job)
-                rest.extend(self._queue)
-                self._queue = rest
-            try:
-                self._settle(batch)
-            except BaseException as error:  # never let one batch stop the thread: every
-                # later spin of this process would wait for ever
-                resolve_each([job.future for job in batch], [error] * len(batch))
+            # the queue is taken only once this host's turn is ours (ADR 0028): the spins
+            # that arrive while another process settles join this batch
+            with self.db.settle_turn.held():
+                batch = self._take()
+                try:
+                    results = self._settle(batch)
+                except BaseException as error:  # never let one batch stop the thread:
+                    # every later spin of this process would wait for ever
+                    results = [error] * len(batch)
+            resolve_each([job.future for job in batch], results)
 
-    def _settle(self, batch: list[Job], *, reconnected: bool = False) -> None:
+    def _take(self) -> list[Job]:
+        """The spins queued now (up to :data:`MAX_BATCH`) that settle under the first one's
+        model and settings, in their order; the others stay queued."""
+        with self._cond:
+            first = self._queue[0]
+            batch: list[Job] = []
+            rest: deque[Job] = deque()
+            while self._queue and len(batch) < MAX_BATCH:
+                job = self._queue.popleft()
+                if job.model is first.model and job.settings is first.settings:
+                    batch.append(job)
+                else:
+                    rest.append(job)
+            rest.extend(self._queue)
+            self._queue = rest
+        return batch
+
+    def _settle(self, batch: list[Job], *, reconnected: bool = False,
+                ) -> list[SpinOutcome | ServiceError | BaseException]:
         try:
-            results = settle_batch(self.db, batch)
+            return list(settle_batch(self.db, batch))
         except BaseException as error:
             if isinstance(error, DBAPIError) and error.connection_invalidated \
                     and not reconnected:
                 # the connection had died (say, the database restarted) and the pool has been
                 # emptied: once more on a new one. Nothing of the batch was stored, or, if the
                 # commit itself was cut, its rounds are found by their keys and answered.
-                self._settle(batch, reconnected=True)
-                return
+                return self._settle(batch, reconnected=True)
             if len(batch) == 1:
-                resolve(batch[0].future, error=error)
-                return
-            for job in batch:  # settle each alone: the error reaches only its cause
-                self._settle([job])
-            return
-        resolve_each([job.future for job in batch], results)
+                return [error]
+            # settle each alone: the error reaches only its cause
+            return [result for job in batch for result in self._settle([job])]
 
 
 def resolve(done: Future[Any], *, result: Any = None,

@@ -13,8 +13,9 @@ Guarantees (OPERATOR-WALLET.md):
 
 - a debit is sent only after its ``pending`` row is committed (:meth:`CallBook.prepare`'s
   future resolves after the commit), so a crash never leaves a debit sent and unrecorded;
-- a credit's acknowledgement is recorded in the batch after its reply arrived
-  (:meth:`CallBook.acknowledge`; the spin's answer does not wait for it); one lost (the
+- a credit's acknowledgement is recorded in a batch after its reply arrived
+  (:meth:`CallBook.acknowledge`; the spin's answer does not wait for it): with the next
+  debit to record, or alone after :data:`ACK_LINGER_S`; one lost (the
   process dies first) leaves the credit pending: the retrier resends it and the operator
   answers with its first answer, so nothing moves twice;
 - a batch that fails is recorded again item by item, so an error reaches only its cause; a
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -57,6 +59,10 @@ from starfever.server.services.settle import resolve, resolve_each
 from starfever.server.services.settlement import ACKNOWLEDGED, PENDING, Job
 
 REFUSED, ROLLED_BACK = "refused", "rolled_back"
+ACK_LINGER_S = 0.02
+"""How long credit acknowledgements with no debit to record beside them wait for one (ADR
+0028): they ride in the next debit's transaction instead of one of their own. No answer waits
+for them; a credit is sent again only once its timeout has passed (seconds)."""
 
 _CALLS: Table = WalletCall.__table__  # type: ignore[assignment]
 _ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
@@ -167,15 +173,21 @@ class CallBook:
             if item is None:
                 return
             batch = [item]
+            deadline = None if isinstance(item, _Prepare) else time.monotonic() + ACK_LINGER_S
             while True:
                 try:
-                    more = self._queue.get_nowait()
+                    if deadline is None:
+                        more = self._queue.get_nowait()
+                    else:
+                        more = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
                 except queue.Empty:
                     break
                 if more is None:
                     self._queue.put(None)  # end after this batch
                     break
                 batch.append(more)
+                if isinstance(more, _Prepare):
+                    deadline = None
             try:
                 self._record(batch)
             except BaseException as error:  # never let one batch stop the thread: every
