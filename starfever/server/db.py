@@ -132,17 +132,19 @@ class SettleTurn:
 
     def __init__(self, key: str | None) -> None:
         self._threads = threading.Lock()
+        self._key = key if fcntl is not None else None
         self._paths: tuple[str, str] | None = None
         self._fds: tuple[int, int] | None = None
         self._pid = 0
-        if key is not None and fcntl is not None:
-            folder = _private_folder()
-            if folder is not None:
-                name = hashlib.sha256(key.encode()).hexdigest()[:24]
-                base = os.path.join(folder, f"settle-{name}")
-                self._paths = (f"{base}.gate", f"{base}.turn")
 
     def _files(self) -> tuple[int, int] | None:
+        if self._key is not None and self._paths is None:  # first use: a process that never
+            folder = _private_folder()                       # settles makes no folder
+            if folder is not None:
+                name = hashlib.sha256(self._key.encode()).hexdigest()[:24]
+                base = os.path.join(folder, f"settle-{name}")
+                self._paths = (f"{base}.gate", f"{base}.turn")
+            self._key = None
         if self._paths is None:
             return None
         if self._fds is None or self._pid != os.getpid():  # not a forked parent's
