@@ -21,7 +21,7 @@ import stat
 import tempfile
 import threading
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from importlib import resources
 from typing import Any
 
@@ -148,14 +148,17 @@ class SettleTurn:
         if self._paths is None:
             return None
         if self._fds is None or self._pid != os.getpid():  # not a forked parent's
+            opened: list[int] = []
             try:
-                gate, turn = (os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-                              for path in self._paths)
+                for path in self._paths:
+                    opened.append(os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600))
             except OSError as error:
+                for fd in opened:
+                    os.close(fd)
                 _log.warning("settlers take turns within this process only: %s", error)
                 self._paths = None
                 return None
-            self._fds, self._pid = (gate, turn), os.getpid()
+            self._fds, self._pid = (opened[0], opened[1]), os.getpid()
         return self._fds
 
     @contextmanager
@@ -167,15 +170,21 @@ class SettleTurn:
                 yield
                 return
             gate, turn = files
-            fcntl.flock(gate, fcntl.LOCK_EX)
+            held = False
             try:
-                fcntl.flock(turn, fcntl.LOCK_EX)
-            finally:
-                fcntl.flock(gate, fcntl.LOCK_UN)
+                fcntl.flock(gate, fcntl.LOCK_EX)
+                try:
+                    fcntl.flock(turn, fcntl.LOCK_EX)
+                    held = True
+                finally:
+                    fcntl.flock(gate, fcntl.LOCK_UN)
+            except OSError as error:  # never a reason to leave spins unsettled
+                _log.warning("settling without the host's turn: %s", error)
             try:
                 yield
             finally:
-                fcntl.flock(turn, fcntl.LOCK_UN)
+                if held:
+                    fcntl.flock(turn, fcntl.LOCK_UN)
 
     def close(self) -> None:
         """Close the lock files (the turn is not held)."""
@@ -191,13 +200,12 @@ def _private_folder() -> str | None:
     link) of this user's that no one else may enter."""
     folder = os.path.join(tempfile.gettempdir(), f"starfever-{os.getuid()}")
     try:
-        os.mkdir(folder, 0o700)
-    except FileExistsError:
-        pass
+        with suppress(FileExistsError):
+            os.mkdir(folder, 0o700)
+        found = os.lstat(folder)
     except OSError as error:
         _log.warning("settlers take turns within this process only: %s", error)
         return None
-    found = os.lstat(folder)
     if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() \
             or found.st_mode & 0o077:
         _log.warning("settlers take turns within this process only: %s is not a private "
