@@ -8,20 +8,16 @@ Write transactions of this package also queue on a :class:`WriteLock` first, so 
 waiting in another thread or process wakes as soon as the lock is free instead of polling.
 On PostgreSQL both are the same engine, and services lock the rows they change with
 ``SELECT ... FOR UPDATE`` in a fixed order: wallet, then pool, then chain head. The group
-commits of spins on one host take turns as well (:class:`SettleTurn`), which makes their
+commits of spins on one host take turns as well (``settle_turn.SettleTurn``), which makes their
 batches larger; the row locks alone keep them right.
 """
 
 from __future__ import annotations
 
-import hashlib
-import logging
 import os
-import stat
-import tempfile
 import threading
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from importlib import resources
 from typing import Any
 
@@ -29,12 +25,13 @@ from sqlalchemy import Engine, create_engine, event, make_url, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
+from starfever.server.settle_turn import SettleTurn
+
 try:
     import fcntl
 except ImportError:  # not on Windows: there, processes wait in SQLite's busy handler
     fcntl = None  # type: ignore[assignment]
 
-_log = logging.getLogger("starfever.db")
 SQLITE_BUSY_TIMEOUT_S = 30
 MIGRATION_LOCK_KEY = 0x5374_4665  # pg_advisory_lock key: "StFe"
 
@@ -114,104 +111,6 @@ class WriteLock:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
-
-
-class SettleTurn:
-    """The settlers' turn on one host (ADR 0028): one batch at a time across the processes
-    that settle spins into one database, so that a settler waits for its turn *before* it
-    takes the spins queued in its process, and takes all that arrived meanwhile.
-
-    A fair turnstile of two ``flock`` files: a waiter holds the gate while it waits for the
-    turn, so the process that just had the turn cannot take it again before the waiter has
-    (a plain lock let one process win it again and again: the other's spins waited several
-    turns). The kernel releases both if a process dies. The files live in a directory of the
-    user's own (``<tmp>/starfever-<uid>``, mode 0700, checked): a file another user could
-    open would let them hold the turn. Where it cannot be had, or there is no ``flock``,
-    the turn covers this process's threads only; the database's row locks keep the
-    settlement right either way, the turn only makes the batches larger."""
-
-    def __init__(self, key: str | None) -> None:
-        self._threads = threading.Lock()
-        self._key = key if fcntl is not None else None
-        self._paths: tuple[str, str] | None = None
-        self._fds: tuple[int, int] | None = None
-        self._pid = 0
-
-    def _files(self) -> tuple[int, int] | None:
-        if self._key is not None and self._paths is None:  # first use: a process that never
-            folder = _private_folder()                       # settles makes no folder
-            if folder is not None:
-                name = hashlib.sha256(self._key.encode()).hexdigest()[:24]
-                base = os.path.join(folder, f"settle-{name}")
-                self._paths = (f"{base}.gate", f"{base}.turn")
-            self._key = None
-        if self._paths is None:
-            return None
-        if self._fds is None or self._pid != os.getpid():  # not a forked parent's
-            opened: list[int] = []
-            try:
-                for path in self._paths:
-                    opened.append(os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600))
-            except OSError as error:
-                for fd in opened:
-                    os.close(fd)
-                _log.warning("settlers take turns within this process only: %s", error)
-                self._paths = None
-                return None
-            self._fds, self._pid = (opened[0], opened[1]), os.getpid()
-        return self._fds
-
-    @contextmanager
-    def held(self) -> Iterator[None]:
-        """Hold the turn for the block."""
-        with self._threads:
-            files = self._files()
-            if files is None:
-                yield
-                return
-            gate, turn = files
-            held = False
-            try:
-                fcntl.flock(gate, fcntl.LOCK_EX)
-                try:
-                    fcntl.flock(turn, fcntl.LOCK_EX)
-                    held = True
-                finally:
-                    fcntl.flock(gate, fcntl.LOCK_UN)
-            except OSError as error:  # never a reason to leave spins unsettled
-                _log.warning("settling without the host's turn: %s", error)
-            try:
-                yield
-            finally:
-                if held:
-                    fcntl.flock(turn, fcntl.LOCK_UN)
-
-    def close(self) -> None:
-        """Close the lock files (the turn is not held)."""
-        with self._threads:
-            if self._fds is not None and self._pid == os.getpid():
-                for fd in self._fds:
-                    os.close(fd)
-            self._fds = None
-
-
-def _private_folder() -> str | None:
-    """``<tmp>/starfever-<uid>``, made if missing; ``None`` unless it is a directory (not a
-    link) of this user's that no one else may enter."""
-    folder = os.path.join(tempfile.gettempdir(), f"starfever-{os.getuid()}")
-    try:
-        with suppress(FileExistsError):
-            os.mkdir(folder, 0o700)
-        found = os.lstat(folder)
-    except OSError as error:
-        _log.warning("settlers take turns within this process only: %s", error)
-        return None
-    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() \
-            or found.st_mode & 0o077:
-        _log.warning("settlers take turns within this process only: %s is not a private "
-                     "directory of this user's", folder)
-        return None
-    return folder
 
 
 def _generic_plans(driver: Any, _record: Any) -> None:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from starfever.server.db import SettleTurn
+from starfever.server import settle_turn
+from starfever.server.settle_turn import SettleTurn
 
 
 def _take_turns(key: str, name: str, log: str, turns: int, start: threading.Barrier) -> None:
@@ -117,3 +118,79 @@ def test_the_turn_reaches_another_process_only_through_a_private_folder(
     with caplog.at_level(logging.WARNING, logger="starfever.db"):
         assert second_waits(SettleTurn("k"), SettleTurn("k")) < 0
     assert "not a private directory" in caplog.text
+
+
+def test_a_batch_that_holds_the_turn_too_long_loses_it(
+        own_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process stuck in its batch (a connection stalled in the network) holds up the other
+    processes' settling for :data:`HOLD_LIMIT_S` at most; when it ends its batch it does not
+    take the turn from the one that has it now."""
+    monkeypatch.setattr(settle_turn, "HOLD_LIMIT_S", 0.2)
+    stuck, other, third = SettleTurn("db-key"), SettleTurn("db-key"), SettleTurn("db-key")
+    got_it = threading.Event()
+    release = threading.Event()
+
+    def wait_then_hold() -> None:
+        with other.held():
+            got_it.set()
+            release.wait(10)
+
+    waiter = threading.Thread(target=wait_then_hold)
+    with stuck.held():
+        waiter.start()
+        assert got_it.wait(5)  # the watchdog let the stuck one's turn go
+    third_took: list[float] = []
+
+    def third_asks() -> None:
+        with third.held():
+            third_took.append(time.monotonic())
+
+    asking = threading.Thread(target=third_asks)
+    asking.start()
+    time.sleep(0.1)
+    assert not third_took  # the turn is still the waiter's, not free
+    released = time.monotonic()
+    release.set()
+    waiter.join(10)
+    asking.join(10)
+    assert third_took and third_took[0] >= released
+    for turn in (stuck, other, third):
+        turn.close()
+
+
+def test_without_a_usable_temporary_folder_a_turn_is_this_processs_alone(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """No temporary folder at all (a read-only file system): the settler still settles."""
+    def no_folder() -> str:
+        raise FileNotFoundError("No usable temporary directory found")
+
+    monkeypatch.setattr(tempfile, "gettempdir", no_folder)
+    turn = SettleTurn("db-key")
+    with caplog.at_level(logging.WARNING, logger="starfever.db"):
+        with turn.held():
+            pass
+        with turn.held():
+            pass
+    assert caplog.text.count("No usable temporary directory") == 1  # said once
+    turn.close()
+
+
+def test_closing_does_not_wait_for_a_settler_waiting_for_the_turn(own_tmp: Path) -> None:
+    """Shutting down a process whose settler waits for another process's turn (a stuck one)
+    does not hang on it."""
+    holder, waiting = SettleTurn("db-key"), SettleTurn("db-key")
+
+    def wait_for_turn() -> None:
+        with waiting.held():
+            pass
+
+    with holder.held():
+        settler = threading.Thread(target=wait_for_turn, daemon=True)
+        settler.start()
+        time.sleep(0.1)
+        closing = threading.Thread(target=waiting.close, daemon=True)
+        closing.start()
+        closing.join(5)
+        assert not closing.is_alive()
+    settler.join(10)
+    holder.close()
