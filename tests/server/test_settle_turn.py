@@ -1,5 +1,5 @@
-"""The settlers' turn on a host (ADR 0028, ``db.SettleTurn``): one process at a time, taken in
-turn, and only in a folder no one else can enter."""
+"""The settlers' turn on a host (ADR 0028, ``settle_turn.SettleTurn``): one process at a time,
+taken in turn, and only in a folder no one else can enter."""
 
 from __future__ import annotations
 
