@@ -139,11 +139,15 @@ class Database:
             file = make_url(self.url).database
             if file and file.startswith("file:"):  # a URI filename (?uri=true&mode=ro)
                 file = file.removeprefix("file:")
-            self._write_lock = WriteLock(file if file and file != ":memory:" else None)
+            shared = file if file and file != ":memory:" else None  # (memory: this process's)
+            self._write_lock = WriteLock(shared)
+            # a file's settlers take turns by the file's real path
+            self.settle_turn = SettleTurn(os.path.realpath(shared) if shared else None)
         else:
             self.write_engine = create_engine(self.url, pool_size=10, max_overflow=20,
                                               pool_pre_ping=True)
             self.read_engine = self.write_engine
+            self.settle_turn = SettleTurn(self.url)
         # the group commits' (``batch``): the settler's and, in operator mode, the wallet
         # books' thread at once; one kept for each (a connection beyond pool_size is closed
         # when returned, and opening one costs a PostgreSQL backend's start). Autocommit at
@@ -152,11 +156,6 @@ class Database:
             self.url, pool_size=2, max_overflow=4, isolation_level="AUTOCOMMIT")
         if self.bulk_engine is not None:
             event.listen(self.bulk_engine, "connect", _generic_plans)
-        if self.is_sqlite:  # a file's turn is the file's; a memory database is one process's
-            self.settle_turn = SettleTurn(
-                os.path.realpath(file) if file and file != ":memory:" else None)
-        else:
-            self.settle_turn = SettleTurn(self.url)
         self._writer = sessionmaker(self.write_engine, expire_on_commit=False)
         self._reader = sessionmaker(self.read_engine, expire_on_commit=False)
 

@@ -228,9 +228,9 @@ class Settler:
         return batch
 
     def _settle(self, batch: list[Job], *, reconnected: bool = False,
-                ) -> list[SpinOutcome | ServiceError | BaseException]:
+                ) -> Sequence[SpinOutcome | ServiceError | BaseException]:
         try:
-            return list(settle_batch(self.db, batch))
+            return settle_batch(self.db, batch)
         except BaseException as error:
             if isinstance(error, DBAPIError) and error.connection_invalidated \
                     and not reconnected:
