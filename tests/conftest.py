@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 
 import pytest
@@ -14,6 +17,25 @@ def run_cli(args: Sequence[str], stdin: str = "",
     """Run ``python -m starfever.cli ARGS`` and capture its output."""
     return subprocess.run([sys.executable, "-m", "starfever.cli", *args], input=stdin,
                           capture_output=True, text=True, timeout=timeout, check=False)
+
+
+_RUN_TEMP: str | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give the run a temporary folder of its own, removed at its end: what the code under
+    test keeps in the temporary folder for a server's lifetime (the settlers' turn files of
+    every test database, ADR 0028) would otherwise stay in ``/tmp`` after the run. Servers
+    started by the tests inherit it through ``TMPDIR``."""
+    global _RUN_TEMP
+    _RUN_TEMP = tempfile.mkdtemp(prefix="starfever-tests-")
+    os.environ["TMPDIR"] = _RUN_TEMP
+    tempfile.tempdir = None  # gettempdir() reads TMPDIR again
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _RUN_TEMP is not None:
+        shutil.rmtree(_RUN_TEMP, ignore_errors=True)
 
 
 @pytest.fixture

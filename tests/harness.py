@@ -17,6 +17,7 @@ Plain Python, no pytest (the fixtures live in the conftest files):
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 import shutil
@@ -132,17 +133,16 @@ def _clean_environment(settings: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-AUDIT_KEY_FILE = Path(tempfile.gettempdir()) / f"starfever-test-audit-key-{os.getpid()}"
-"""The chain key of this process's servers, commands and in-process settings: a key the
-tampering tests do not know (they cannot recompute a keyed hash, as an insider could not)."""
-
-
+@functools.cache
 def audit_key_file() -> str:
-    """:data:`AUDIT_KEY_FILE`, written once with a fresh random key."""
-    if not AUDIT_KEY_FILE.exists():
-        AUDIT_KEY_FILE.write_text(secrets.token_hex(32))
-        AUDIT_KEY_FILE.chmod(0o600)
-    return str(AUDIT_KEY_FILE)
+    """The chain key file of this process's servers, commands and in-process settings, written
+    on first use with a fresh random key: a key the tampering tests do not know (they cannot
+    recompute a keyed hash, as an insider could not). It lies in the run's temporary folder
+    (``tests/conftest.py``), which is removed after the run."""
+    path = Path(tempfile.gettempdir()) / f"starfever-test-audit-key-{os.getpid()}"
+    path.write_text(secrets.token_hex(32))
+    path.chmod(0o600)
+    return str(path)
 
 
 def settings_like_servers(database_url: str) -> Settings:
