@@ -176,6 +176,20 @@ def _rate(raw: object) -> Fraction:
     return rate
 
 
+def check_offered(model: MathModel) -> None:
+    """:class:`ModelError` unless ``model`` keeps the conditions' rules that bind a game offered
+    to players beyond what any model file must satisfy: Star Coins can appear on every reel
+    ("Star Coins sind Symbole, die auf allen Walzen erscheinen können"), so every base reel
+    holds a COIN. The server refuses to start with such a model; the maths and the simulator
+    still read it (a hand-made model may isolate one mechanism, an archived version replays
+    the rounds played under it)."""
+    for reel, strip in enumerate(model.base_reels):
+        if COIN not in strip:
+            raise ModelError(f"model {model.name} {model.version} cannot be offered: base reel "
+                             f"{reel} holds no COIN, and the conditions let Star Coins appear on "
+                             "every reel")
+
+
 def model_from_dict(data: object) -> MathModel:
     """Check a parsed model file and build the model; :class:`ModelError` names any problem."""
     if not isinstance(data, Mapping):

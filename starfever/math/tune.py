@@ -190,11 +190,12 @@ def strip_moves(strips: Strips) -> Iterator[tuple[int, int, str]]:
     """(reel, stop, new symbol) for every single-stop change worth trying: per reel, every
     symbol there into every other allowed one; the stop is the one that spreads the new symbol
     most, and for COIN also the one that clusters coins most (clusters make 5+ coins likelier
-    against exactly 4)."""
+    against exactly 4). The €€€ symbols stay, and so does a reel's last COIN (the conditions let
+    Star Coins appear on every reel)."""
     for reel, strip in enumerate(strips):
         counts = Counter(strip)
         for old in sorted(counts):
-            if old == JACKPOT:
+            if old == JACKPOT or (old == COIN and counts[COIN] == 1):
                 continue
             places = [i for i, s in enumerate(strip) if s == old]
             for new in STRIP_SYMBOLS:

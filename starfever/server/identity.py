@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from starfever.certify import software
-from starfever.engine.model import MathModel
+from starfever.engine.model import MathModel, ModelError, check_offered
 from starfever.server.settings import Settings, SettingsError
 
 _MODEL_HASHES: dict[int, tuple[MathModel, str]] = {}
@@ -60,7 +60,12 @@ def _editable(checked: software.SoftwareCheck) -> bool:
 
 def check_startup(settings: Settings, model: MathModel) -> StartupIdentity:
     """Check the running package and the model; :class:`SettingsError` (one line) where
-    production must not start, warnings otherwise."""
+    production must not start, warnings otherwise. A model that breaks the conditions' rules
+    for an offered game (``check_offered``) is refused in every environment."""
+    try:
+        check_offered(model)
+    except ModelError as error:
+        raise SettingsError(str(error)) from None
     checked = software.running()
     production = settings.environment == "production"
     result = StartupIdentity(software=checked, model=model,

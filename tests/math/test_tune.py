@@ -13,7 +13,14 @@ from typing import Any
 
 import pytest
 
-from starfever.engine.model import MathModel, load_model, shipped_models
+from starfever.engine.model import (
+    MathModel,
+    ModelError,
+    check_offered,
+    load_model,
+    load_model_version,
+    shipped_models,
+)
 from starfever.engine.symbols import BET_CLASSES
 from starfever.math import exact, figures
 from starfever.math.tune import TuneError, apply_move, parse_target, strip_moves
@@ -70,6 +77,34 @@ def test_strip_moves_keep_jackpot_stops_and_only_use_base_symbols() -> None:
     assert moves and all(model.base_reels[r][s] != "JACKPOT" for r, s, _ in moves)
     assert {symbol for _, _, symbol in moves} <= {
         "LEMON", "CHERRY", "MELON", "BAR", "GOLD", "BELL", "SEVEN", "DIAMOND", "WILD", "COIN"}
+
+
+def test_strip_moves_never_take_a_reels_last_coin() -> None:
+    """The conditions let Star Coins appear on every reel: reel 4 of the default holds one COIN,
+    and no move takes it; reel 3 holds four, which moves may take."""
+    model = load_model("default")
+    assert [strip.count("COIN") for strip in model.base_reels][3:] == [4, 1]
+    taken = {r for r, s, new in strip_moves(model.base_reels)
+             if model.base_reels[r][s] == "COIN" and new != "COIN"}
+    assert 3 in taken and 4 not in taken
+
+
+def test_every_shipped_model_can_be_offered() -> None:
+    """Every base reel holds a COIN (the conditions let Star Coins appear on every reel)."""
+    for name in shipped_models():
+        model = load_model(name)
+        check_offered(model)
+        assert all("COIN" in strip for strip in model.base_reels), name
+
+
+def test_the_first_low_volatility_model_is_kept_only_to_replay_its_rounds() -> None:
+    """It had no COIN on reel 0: it cannot be offered, and the archive gives it back,
+    unchanged, for the rounds played under it."""
+    first = load_model_version("low-volatility", "1.0+01fa0cc592c6")
+    assert first is not None and "COIN" not in first.base_reels[0]
+    with pytest.raises(ModelError, match="base reel 0 holds no COIN"):
+        check_offered(first)
+    assert load_model("low-volatility").version != first.version
 
 
 # -- the fast figures are the exact ones ----------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -68,6 +69,24 @@ def test_serve_refuses_an_empty_environment_in_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.strip() == ("starfever serve: error: STARFEVER_ENV is set but empty: "
                                    "give it a value or unset it")
+
+
+def test_serve_refuses_a_model_without_a_coin_on_every_reel(tmp_path: Path) -> None:
+    """The conditions let Star Coins appear on every reel: a model file with none on reel 0
+    is refused in one line before anything is created (the first low-volatility model had
+    none; it stays in the archive only to replay its rounds)."""
+    data = load_model("default").to_dict()
+    data["reels"]["base"][0] = ["LEMON" if s == "COIN" else s for s in data["reels"]["base"][0]]
+    model_file = tmp_path / "no-coin.json"
+    model_file.write_text(json.dumps(data), encoding="utf-8")
+    database = tmp_path / "x.db"
+    done = run_cli("serve", "--port", str(free_port()), "--database-url", f"sqlite:///{database}",
+                   "--model", str(model_file))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == (
+        "starfever serve: error: model default 2.0 cannot be offered: base reel 0 holds no COIN, "
+        "and the conditions let Star Coins appear on every reel")
+    assert not database.exists()
 
 
 def test_shown_url_masks_every_password() -> None:

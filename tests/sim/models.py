@@ -9,7 +9,8 @@ from starfever.engine.model import MathModel, load_model, model_from_dict
 def hand_made(base: list[list[str]], star_wild: list[list[str]] | None = None,
               max_win_x: int | None = None, **hold: dict[str, int]) -> MathModel:
     """The default model with ``base`` (and ``star_wild``) strips, Hold & Cash weights
-    updated by ``hold`` and, if given, another win cap."""
+    updated by ``hold`` and, if given, another win cap. Not a game to offer: its strips may
+    leave a reel without Star Coins to isolate one mechanism (``check_offered`` refuses it)."""
     data: dict[str, Any] = load_model("default").to_dict()
     data["name"] = "hand-made"
     data["reels"]["base"] = base
