@@ -295,9 +295,13 @@ def result_json(result: SimulationResult, exact: dict[str, float], line_bet: int
     rtp = result.rtp
     components = {name: _check(result.component(name), exact[name]) for name in COMPONENTS}
     rate = result.contribution_rate
-    components["progressive"] = {"rtp": rate, "ci99": [rate, rate], "exact": exact["progressive"],
-                                 "inside": rate == exact["progressive"],
-                                 "note": "contribution rate, not simulated"}
+    # The €€€'s long-run return is its contribution rate by the rules, not something a sample
+    # estimates: no interval and no verdict that could not fail. What the sample does test is
+    # the €€€ line frequency (below) and, with a model, the pool replayed in play order.
+    components["progressive"] = {"rtp": rate, "exact": exact["progressive"], "simulated": False,
+                                 "note": "the contribution rate (the rules' long-run return of "
+                                         "the pool), not an estimate; the EUR line frequency is "
+                                         "simulated and checked"}
     freq_keys = {"hit": "hit", "star_wild": "star_wild_frequency",
                  "hold_and_cash": "hold_and_cash_frequency", "mega": "mega", "jackpot": "jackpot"}
     frequencies = {name: _frequency(result.frequency(name), exact[freq_keys[name]])
@@ -351,6 +355,10 @@ def print_table(result: SimulationResult, data: dict[str, Any]) -> None:
     rows = [*((_LABELS[k], data["components"][k]) for k in (*COMPONENTS, "progressive")),
             ("total", data)]
     for label, row in rows:
+        if "ci99" not in row:  # the €€€: its contribution rate, not estimated
+            print(f"  {label:<32} {_pct(row['rtp'])}   {'(the rate itself)':<21} "
+                  f"{_pct(row['exact'])}  not simulated")
+            continue
         lo, hi = row["ci99"]
         print(f"  {label:<32} {_pct(row['rtp'])}   [{_pct(lo)}, {_pct(hi)}] "
               f"{_pct(row['exact'])}  {'yes' if row['inside'] else 'NO'}")
