@@ -150,10 +150,16 @@ def print_rtp(data: dict[str, Any]) -> None:
     print(f"Star Fever model {data['model']!r} {data['model_version']} "
           f"(sha256 {data['model_sha256'][:12]}...): theoretical RTP {data['total']:.2%} "
           f"({data['total']:.5%} to 5 decimals, computed exactly)")
+    split = data["hold_and_cash_split"]
+    capped = " (before the max-win cap)" if data["hold_and_cash_split_before_cap"] else ""
     for key, label in (("lines", "line wins"), ("star_wild", "Star Wild respin"),
                        ("hold_and_cash", "Hold & Cash (cash, Minor, Major, Mega)"),
                        ("progressive", "EUR progressive contribution")):
         print(f"  {label:<40} {c[key]:>9.4%}")
+        if key == "hold_and_cash":
+            print(f"    of which{capped}: cash {split['cash']:.4%}, Minor jackpot "
+                  f"{split['minor']:.4%}, Major jackpot {split['major']:.4%}, Mega jackpot "
+                  f"{split['mega']:.4%}")
     totals = {round(v["total"], 8) for v in data["by_line_bet"].values()}
     print(f"  every bet class (1..100 cent line bets): {min(totals):.4%} to {max(totals):.4%} "
           "from the players' money (one EUR share per spin: the same return per euro)")

@@ -30,6 +30,9 @@ from starfever.engine.symbols import (
     HOLD_AND_CASH_COINS,
     LINE_COUNT,
     LINES,
+    MAJOR_PAYS,
+    MEGA_PAYS,
+    MINOR_PAYS,
     PAYING_SYMBOLS,
     REELS,
     ROWS,
@@ -130,6 +133,21 @@ class ExactReport:
     def hold_and_cash_mean(self) -> Fraction:
         """Expected Hold & Cash payout in total bets, given it triggers."""
         return self.hold_and_cash / self.hold_and_cash_frequency
+
+    def hold_and_cash_split(self) -> dict[str, Fraction]:
+        """The Hold & Cash return (per unit total bet) by what pays it: ``cash`` (the CASH
+        values, boosters included), the ``minor``, ``major`` and ``mega`` jackpots. Before any
+        max-win cap: it adds up to the uncapped feature return (``hold_and_cash`` itself for a
+        model without a cap)."""
+        minor = major = mega = whole = Fraction(0)
+        for n, moments in self.hold_and_cash_by_coins.items():
+            p = self.coin_counts[n]
+            minor += p * moments.minors * MINOR_PAYS
+            major += p * moments.majors * MAJOR_PAYS
+            mega += p * moments.mega * MEGA_PAYS
+            whole += p * moments.mean
+        return {"cash": whole - minor - major - mega, "minor": minor, "major": major,
+                "mega": mega}
 
 
 def _reel_coin_masks(strip: ReelStrip) -> Counter[tuple[bool, ...]]:

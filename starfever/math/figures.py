@@ -26,7 +26,7 @@ from starfever.engine import money
 from starfever.engine.model import MathModel, ModelError
 from starfever.engine.symbols import BET_CLASSES, CELLS, HOLD_AND_CASH_COINS, Cents
 
-FORMAT = 3
+FORMAT = 4
 """Bumped whenever the figures or their computation change: old cache files are then ignored."""
 
 METHODS = {
@@ -48,6 +48,10 @@ METHODS = {
                  "the model sets max_win_x (then the figures with a cap are exact up to the "
                  "Hold & Cash DP's float rounding)",
     "hold_and_cash_tails": "payout DP over whole total bets, exact range up to its cap",
+    "hold_and_cash_split": "exact rational: per coin count, the feature's expected MINOR and "
+                           "MAJOR counts and P(Mega) from the rational DP, times their pays; "
+                           "cash (boosters included) is the rest of the feature's mean; before "
+                           "any max-win cap",
     "jackpot_long_run": "stationary law of the pool on a grid (starfever.math.jackpot), "
                         "balance-checked",
     "jackpot_long_run.std_dev": "exact game second moment and E[game win x 1{€€€}] with the "
@@ -206,6 +210,9 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
         "components": {"lines": float(report.lines), "star_wild": float(report.star_wild),
                        "hold_and_cash": float(report.hold_and_cash),
                        "progressive": float(report.progressive)},
+        "hold_and_cash_split": {key: float(value)
+                                for key, value in report.hold_and_cash_split().items()},
+        "hold_and_cash_split_before_cap": model.max_win_x is not None,
         "by_line_bet": by_line_bet,
         "hit_frequency": float(report.hit_frequency),
         "star_wild_frequency": float(report.star_wild_frequency),

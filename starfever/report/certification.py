@@ -11,7 +11,7 @@ from statistics import NormalDist
 from typing import Any
 
 from starfever.engine.model import MathModel
-from starfever.engine.symbols import MAJOR_PAYS, MEGA_PAYS, MINOR_PAYS, MWILD
+from starfever.engine.symbols import MWILD
 from starfever.math import exact
 from starfever.math.stats import Z99
 from starfever.report.document import Document
@@ -124,19 +124,14 @@ def splits(doc: Document, model: MathModel, report: exact.ExactReport,
         ["Coin layouts with 4 coins", f"{len(cases)} ({len(stacked)} with a stack)"],
     ])
     doc.heading("Hold & Cash split")
-    parts: dict[str, Fraction] = {k: Fraction(0) for k in ("Minor", "Major", "Mega", "total")}
-    for n, m in report.hold_and_cash_by_coins.items():
-        p = report.coin_counts[n]
-        parts["Minor"] += p * m.minors * MINOR_PAYS
-        parts["Major"] += p * m.majors * MAJOR_PAYS
-        parts["Mega"] += p * m.mega * MEGA_PAYS
-        parts["total"] += p * m.mean
-    cash = parts["total"] - parts["Minor"] - parts["Major"] - parts["Mega"]
+    split = report.hold_and_cash_split()
+    whole = sum(split.values(), Fraction(0))
     note = "" if model.max_win_x is None else " (before the max-win cap)"
     doc.table(["Part", "RTP" + note, "Share of Hold & Cash"],
-              [[k, f"{float(v) * 100:.4f} %", f"{float(v / parts['total']) * 100:.2f} %"]
-               for k, v in (("cash (incl. boosters)", cash), ("Minor", parts["Minor"]),
-                            ("Major", parts["Major"]), ("Mega", parts["Mega"]))])
+              [[label, f"{float(split[key]) * 100:.4f} %",
+                f"{float(split[key] / whole) * 100:.2f} %"]
+               for key, label in (("cash", "cash (incl. boosters)"), ("minor", "Minor"),
+                                  ("major", "Major"), ("mega", "Mega"))])
 
 
 def sized_simulation(doc: Document, sim: SimulationResult, figs: dict[str, Any]) -> None:

@@ -75,3 +75,20 @@ def test_the_shipped_figures_are_a_fresh_computation(name: str) -> None:
     shipped = json.loads(figures.shipped_path(model).read_text(encoding="utf-8"))
     fresh = json.loads(json.dumps(figures.compute_figures(model)))
     _close(fresh, shipped, name)
+
+
+@pytest.mark.parametrize("name", ["default", "low-volatility", "high-volatility", "capped"])
+def test_the_hold_and_cash_split_names_the_jackpots_and_adds_up(name: str) -> None:
+    """``starfever rtp`` states the Minor, Major and Mega jackpots' return apart from the cash
+    values; without a cap the parts add up to the feature's return."""
+    model = load_model(name)
+    data = figures.cached(model)
+    assert data is not None
+    split = data["hold_and_cash_split"]
+    assert set(split) == {"cash", "minor", "major", "mega"} and min(split.values()) > 0
+    assert data["hold_and_cash_split_before_cap"] == (model.max_win_x is not None)
+    whole = data["components"]["hold_and_cash"]
+    if model.max_win_x is None:
+        assert math.isclose(sum(split.values()), whole, rel_tol=1e-12)
+    else:  # the cap cuts only the largest features
+        assert whole <= sum(split.values()) < whole * 1.01
