@@ -28,7 +28,7 @@ LANGUAGES = ("de", "en")
 NEEDED = ("rulesHtml", "ptIntro", "ptSymbol", "ptOf", "wildRule", "coinRule", "jackpotRule",
           "linesTitle", "paytable", "rules", "totalBetWord", "maxWinCap", "maxWinNone",
           "marketHtml", "marketTurboYes", "marketTurboNo", "marketSkipYes", "marketSkipNo",
-          "marketMinRound", "marketClock")
+          "marketMinRound", "marketClock", "respinJackpot", "respinNoJackpot")
 _SECTION = re.compile(r"^\s{2}(de|en): \{$", re.MULTILINE)
 _ENTRY = re.compile(r'(\w+):\s*("(?:[^"\\\n]|\\.)*"|`[^`]*`)', re.DOTALL)
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -92,6 +92,14 @@ def percent(fraction: float, lang: str) -> str:
     return js_number(f"{fraction * 100:.2f}", lang)
 
 
+def one_in(probability: float | None, digits: int, lang: str) -> str:
+    """``pages.js``'s ``oneIn``: "1 in N" of a probability per round, N with ``digits``
+    decimals (JavaScript's ``toFixed``), "–" when unknown."""
+    if not probability or probability <= 0:
+        return "–"
+    return js_number(f"{1 / probability:.{digits}f}", lang)
+
+
 def rules_values(game: dict[str, Any], texts: dict[str, str], lang: str,
                  line_bet: int) -> dict[str, Any]:
     """What ``pages.js``'s ``renderRules`` passes to ``rulesHtml`` at ``line_bet``."""
@@ -118,6 +126,7 @@ def rules_values(game: dict[str, Any], texts: dict[str, str], lang: str,
         "clock": texts["marketClock"] if market.get("show_net_position") else "",
     })
     rtp = game.get("rtp") or {}
+    freq = game.get("frequencies") or {}
     jackpot = game["jackpot"]
     rate = jackpot.get("contribution_rate")
     model = game.get("model")
@@ -138,6 +147,12 @@ def rules_values(game: dict[str, Any], texts: dict[str, str], lang: str,
         else format_cents(jackpot["seed_cents"], lang),
         "maxWin": max_win,
         "market": market_html,
+        "respinRule": texts["respinNoJackpot" if game.get("star_wild_respin_jackpot") is False
+                            else "respinJackpot"],
+        "hit": percent(freq["hit"], lang) if "hit" in freq else "–",
+        "hitOneIn": one_in(freq.get("hit"), 2, lang),
+        "starWildOneIn": one_in(freq.get("star_wild"), 1, lang),
+        "holdOneIn": one_in(freq.get("hold_and_cash"), 1, lang),
     }
 
 

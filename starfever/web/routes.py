@@ -49,9 +49,10 @@ _rtp_by_model: dict[str, dict[str, Any]] = {}
 
 def model_figures(model: MathModel) -> dict[str, Any]:
     """The running model's exact return, split into the game (lines, Star Wild, Hold & Cash)
-    and the €€€ contribution, as fractions of the total bet, and its largest wins: from the
-    figures cached per model hash (the shipped models' ship with them), else computed (every
-    figure, the largest wins too: seconds, ADR 0023) and cached, once per process."""
+    and the €€€ contribution, as fractions of the total bet, its hit and feature frequencies
+    (probabilities per round) and its largest wins: from the figures cached per model hash
+    (the shipped models' ship with them), else computed (every figure, the largest wins too:
+    seconds, ADR 0023) and cached, once per process."""
     with _rtp_lock:
         known = _rtp_by_model.get(model.sha256)
         if known is not None:
@@ -65,16 +66,29 @@ def model_figures(model: MathModel) -> dict[str, Any]:
         max_win = {"base": largest["base"], "star_wild": largest["star_wild"]}
         data = {"rtp": {"total": float(total), "game": float(total - progressive),
                         "progressive": float(progressive)},
+                # RULES.md: a hit is a round whose total win is above zero; the features'
+                # frequencies are stated beside it
+                "frequencies": {"hit": float(Fraction(found["exact"]["hit_frequency"])),
+                                "star_wild": float(found["star_wild_frequency"]),
+                                "hold_and_cash": float(found["hold_and_cash_frequency"])},
                 "max_win_x": max_win}
         _rtp_by_model[model.sha256] = data
         return data
 
 
+def respin_can_show_jackpot(model: MathModel) -> bool:
+    """Whether the Star Wild respin's reels hold a JACKPOT at all. Where none does (no shipped
+    model's does), the respin can never win the €€€, and the rules page says so instead of
+    "as in any spin"."""
+    return any(symbols.JACKPOT in strip for strip in model.star_wild_reels)
+
+
 def game_data(model: MathModel | None = None,
               market: MarketProfile | None = None) -> dict[str, Any]:
     """Paytable, lines, bet classes, feature rules and symbol names as one JSON-ready dict;
-    with the running ``model``, its exact RTP, the €€€ pool's seed and contribution and the
-    win cap; and the ``market`` profile (the default market's when none is given)."""
+    with the running ``model``, its exact RTP, hit and feature frequencies, the €€€ pool's
+    seed and contribution, whether the Star Wild respin can win the €€€ and the win cap; and
+    the ``market`` profile (the default market's when none is given)."""
     pays = symbols.PAYTABLE
     data: dict[str, Any] = {
         "reels": symbols.REELS,
@@ -107,6 +121,8 @@ def game_data(model: MathModel | None = None,
         figures = model_figures(model)
         data["model"] = {"name": model.name, "version": model.version}
         data["rtp"] = figures["rtp"]
+        data["frequencies"] = figures["frequencies"]
+        data["star_wild_respin_jackpot"] = respin_can_show_jackpot(model)
         data["jackpot"].update(seed_cents=int(model.seed_cents),
                                contribution_rate=float(model.contribution_rate),
                                rule=model.jackpot_rule)

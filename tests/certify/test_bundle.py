@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterator
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
 from starfever.certify.manifest import file_sha256
 from starfever.engine.model import load_model
+from starfever.math.figures import cached
 from tests.harness import run_cli
 
 pytestmark = pytest.mark.slow  # a bundle takes about a minute (numba compiles, the PAR sheet)
@@ -108,6 +110,20 @@ def test_the_rules_are_the_clients_in_both_languages(bundle: Path) -> None:
     assert "Diamant 25× 0,25 € 200× 2,00 € 600× 6,00 €" in de
     for text in (de, en):
         assert "{" not in text  # every placeholder of the client's texts filled
+    figures = cached(load_model("default"))
+    assert figures is not None
+    hit = float(Fraction(figures["exact"]["hit_frequency"]))
+    one_in = {"hit": f"{1 / hit:.2f}", "star": f"{1 / figures['star_wild_frequency']:.1f}",
+              "hold": f"{1 / figures['hold_and_cash_frequency']:.1f}"}
+    assert (f"Hit frequency (a round's total win is above zero): {hit * 100:.2f} %, on average "
+            f"1 in {one_in['hit']} rounds") in en
+    assert (f"Star Wild comes on average 1 in {one_in['star']} rounds, Hold & Cash 1 in "
+            f"{one_in['hold']} rounds") in en
+    assert f"Trefferhäufigkeit (der Gesamtgewinn einer Runde ist größer als null): " \
+           f"{hit * 100:.2f} %".replace(".", ",") in de
+    assert f"Hold & Cash in 1 von {one_in['hold']} Runden".replace(".", ",") in de
+    assert "so the respin cannot win the €€€" in en  # no shipped respin reel holds one
+    assert "der Respin kann den €€€ nicht gewinnen" in de
     game = json.loads((bundle / "rules" / "game.json").read_text())
     assert game["model"] == {"name": "default", "version": load_model("default").version}
 

@@ -74,9 +74,12 @@ def star_wild_draws(model: MathModel) -> list[int]:
 
 
 def hold_and_cash_draws(model: MathModel, coin_values: Sequence[int],
-                        respins: Sequence[Landing]) -> list[int]:
+                        respins: Sequence[Landing], *,
+                        respins_played: int | None = None) -> list[int]:
     """Hold & Cash from a base spin with 5+ coins: the coins get ``coin_values`` (x total bet)
-    and respin n lands ``respins[n]`` (blank respins after the list)."""
+    and respin n lands ``respins[n]`` (blank respins after the list). ``respins_played``: the
+    feature ends after that many respins (a capped model ends it when the held values reach
+    the cap)."""
     base = find_stops(model.base_reels, lambda _s, e: e.feature == "hold_and_cash"
                       and e.star_coins == len(coin_values) and not e.jackpot_lines)
     grid = window(model.base_reels, base)
@@ -91,7 +94,7 @@ def hold_and_cash_draws(model: MathModel, coin_values: Sequence[int],
         draws.append(weighted_draw(hc.coin_values, CASH_VALUES.index(value)))
     left = HOLD_AND_CASH_RESPINS
     n = 0
-    while left > 0 and len(held) < CELLS:
+    while left > 0 and len(held) < CELLS and (respins_played is None or n < respins_played):
         landing = list(respins[n]) if n < len(respins) else []
         n += 1
         empty = [(reel, row) for reel in range(5) for row in range(3) if (reel, row) not in held]
@@ -113,3 +116,19 @@ def jackpot_draws(model: MathModel) -> list[int]:
              for r in range(3)}
     return find_stops(model.base_reels, lambda _s, e: e.feature is None and bool(e.jackpot_lines),
                       fixed=fixed)
+
+
+def capped_hold_and_cash_draws(model: MathModel) -> list[int]:
+    """Hold & Cash on a model with ``max_win_x``: 5 coins of 5 x total bet and a MULTIPLIER
+    in every respin, until the held values pass the cap (the engine ends the feature there
+    and logs ``max_win``); the held values are then worth more than the round pays."""
+    for played in range(1, 12):
+        draws = hold_and_cash_draws(model, [5] * 5, [[("MULTIPLIER", 0)]] * played,
+                                    respins_played=played)
+        try:
+            result = replay_round(model, 1, draws)
+        except ValueError:  # the feature did not end there: one more respin
+            continue
+        if any(e["type"] == "max_win" for e in result.events):
+            return draws
+    raise AssertionError("no capped Hold & Cash found")

@@ -12,11 +12,12 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from starfever.certify import rules
 from starfever.engine import symbols
-from starfever.engine.model import load_model, shipped_models
+from starfever.engine.model import load_model, model_from_dict, shipped_models
 from starfever.markets import load_market
 from starfever.math.figures import cached
-from starfever.web import CACHE_FOREVER, STATIC_DIR, asset_version, mount_web
+from starfever.web import CACHE_FOREVER, STATIC_DIR, asset_version, mount_web, routes
 from starfever.web.routes import SYMBOL_NAMES, game_data
 
 
@@ -130,3 +131,47 @@ def test_a_new_models_rules_state_its_largest_wins_too(tmp_path: Path,
     assert largest["base"] > 0 and largest["star_wild"] > 0
     total = Fraction(figures["exact"]["total"])
     assert served["rtp"]["total"] == float(total)
+
+
+@pytest.mark.parametrize("name", shipped_models())
+def test_game_data_states_the_models_hit_and_feature_frequencies(name: str) -> None:
+    """RULES.md: the hit frequency (a round's total win above zero) and, apart from it, the
+    features' frequencies, all from the running model's exact figures; the rules page states
+    them from here."""
+    model = load_model(name)
+    figures = cached(model)
+    assert figures is not None
+    assert game_data(model)["frequencies"] == {
+        "hit": float(Fraction(figures["exact"]["hit_frequency"])),
+        "star_wild": figures["star_wild_frequency"],
+        "hold_and_cash": figures["hold_and_cash_frequency"]}
+    assert "frequencies" not in game_data()  # no model, no figures to state
+
+
+@pytest.mark.parametrize("name", shipped_models())
+def test_no_shipped_models_star_wild_respin_can_win_the_jackpot(name: str) -> None:
+    model = load_model(name)
+    assert all(symbols.JACKPOT not in strip for strip in model.star_wild_reels)
+    assert game_data(model)["star_wild_respin_jackpot"] is False
+    for lang, needed in (("en", "so the respin cannot win the €€€"),
+                         ("de", "der Respin kann den €€€ nicht gewinnen")):
+        assert needed in rules.render(model)[lang]["text"]
+
+
+def test_a_respin_whose_reels_hold_the_jackpot_keeps_the_rule_as_in_any_spin(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    default = load_model("default")
+    data = default.to_dict()
+    data["name"] = "respin-jackpot"
+    data["reels"]["star_wild"] = [[*strip, symbols.JACKPOT] if reel < symbols.JACKPOT_REELS
+                                  else strip
+                                  for reel, strip in enumerate(data["reels"]["star_wild"])]
+    model = model_from_dict(data)
+    figures = routes.model_figures(default)  # the figures play no part here: no recomputation
+    monkeypatch.setattr(routes, "model_figures", lambda _model: figures)
+    assert game_data(model)["star_wild_respin_jackpot"] is True
+    rendered = rules.render(model)
+    assert "its line wins and the €€€ count as in any spin" in rendered["en"]["text"].replace(
+        "Its line", "its line")
+    assert "Seine Liniengewinne und der €€€ gelten wie in jedem Spin." in rendered["de"]["text"]
+    assert "cannot win the €€€" not in rendered["en"]["text"]

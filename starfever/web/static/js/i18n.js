@@ -31,6 +31,10 @@ const STRINGS = {
     upgrade: "UPGRADE", multiplier: "MULTIPLIKATOR", upgradeText: "UPGRADE: +{amount} auf jeden Geldwert",
     multiplierText: "MULTIPLIKATOR: jeder Geldwert ×2", respinReset: "Neue Symbole – Respins wieder auf 3!",
     mega: "MEGA JACKPOT", megaText: "Alle 15 Felder gefüllt!", hcEnd: "Hold & Cash: {win}",
+    hcEndCapped: "Hold & Cash: {win} ausgezahlt – die gehaltenen Werte ({held}) sind auf den Höchstgewinn begrenzt",
+    maxWinTitle: "HÖCHSTGEWINN",
+    maxWinReached: "Höchstgewinn erreicht: {win} ({x} × Gesamteinsatz). Hier endet der Spielgewinn der Runde.",
+    maxWinPlusJackpot: "Ein €€€-Anteil kommt hinzu.",
     jackpot: "€€€ JACKPOT", jackpotText: "Linie {line} · {percent} % des Pools",
     recall: "Rückschau #{id} · {when}", recallFacts: "Einsatz {bet} · Kontostand {before} → {after}", interrupted: "Runde #{id} wurde unterbrochen – hier ist ihr Ergebnis.",
     featureStarWild: "Star Wild", featureHoldAndCash: "Hold & Cash", featureNone: "–",
@@ -86,7 +90,7 @@ const STRINGS = {
       <h3>Wild</h3>
       <p>WILD und Multiplikator Wild ersetzen jedes Gewinnsymbol, nicht aber Star Coin und €€€. Enthält ein Liniengewinn ein Multiplikator Wild, wird er ×{mult} bezahlt.</p>
       <h3>Star Wild</h3>
-      <p>Genau {sw} Star Coins: Nach den Liniengewinnen werden die Coins zu WILDs und bleiben stehen; alle anderen Felder drehen einmal neu. Liegen 3 der 4 Coins auf einer Walze, werden diese drei zu Multiplikator Wilds (×{mult}). Die Walzen des Respins tragen keine Star Coins: der Respin kann Hold &amp; Cash nicht auslösen. Seine Liniengewinne und der €€€ gelten wie in jedem Spin.</p>
+      <p>Genau {sw} Star Coins: Nach den Liniengewinnen werden die Coins zu WILDs und bleiben stehen; alle anderen Felder drehen einmal neu. Liegen 3 der 4 Coins auf einer Walze, werden diese drei zu Multiplikator Wilds (×{mult}). Die Walzen des Respins tragen keine Star Coins: der Respin kann Hold &amp; Cash nicht auslösen. {respinRule}</p>
       <h3>Hold &amp; Cash</h3>
       <p>{hc} oder mehr Star Coins: Jeder Coin wird zu einem festgehaltenen Geldsymbol mit {cash} × Gesamteinsatz. Sie haben {respins} Respins; jedes neue Symbol setzt den Zähler auf {respins} zurück. Das Feature wird mit dem Einsatz des auslösenden Spins gespielt.</p>
       <p>Neu landen können Geldsymbole, MINOR ({minor} × Gesamteinsatz), MAJOR ({major} × Gesamteinsatz), UPGRADE und MULTIPLIKATOR (jeder Geldwert ×2). UPGRADE erhöht jeden Geldwert um 1 × Gesamteinsatz: die „Einsatzhöhe“ der Spielbedingungen wird als Gesamteinsatz gelesen, weil die Werte selbst Vielfache des Gesamteinsatzes sind. Booster wirken nach dem Festhalten der neuen Symbole, in Lesereihenfolge, und verschwinden danach; MINOR und MAJOR verändern sie nicht.</p>
@@ -96,12 +100,15 @@ const STRINGS = {
       <p>Der Pool wird von allen Spielern gespeist: {contribution} % jedes Gesamteinsatzes fließen hinein. Er beginnt bei {seed} und wird nach einem Gewinn vom Betreiber wieder auf mindestens {seed} aufgefüllt.</p>
       <h3>Auszahlungsquote</h3>
       <p data-testid="rtp-statement">Die theoretische Auszahlungsquote dieses Spiels (Modell {model}) beträgt <b>{rtp} %</b>: <b>{rtpGame} %</b> aus dem Spiel (Linien, Star Wild, Hold &amp; Cash) und <b>{rtpJackpot} %</b> aus dem €€€-Beitrag. Sie ist exakt berechnet, gilt für jeden Einsatz und über sehr viele Spiele; einzelne Sitzungen weichen davon ab. Auffüllungen des Pools durch den Betreiber kommen hinzu.</p>
+      <p data-testid="frequencies">Trefferhäufigkeit (der Gesamtgewinn einer Runde ist größer als null): <b>{hit} %</b>, im Mittel 1 von {hitOneIn} Runden; ein Star-Wild-Respin ohne Gewinn ist kein Treffer. Star Wild kommt im Mittel in 1 von {starWildOneIn} Runden, Hold &amp; Cash in 1 von {holdOneIn} Runden. Exakt berechnet für dieses Modell.</p>
       <h3>Höchstgewinn</h3>
       <p data-testid="max-win">{maxWin}</p>
       <h3>Verbindungsabbruch</h3>
       <p>Jede Runde wird vollständig auf dem Server entschieden und gebucht, sobald der Einsatz angenommen ist. Bricht die Verbindung während einer Runde ab, wird die Runde so zu Ende gespielt, wie sie gezogen wurde, und ihr Gewinn gutgeschrieben; das Spiel zeigt sie Ihnen, sobald die Verbindung wieder steht (ohne zweiten Einsatz), und im Verlauf finden Sie jede Runde.</p>
       {market}
       <p>Fehlfunktionen machen alle Gewinne und Auszahlungen ungültig.</p>`,
+    respinJackpot: "Seine Liniengewinne und der €€€ gelten wie in jedem Spin.",
+    respinNoJackpot: "Sie tragen auch keine €€€-Symbole: der Respin kann den €€€ nicht gewinnen. Seine Liniengewinne gelten wie in jedem Spin.",
     maxWinNone: "Die Spielbedingungen setzen keinen Höchstgewinn: der höchste Liniengewinn eines Spins beträgt {base} × Gesamteinsatz, Spin und Respin des Star Wild zusammen höchstens {star} × Gesamteinsatz; Hold &amp; Cash hat keine feste Obergrenze (alle 15 Felder mit hohen Werten, MEGA {mega} × Gesamteinsatz, dazu ein €€€-Anteil).",
     maxWinCap: "Der Gewinn einer Runde (Linien, Star Wild, Hold &amp; Cash) ist auf {cap} × Gesamteinsatz begrenzt ({amount} beim aktuellen Einsatz): erreicht er diese Grenze, endet die Runde dort, auch ein laufendes Hold &amp; Cash. Ein €€€-Anteil kommt hinzu.",
     marketHtml: `<h3>Spielregeln dieses Marktes ({name})</h3><p>{turbo} {skip} {minRound} Höchsteinsatz {maxStake} pro Runde. Kein automatisches Spiel. {clock}</p>`,
@@ -142,6 +149,10 @@ const STRINGS = {
     upgrade: "UPGRADE", multiplier: "MULTIPLIER", upgradeText: "UPGRADE: +{amount} on every cash value",
     multiplierText: "MULTIPLIER: every cash value ×2", respinReset: "New symbols – respins reset to 3!",
     mega: "MEGA JACKPOT", megaText: "All 15 cells filled!", hcEnd: "Hold & Cash: {win}",
+    hcEndCapped: "Hold & Cash: {win} paid – the held values ({held}) are capped at the maximum win",
+    maxWinTitle: "MAXIMUM WIN",
+    maxWinReached: "Maximum win reached: {win} ({x} × total bet). The round's game win stops here.",
+    maxWinPlusJackpot: "A €€€ share comes on top.",
     jackpot: "€€€ JACKPOT", jackpotText: "Line {line} · {percent} % of the pool",
     recall: "Recall #{id} · {when}", recallFacts: "bet {bet} · balance {before} → {after}", interrupted: "Round #{id} was interrupted – here is its result.",
     featureStarWild: "Star Wild", featureHoldAndCash: "Hold & Cash", featureNone: "–",
@@ -196,7 +207,7 @@ const STRINGS = {
       <h3>Wild</h3>
       <p>WILD and Multiplier Wild substitute for every paying symbol, never for Star Coin or €€€. A line win that includes a Multiplier Wild pays ×{mult}.</p>
       <h3>Star Wild</h3>
-      <p>Exactly {sw} Star Coins: after the line wins, the coins turn into WILDs that stay in place while every other cell respins once. If 3 of the 4 coins fill one reel, those three become Multiplier Wilds (×{mult}). The respin's reels hold no Star Coins, so the respin cannot trigger Hold &amp; Cash; its line wins and the €€€ count as in any spin.</p>
+      <p>Exactly {sw} Star Coins: after the line wins, the coins turn into WILDs that stay in place while every other cell respins once. If 3 of the 4 coins fill one reel, those three become Multiplier Wilds (×{mult}). The respin's reels hold no Star Coins, so the respin cannot trigger Hold &amp; Cash. {respinRule}</p>
       <h3>Hold &amp; Cash</h3>
       <p>{hc} or more Star Coins: every coin becomes a held cash symbol worth {cash} × total bet. You get {respins} respins; every new symbol resets the counter to {respins}. The feature is played at the bet of the spin that triggered it.</p>
       <p>New cells can land cash symbols, MINOR ({minor} × total bet), MAJOR ({major} × total bet), UPGRADE and MULTIPLIER (every cash value ×2). UPGRADE raises every cash value by 1 × total bet: the conditions' "Einsatzhöhe" is read as the total bet, since the values themselves are multiples of it. Boosters act after the new symbols are held, in reading order, then vanish; they never change MINOR or MAJOR.</p>
@@ -206,12 +217,15 @@ const STRINGS = {
       <p>Every player's bets feed the pool: {contribution} % of every total bet. It starts at {seed}, and after a win the operator refills it to at least {seed}.</p>
       <h3>Return to player</h3>
       <p data-testid="rtp-statement">The theoretical return to player of this game (model {model}) is <b>{rtp} %</b>: <b>{rtpGame} %</b> from the game (lines, Star Wild, Hold &amp; Cash) and <b>{rtpJackpot} %</b> from the €€€ contribution. It is computed exactly, holds at every bet and over very many rounds; single sessions differ. The operator's refills of the pool come on top.</p>
+      <p data-testid="frequencies">Hit frequency (a round's total win is above zero): <b>{hit} %</b>, on average 1 in {hitOneIn} rounds; a Star Wild respin that wins nothing is no hit. Star Wild comes on average 1 in {starWildOneIn} rounds, Hold &amp; Cash 1 in {holdOneIn} rounds. Computed exactly for this model.</p>
       <h3>Maximum win</h3>
       <p data-testid="max-win">{maxWin}</p>
       <h3>If the connection drops</h3>
       <p>Every round is decided and booked on the server in full once its bet is accepted. If the connection drops during a round, the round is played to its end as it was drawn and its win is credited; the game shows it to you as soon as the connection is back (without a second bet), and History lists every round.</p>
       {market}
       <p>Malfunction voids all pays and plays.</p>`,
+    respinJackpot: "Its line wins and the €€€ count as in any spin.",
+    respinNoJackpot: "They hold no €€€ either, so the respin cannot win the €€€; its line wins count as in any spin.",
     maxWinNone: "The conditions set no maximum win: the largest line win of a spin is {base} × total bet, a Star Wild spin and respin together at most {star} × total bet; Hold &amp; Cash has no fixed upper limit (all 15 cells with high values, MEGA {mega} × total bet, plus any €€€ share).",
     maxWinCap: "A round's win (lines, Star Wild, Hold &amp; Cash) is capped at {cap} × total bet ({amount} at the current bet): when it gets there the round ends, a running Hold &amp; Cash too. A €€€ share comes on top.",
     marketHtml: `<h3>Rules of this market ({name})</h3><p>{turbo} {skip} {minRound} Maximum stake {maxStake} a round. No autoplay. {clock}</p>`,

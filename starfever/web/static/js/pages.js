@@ -51,6 +51,11 @@ function number(x, lang) {
   return lang === "de" ? text.replace(".", ",") : text;
 }
 
+/** "1 in N" of a probability per round, N with ``digits`` decimals ("3.09"; "–" unknown). */
+export function oneIn(probability, digits, lang) {
+  return probability > 0 ? number((1 / probability).toFixed(digits), lang) : "–";
+}
+
 /** The rules text, with the numbers from the engine's data, the running model's exact return
  * and the market profile (GET /api/v1/game). */
 export function renderRules(el, game, { t, money, lang, lineBet }) {
@@ -72,6 +77,10 @@ export function renderRules(el, game, { t, money, lang, lineBet }) {
     clock: m.show_net_position ? t("marketClock") : "",
   });
   const rtp = game.rtp || {};
+  const freq = game.frequencies || {};
+  // the respin's €€€ is stated only where its reels can show it (the server says whether)
+  const respinRule = t(game.star_wild_respin_jackpot === false ? "respinNoJackpot"
+    : "respinJackpot");
   el.innerHTML = t("rulesHtml", {
     lines: game.line_count,
     classes: game.bet_classes.map((c) => money(c)).join(", "),
@@ -92,5 +101,10 @@ export function renderRules(el, game, { t, money, lang, lineBet }) {
     seed: game.jackpot.seed_cents === undefined ? "–" : money(game.jackpot.seed_cents),
     maxWin,
     market,
+    respinRule,
+    hit: freq.hit === undefined ? "–" : percent(freq.hit, lang),
+    hitOneIn: oneIn(freq.hit, 2, lang),
+    starWildOneIn: oneIn(freq.star_wild, 1, lang),
+    holdOneIn: oneIn(freq.hold_and_cash, 1, lang),
   });
 }

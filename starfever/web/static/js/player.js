@@ -45,6 +45,7 @@ export class RoundPlayer {
     this.worthIt = celebrated(round.total_win, round.total_bet, ui.game.market);
     this.cheer = !quiet && this.worthIt;
     this.shownBig = 0;  // the largest amount a full-screen celebration has shown this round
+    this.hcText = null;  // what the Hold & Cash collect banner says this round
     const scenes = buildTimeline(round.events);
     ui.log.length = 0;
     let shownWin = 0;
@@ -58,6 +59,7 @@ export class RoundPlayer {
         case "hc_respin": await this.#hcRespin(scene, round); break;
         case "mega": await this.#mega(scene); break;
         case "hc_end": await this.#hcEnd(scene, shownWin); break;
+        case "max_win": await this.#maxWin(scene, shownWin); break;
         case "jackpot": await this.#jackpot(scene, shownWin); break;
         case "end": await this.#end(scene); break;
         default: break;
@@ -73,7 +75,8 @@ export class RoundPlayer {
   #snapshot(scene) {
     const ui = this.ui;
     const shot = { kind: scene.kind, win: ui.winText(), winLine: ui.winLine.textContent,
-      glow: document.querySelector("#win")?.classList.contains("big") || false };
+      glow: document.querySelector("#win")?.classList.contains("big") || false,
+      banner: ui.banner.el && !ui.banner.el.hidden ? ui.banner.el.textContent : null };
     if (scene.kind.startsWith("hc_") || scene.kind === "mega") {
       shot.board = ui.board.snapshot();
       shot.respinsLeft = ui.board.root.dataset.respinsLeft;
@@ -270,10 +273,32 @@ export class RoundPlayer {
     ui.board.render(scene.board, { ...this.#pays(this.round) });
     ui.countWin(shownWin, scene.winSoFar, this.skipping || !this.cheer ? 0 : 1500 * this.speed,
       { glow: this.cheer });
-    const text = ui.t("hcEnd", { win: ui.money(scene.win) });
+    // what is paid; in a capped round also what the held values were worth
+    const text = scene.capped
+      ? ui.t("hcEndCapped", { win: ui.money(scene.paid), held: ui.money(scene.win) })
+      : ui.t("hcEnd", { win: ui.money(scene.paid) });
+    this.hcText = text;
     ui.winLine.textContent = text;
     ui.banner.show(ui.t("collect").toUpperCase(), text, "hc");
     await this.wait(2000);
+    if (!this.skipping) ui.banner.hide();
+  }
+
+  #maxWinText(scene) {
+    const ui = this.ui;
+    return ui.t("maxWinReached", { win: ui.money(scene.win),
+      x: Math.round(scene.win / this.round.total_bet) })
+      + (scene.jackpotFollows ? ` ${ui.t("maxWinPlusJackpot")}` : "");
+  }
+
+  async #maxWin(scene, shownWin) {
+    // the round's game win reached the model's cap: said in words, with the amount
+    const ui = this.ui;
+    ui.countWin(shownWin, scene.winSoFar, 0, { glow: this.cheer });
+    const text = this.#maxWinText(scene);
+    ui.winLine.textContent = text;
+    ui.banner.show(ui.t("maxWinTitle"), text, "maxwin");
+    await this.wait(2500);
     if (!this.skipping) ui.banner.hide();
   }
 
@@ -311,6 +336,9 @@ export class RoundPlayer {
     else if (!this.worthIt) {  // money back, not a win: said plainly, never celebrated
       ui.winLine.textContent = ui.t("winBelowStake", { win: ui.money(scene.totalWin),
         stake: ui.money(round.total_bet) });
+    } else if (scene.maxWin && this.skipping) {
+      ui.winLine.textContent = this.#maxWinText({ win: scene.maxWin,
+        jackpotFollows: scene.totalWin > scene.maxWin });
     } else if (!ui.winLine.textContent.trim() || this.skipping) {
       const wins = (round.events || []).filter((e) => e.type === "line_win");
       const jackpot = (round.events || []).find((e) => e.type === "jackpot");
@@ -318,7 +346,7 @@ export class RoundPlayer {
         ? this.lineText(wins[0]) : ui.t("winTotal", { win: ui.money(scene.totalWin) });
     }
     if (!ui.board.root.hidden) ui.banner.show(ui.t("collect").toUpperCase(),
-      ui.t("hcEnd", { win: ui.money(round.hold_and_cash_win) }), "hc");
+      this.hcText ?? ui.t("hcEnd", { win: ui.money(round.hold_and_cash_win) }), "hc");
     const tier = this.cheer ? bigWinTier(scene.totalWin, round.total_bet, ui.game.market) : 0;
     if (tier > 0 && scene.totalWin > this.shownBig && !this.skipping) {
       this.sound("bigwin");

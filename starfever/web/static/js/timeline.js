@@ -12,18 +12,45 @@ function cloneBoard(board) {
 
 /**
  * Scenes, in order. Kinds: reveal, lines, feature, star_wild, hc_start, hc_respin, mega, hc_end,
- * jackpot, end. Each scene carries ``winSoFar``: the round's win once the scene has played.
+ * max_win, jackpot, end. Each scene carries ``winSoFar``: the round's win once the scene has
+ * played.
+ *
+ * A capped round (a ``max_win`` event, docs/events.md) pays its game win (lines, Star Wild
+ * respin lines, Hold & Cash) up to the cap only, whatever the line and Hold & Cash events say
+ * those parts were worth; a €€€ share is no part of the game win and comes on top. The engine
+ * logs ``max_win`` after the €€€, so the cap is read from the whole log first, and the
+ * ``max_win`` scene plays right after the scene whose win reached the cap (before any €€€).
  */
 export function buildTimeline(events) {
   const scenes = [];
-  let win = 0;
+  const capEvent = events.find((ev) => ev.type === "max_win");
+  const cap = capEvent ? capEvent.win : Infinity;
+  const jackpotFollows = events.some((ev) => ev.type === "jackpot");
+  let gameWin = 0;  // lines, Star Wild respin lines and Hold & Cash paid so far (<= cap)
+  let jackpots = 0;  // €€€ shares, on top of the game win
+  let capShown = false;
   let lines = null;
   let board = new Map();
   let held = [];
+  const winSoFar = () => gameWin + jackpots;
+  /** Add ``amount`` to the game win; returns what of it is paid (the cap cuts the rest). */
+  const payGame = (amount) => {
+    const paid = Math.max(0, Math.min(amount, cap - gameWin));
+    gameWin += paid;
+    return paid;
+  };
+  const showCap = () => {
+    if (capEvent && !capShown && gameWin >= cap) {
+      capShown = true;
+      scenes.push({ kind: "max_win", win: cap, jackpotFollows, winSoFar: winSoFar() });
+    }
+  };
   const flushLines = () => {
     if (lines && lines.wins.length) {
-      win += lines.wins.reduce((sum, w) => sum + w.win, 0);
-      scenes.push({ ...lines, winSoFar: win });
+      const worth = lines.wins.reduce((sum, w) => sum + w.win, 0);
+      const paid = payGame(worth);
+      scenes.push({ ...lines, paid, capped: paid < worth, winSoFar: winSoFar() });
+      showCap();
     }
     lines = null;
   };
@@ -32,7 +59,7 @@ export function buildTimeline(events) {
     switch (ev.type) {
       case "reveal":
         scenes.push({ kind: "reveal", phase: ev.phase, grid: ev.grid, stops: ev.stops,
-          held: ev.phase === "star_wild" ? held : [], winSoFar: win });
+          held: ev.phase === "star_wild" ? held : [], winSoFar: winSoFar() });
         lines = { kind: "lines", phase: ev.phase, wins: [] };
         break;
       case "line_win":
@@ -41,17 +68,18 @@ export function buildTimeline(events) {
           multiplier: ev.multiplier, win: ev.win });
         break;
       case "feature":
-        scenes.push({ kind: "feature", feature: ev.feature, coins: ev.star_coins, winSoFar: win });
+        scenes.push({ kind: "feature", feature: ev.feature, coins: ev.star_coins,
+          winSoFar: winSoFar() });
         break;
       case "star_wild":
         held = ev.wilds.map((w) => ({ reel: w.reel, row: w.row, symbol: w.symbol }));
-        scenes.push({ kind: "star_wild", wilds: held, winSoFar: win });
+        scenes.push({ kind: "star_wild", wilds: held, winSoFar: winSoFar() });
         break;
       case "hold_and_cash_start":
         board = new Map();
         for (const c of ev.cells) board.set(cellKey(c.reel, c.row), { kind: c.kind, value: c.value });
         scenes.push({ kind: "hc_start", board: cloneBoard(board), respinsLeft: ev.respins_left,
-          winSoFar: win });
+          winSoFar: winSoFar() });
         break;
       case "respin": {
         const before = cloneBoard(board);
@@ -70,24 +98,35 @@ export function buildTimeline(events) {
         });
         scenes.push({ kind: "hc_respin", index: ev.index, before, landed, afterLanding, boosters,
           board: cloneBoard(board), respinsLeft: ev.respins_left,
-          reset: landed.length > 0 && ev.respins_left > 0, winSoFar: win });
+          reset: landed.length > 0 && ev.respins_left > 0, winSoFar: winSoFar() });
         break;
       }
       case "mega":
-        scenes.push({ kind: "mega", win: ev.win, winSoFar: win });
+        scenes.push({ kind: "mega", win: ev.win, winSoFar: winSoFar() });
         break;
-      case "hold_and_cash_end":
-        win += ev.win;
+      case "hold_and_cash_end": {
+        // ``win``: what the held values are worth; ``paid``: what of it the round pays
+        const paid = payGame(ev.win);
         scenes.push({ kind: "hc_end", cash: ev.cash, minor: ev.minor, major: ev.major,
-          mega: ev.mega, win: ev.win, board: cloneBoard(board), winSoFar: win });
+          mega: ev.mega, win: ev.win, paid, capped: paid < ev.win, board: cloneBoard(board),
+          winSoFar: winSoFar() });
+        showCap();
         break;
+      }
       case "jackpot":
-        win += ev.win;
+        jackpots += ev.win;
         scenes.push({ kind: "jackpot", line: ev.line, phase: ev.phase, percent: ev.percent,
-          win: ev.win, poolLeft: ev.pool_left, winSoFar: win });
+          win: ev.win, poolLeft: ev.pool_left, winSoFar: winSoFar() });
+        break;
+      case "max_win":
+        if (!capShown) {  // shown after the scene that reached the cap; here only if none did
+          capShown = true;
+          scenes.push({ kind: "max_win", win: ev.win, jackpotFollows, winSoFar: winSoFar() });
+        }
         break;
       case "round_end":
-        scenes.push({ kind: "end", totalWin: ev.total_win, poolAfter: ev.pool_after, winSoFar: win });
+        scenes.push({ kind: "end", totalWin: ev.total_win, poolAfter: ev.pool_after,
+          maxWin: capEvent ? cap : null, winSoFar: winSoFar() });
         break;
       default:
         break; // an event this client does not know: shown through the totals only

@@ -1,0 +1,239 @@
+"""What the page tells a player about a capped round and about how often the game pays
+(a rules review): a round stopped at the model's maximum win shows what is paid, never the
+uncapped held values on the win meter, and says in words that the maximum was reached; the
+rules state the running model's exact hit and feature frequencies, and that the Star Wild
+respin cannot win the €€€ where its reels hold none. Real server processes (``--model
+capped`` for the capped rounds), Debian's Chromium."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from starfever.engine.model import MathModel, load_model
+from starfever.engine.round import replay_round
+from starfever.math.figures import cached
+from tests.harness import Databases, Server, start_server
+from tests.web import forcing
+from tests.web.browser import ConsoleWatch
+from tests.web.conftest import Game
+
+pytestmark = pytest.mark.browser
+
+
+def euro(cents: int, lang: str = "en") -> str:
+    """What the page shows: "€1,234.56" (en), "1.234,56 €" (de)."""
+    text = f"{cents // 100:,}.{cents % 100:02d}"
+    if lang == "de":
+        return text.replace(",", "_").replace(".", ",").replace("_", ".") + "\u00a0€"
+    return f"€{text}"
+
+
+def watch_banners(game: Game) -> None:
+    """Record the text of every banner the page shows (``window.__banners``); a banner is
+    hidden again at the end of its scene, before the step log's picture."""
+    game.page.evaluate("""() => {
+        window.__banners = [];
+        const el = document.querySelector('#banner');
+        new MutationObserver(() => { if (!el.hidden) window.__banners.push(el.textContent); })
+            .observe(el, { attributes: true, childList: true, subtree: true });
+    }""")
+
+
+def banners(game: Game) -> list[str]:
+    shown: list[str] = game.page.evaluate("window.__banners.splice(0)")
+    return list(dict.fromkeys(shown))  # in order, once each
+
+
+def cents_shown(text: str) -> int:
+    """The amount in a meter's text ("€360.00", "360,00 €")."""
+    return int(re.sub(r"[^0-9]", "", text))
+
+
+@pytest.fixture(scope="module")
+def capped_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """``starfever serve --model capped`` (test mode, SQLite): a maximum win of 1,800 x."""
+    directory = tmp_path_factory.mktemp("capped-web")
+    with Databases(directory / "db") as databases, start_server(
+            databases, "sqlite", directory, args=("--model", "capped")) as started:
+        yield started
+
+
+@pytest.fixture
+def capped_game(browser: Any, capped_server: Server) -> Iterator[Game]:
+    context = browser.new_context(viewport={"width": 1366, "height": 768}, locale="en-GB")
+    page = context.new_page()
+    watch = ConsoleWatch(page)
+    yield Game(page, capped_server, watch)
+    context.close()
+    assert watch.errors == [], f"the page logged errors: {watch.errors}"
+
+
+def test_a_capped_hold_and_cash_shows_what_is_paid_and_that_the_maximum_was_reached(
+        capped_game: Game) -> None:
+    game = capped_game
+    model = load_model("capped")
+    draws = forcing.capped_hold_and_cash_draws(model)
+    line_bet = 1  # the page's first bet class: €0.20 total bet, a cap of €360.00
+    expected = replay_round(model, line_bet, draws)
+    cap = model.max_win_x * expected.total_bet if model.max_win_x else 0
+    held = next(e["win"] for e in expected.events if e["type"] == "hold_and_cash_end")
+    assert cap == 36_000 and held == 64_000 > cap  # the held values are worth more
+    game.new_player(1_000)
+    watch_banners(game)
+    for lang in ("en", "de"):
+        game.page.click(f'#game [data-lang="{lang}"]')
+        game.force(draws)
+        round_ = game.spin()
+        assert round_["total_win"] == cap and round_["hold_and_cash_win"] == cap - round_[
+            "base_win"]
+        log = game.log()
+        kinds = [shot["kind"] for shot in log]
+        # the maximum win is told right after the feature that reached it
+        assert kinds[kinds.index("hc_end") + 1] == "max_win" and kinds[-1] == "end"
+        # the win meter never showed more than the round pays (at the end of the feature it
+        # may still be counting up to it)
+        assert max(cents_shown(shot["win"]) for shot in log) == cap
+        end = next(shot for shot in log if shot["kind"] == "hc_end")
+        said = next(shot for shot in log if shot["kind"] == "max_win")
+        assert said["win"] == log[-1]["win"] == euro(cap, lang)
+        if lang == "en":
+            assert end["winLine"] == ("Hold & Cash: €360.00 paid – the held values (€640.00) "
+                                      "are capped at the maximum win")
+            assert said["winLine"] == ("Maximum win reached: €360.00 (1800 × total bet). The "
+                                       "round's game win stops here.")
+        else:
+            assert end["winLine"] == (f"Hold & Cash: {euro(cap, 'de')} ausgezahlt – die "
+                                      f"gehaltenen Werte ({euro(held, 'de')}) sind auf den "
+                                      "Höchstgewinn begrenzt")
+            assert said["winLine"].startswith(f"Höchstgewinn erreicht: {euro(cap, 'de')} "
+                                              "(1800 × Gesamteinsatz)")
+        collect = "EINSAMMELN" if lang == "de" else "COLLECT"
+        title = "HÖCHSTGEWINN" if lang == "de" else "MAXIMUM WIN"
+        shown = banners(game)
+        assert shown.index(collect + end["winLine"]) + 1 == shown.index(
+            title + said["winLine"])
+        # the round's end keeps saying what was paid, not the held values
+        assert log[-1]["banner"] == collect + end["winLine"]
+        assert "640" not in game.text("#win")
+
+
+def test_a_skipped_capped_round_ends_on_the_maximum_win(capped_game: Game) -> None:
+    game = capped_game
+    draws = forcing.capped_hold_and_cash_draws(load_model("capped"))
+    game.new_player(1_000, speed=1)
+    game.force(draws)
+    game.page.click("#spin")
+    game.page.wait_for_selector("#holdboard:not([hidden])", timeout=15_000)
+    game.page.click("#skip")
+    game.wait_idle(timeout=10_000)
+    assert game.text("#win") == "€360.00"
+    assert game.text("#win-line").startswith("Maximum win reached: €360.00")
+    assert "€640.00" in game.text("#banner")  # the collect banner: paid, and held values
+
+
+def test_the_timeline_caps_the_game_win_and_puts_the_jackpot_on_top(game: Game) -> None:
+    """Pure logic (timeline.js): line wins, Star Wild respin lines and Hold & Cash add up to the
+    cap at most, whichever part reaches it; a €€€ share comes on top; the ``max_win`` scene
+    follows the scene that reached the cap, before the €€€ (the engine logs it after)."""
+    game.open()
+
+    def scenes(events: list[dict[str, Any]]) -> list[list[Any]]:
+        shown: list[list[Any]] = game.page.evaluate(
+            "evs => window.starfever.lib.buildTimeline(evs).map(s => [s.kind, s.winSoFar,"
+            " s.paid ?? null, s.capped ?? null])", events)
+        return shown
+
+    reveal = {"type": "reveal", "phase": "base", "stops": [0] * 5, "grid": []}
+    line = {"type": "line_win", "phase": "base", "line": 1, "symbol": "BAR", "count": 3,
+            "multiplier": 1, "win": 100}
+    respin_line = {**line, "phase": "star_wild", "win": 9_000}
+    jackpot = {"type": "jackpot", "phase": "base", "line": 2, "percent": 1, "win": 700,
+               "pool_left": 99_000}
+    star_wild = [reveal, line, {"type": "feature", "feature": "star_wild", "star_coins": 4},
+                 {"type": "star_wild", "wilds": []}, {**reveal, "phase": "star_wild"},
+                 respin_line, respin_line, jackpot, {"type": "max_win", "win": 12_000},
+                 {"type": "round_end", "total_win": 12_700, "pool_after": 100_000}]
+    assert scenes(star_wild) == [
+        ["reveal", 0, None, None], ["lines", 100, 100, False], ["feature", 100, None, None],
+        ["star_wild", 100, None, None], ["reveal", 100, None, None],
+        ["lines", 12_000, 11_900, True], ["max_win", 12_000, None, None],
+        ["jackpot", 12_700, None, None], ["end", 12_700, None, None]]
+    hold = [reveal, line, {"type": "feature", "feature": "hold_and_cash", "star_coins": 5},
+            {"type": "hold_and_cash_start", "cells": [], "respins_left": 3},
+            {"type": "hold_and_cash_end", "cash": 5, "minor": 0, "major": 0, "mega": False,
+             "win": 5_760_000}, jackpot, {"type": "max_win", "win": 3_600_000},
+            {"type": "round_end", "total_win": 3_600_700, "pool_after": 100_000}]
+    assert scenes(hold) == [
+        ["reveal", 0, None, None], ["lines", 100, 100, False], ["feature", 100, None, None],
+        ["hc_start", 100, None, None], ["hc_end", 3_600_000, 3_599_900, True],
+        ["max_win", 3_600_000, None, None], ["jackpot", 3_600_700, None, None],
+        ["end", 3_600_700, None, None]]
+    uncapped = [e for e in hold if e["type"] != "max_win"]
+    uncapped[-1] = {**uncapped[-1], "total_win": 5_760_800}
+    assert [s[:2] for s in scenes(uncapped)][-3:] == [
+        ["hc_end", 5_760_100], ["jackpot", 5_760_800], ["end", 5_760_800]]
+
+
+def _open_rules(game: Game, lang: str) -> str:
+    page = game.page
+    page.click("#open-paytable")
+    page.click(f'#dlg-paytable [data-lang="{lang}"]')
+    page.click("#tab-rules")
+    text = game.text("#rules-body")
+    page.click("#dlg-paytable [data-close]")
+    return text
+
+
+def _figures(model: MathModel) -> dict[str, Any]:
+    figures = cached(model)
+    assert figures is not None
+    return figures
+
+
+def test_the_rules_state_the_hit_and_feature_frequencies_and_the_respins_jackpot(
+        game: Game, model: MathModel) -> None:
+    figures = _figures(model)
+    hit = Fraction(figures["exact"]["hit_frequency"])
+    star, hold = figures["star_wild_frequency"], figures["hold_and_cash_frequency"]
+    game.new_player(0)
+    served = game.page.evaluate("window.starfever.state.game")
+    assert served["frequencies"] == {"hit": float(hit), "star_wild": star,
+                                     "hold_and_cash": hold}
+    assert served["star_wild_respin_jackpot"] is False
+    english = _open_rules(game, "en")
+    stated = game.text('[data-testid="frequencies"]')
+    assert f"{float(hit) * 100:.2f} %" == "32.39 %"  # the default model's, exactly computed
+    for needed in ("Hit frequency (a round's total win is above zero): 32.39 %",
+                   f"1 in {1 / float(hit):.2f} rounds", f"Star Wild comes on average 1 in "
+                   f"{1 / star:.1f} rounds", f"Hold & Cash 1 in {1 / hold:.1f} rounds",
+                   "a Star Wild respin that wins nothing is no hit"):
+        assert needed in stated, needed
+    assert "They hold no €€€ either, so the respin cannot win the €€€" in english
+    assert "the €€€ count as in any spin" not in english
+    german = _open_rules(game, "de")
+    for needed in ("Trefferhäufigkeit", "32,39 %", f"1 von {1 / float(hit):.2f}".replace(
+            ".", ","), f"1 von {1 / star:.1f} Runden".replace(".", ","),
+                   "Sie tragen auch keine €€€-Symbole: der Respin kann den €€€ nicht gewinnen"):
+        assert needed in german, needed
+    # a model whose respin reels hold the €€€ keeps the rule "as in any spin"
+    game.page.evaluate("window.starfever.state.game.star_wild_respin_jackpot = true")
+    assert "its line wins and the €€€ count as in any spin" in _open_rules(game, "en").replace(
+        "Its", "its")
+    assert "Seine Liniengewinne und der €€€ gelten wie in jedem Spin" in _open_rules(game, "de")
+
+
+def test_the_capped_models_rules_state_its_own_frequencies(capped_game: Game) -> None:
+    figures = _figures(load_model("capped"))
+    capped_game.new_player(0)
+    _open_rules(capped_game, "en")
+    stated = capped_game.text('[data-testid="frequencies"]')
+    hit = float(Fraction(figures["exact"]["hit_frequency"]))
+    assert f"{hit * 100:.2f} %" in stated
+    assert f"Hold & Cash 1 in {1 / figures['hold_and_cash_frequency']:.1f} rounds" in stated
+    assert "capped at 1800 × total bet (€360.00 at the current bet)" in capped_game.text(
+        '[data-testid="max-win"]')
