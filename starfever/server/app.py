@@ -17,6 +17,7 @@ from starfever.engine.model import load_model
 from starfever.server import metrics
 from starfever.server.api import errors
 from starfever.server.api.deps import Context
+from starfever.server.api.request_checks import RequestChecks
 from starfever.server.api.routes import (
     backoffice,
     health,
@@ -52,7 +53,8 @@ log = logging.getLogger("starfever.server")
 API_PREFIX = "/api/v1"
 ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
     status: {"model": ErrorPublic, "description": description} for status, description in (
-        (400, "Malformed request (bad JSON, missing or invalid Idempotency-Key)"),
+        (400, "Malformed request (malformed_json: not strict JSON, a key twice in an object; "
+              "a missing, invalid or repeated Idempotency-Key)"),
         (401, "Missing, invalid or expired bearer token, or wrong credentials (operator "
               "mode: a forged launch, a used or expired launch token)"),
         (403, "Wrong role, self-excluded, or over the deposit limit (operator mode: "
@@ -62,6 +64,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
         (409, "Conflicts with the current state (funds, taken name, reused key, a reality "
               "check to acknowledge)"),
         (413, "Request body over the size limit"),
+        (415, "A request body that is not JSON (Content-Type: application/json)"),
         (422, "Values not acceptable (validation_error lists the fields)"),
         (429, "Too many failed log-ins, or a spin before the market's minimum round duration "
               "(round_too_soon); the Retry-After header says when to try again"),
@@ -138,6 +141,8 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     app.state.drain = drain
     errors.install(app)
     app.add_middleware(errors.BodyLimit, max_bytes=settings.max_body_bytes)
+    # inside the lean door, which serves only what passes these checks (ADR 0025)
+    app.add_middleware(RequestChecks, max_bytes=settings.max_body_bytes)
     app.add_middleware(SpinRoute, context=context, max_bytes=settings.max_body_bytes)
     app.add_middleware(SecurityHeaders, production=production)
     app.add_middleware(RequestMiddleware, drain=drain)  # outermost: every answer has an id

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from starfever.engine.errors import InputError
@@ -39,8 +41,10 @@ def database_problem(url: str, error: BaseException) -> InputError:
 
 
 def serve(args: argparse.Namespace) -> int:
-    """Migrate the database, then serve the API with uvicorn."""
-    with metrics_directory():  # before prometheus_client is imported: its mode is chosen then
+    """Migrate the database, then serve the API with uvicorn; on SIGTERM, end as SIGTERM ends
+    a process, once the metrics directory is removed (:func:`unwinding_on_sigterm`)."""
+    # the metrics directory before prometheus_client is imported: its mode is chosen then
+    with unwinding_on_sigterm(), metrics_directory():
         return _serve(args)
 
 
@@ -115,6 +119,37 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the process stands, so that every ``finally`` on the way out runs
+    (a ``BaseException``: no ``except Exception`` may swallow it)."""
+
+
+def _raise_terminated(sig: int, frame: FrameType | None) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut the clean-up short
+    raise Terminated(sig)
+
+
+@contextmanager
+def unwinding_on_sigterm() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` inside the block; once the block has unwound, the
+    process ends by SIGTERM, as it would have without this (its exit status says so).
+
+    uvicorn takes SIGTERM over while it serves, shuts down gracefully, puts the handler it
+    found back and raises the signal again "to trigger the expected behaviour". The handler it
+    found was the default one, which ended the process on the spot: no ``finally`` ran, and
+    every stop of a one-process server left its metrics directory behind in /tmp. The handler
+    it finds now is this one."""
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    except Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.raise_signal(signal.SIGTERM)
+        raise  # not reached: the default handler ends the process
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @contextmanager

@@ -7,7 +7,10 @@ access log is the server's own (:func:`access`): method, the path without its qu
 (a launch address carries a single-use token there), status, duration, client and request id;
 uvicorn's access log, which prints the full request line, is off. Nothing logs a header, a
 body or a token; :func:`scrub` masks anything shaped like a bearer token or a password field
-in a message that slips through, as a second line of defence.
+in a message that slips through, as a second line of defence. A logged value is a caller's
+text at times (a path is percent-decoded: ``%0a`` is a line feed): the text format writes
+its control characters escaped (:func:`escape_controls`), so a request cannot forge a log line
+or send the terminal an escape sequence; the JSON format escapes them as JSON does.
 """
 
 from __future__ import annotations
@@ -39,6 +42,17 @@ def scrub(text: str) -> str:
     for pattern, replacement in _SECRETS:
         text = pattern.sub(replacement, text)
     return text
+
+
+_CONTROLS = {code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7f, 0xa0))}
+_CONTROLS.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t",
+                  0x2028: "\\u2028", 0x2029: "\\u2029"})
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with its control characters (C0, DEL, C1, the Unicode line and paragraph
+    separators) written as escapes: ``\\n``, ``\\x00``, ``\\x1b``; one line whatever it held."""
+    return text.translate(_CONTROLS)
 
 
 def accepted_request_id(value: str | None) -> str | None:
@@ -74,11 +88,13 @@ class JsonFormatter(logging.Formatter):
 
 
 class TextFormatter(logging.Formatter):
-    """Plain lines for a terminal, with the request id where there is one."""
+    """Plain lines for a terminal, with the request id where there is one; a message is one
+    line with its control characters escaped (a traceback follows on lines of its own)."""
 
     def format(self, record: logging.LogRecord) -> str:
         request_id = getattr(record, "request_id", None) or REQUEST_ID.get()
-        line = f"{record.levelname.lower():<7} {record.name}: {scrub(record.getMessage())}"
+        message = escape_controls(scrub(record.getMessage()))
+        line = f"{record.levelname.lower():<7} {record.name}: {message}"
         if request_id:
             line += f" [{request_id}]"
         if record.exc_info:
@@ -119,4 +135,4 @@ def log_config(log_format: str, level: str) -> dict[str, Any]:
 
 
 __all__ = ["FORMATS", "REQUEST_ID", "REQUEST_ID_HEADER", "JsonFormatter", "TextFormatter",
-           "accepted_request_id", "access", "log_config", "scrub"]
+           "accepted_request_id", "access", "escape_controls", "log_config", "scrub"]

@@ -2,11 +2,12 @@
 routing, dependency solving and response validation, which cost about as much CPU as the
 spin's own work.
 
-It serves only the plain case: one JSON body within the size limit that is a valid
-:class:`SpinCreate`, a bearer token this process already knows valid for a player
-(:func:`auth.known_spinner`) and a well-formed ``Idempotency-Key``. Anything else (a first
-spin of a token, a missing or bad header, a body to refuse) goes on, with the body already
-read handed on unchanged, to the documented FastAPI route, which answers it as it always has.
+It serves only the plain case: one JSON body within the size limit that is strict JSON
+(``request_checks.loads``: UTF-8, no key twice) and a valid :class:`SpinCreate`, a bearer
+token this process already knows valid for a player (:func:`auth.known_spinner`) and one
+well-formed ``Idempotency-Key``. Anything else (a first spin of a token, a missing, bad or
+repeated header, a body to refuse) goes on, with the body already read handed on unchanged,
+to ``request_checks.RequestChecks`` and the documented FastAPI route, which answer it.
 Both doors play the spin with the same function (``routes.spins.play``) and answer errors with
 the same one (``errors.answer``), so they differ only in what they cost.
 """
@@ -19,6 +20,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from starfever.server.api import errors
 from starfever.server.api.deps import Context, bearer_token
+from starfever.server.api.request_checks import (
+    MalformedJson,
+    is_json_media,
+    loads,
+    read_body,
+    replaying,
+)
 from starfever.server.api.routes.spins import play
 from starfever.server.models import PLAYER
 from starfever.server.observe import SPIN_PATH
@@ -48,11 +56,11 @@ class SpinRoute:
         headers = _headers(scope)
         read: list[Message] = []
         body = None
-        if headers is not None and _is_json(headers.get(b"content-type")):
-            body = await _body(receive, read, self.max_bytes)
+        if headers is not None and is_json_media(headers.get(b"content-type")):
+            body = await read_body(receive, read, self.max_bytes)
         spin = _plain_spin(self.context, headers, body) if headers is not None else None
         if spin is None:
-            await self.app(scope, _replaying(read, receive), send)
+            await self.app(scope, replaying(read, receive), send)
             return
         principal, request, key = spin
         scope["route"] = self
@@ -80,27 +88,6 @@ def _headers(scope: Scope) -> dict[bytes, str] | None:
     return found
 
 
-def _is_json(content_type: str | None) -> bool:
-    return content_type is not None and \
-        content_type.partition(";")[0].strip().lower() == "application/json"
-
-
-async def _body(receive: Receive, read: list[Message], max_bytes: int) -> bytes | None:
-    """The whole body (every message kept in ``read``), or ``None`` when it is over
-    ``max_bytes`` or the client went away first."""
-    size = 0
-    while True:
-        message = await receive()
-        read.append(message)
-        if message["type"] != "http.request":
-            return None
-        size += len(message.get("body", b""))
-        if size > max_bytes:
-            return None
-        if not message.get("more_body", False):
-            return b"".join(m.get("body", b"") for m in read)
-
-
 def _plain_spin(context: Context, headers: dict[bytes, str], body: bytes | None,
                 ) -> tuple[auth.Principal, SpinCreate, str] | None:
     """The caller, the spin and its key when this door may serve it; ``None`` otherwise."""
@@ -115,23 +102,11 @@ def _plain_spin(context: Context, headers: dict[bytes, str], body: bytes | None,
     principal = auth.known_spinner(context.db, context.settings, token)
     if principal is None or principal.role != PLAYER:
         return None
-    try:
-        request = SpinCreate.model_validate_json(body)
-    except ValidationError:
+    try:  # json's parser with a hook (a key twice), then the strict model on its value
+        request = SpinCreate.model_validate(loads(body))
+    except (MalformedJson, ValidationError):
         return None
     return principal, request, key
-
-
-def _replaying(read: list[Message], receive: Receive) -> Receive:
-    """``receive`` that first gives back the messages this door already read."""
-    pending = list(read)
-
-    async def replay() -> Message:
-        if pending:
-            return pending.pop(0)
-        return await receive()
-
-    return replay
 
 
 __all__ = ["SpinRoute"]

@@ -6,9 +6,11 @@ claims the player's pacing row (``spin_pacing``: the start of the last round let
 its Idempotency-Key) with a compare-and-set in its own transaction, and a spin that comes too
 early is refused with ``429 round_too_soon`` before anything is debited. The row lives in the
 database, not in a process, so the rule holds across workers and machines (PostgreSQL). A
-retry of the very spin the row names is never paced: it must reach the spin path and replay its
-round. A spin that is then refused for another reason (funds, exclusion) gives its claim back,
-so a refusal changes nothing.
+retry is never paced and claims nothing, whether of the very spin the row names or of any spin
+of the player already settled (a round stored under its Idempotency-Key): it must reach the
+spin path and replay its round, and the next new spin is paced from the last round started,
+not from the replay. A spin that is then refused for another reason (funds, exclusion) gives
+its claim back, so a refusal changes nothing.
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ import math
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import delete, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
 from starfever.server.db import Database
-from starfever.server.models import SpinPacing
+from starfever.server.models import Round, SpinPacing
 from starfever.server.services.errors import TooManyRequests
 
 ROUND_TOO_SOON = "round_too_soon"
@@ -53,17 +55,20 @@ def claim(db: Database, account_id: int, key: str, min_round_ms: int,
           at_ms: int | None = None) -> Claim | None:
     """Let the spin ``key`` of the player through, or refuse it (``429 round_too_soon``) when
     the player's last round began less than ``min_round_ms`` ago; ``None`` for a retry of that
-    last spin (not paced, nothing claimed)."""
+    last spin or of any settled spin of the player (not paced, nothing claimed)."""
     at = now_ms() if at_ms is None else at_ms
     try:
         with db.write() as session:
             row = session.get(SpinPacing, account_id)
+            if row is not None and row.last_key == key:
+                return None
+            if session.scalar(select(Round.id).where(Round.account_id == account_id,
+                                                     Round.idempotency_key == key)) is not None:
+                return None  # a settled spin: replayed on the spin path, its round as it was
             if row is None:
                 session.add(SpinPacing(account_id=account_id, last_spin_ms=at, last_key=key))
                 session.flush()  # a concurrent first spin of the player: IntegrityError
                 return Claim(account_id, at, key, None, None)
-            if row.last_key == key:
-                return None
             previous_ms, previous_key = row.last_spin_ms, row.last_key
             if at - previous_ms < min_round_ms:
                 raise _too_soon(previous_ms + min_round_ms - at, min_round_ms)

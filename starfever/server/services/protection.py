@@ -247,12 +247,23 @@ def read_reality_check(db: Database, settings: Settings, principal: Principal) -
 
 
 def acknowledge(db: Database, settings: Settings, principal: Principal) -> RealityCheck:
-    """The player saw the reality check: the next one is due an interval from now (in every
-    session of the player)."""
+    """The player saw the reality check: when one is due, the next is due an interval from now
+    (in every session of the player). When none is due nothing changes and the check is
+    answered as it stands: an acknowledgement sent early (or twice) must not move the clock,
+    or a client acknowledging ahead of time would never be stopped by it."""
     now = utcnow()
     with db.write() as session:
-        session.execute(update(Account).where(Account.id == principal.account_id)
-                        .values(reality_check_at=now)
-                        .execution_options(synchronize_session=False))
-        return reality_check(session, settings, principal.account_id, now)
+        # the account row's lock: of two acknowledgements of one due check, the second sees
+        # the first's clock and changes nothing
+        account = session.scalar(select(Account).where(Account.id == principal.account_id)
+                                 .with_for_update())
+        if account is None:
+            raise NotFound("no such player", code="player_not_found")
+        check = reality_check_of(settings, account.play_started_at, account.reality_check_at,
+                                 account.net_result, now)
+        if not check.due and account.reality_check_at is not None:
+            return check
+        account.reality_check_at = now  # due (or a clock never started: it starts now)
+        return reality_check_of(settings, account.play_started_at, now, account.net_result,
+                                now)
 
