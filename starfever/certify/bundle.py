@@ -36,7 +36,7 @@ from starfever.certify.defaults import (
 )
 from starfever.certify.manifest import BUNDLE_FORMAT, SOFTWARE_MANIFEST, canonical, file_sha256
 from starfever.engine.errors import InputError
-from starfever.engine.model import MathModel, load_model, shipped_models
+from starfever.engine.model import MathModel, check_offered, load_model, shipped_models
 from starfever.math.stats import Z99
 
 MANIFEST = "MANIFEST.json"
@@ -75,6 +75,9 @@ def check_options(options: Options) -> None:
     out = options.out
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {str(out)!r} exists and is not a folder")
+    if not out.exists() and not out.absolute().parent.is_dir():
+        raise InputError(f"--out {str(out)!r}: no folder {str(out.parent)!r} (the parent "
+                         "folder must exist)")
     if out.is_dir() and any(out.iterdir()):
         raise InputError(f"--out {str(out)!r} is not empty: a bundle is written into a new or "
                          "empty folder")
@@ -124,10 +127,11 @@ def make(options: Options) -> Bundle:
     removes what it wrote: no half bundle is left to be taken for a whole one."""
     check_options(options)
     model = load_model(options.model)
+    check_offered(model)  # a certified model is one to offer: refused before any work
     key = signing.load_private(options.sign_key) if options.sign_key else None
     out = options.out
     existed = out.exists()
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(exist_ok=True)
     try:
         return _make(options, model, key)
     except BaseException:

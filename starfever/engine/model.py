@@ -44,6 +44,12 @@ and the exact figures, which cut only Hold & Cash at the cap, refuse a model who
 Wild round passes its cap (the shipped models' largest is 256 x)."""
 
 
+MAX_WEIGHT_SUM = 2**32
+"""The largest sum of one group of weights (a weighted pick draws below it): the simulator's
+draw serves ``1 <= n <= 2**32``, and a model is refused where it is read, not by whichever
+path (the server, the maths, the simulator) meets it first."""
+
+
 class ModelError(InputError):
     """A model file that cannot be read or breaks a rule."""
 
@@ -163,16 +169,23 @@ def _weights(raw: object, keys: tuple[str, ...], where: str) -> tuple[int, ...]:
         weights.append(value)
     if sum(weights) == 0:
         raise ModelError(f"{where} weights must not all be zero")
+    if sum(weights) > MAX_WEIGHT_SUM:
+        raise ModelError(f"{where} weights sum to more than 2**32 ({MAX_WEIGHT_SUM:,}), the "
+                         "range the draws serve")
     return tuple(weights)
 
 
 def _rate(raw: object) -> Fraction:
+    # a JSON number only: the string "0.01" would read as the same rate, and the model would
+    # then share the hash of a file that differs from it
+    number = isinstance(raw, int | float) and not isinstance(raw, bool)
     try:
-        rate = Fraction(Decimal(str(raw))) if not isinstance(raw, bool) else None
-    except (InvalidOperation, ValueError):
+        rate = Fraction(Decimal(str(raw))) if number else None
+    except (InvalidOperation, ValueError, OverflowError):  # NaN, Infinity
         rate = None
     if rate is None or not 0 <= rate < 1:
-        raise ModelError(f"progressive.contribution_rate must be a number in [0, 1), got {raw!r}")
+        raise ModelError(f"progressive.contribution_rate must be a JSON number in [0, 1), "
+                         f"got {raw!r}")
     return rate
 
 

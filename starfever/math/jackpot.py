@@ -64,16 +64,49 @@ def load_mix(name_or_path: str) -> Mix:
         else:
             text = (resources.files("starfever") / "models" / "mixes"
                     / f"{name_or_path}.json").read_text(encoding="utf-8")
-        raw = json.loads(text)["spin_shares"]
-        shares = {int(k): Fraction(str(v)) for k, v in raw.items()}
-    except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as error:
+        data = json.loads(text)
+    except (OSError, ValueError) as error:  # a JSON or UTF-8 error is a ValueError
         raise MixError(f"cannot read bet-class mix {name_or_path!r}: {error}") from None
+    shares = _spin_shares(data, f"mix {name_or_path!r}")
     bad = [b for b in shares if b not in BET_CLASSES]
     if bad or not shares or any(v < 0 for v in shares.values()) or sum(shares.values()) == 0:
         raise MixError(f"mix {name_or_path!r} must give non-negative shares to line bets among "
-                       f"{', '.join(map(str, BET_CLASSES))} cents, got {raw!r}")
+                       f"{', '.join(map(str, BET_CLASSES))} cents, not all zero, got "
+                       f"{data['spin_shares']!r}")
     total = sum(shares.values())
     return {b: v / total for b, v in sorted(shares.items()) if v}
+
+
+def _spin_shares(data: object, where: str) -> dict[int, Fraction]:
+    """The ``spin_shares`` of a parsed mix file, each key a whole number of cents and each
+    share a JSON number; :class:`MixError` names what is not."""
+    shape = '{"spin_shares": {"<line bet in cents>": <share>, ...}}'
+    if not isinstance(data, Mapping):
+        raise MixError(f"{where} must hold a JSON object {shape}, got a JSON "
+                       f"{_json_kind(data)}")
+    if "spin_shares" not in data:
+        raise MixError(f'{where} has no "spin_shares": a mix is {shape}')
+    raw = data["spin_shares"]
+    if not isinstance(raw, Mapping):
+        raise MixError(f'{where}: "spin_shares" must be a JSON object {{"<line bet in cents>": '
+                       f"<share>, ...}}, got a JSON {_json_kind(raw)}")
+    shares: dict[int, Fraction] = {}
+    for key, value in raw.items():
+        bet = int(key) if key.isascii() and key.isdigit() else None
+        if bet is None or bet in shares:
+            raise MixError(f'{where}: "spin_shares" key {key!r} is not a line bet in whole '
+                           "cents (or names one twice)")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
+                value):
+            raise MixError(f'{where}: the share of line bet {bet} must be a JSON number, got '
+                           f"{value!r}")
+        shares[bet] = Fraction(str(value))
+    return shares
+
+
+def _json_kind(value: object) -> str:
+    kinds = ((list, "list"), (str, "string"), (bool, "true/false"), (int | float, "number"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), "null")
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ of its tolerance; the state it takes is recomputed exactly. When every target is
 band (or nothing improves), the Hold & Cash BLANK weight is fitted to the total RTP by
 bisection (finer weights when the integer grid is too coarse), and the result is checked with
 the exact calculator (rational): a target it misses is an error, and no model is written.
+Without a total RTP target the source's exact total is the target (``kept_rtp``), searched and
+fitted like a given one.
 """
 
 from __future__ import annotations
@@ -69,6 +71,9 @@ class Target:
     high: float
     text: str
     """As given on the command line."""
+    goal: Fraction | None = None
+    """For the total RTP: the exact value the BLANK weight is fitted to, where it is not the
+    band's middle (the source's own total, kept when no ``--rtp`` is given)."""
 
     def distance(self, value: float, margin: float = 1.0, rtp_band: float = RTP_SEARCH
                  ) -> float:
@@ -150,6 +155,20 @@ def parse_target(option: str, text: str) -> Target:
                                                  "mega_frequency"))) or high <= 0:
         raise TuneError(f"{label} {text!r} must be above 0")
     return Target(kind.key, label, low, high, text)
+
+
+def kept_rtp(model: MathModel) -> Target:
+    """The target when none names the total RTP: the source's own exact total, in the usual
+    band. Every lever moves the RTP, so a search aimed only at other figures would otherwise
+    take it anywhere (a hit frequency of 99 % was once met at an RTP of 1,101 %)."""
+    total = exact.compute(model, with_std_dev=False).total
+    if not RTP_RANGE[0] <= total < RTP_RANGE[1]:
+        raise TuneError(f"the source's total RTP {float(total):.4%} is outside the tuner's range "
+                        f"[{RTP_RANGE[0]:.0%}, {RTP_RANGE[1]:.0%}): give the total to aim at "
+                        "with --rtp")
+    return Target("total", "total RTP", float(total - RTP_TOLERANCE),
+                  float(total + RTP_TOLERANCE), f"{float(total):.5%} (the source's, kept)",
+                  goal=total)
 
 
 def check_consistent(targets: list[Target]) -> None:
@@ -244,6 +263,8 @@ class Outcome:
     """Target key -> the exact figure."""
     steps: int
     met: bool
+    targets: list[Target]
+    """The targets aimed at: those given, and the source's total RTP when none named it."""
 
 
 def search(model: MathModel, targets: list[Target], ev: Evaluator, *, max_steps: int,
@@ -383,8 +404,11 @@ def tune(model: MathModel, targets: list[Target], *, max_steps: int = 300,
     if not targets:
         raise TuneError("give at least one target (--rtp, --hit-frequency, ...)")
     check_consistent(targets)
-    ev = Evaluator(model)
     rtp = next((t for t in targets if t.key == "total"), None)
+    if rtp is None:  # keep the source's total: every lever moves it
+        rtp = kept_rtp(model)
+        targets = [rtp, *targets]
+    ev = Evaluator(model)
     say = log or (lambda _: None)
     current = model
     steps = 0
@@ -395,17 +419,15 @@ def tune(model: MathModel, targets: list[Target], *, max_steps: int = 300,
                                         rtp_band=RTP_SEARCH / 4 ** round_no)
         steps += taken
         current = replace(current, base_reels=strips, hold_and_cash=weights)
-        if rtp is not None:
-            goal = Fraction((rtp.low + rtp.high) / 2).limit_denominator(10**9)
-            current, report = fit_rtp(current, goal, ev)
-        else:
-            report = exact.compute(current, with_std_dev=False)
+        goal = rtp.goal if rtp.goal is not None else Fraction(
+            (rtp.low + rtp.high) / 2).limit_denominator(10**9)
+        current, report = fit_rtp(current, goal, ev)
         want_sd = any(t.key == "std_dev" for t in targets)
         fig = ev.figures(current.base_reels, current.hold_and_cash, want_sd=want_sd,
                          exact_sd=True)
         got = achieved(report, fig)
         met = all(t.low <= got[t.key] <= t.high for t in targets)
-        outcome = Outcome(current, report, got, steps, met)
+        outcome = Outcome(current, report, got, steps, met, targets)
         say(f"round {round_no + 1}: {taken} steps, targets "
             f"{'met' if met else 'not all met'}")
         if met or taken == 0:

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from starfever.math.tune import Target
 
 OPTIONS = (
-    ("rtp", "total RTP incl. the EUR contribution, e.g. 95.5%% (band +/- 0.01 pp)"),
+    ("rtp", "total RTP incl. the EUR contribution, e.g. 95.5%% (band +/- 0.01 pp; default: "
+            "the source's, kept)"),
     ("hit_frequency", "P(total win > 0), e.g. 0.33 or 33%% (band +/- 0.2 pp)"),
     ("star_wild_frequency", "P(Star Wild) per spin, e.g. 1/60 (band +/- 2 %%)"),
     ("hold_and_cash_frequency", "P(Hold & Cash) per spin, e.g. 1/170 (band +/- 2 %%)"),
@@ -38,7 +39,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--model", default="default", metavar="NAME|PATH", help="the source model")
     p.add_argument("--out", required=True, type=Path, help="where to write the model JSON")
     p.add_argument("--force", action="store_true",
-                   help="replace the file --out names if it exists (refused otherwise)")
+                   help="replace the file --out names if it exists (refused otherwise; never "
+                        "anything but a regular file)")
     p.add_argument("--name", help="name of the new model (default: <source>-tuned)")
     for option, text in OPTIONS:
         flags = [f"--{option.replace('_', '-')}"]
@@ -47,13 +49,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         p.add_argument(*flags, dest=option, metavar="X|LO:HI", help=text)
     p.add_argument("--levers", default="strips,weights",
                    help="what may change: strips, weights or both (default strips,weights)")
-    p.add_argument("--max-steps", type=int, default=300,
+    p.add_argument("--max-steps", default="300", metavar="N",
                    help="most search steps (one stop or one weight each; default 300)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=cmd_tune)
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    from starfever.commands import parse_count
     from starfever.math.tune import TuneError, log_stderr, parse_target, tune
 
     source = load_model(args.model)
@@ -62,22 +65,17 @@ def cmd_tune(args: argparse.Namespace) -> int:
     levers = frozenset(x.strip() for x in args.levers.split(",") if x.strip())
     if not levers or not levers <= {"strips", "weights"}:
         raise TuneError(f"--levers {args.levers!r}: give strips, weights or strips,weights")
-    if args.max_steps < 0:
-        raise TuneError(f"--max-steps must not be negative, got {args.max_steps}")
-    name = args.name or f"{source.name}-tuned"
+    max_steps = parse_count(args.max_steps, "--max-steps", minimum=0)
+    name = f"{source.name}-tuned" if args.name is None else args.name
     if not NAME.fullmatch(name):
         raise TuneError(f"--name {name!r}: use 1-64 lower-case letters, digits, '-' or '_'")
     if name == source.name:
         raise TuneError(f"--name {name!r} is the source's name: a tuned model needs its own "
                         "(rounds record the model by name and version)")
-    if args.out.exists() and args.out.is_dir():
-        raise TuneError(f"--out {str(args.out)!r} is a folder, not a file")
-    if args.out.exists() and not args.force:  # asked before the search, not after it
-        raise TuneError(f"--out {str(args.out)!r} exists; give --force to replace it")
-    if not args.out.parent.is_dir():
-        raise TuneError(f"--out {str(args.out)!r}: no folder {str(args.out.parent)!r}")
-    outcome = tune(source, targets, max_steps=args.max_steps, levers=levers,
+    _check_out(args.out, force=args.force)  # asked before the search, not after it
+    outcome = tune(source, targets, max_steps=max_steps, levers=levers,
                    progress=sys.stderr.isatty(), log=log_stderr)
+    targets = outcome.targets  # with the source's total RTP, kept, when none was given
     got = outcome.achieved
     rows = [{"target": t.label, "key": t.key, "given": t.text, "low": t.low, "high": t.high,
              "achieved": got[t.key], "met": t.low <= got[t.key] <= t.high} for t in targets]
@@ -91,6 +89,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
             f"(sha256 {source.sha256[:12]}) to: "
             + "; ".join(f"{t.label} {t.text}" for t in targets)
             + f". Exact total RTP {outcome.achieved['total']:.4%}."))
+        _check_out(args.out, force=args.force)  # the search took minutes: ask again
         _write_atomically(args.out, json.dumps(model.to_dict(), indent=1) + "\n")
     if args.json:
         print(json.dumps({"model": model.name, "version": model.version,
@@ -121,6 +120,23 @@ def _fmt(key: str, value: float) -> str:
     if key in ("total", "hit_frequency", "base_share"):
         return f"{value:.4%}"
     return f"1 in {1 / value:,.1f}" if value else "never"
+
+
+def _check_out(out: Path, *, force: bool) -> None:
+    """Refuse an ``--out`` that is a folder, anything else but a regular file (a device, a
+    FIFO, a socket: the rename would replace it), a file without ``--force``, or one in a
+    folder that does not exist."""
+    from starfever.math.tune import TuneError
+
+    if out.is_dir():
+        raise TuneError(f"--out {str(out)!r} is a folder, not a file")
+    if out.exists() and not out.is_file():
+        raise TuneError(f"--out {str(out)!r} exists and is not a regular file; a model is "
+                        "written only to a new file or over a regular one")
+    if out.exists() and not force:
+        raise TuneError(f"--out {str(out)!r} exists; give --force to replace it")
+    if not out.parent.is_dir():
+        raise TuneError(f"--out {str(out)!r}: no folder {str(out.parent)!r}")
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -114,7 +114,7 @@ def splits(doc: Document, model: MathModel, report: exact.ExactReport,
     p_mw = sum((c.probability for c in stacked), Fraction(0))
     rtp_mw = sum((c.probability * c.expected_pay for c in stacked), Fraction(0)) / 20
     doc.table(["Figure", "Value"], [
-        ["Star Wild frequency", f"1 in {1 / float(p_all):,.1f}"],
+        ["Star Wild frequency", f"1 in {1 / float(p_all):,.1f}" if p_all else "never"],
         ["with a Multiplier Wild stack (3 coins on one reel)",
          f"1 in {1 / float(p_mw):,.1f} ({float(p_mw / p_all) * 100:.2f} % of Star Wilds)"
          if p_mw else "never"],
@@ -129,7 +129,7 @@ def splits(doc: Document, model: MathModel, report: exact.ExactReport,
     note = "" if model.max_win_x is None else " (before the max-win cap)"
     doc.table(["Part", "RTP" + note, "Share of Hold & Cash"],
               [[label, f"{float(split[key]) * 100:.4f} %",
-                f"{float(split[key] / whole) * 100:.2f} %"]
+                f"{float(split[key] / whole) * 100:.2f} %" if whole else "—"]
                for key, label in (("cash", "cash (incl. boosters)"), ("minor", "Minor"),
                                   ("major", "Major"), ("mega", "Mega"))])
 

@@ -189,6 +189,10 @@ def _hold_and_cash(doc: Document, model: MathModel, r: exact.ExactReport) -> Non
                      pct(m.mega, 3), f"{float(m.minors):.3f}", f"{float(m.majors):.4f}"])
     doc.table(["Coins", "Frequency", "Mean payout (x total bet)", "Std dev", "P(Mega)",
                "Minors", "Majors"], rows)
+    if not r.hold_and_cash_frequency:  # a hand-made model may leave the feature out
+        doc.paragraph(f"This model never triggers the feature: no base stop combination shows "
+                      f"{HOLD_AND_CASH_COINS} or more coins.")
+        return
     doc.paragraph(f"Given the feature, its mean payout is {float(r.hold_and_cash_mean):.3f} x the "
                   f"total bet; triggers need {HOLD_AND_CASH_COINS} or more coins.")
 
@@ -298,7 +302,8 @@ def _plots(doc: Document, r: exact.ExactReport, sim: SimulationResult, out: Path
                    color=("#2e8b57", "#1b5436"), xlabel="Hold & Cash payout (x total bet)",
                    ylabel="share of features",
                    title=f"Hold & Cash payout distribution ({features:,} features; exact mean "
-                         f"{float(r.hold_and_cash_mean):.2f} x)")
+                         + (f"{float(r.hold_and_cash_mean):.2f} x)" if r.hold_and_cash_frequency
+                            else "none: never triggered)"))
     doc.image("hold-and-cash.png", "Hold & Cash payouts")
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
@@ -333,7 +338,8 @@ def _log_histogram(path: Path, edges: list[float], counts: tuple[int, ...], tota
     ax.bar(lefts, [c / total for c in grouped], width=[b * (step - 1) for b in lefts],
            align="edge", color=color[0], edgecolor=color[1])
     ax.set_xscale("log")
-    ax.set_yscale("log")
+    if any(grouped):  # a feature the model never triggers has nothing to scale
+        ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)

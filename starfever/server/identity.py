@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from starfever.certify import software
-from starfever.engine.model import MathModel, ModelError, check_offered
+from starfever.engine.model import MathModel, ModelError, check_offered, load_model_version
 from starfever.server.settings import Settings, SettingsError
 
 _MODEL_HASHES: dict[int, tuple[MathModel, str]] = {}
@@ -53,6 +53,19 @@ class StartupIdentity:
                 "approved_models": list(self.approved), "warnings": self.warnings}
 
 
+def check_own_identity(model: MathModel) -> None:
+    """:class:`SettingsError` when ``model`` bears the name and version of a shipped or archived
+    model but not its content: its rounds would be stored under that identity, and replay and
+    audit (which find a round's model by name and version) would use the other model."""
+    known = load_model_version(model.name, model.version)
+    if known is not None and known.sha256 != model.sha256:
+        raise SettingsError(
+            f"model {model.name} {model.version} (sha256 {model.sha256[:12]}...) differs from the "
+            f"shipped model of that name and version (sha256 {known.sha256[:12]}...): rounds "
+            "record a model by name and version, so give a changed model its own name or "
+            "version")
+
+
 def _editable(checked: software.SoftwareCheck) -> bool:
     """Whether the package runs from its source tree (an editable install)."""
     return (checked.root.parent / "setup.py").is_file()
@@ -61,11 +74,14 @@ def _editable(checked: software.SoftwareCheck) -> bool:
 def check_startup(settings: Settings, model: MathModel) -> StartupIdentity:
     """Check the running package and the model; :class:`SettingsError` (one line) where
     production must not start, warnings otherwise. A model that breaks the conditions' rules
-    for an offered game (``check_offered``) is refused in every environment."""
+    for an offered game (``check_offered``) is refused in every environment, and so is one
+    that takes a shipped or archived model's name and version with other content
+    (``check_own_identity``)."""
     try:
         check_offered(model)
     except ModelError as error:
         raise SettingsError(str(error)) from None
+    check_own_identity(model)
     checked = software.running()
     production = settings.environment == "production"
     result = StartupIdentity(software=checked, model=model,

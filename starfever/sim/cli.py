@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from fractions import Fraction
 from typing import Any
 
+from starfever.commands import MAX_SEED, parse_count, parse_line_bet
 from starfever.engine import money
 from starfever.engine.errors import InputError
 from starfever.engine.model import MathModel, load_model
@@ -21,7 +21,6 @@ from starfever.engine.symbols import BET_CLASSES, check_line_bet
 from starfever.sim.pool import PoolReport, SharedPoolReport, replay_pool, replay_shared_pool
 from starfever.sim.result import COMPONENTS, FREQUENCIES, Estimate, SimulationResult
 
-_INTEGER = re.compile(r"\d[\d_]*(e\d{1,2})?", re.IGNORECASE)
 _LABELS = {"lines": "line wins", "star_wild": "Star Wild respin",
            "hold_and_cash": "Hold & Cash", "progressive": "EUR progressive (contribution)"}
 
@@ -52,24 +51,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=cmd_simulate)
 
 
-MAX_COUNT = 2**63 - 1
-"""The largest count the compiled kernels hold (a signed 64-bit integer)."""
-
-
-def parse_count(text: str, what: str, *, minimum: int, maximum: int = MAX_COUNT) -> int:
-    """A whole number written as ``100000``, ``100_000`` or ``1e5``, from ``minimum`` to
-    ``maximum``."""
-    raw = text.strip()
-    value = -1
-    if len(raw) <= 40 and _INTEGER.fullmatch(raw):
-        mantissa, _, exponent = raw.lower().replace("_", "").partition("e")
-        value = int(mantissa) * 10 ** int(exponent or 0)
-    if not minimum <= value <= maximum:
-        raise InputError(f"{what} must be a whole number from {minimum} to {maximum:,} "
-                         f"(like 1000000 or 1e6), got {text[:40]!r}")
-    return value
-
-
 def cmd_simulate(args: argparse.Namespace) -> int:
     from starfever.sim.runner import simulate  # numba: not on every command's start-up path
 
@@ -81,10 +62,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
         seed = int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
     else:
-        # a fresh seed is 128 bits of entropy (printed, so that a run can be repeated)
-        seed = parse_count(args.seed, "--seed", minimum=0, maximum=2**128 - 1)
+        seed = parse_count(args.seed, "--seed", minimum=0, maximum=MAX_SEED)
+    if args.cluster is not None:
+        check_cluster_address(args.cluster)
     bets = list(BET_CLASSES) if args.line_bet.strip().lower() == "all" else [
-        check_line_bet(_bet(args.line_bet))]  # type: ignore[arg-type]
+        parse_line_bet(args.line_bet)]
     per_class: dict[int, int] = {int(bet): spins for bet in bets}
     if args.mix is not None:
         if len(bets) == 1:
@@ -175,11 +157,17 @@ def print_shared_pool(pool: dict[str, Any]) -> None:
               f"{_pct(row['total_players_money'])} {_pct(row['total_with_refills']):>12}")
 
 
-def _bet(text: str) -> int | str:
+def check_cluster_address(address: str) -> None:
+    """Refuse a ``--cluster`` that names no scheduler (``tcp://host:8786``) before any work."""
+    from distributed.comm.addressing import get_address_host_port
+
     try:
-        return int(text)
-    except ValueError:
-        return text  # check_line_bet refuses it, quoting what was typed
+        _host, port = get_address_host_port(address)
+    except ValueError as error:
+        raise InputError(f"--cluster {address[:80]!r} is not a Dask scheduler's address like "
+                         f"tcp://host:8786 ({error})") from None
+    if not 0 < port < 65536:
+        raise InputError(f"--cluster {address[:80]!r}: port {port} is not from 1 to 65535")
 
 
 class _Exact:

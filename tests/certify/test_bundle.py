@@ -186,8 +186,9 @@ def test_the_signature_verifies_under_the_labs_key_and_a_forgery_does_not(
     (["--spins", "lots"], "must be a whole number"),
     (["--spins", "1.5"], "must be a whole number"),
     (["--spins", "10"], "--spins must be at least 100,000"),
-    (["--spins", "1e6", "--seed", "-1"], "--seed must not be negative"),
-    (["--spins", "1e6", "--workers", "0"], "--workers must be at least 1"),
+    (["--spins", "1e6", "--seed", "-1"], "--seed must be a whole number from 0 to"),
+    (["--spins", "1e6", "--seed", str(2**128)], "--seed must be a whole number from 0 to"),
+    (["--spins", "1e6", "--workers", "0"], "--workers must be a whole number from 1 to"),
     (["--spins", "1e6", "--model", "nosuch"], "unknown model"),
     (["--spins", "1e6", "--sign-key", "/nonexistent/lab.key"], "cannot read the signing key"),
 ])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from pathlib import Path
 from subprocess import CompletedProcess
 from typing import Any
 
@@ -25,14 +26,24 @@ Cli = Callable[..., CompletedProcess[str]]
     (["--spins", "10", "--seed", str(2**128)], "--seed must be a whole number from 0 to"),
     (["--spins", "10", "--seed", "1", "--model", "no-such-model"], "unknown model"),
     (["--spins", "10", "--seed", "1", "--line-bet", "7"], "line bet 7 is not a bet class"),
-    (["--spins", "10", "--seed", "1", "--line-bet", "0.05"], "line bet '0.05' is not a bet"),
+    (["--spins", "10", "--seed", "1", "--line-bet", "0.05"],
+     "--line-bet must be a whole number from 1 to 100"),
+    (["--spins", "1000", "--cluster", "nonsense"], "--cluster 'nonsense' is not a Dask"),
+    (["--spins", "1000", "--cluster", "tcp://host:99999"], "port 99999 is not from 1"),
+    (["--spins", "10", "--seed", "1", "--line-bet", "all", "--mix", "{tmp}/list.json"],
+     "must hold a JSON object"),
+    (["--spins", "10", "--seed", "1", "--line-bet", "all", "--mix", "{tmp}/other.json"],
+     'has no "spin_shares"'),
     (["--spins", "10", "--seed", "1", "--mix", "uniform"], "--mix needs --line-bet all"),
     (["--spins", "10", "--seed", "1", "--line-bet", "all", "--mix", "nowhere"],
      "cannot read bet-class mix 'nowhere'"),
 ])
 @pytest.mark.slow
-def test_bad_input_is_one_line_and_exit_2(cli: Cli, args: list[str], message: str) -> None:
-    done = cli(["simulate", *args])
+def test_bad_input_is_one_line_and_exit_2(cli: Cli, args: list[str], message: str,
+                                          tmp_path: Path) -> None:
+    (tmp_path / "list.json").write_text("[]")  # mix files that are not mixes
+    (tmp_path / "other.json").write_text('{"shares": {"1": 1}}')
+    done = cli(["simulate", *(a.replace("{tmp}", str(tmp_path)) for a in args)])
     assert done.returncode == 2
     assert done.stdout == ""
     lines = done.stderr.strip().splitlines()
