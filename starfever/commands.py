@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -12,17 +13,39 @@ from starfever.engine import money
 from starfever.engine.errors import InputError
 from starfever.engine.lines import check_grid, evaluate_grid
 from starfever.engine.model import load_model
-from starfever.engine.symbols import LINE_COUNT, Cents, check_line_bet
+from starfever.engine.symbols import BET_CLASSES, LINE_COUNT, Cents, check_line_bet
 
 if TYPE_CHECKING:
     from starfever.engine.model import MathModel
     from starfever.math.exact import ExactReport
 
 
+MAX_COUNT = 2**63 - 1
+"""The largest count the compiled kernels hold (a signed 64-bit integer)."""
+MAX_SEED = 2**128 - 1
+"""The largest seed: a fresh one is 128 bits of entropy (printed, so that a run repeats)."""
+_COUNT = re.compile(r"\d[\d_]*(e\d{1,2})?", re.IGNORECASE)
+
+
+def parse_count(text: str, what: str, *, minimum: int, maximum: int = MAX_COUNT) -> int:
+    """A whole number written as ``100000``, ``100_000`` or ``1e5``, from ``minimum`` to
+    ``maximum``: the one reading of every count, seed and size the commands take."""
+    raw = text.strip()
+    value = -1
+    if len(raw) <= 40 and _COUNT.fullmatch(raw):
+        mantissa, _, exponent = raw.lower().replace("_", "").partition("e")
+        value = int(mantissa) * 10 ** int(exponent or 0)
+    if not minimum <= value <= maximum:
+        like = "1000000 or 1e6" if maximum >= 10**6 else "10 or 1e1"
+        raise InputError(f"{what} must be a whole number from {minimum:,} to {maximum:,} "
+                         f"(like {like}), got {text[:40]!r}")
+    return value
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add eval, model, rtp and rng-stream."""
     p = sub.add_parser("eval", help="evaluate the lines of one grid read as JSON on stdin")
-    p.add_argument("--line-bet", type=int, default=1, metavar="CENTS",
+    p.add_argument("--line-bet", default="1", metavar="CENTS",
                    help="line bet class in cents (default 1)")
     p.set_defaults(handler=cmd_eval)
 
@@ -48,13 +71,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("rng-stream",
                        help="write the live generator's raw bytes to stdout (for dieharder)")
-    p.add_argument("--bytes", type=int, default=0, metavar="N",
+    p.add_argument("--bytes", default="0", metavar="N",
                    help="how many bytes (default 0: until the reader closes the pipe)")
     p.set_defaults(handler=cmd_rng_stream)
 
 
+def parse_line_bet(text: str) -> Cents:
+    """A line bet class in cents, written as a count (``10``, ``1e1``)."""
+    return check_line_bet(parse_count(text, "--line-bet", minimum=1, maximum=max(BET_CLASSES)))
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
-    bet = check_line_bet(args.line_bet)
+    bet = parse_line_bet(args.line_bet)
     try:
         data = json.loads(sys.stdin.read())
     except json.JSONDecodeError as error:
@@ -116,6 +144,8 @@ def cmd_rtp(args: argparse.Namespace) -> int:
     from starfever.math.figures import cache_path, figures
 
     started = time.perf_counter()
+    if args.exact and not args.json:
+        raise InputError("--exact adds the rationals to the JSON: give it with --json")
     model = load_model(args.model)
     data = figures(model, use_cache=not args.no_cache)
     if args.write_shipped:
@@ -205,19 +235,16 @@ def cmd_rng_stream(args: argparse.Namespace) -> int:
     """Stream the live source's byte reader (os.urandom), e.g. ``| dieharder -g 200 -a``."""
     from starfever.engine.rng import SystemRandomSource
 
-    if args.bytes < 0:
-        raise InputError(f"--bytes must not be negative, got {args.bytes}")
+    size_asked = parse_count(args.bytes, "--bytes", minimum=0)
     read = SystemRandomSource().reader
     out = sys.stdout.buffer
-    left = args.bytes or -1
+    left = size_asked or -1
     block = 1 << 16
-    try:
-        while left != 0:
-            size = block if left < 0 else min(block, left)
-            out.write(read(size))
-            left = left - size if left > 0 else left
-        out.flush()
-    except BrokenPipeError:
-        # the reader (dieharder) has what it wanted; stop quietly
-        sys.stderr.close()
+    # a reader that has what it wanted (dieharder, head) closes the pipe: BrokenPipeError, which
+    # the command line turns into a silent exit 141, as a shell reports SIGPIPE
+    while left != 0:
+        size = block if left < 0 else min(block, left)
+        out.write(read(size))
+        left = left - size if left > 0 else left
+    out.flush()
     return 0

@@ -21,14 +21,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("certify", help="write a certification bundle for a test lab")
     p.add_argument("--out", required=True, type=Path, metavar="DIR",
-                   help="a new or empty folder")
+                   help="a new or empty folder (its parent folder must exist)")
     p.add_argument("--model", default="default", metavar="NAME|PATH")
     p.add_argument("--spins", default=str(DEFAULT_SPINS), metavar="N",
                    help=f"simulated spins (default {DEFAULT_SPINS:,}: the total RTP to about "
                         "+/- 0.08 pp at 99 %%)")
-    p.add_argument("--seed", type=int, default=None,
-                   help="the simulation's seed (default: a fresh one, recorded in the bundle)")
-    p.add_argument("--workers", type=int, default=None)
+    p.add_argument("--seed", default=None, metavar="S",
+                   help="the simulation's non-negative integer seed (default: a fresh one, "
+                        "recorded in the bundle)")
+    p.add_argument("--workers", default=None, metavar="K",
+                   help="simulation processes (default: all cores)")
     p.add_argument("--rng-stops", default=str(DEFAULT_RNG_STOPS), metavar="N",
                    help=f"live stops per reel for the RNG tests (default {DEFAULT_RNG_STOPS:,})")
     p.add_argument("--rng-rounds", default=str(DEFAULT_RNG_ROUNDS), metavar="N",
@@ -55,7 +57,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=cmd_verify)
 
     p = sub.add_parser("keygen", help="make an Ed25519 key pair (PREFIX.key, PREFIX.pub)")
-    p.add_argument("--out", required=True, type=Path, metavar="PREFIX")
+    p.add_argument("--out", required=True, metavar="PREFIX",
+                   help="writes PREFIX.key and PREFIX.pub (PREFIX names a file, not a folder)")
     p.set_defaults(handler=cmd_keygen)
 
     p = sub.add_parser("sign", help="sign a file (e.g. a software manifest) with an Ed25519 "
@@ -68,11 +71,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def cmd_certify(args: argparse.Namespace) -> int:
     from starfever.certify.bundle import Options, make
-    from starfever.sim.cli import parse_count
+    from starfever.commands import MAX_SEED, parse_count
 
     options = Options(out=args.out, model=args.model,
                       spins=parse_count(args.spins, "--spins", minimum=1),
-                      seed=args.seed, workers=args.workers,
+                      seed=None if args.seed is None else parse_count(
+                          args.seed, "--seed", minimum=0, maximum=MAX_SEED),
+                      workers=None if args.workers is None else parse_count(
+                          args.workers, "--workers", minimum=1),
                       rng_stops=parse_count(args.rng_stops, "--rng-stops", minimum=1),
                       rng_rounds=parse_count(args.rng_rounds, "--rng-rounds", minimum=1),
                       sign_key=args.sign_key or (Path(os.environ[SIGNING_KEY_ENV])

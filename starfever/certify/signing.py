@@ -45,12 +45,19 @@ def _passphrase(*, new_key: bool = False) -> bytes | None:
     return value.encode("utf-8") if value else None
 
 
-def generate(prefix: Path) -> tuple[Path, Path, str]:
+def generate(prefix: str | Path) -> tuple[Path, Path, str]:
     """Write ``PREFIX.key`` (private, mode 0600) and ``PREFIX.pub``; refuses to overwrite.
-    Returns both paths and the public key's fingerprint."""
-    if prefix.name in ("", ".", ".."):
-        raise SigningError(f"--out {str(prefix)!r} names no file: give a prefix such as lab "
+    Returns both paths and the public key's fingerprint. A prefix that names a folder (one
+    that exists, or written with a trailing ``/``) is refused: ``Path`` would drop the slash
+    and write ``sub.key`` beside the folder instead of in it."""
+    text = str(prefix)
+    prefix = Path(prefix)
+    if not text or prefix.name in ("", ".", ".."):
+        raise SigningError(f"--out {text!r} names no file: give a prefix such as lab "
                            "(for lab.key and lab.pub)")
+    if text.endswith(("/", os.sep)) or prefix.is_dir():
+        raise SigningError(f"--out {text!r} names a folder, not a file: give a prefix such "
+                           f"as {str(prefix / 'lab')!r} (for lab.key and lab.pub in it)")
     private_path, public_path = Path(f"{prefix}.key"), Path(f"{prefix}.pub")
     for path in (private_path, public_path):
         if path.exists():

@@ -37,6 +37,7 @@ def register(sub: Any) -> None:
 def cmd_operator_wallet_demo(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from starfever.cli import check_can_listen
     from starfever.seamless.reference import ReferenceWallet, WalletStore
     from starfever.server.transport import CoalescingHTTPProtocol
 
@@ -49,6 +50,8 @@ def cmd_operator_wallet_demo(args: argparse.Namespace) -> int:
         if match is None:
             raise InputError(f"--player {text!r} must be ID=CENTS, e.g. alice=5000")
         players.append((match.group(1), int(match.group(2))))
+    # the address before the books: a wallet that cannot listen resets no balance
+    check_can_listen(args.host, args.port)
     try:
         store = WalletStore(args.db)
     except sqlite3.Error as error:

@@ -17,7 +17,6 @@ from starfever.server.settings import (
     DEFAULT_DATABASE_URL,
     ENV_NAMES,
     get_settings,
-    secrets_of,
     shown_url,
 )
 
@@ -29,15 +28,6 @@ def _database_url(args: argparse.Namespace) -> str:
     url: str = args.database_url or os.environ.get(ENV_NAMES["database_url"]) or \
         DEFAULT_DATABASE_URL
     return url
-
-
-def database_problem(url: str, error: BaseException) -> InputError:
-    """A one-line error for a database the server cannot use, with no secret in it."""
-    detail = str(getattr(error, "orig", None) or error).strip().splitlines()
-    message = detail[0] if detail else type(error).__name__
-    for secret in secrets_of(url):
-        message = message.replace(secret, "***")
-    return InputError(f"cannot use the database {shown_url(url)}: {message}")
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -52,10 +42,11 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
     from sqlalchemy.exc import SQLAlchemyError
 
+    from starfever.cli import check_can_listen
     from starfever.engine.model import load_model
     from starfever.server import batch
     from starfever.server.app import TEST_MODE_WARNING
-    from starfever.server.db import Database, migrate
+    from starfever.server.db import checked_url, database_problem, open_migrated
     from starfever.server.identity import check_startup, record_approved_models
     from starfever.server.logs import log_config
     from starfever.server.services.anchor import ensure_boundary
@@ -79,15 +70,17 @@ def _serve(args: argparse.Namespace) -> int:
     operator = wallet_mode(args)
     get_settings.cache_clear()
     settings = get_settings()  # every worker reads the same environment
+    checked_url(settings.database_url)  # an in-memory database would not outlive the start
     model = load_model(settings.model)
     identity = check_startup(settings, model)  # production: the certified build, an approved model
+    # the address before the database: a server that cannot listen writes nothing
+    check_can_listen(args.host, args.port)
     for warning in identity.warnings:
         print(f"WARNING: {warning}", file=sys.stderr)
     if settings.test_mode:
         print(f"WARNING: {TEST_MODE_WARNING}", file=sys.stderr)
-    db = Database(settings.database_url)
+    db = open_migrated(settings.database_url)
     try:
-        migrate(db)
         ensure_pool(db, model)
         ensure_boundary(db, settings.chain_key())
         prove_write(db)  # a server that cannot book a bet must not start
@@ -206,6 +199,9 @@ def _read_statement(path: str) -> dict[str, Any]:
             loaded = json.load(file)
     except json.JSONDecodeError as error:
         raise InputError(f"statement {path}: not JSON ({error.msg})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"statement {path}: not UTF-8 text, so not a chain statement") \
+            from None
     if not isinstance(loaded, dict):
         raise InputError(f"statement {path}: not a chain statement")
     return loaded
@@ -308,11 +304,17 @@ def chain_statement(args: argparse.Namespace) -> int:
 
 
 def _read_password(prompt: str) -> str:
+    """The password: typed at a terminal, or the first line of stdin, which must be UTF-8
+    text (refused before any database is opened)."""
     if sys.stdin.isatty():
         import getpass
 
         return getpass.getpass(prompt)
-    return sys.stdin.readline().rstrip("\r\n")
+    line = sys.stdin.buffer.readline()
+    try:
+        return line.decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError:
+        raise InputError("the password on stdin is not UTF-8 text") from None
 
 
 def _show_totp(new: Any) -> None:
@@ -325,7 +327,7 @@ def _show_totp(new: Any) -> None:
 def create_operator(args: argparse.Namespace) -> int:
     """Create an operator account; the password is the first line of stdin. Prints the TOTP
     secret of the account's second factor."""
-    from starfever.server.db import Database, migrate
+    from starfever.server.db import checked_url, open_migrated
     from starfever.server.schemas import is_username
     from starfever.server.services import operators
     from starfever.server.services.errors import ServiceError
@@ -334,11 +336,12 @@ def create_operator(args: argparse.Namespace) -> int:
 
     if not is_username(args.name):
         raise InputError(f"operator name {args.name!r} must be 3-32 characters of a-z 0-9 _ . -")
+    url = _database_url(args)
+    checked_url(url)  # an in-memory database would lose the account with the command
     password = _read_password("operator password: ")
     operators.check_operator_password(args.name, password)  # a WeakPassword is an InputError
-    db = Database(_database_url(args))
+    db = open_migrated(url)
     try:
-        migrate(db)
         new = operators.create_operator(db, Settings(), LedgerWallet(), args.name, password)
     except ServiceError as error:
         raise InputError(error.message) from None

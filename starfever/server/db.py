@@ -21,10 +21,12 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from importlib import resources
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, make_url, text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import URL, Engine, create_engine, event, make_url, text
+from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from starfever.engine.errors import InputError
+from starfever.server.settings import secrets_of, shown_url
 from starfever.server.settle_turn import SettleTurn
 
 try:
@@ -136,10 +138,7 @@ class Database:
         if self.is_sqlite:
             self.write_engine = _sqlite_engine(self.url, immediate=True)
             self.read_engine = _sqlite_engine(self.url, immediate=False)
-            file = make_url(self.url).database
-            if file and file.startswith("file:"):  # a URI filename (?uri=true&mode=ro)
-                file = file.removeprefix("file:")
-            shared = file if file and file != ":memory:" else None  # (memory: this process's)
+            shared = sqlite_file(make_url(self.url))  # (None: this process's memory)
             self._write_lock = WriteLock(shared)
             # a file's settlers take turns by the file's real path
             self.settle_turn = SettleTurn(os.path.realpath(shared) if shared else None)
@@ -242,31 +241,152 @@ def current_revision(database: Database) -> str | None:
         return MigrationContext.configure(connection).get_current_revision()
 
 
-def open_existing(url: str) -> Database:
-    """The database at ``url``, which must already hold Star Fever's schema: for commands that
-    only read or check it (``audit``, ``report``). A missing SQLite file or PostgreSQL database,
-    or one never migrated, is an :class:`InputError`, and nothing is created."""
-    from starfever.engine.errors import InputError
+SQLITE_HEADER = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database file."""
+DRIVERS = ("sqlite", "sqlite+pysqlite", "postgresql+psycopg")
+"""The SQLAlchemy drivers Star Fever keeps its data with (``sqlalchemy_url`` maps
+``postgresql://`` to psycopg 3)."""
+USE = "use sqlite:///FILE or postgresql://USER@HOST/DB"
 
-    shown = make_url(url).render_as_string(hide_password=True)
-    if url.startswith("sqlite"):
-        file = make_url(url).database
-        if not file or file == ":memory:" or not os.path.exists(file):
+
+def checked_url(url: str) -> URL:
+    """The parsed ``url`` of a database Star Fever can keep its data in, or an
+    :class:`InputError`: not a URL, a driver other than SQLite's or psycopg's, or an in-memory
+    SQLite database (gone when the command that wrote it ends, and every server worker would
+    have its own)."""
+    shown = shown_url(url)
+    try:
+        parsed = make_url(sqlalchemy_url(url))
+    except (ArgumentError, ValueError):
+        raise InputError(f"database URL {shown!r} is not a URL: {USE}") from None
+    if parsed.drivername not in DRIVERS:
+        raise InputError(f"unsupported database URL {shown!r}: {USE}")
+    if parsed.drivername.startswith("sqlite") and sqlite_file(parsed) is None:
+        raise InputError(f"database URL {shown!r} is an in-memory database, gone when the "
+                         f"command ends: use sqlite:///FILE")
+    return parsed
+
+
+def sqlite_file(url: URL) -> str | None:
+    """The file of an SQLite URL (a URI filename's path too); ``None`` for an in-memory
+    database or one that is not SQLite's."""
+    if not url.drivername.startswith("sqlite"):
+        return None
+    file = url.database
+    if file and file.startswith("file:") and str(url.query.get("uri", "")).lower() in (
+            "true", "1"):  # a URI filename: sqlite:///file:PATH?mode=ro&uri=true
+        if url.query.get("mode") == "memory":
+            return None
+        file = file.removeprefix("file:")
+    return file if file and file != ":memory:" else None
+
+
+def database_problem(url: str, error: BaseException) -> InputError:
+    """A one-line error for a database that cannot be used, with no secret in it."""
+    detail = str(getattr(error, "orig", None) or error).strip().splitlines()
+    message = detail[0] if detail else type(error).__name__
+    for secret in secrets_of(url):
+        message = message.replace(secret, "***")
+    return InputError(f"cannot use the database {shown_url(url)}: {message}")
+
+
+def _sqlite_header(file: str, shown: str) -> bytes | None:
+    """The first 16 bytes of an existing SQLite file (``b""`` for an empty one, ``None`` for
+    no file at all), read without opening it as a database; a folder or a file that is not an
+    SQLite database is an :class:`InputError`."""
+    if os.path.isdir(file):
+        raise InputError(f"{shown}: {file} is a folder, not a database file")
+    try:
+        with open(file, "rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise InputError(f"{shown}: cannot read {file} ({error.strerror})") from None
+    if header and header != SQLITE_HEADER:
+        raise InputError(f"{shown}: {file} is not an SQLite database file")
+    return header
+
+
+def _sqlite_revision(file: str, shown: str) -> str | None:
+    """The schema revision of an SQLite file, read through a read-only connection (so that a
+    file refused is left exactly as it was: no journal mode set, nothing created)."""
+    import sqlite3
+    from urllib.parse import quote
+
+    try:
+        connection = sqlite3.connect(f"file:{quote(os.path.abspath(file))}?mode=ro", uri=True)
+    except sqlite3.Error as error:
+        raise InputError(f"{shown}: cannot be opened ({error})") from None
+    try:
+        return str(connection.execute("SELECT version_num FROM alembic_version").fetchone()[0])
+    except (sqlite3.OperationalError, TypeError):  # no such table, or no row in it
+        return None
+    except sqlite3.Error as error:
+        raise InputError(f"{shown}: cannot be opened ({error})") from None
+    finally:
+        connection.close()
+
+
+def open_existing(url: str) -> Database:
+    """The database at ``url``, which must already hold Star Fever's schema at this version's
+    revision: for every command that only uses an existing one (``audit``, ``chain-statement``,
+    ``reconcile``, ``report``, ``operator totp``). Anything else (a malformed or unsupported
+    URL, an in-memory one, a missing SQLite file or PostgreSQL database, one that cannot be
+    reached or was never migrated) is an :class:`InputError`, and a database refused is left
+    as it was: nothing is created or written."""
+    parsed = checked_url(url)
+    shown = shown_url(url)
+    file = sqlite_file(parsed)
+    if file is not None:
+        header = _sqlite_header(file, shown)
+        if header is None:
             raise InputError(f"{shown}: no such database file")
+        revision = _sqlite_revision(file, shown) if header else None
+        _check_revision(shown, revision)
     database = Database(url)
     try:
         revision = current_revision(database)
-    except DBAPIError as error:
+    except SQLAlchemyError as error:
         database.dispose()
-        raise InputError(f"{shown}: cannot be opened ({type(error.orig).__name__})") from None
+        raise database_problem(url, error) from None
+    try:
+        _check_revision(shown, revision)
+    except InputError:
+        database.dispose()
+        raise
+    return database
+
+
+def _check_revision(shown: str, revision: str | None) -> None:
     if revision is None:
-        database.dispose()
         raise InputError(f"{shown} holds no Star Fever database")
     head = head_revision()
     if revision != head:
-        database.dispose()
         raise InputError(f"{shown} is at schema revision {revision}, this version needs {head}: "
                          "starfever serve (or starfever operator create) migrates it")
+
+
+def open_migrated(url: str) -> Database:
+    """The database at ``url`` at the newest schema, created if need be: for the commands that
+    keep data in it (``serve``, ``operator create``). A URL :func:`checked_url` refuses, a
+    folder or a file that is not an SQLite database, or a database that cannot be reached or
+    migrated is an :class:`InputError`; the first ones are refused before anything is
+    opened."""
+    parsed = checked_url(url)
+    file = sqlite_file(parsed)
+    if file is not None:
+        shown = shown_url(url)
+        if _sqlite_header(file, shown) is None:
+            folder = os.path.dirname(os.path.abspath(file))
+            if not os.path.isdir(folder):
+                raise InputError(f"{shown}: no such folder {folder}")
+    database = Database(url)
+    try:
+        migrate(database)
+    except SQLAlchemyError as error:
+        database.dispose()
+        raise database_problem(url, error) from None
     return database
 
 

@@ -43,13 +43,15 @@ class Period:
 
 
 def period_of(kind: str, text: str) -> Period:
-    """``daily`` and ``YYYY-MM-DD``, or ``monthly`` and ``YYYY-MM`` (or a day of that month)."""
+    """``daily`` and a day, ``YYYY-MM-DD``, or ``monthly`` and a month, ``YYYY-MM`` (a day
+    for a month, or a month for a day, is refused: which one was meant is not known)."""
     if kind not in PERIODS:
         raise InputError(f"report must be one of {', '.join(PERIODS)}, got {kind!r}")
-    pattern = r"\d{4}-\d{2}-\d{2}" if kind == "daily" else r"\d{4}-\d{2}(-\d{2})?"
+    pattern = r"\d{4}-\d{2}-\d{2}" if kind == "daily" else r"\d{4}-\d{2}"
     if not re.fullmatch(pattern, text):
         raise InputError(f"--date {text!r} must be " +
-                         ("YYYY-MM-DD" if kind == "daily" else "YYYY-MM"))
+                         ("YYYY-MM-DD (a day) for a daily report" if kind == "daily"
+                          else "YYYY-MM (a month) for a monthly report"))
     try:
         day = date.fromisoformat(text if len(text) == 10 else f"{text}-01")
     except ValueError:

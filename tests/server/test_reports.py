@@ -143,7 +143,7 @@ def test_report_input_is_checked_and_nothing_is_created(tmp_path: Any) -> None:
 
 def test_back_office_periods_out_of_range_are_refused(server: Server) -> None:
     for path in ("/operator/reports/daily?date=9999-12-31",
-                 "/operator/reports/monthly?date=9999-12-01",
+                 "/operator/reports/monthly?date=9999-12",
                  "/operator/meters?since=9999-12-01&until=9999-12-31",
                  "/operator/meters?until=0001-01-05",
                  "/operator/rounds?until=9999-12-31T23:59:59-23:59",
