@@ -44,7 +44,7 @@ from starfever.engine.model import load_model
 from starfever.engine.symbols import STAR_WILD_COINS
 from starfever.sim import kernel
 from starfever.sim.kernel import SCRATCH, KernelArgs, _base_spin, _feature_round, _fold_tally
-from starfever.sim.rng import chunk_states, spin_radix, spin_stops_local
+from starfever.sim.rng import chunk_states, next_local, spin_radix, spin_stops_local
 from starfever.sim.runner import HISTOGRAM_EDGES, play_chunk
 from starfever.sim.tables import (
     T_BASE_LENGTHS,
@@ -63,6 +63,31 @@ _ZERO = np.uint64(0)
 _TALLY = kernel._TALLY
 _WORDS = 10
 """Per lane in the flat array: 4 generator words, 5 stops, the draw's acceptance."""
+
+
+@njit(cache=False, nogil=True, inline="always")
+def _lane_step(w: npt.NDArray[np.uint64], lanes: int, n0: np.uint64, n1: np.uint64,
+               n2: np.uint64, n3: np.uint64, n4: np.uint64, limit: np.uint64) -> None:
+    """Every lane's next draw (``rng.next_local``) and its five stops (the chain of
+    ``rng.spin_stops_local``, one draw, no retry: a rejected draw leaves the lane without a
+    spin this step, as the retry would draw the lane's next output), written to ``w``; the
+    strip lengths masked to 32 bits. LLVM vectorises this loop when ``lanes`` is a constant."""
+    for lane in range(lanes):
+        out, x0, x1, x2, x3 = next_local(w[lane], w[lanes + lane], w[2 * lanes + lane],
+                                         w[3 * lanes + lane])
+        w[lane], w[lanes + lane] = x0, x1
+        w[2 * lanes + lane], w[3 * lanes + lane] = x2, x3
+        m = (out >> _S32) * n0
+        w[4 * lanes + lane] = m >> _S32
+        m = (m & _M32) * n1
+        w[5 * lanes + lane] = m >> _S32
+        m = (m & _M32) * n2
+        w[6 * lanes + lane] = m >> _S32
+        m = (m & _M32) * n3
+        w[7 * lanes + lane] = m >> _S32
+        m = (m & _M32) * n4
+        w[8 * lanes + lane] = m >> _S32
+        w[9 * lanes + lane] = (m & _M32) >= limit
 
 
 def make_run_lanes(lanes: int) -> Any:
@@ -103,31 +128,7 @@ def _play_lanes(t: KernelArgs, states: npt.NDArray[np.uint64], lanes: int, per_l
             w[k * lanes + lane] = states[lane, k]
     left = lanes if per_lane > 0 else 0
     while left > 0:
-        for lane in range(lanes):  # vectorised: every lane's next draw and its five stops
-            x0, x1 = w[lane], w[lanes + lane]
-            x2, x3 = w[2 * lanes + lane], w[3 * lanes + lane]
-            y = x1 * np.uint64(5)
-            out = ((y << np.uint64(7)) | (y >> np.uint64(57))) * np.uint64(9)
-            shifted = x1 << np.uint64(17)
-            x2 ^= x0
-            x3 ^= x1
-            x1 ^= x2
-            x0 ^= x3
-            x2 ^= shifted
-            x3 = (x3 << np.uint64(45)) | (x3 >> np.uint64(19))
-            w[lane], w[lanes + lane] = x0, x1
-            w[2 * lanes + lane], w[3 * lanes + lane] = x2, x3
-            m = (out >> _S32) * n0
-            w[4 * lanes + lane] = m >> _S32
-            m = (m & _M32) * n1
-            w[5 * lanes + lane] = m >> _S32
-            m = (m & _M32) * n2
-            w[6 * lanes + lane] = m >> _S32
-            m = (m & _M32) * n3
-            w[7 * lanes + lane] = m >> _S32
-            m = (m & _M32) * n4
-            w[8 * lanes + lane] = m >> _S32
-            w[9 * lanes + lane] = (m & _M32) >= limit
+        _lane_step(w, lanes, n0, n1, n2, n3, n4, limit)  # vectorised
         for lane in range(lanes):  # scalar: each accepted draw's round
             if w[9 * lanes + lane] == _ZERO or played[lane] >= per_lane:
                 continue
@@ -178,31 +179,7 @@ def make_draws_in_lanes(lanes: int) -> Any:
         total = np.uint64(0)
         drawn = 0
         while drawn < spins:
-            for lane in range(lanes):
-                x0, x1 = w[lane], w[lanes + lane]
-                x2, x3 = w[2 * lanes + lane], w[3 * lanes + lane]
-                y = x1 * np.uint64(5)
-                out = ((y << np.uint64(7)) | (y >> np.uint64(57))) * np.uint64(9)
-                shifted = x1 << np.uint64(17)
-                x2 ^= x0
-                x3 ^= x1
-                x1 ^= x2
-                x0 ^= x3
-                x2 ^= shifted
-                x3 = (x3 << np.uint64(45)) | (x3 >> np.uint64(19))
-                w[lane], w[lanes + lane] = x0, x1
-                w[2 * lanes + lane], w[3 * lanes + lane] = x2, x3
-                m = (out >> _S32) * n0
-                w[4 * lanes + lane] = m >> _S32
-                m = (m & _M32) * n1
-                w[5 * lanes + lane] = m >> _S32
-                m = (m & _M32) * n2
-                w[6 * lanes + lane] = m >> _S32
-                m = (m & _M32) * n3
-                w[7 * lanes + lane] = m >> _S32
-                m = (m & _M32) * n4
-                w[8 * lanes + lane] = m >> _S32
-                w[9 * lanes + lane] = (m & _M32) >= limit
+            _lane_step(w, lanes, n0, n1, n2, n3, n4, limit)
             for lane in range(lanes):
                 if w[9 * lanes + lane] != _ZERO:
                     drawn += 1
