@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -128,11 +129,19 @@ class Game:
         self.page.screenshot(path=str(path))
 
 
-@pytest.fixture
-def game(browser: Any, server: Server) -> Iterator[Game]:
-    context = browser.new_context(viewport={"width": 1280, "height": 860}, locale="en-GB")
+@contextmanager
+def game_on(browser: Any, server: Server, width: int, height: int) -> Iterator[Game]:
+    """A page of ``server`` in a fresh browser context (English, ``width`` x ``height``); when
+    the test is done, the page must have logged no error."""
+    context = browser.new_context(viewport={"width": width, "height": height}, locale="en-GB")
     page = context.new_page()
     watch = ConsoleWatch(page)
     yield Game(page, server, watch)
     context.close()
     assert watch.errors == [], f"the page logged errors: {watch.errors}"
+
+
+@pytest.fixture
+def game(browser: Any, server: Server) -> Iterator[Game]:
+    with game_on(browser, server, 1280, 860) as started:
+        yield started

@@ -19,8 +19,7 @@ from starfever.markets import load_market
 from starfever.math.figures import cached
 from tests.harness import Databases, Server, start_server
 from tests.web import forcing
-from tests.web.browser import ConsoleWatch
-from tests.web.conftest import FAST, Game
+from tests.web.conftest import FAST, Game, game_on
 
 pytestmark = pytest.mark.browser
 
@@ -61,12 +60,8 @@ def strict_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 @pytest.fixture
 def strict_game(browser: Any, strict_server: Server) -> Iterator[Game]:
-    context = browser.new_context(viewport={"width": 1366, "height": 768}, locale="en-GB")
-    page = context.new_page()
-    watch = ConsoleWatch(page)
-    yield Game(page, strict_server, watch)
-    context.close()
-    assert watch.errors == [], f"the page logged errors: {watch.errors}"
+    with game_on(browser, strict_server, 1366, 768) as started:
+        yield started
 
 
 def _open_rules(game: Game, lang: str) -> str:

@@ -19,8 +19,7 @@ from starfever.engine.round import replay_round
 from starfever.math.figures import cached
 from tests.harness import Databases, Server, start_server
 from tests.web import forcing
-from tests.web.browser import ConsoleWatch
-from tests.web.conftest import Game
+from tests.web.conftest import Game, game_on
 
 pytestmark = pytest.mark.browser
 
@@ -65,12 +64,8 @@ def capped_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 @pytest.fixture
 def capped_game(browser: Any, capped_server: Server) -> Iterator[Game]:
-    context = browser.new_context(viewport={"width": 1366, "height": 768}, locale="en-GB")
-    page = context.new_page()
-    watch = ConsoleWatch(page)
-    yield Game(page, capped_server, watch)
-    context.close()
-    assert watch.errors == [], f"the page logged errors: {watch.errors}"
+    with game_on(browser, capped_server, 1366, 768) as started:
+        yield started
 
 
 def test_a_capped_hold_and_cash_shows_what_is_paid_and_that_the_maximum_was_reached(
