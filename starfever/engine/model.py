@@ -44,6 +44,16 @@ and the exact figures, which cut only Hold & Cash at the cap, refuse a model who
 Wild round passes its cap (the shipped models' largest is 256 x)."""
 
 
+UPGRADE_LINE_BET = "line_bet"
+"""The UPGRADE booster adds 1 x line bet to every held CASH value (RULES.md, from 2026-12-03:
+the conditions' "um die Einsatzhöhe", with "Einsatz" defined as the line bet class)."""
+UPGRADE_TOTAL_BET = "total_bet"
+"""The UPGRADE booster adds 1 x total bet (the reading of every model made before 2026-12-03,
+kept for an operator whose conditions say "1 x Gesamteinsatz")."""
+UPGRADE_UNITS: tuple[str, ...] = (UPGRADE_LINE_BET, UPGRADE_TOTAL_BET)
+"""The values of ``hold_and_cash.upgrade_unit`` in a model file."""
+
+
 MAX_WEIGHT_SUM = 2**32
 """The largest sum of one group of weights (a weighted pick draws below it): the simulator's
 draw serves ``1 <= n <= 2**32``, and a model is refused where it is read, not by whichever
@@ -65,6 +75,9 @@ class HoldAndCashModel:
     """Weights of the values 1..5 x total bet given to the triggering coins."""
     cash_values: tuple[int, ...]
     """Weights of the values 1..5 x total bet of CASH landing in respins."""
+    upgrade_unit: str = UPGRADE_TOTAL_BET
+    """What one UPGRADE adds to every held CASH value: ``UPGRADE_LINE_BET`` (1 x line bet) or
+    ``UPGRADE_TOTAL_BET`` (1 x total bet); one of ``UPGRADE_UNITS``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +124,7 @@ class MathModel:
                 "cell_weights": dict(zip(CELL_KINDS, hc.cell_weights, strict=True)),
                 "coin_values": _by_value(hc.coin_values),
                 "cash_values": _by_value(hc.cash_values),
+                "upgrade_unit": hc.upgrade_unit,
             },
             "progressive": {
                 "contribution_rate": float(self.contribution_rate),
@@ -127,9 +141,13 @@ class MathModel:
         """Content hash: SHA-256 of the model's canonical JSON (sorted keys, no spaces).
 
         Any change to a strip, a weight, a rate, the rule, the name or the version changes it;
-        the layout of the file does not."""
-        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"),
-                               ensure_ascii=True)
+        the layout of the file does not. ``upgrade_unit`` is left out of the hashed form when
+        it is ``total_bet``, the unit of every model made before the key existed, so that the
+        hash each stored round records for such a model stays what it was."""
+        data = self.to_dict()
+        if data["hold_and_cash"]["upgrade_unit"] == UPGRADE_TOTAL_BET:
+            del data["hold_and_cash"]["upgrade_unit"]
+        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
@@ -203,8 +221,12 @@ def check_offered(model: MathModel) -> None:
                              "every reel")
 
 
-def model_from_dict(data: object) -> MathModel:
-    """Check a parsed model file and build the model; :class:`ModelError` names any problem."""
+def model_from_dict(data: object, *, archived: bool = False) -> MathModel:
+    """Check a parsed model file and build the model; :class:`ModelError` names any problem.
+
+    ``archived``: the file is an earlier version kept to replay its rounds; one made before
+    ``hold_and_cash.upgrade_unit`` existed is read as ``total_bet``, the rule it was played by.
+    Any other model file must name its unit."""
     if not isinstance(data, Mapping):
         raise ModelError("a model file must hold a JSON object")
     try:
@@ -221,6 +243,12 @@ def model_from_dict(data: object) -> MathModel:
     if cell_weights[0] == 0:
         raise ModelError("hold_and_cash.cell_weights['BLANK'] must be positive, "
                          "or the feature could never end")
+    unit = hc.get("upgrade_unit", UPGRADE_TOTAL_BET if archived else None)
+    if unit not in UPGRADE_UNITS:
+        raise ModelError(f"hold_and_cash.upgrade_unit must be one of {', '.join(UPGRADE_UNITS)}"
+                         f", got {unit!r}" if "upgrade_unit" in hc else
+                         "hold_and_cash.upgrade_unit is missing: say what one UPGRADE adds, "
+                         f"{' or '.join(UPGRADE_UNITS)}")
     seed = prog.get("seed_cents")
     if type(seed) is not int or seed < 0:
         raise ModelError(f"progressive.seed_cents must be a non-negative integer, got {seed!r}")
@@ -244,6 +272,7 @@ def model_from_dict(data: object) -> MathModel:
             cell_weights=cell_weights,
             coin_values=_weights(hc.get("coin_values"), value_keys, "hold_and_cash.coin_values"),
             cash_values=_weights(hc.get("cash_values"), value_keys, "hold_and_cash.cash_values"),
+            upgrade_unit=str(unit),
         ),
         contribution_rate=_rate(prog.get("contribution_rate")),
         seed_cents=Cents(seed),
@@ -298,7 +327,7 @@ def load_model_version(name: str, version: str) -> MathModel | None:
     if not archived.is_file():
         return None
     try:
-        model = model_from_dict(json.loads(archived.read_text(encoding="utf-8")))
+        model = model_from_dict(json.loads(archived.read_text(encoding="utf-8")), archived=True)
     except (json.JSONDecodeError, ModelError):
         return None
     return model if (model.name, model.version) == (name, version) else None

@@ -78,6 +78,7 @@ SMALL = {
                          "MULTIPLIER": 1},
         "coin_values": {"1": 1, "2": 1, "3": 1, "4": 1, "5": 1},
         "cash_values": {"1": 1, "2": 1, "3": 1, "4": 1, "5": 1},
+        "upgrade_unit": "total_bet",
     },
     "progressive": {"contribution_rate": 0.02, "seed_cents": 1000},
 }
