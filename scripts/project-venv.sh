@@ -10,8 +10,8 @@ in_virtual_env() {  # a venv, or an active conda environment, takes our installs
 
 if ! in_virtual_env; then
   made=""
-  if [ ! -x .venv/bin/python3 ]; then
-    python3 -m venv .venv
+  if ! .venv/bin/python3 -m pip --version >/dev/null 2>&1; then  # missing, or half made
+    python3 -m venv --clear .venv
     made=" (made now)"
   fi
   echo "${0##*/}: no virtual environment is active: using ./.venv$made; '. .venv/bin/activate' puts starfever on your PATH" >&2

@@ -58,7 +58,7 @@ def test_numba_imported_first_is_pointed_at_the_user_cache(monkeypatch: pytest.M
     monkeypatch.setenv("STARFEVER_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(config, "CACHE_DIR", "")
     user_cache.use_user_numba_cache()
-    assert config.CACHE_DIR == os.environ["NUMBA_CACHE_DIR"] == str(tmp_path / "numba")
+    assert config.CACHE_DIR == os.environ["NUMBA_CACHE_DIR"] == str(tmp_path / "numba")  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("numba_first", [False, True])
