@@ -25,6 +25,7 @@ from typing import Any
 from starfever.engine import money
 from starfever.engine.model import MathModel, ModelError
 from starfever.engine.symbols import BET_CLASSES, CELLS, HOLD_AND_CASH_COINS, Cents
+from starfever.user_cache import user_cache_dir
 
 FORMAT = 4
 """Bumped whenever the figures or their computation change: old cache files are then ignored."""
@@ -63,11 +64,8 @@ METHODS = {
 
 def cache_dir() -> Path:
     """``$STARFEVER_CACHE_DIR``, else ``$XDG_CACHE_HOME/starfever``, else
-    ``~/.cache/starfever``."""
-    if os.environ.get("STARFEVER_CACHE_DIR"):
-        return Path(os.environ["STARFEVER_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "starfever"
+    ``~/.cache/starfever`` (the user's cache folder, which numba's kernels share)."""
+    return user_cache_dir()
 
 
 def cache_path(model: MathModel) -> Path:
