@@ -17,7 +17,13 @@ SIGNING_KEY_ENV = "STARFEVER_SIGNING_KEY"
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add certify, verify, keygen and sign."""
-    from starfever.certify.defaults import DEFAULT_RNG_ROUNDS, DEFAULT_RNG_STOPS, DEFAULT_SPINS
+    from starfever.certify.defaults import (
+        DEFAULT_CLASS_SPINS,
+        DEFAULT_RNG_ROUNDS,
+        DEFAULT_RNG_STOPS,
+        DEFAULT_RNG_VOLUME,
+        DEFAULT_SPINS,
+    )
 
     p = sub.add_parser("certify", help="write a certification bundle for a test lab")
     p.add_argument("--out", required=True, type=Path, metavar="DIR",
@@ -35,8 +41,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help=f"live stops per reel for the RNG tests (default {DEFAULT_RNG_STOPS:,})")
     p.add_argument("--rng-rounds", default=str(DEFAULT_RNG_ROUNDS), metavar="N",
                    help=f"live rounds for the RNG tests (default {DEFAULT_RNG_ROUNDS:,})")
+    p.add_argument("--class-spins", default=str(DEFAULT_CLASS_SPINS), metavar="N",
+                   help=f"simulated spins at each of the 10 bet classes (default "
+                        f"{DEFAULT_CLASS_SPINS:,})")
+    p.add_argument("--rng", default="quick", metavar="quick|full",
+                   help="quick (default): live tests at --rng-stops/--rng-rounds and a "
+                        "dieharder subset; full: also the chi-square, runs and serial tests on "
+                        "--rng-volume live stops and the whole dieharder battery (hours)")
+    p.add_argument("--rng-volume", default=None, metavar="N",
+                   help=f"with --rng full: live stops of the volume tests, all strips together "
+                        f"(default {DEFAULT_RNG_VOLUME:,})")
+    p.add_argument("--dieharder-runs", default=None, metavar="N",
+                   help="with --rng full: run only the first N runs of the battery (to try "
+                        "the path; a submission runs all)")
     p.add_argument("--no-dieharder", action="store_true",
-                   help="leave out the dieharder subset even when dieharder is installed")
+                   help="leave out dieharder even when it is installed")
     p.add_argument("--sign-key", type=Path, default=None, metavar="KEY",
                    help="sign MANIFEST.json (and the software manifest) with this Ed25519 "
                         f"private key (starfever keygen; default ${SIGNING_KEY_ENV} when set)")
@@ -71,8 +90,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def cmd_certify(args: argparse.Namespace) -> int:
     from starfever.certify.bundle import Options, make
+    from starfever.certify.defaults import DEFAULT_RNG_VOLUME
     from starfever.commands import MAX_SEED, parse_count
 
+    for given, name in ((args.rng_volume, "--rng-volume"),
+                        (args.dieharder_runs, "--dieharder-runs")):
+        if given is not None and args.rng != "full":
+            raise InputError(f"{name} goes with --rng full")
     options = Options(out=args.out, model=args.model,
                       spins=parse_count(args.spins, "--spins", minimum=1),
                       seed=None if args.seed is None else parse_count(
@@ -83,7 +107,13 @@ def cmd_certify(args: argparse.Namespace) -> int:
                       rng_rounds=parse_count(args.rng_rounds, "--rng-rounds", minimum=1),
                       sign_key=args.sign_key or (Path(os.environ[SIGNING_KEY_ENV])
                                                  if os.environ.get(SIGNING_KEY_ENV) else None),
-                      progress=sys.stderr.isatty(), dieharder=not args.no_dieharder)
+                      progress=sys.stderr.isatty(), dieharder=not args.no_dieharder,
+                      class_spins=parse_count(args.class_spins, "--class-spins", minimum=1),
+                      rng=args.rng,
+                      rng_volume=DEFAULT_RNG_VOLUME if args.rng_volume is None else parse_count(
+                          args.rng_volume, "--rng-volume", minimum=1),
+                      dieharder_runs=None if args.dieharder_runs is None else parse_count(
+                          args.dieharder_runs, "--dieharder-runs", minimum=1))
     if options.sign_key is not None:
         from starfever.certify import signing
 
