@@ -17,7 +17,7 @@ import platform
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -480,17 +480,54 @@ Warnings:
 
 @dataclass
 class BundleCheck:
-    """A bundle folder against its manifest."""
+    """A bundle folder against its manifest, and its signature as far as it could be checked."""
 
     ok: bool
+    """Everything checked held (and, with ``require_signature``, the signature was verified)."""
     lines: list[str]
+    """Each problem found, one line each."""
     manifest_sha256: str
     signature: signing.Verified | None = None
+    """The verified signature (with a public key)."""
+    signature_status: str = "absent"
+    """``verified``, ``names_this_manifest`` (the signature file records this manifest's hash;
+    without the lab's key, not who signed it), ``absent``, ``other_manifest``, ``unreadable`` or
+    ``invalid``."""
+    signed_by: str | None = None
+    """The key fingerprint the signature file claims (not proved without the key)."""
+    not_checked: list[str] = field(default_factory=list)
+    """What could not be checked, said plainly."""
 
 
-def verify_bundle(folder: Path, public_key: Path | None = None,
-                  problem: Callable[[str], None] | None = None) -> BundleCheck:
-    """Every file of ``folder`` against its ``MANIFEST.json`` (and the signature)."""
+def _signature_claim(sig_path: Path, data: bytes) -> tuple[str, str | None, str | None]:
+    """What a signature file claims, read without a key: (status, claimed key, problem)."""
+    import hashlib
+
+    try:
+        body = json.loads(sig_path.read_text(encoding="ascii"))
+    except OSError as error:
+        return "unreadable", None, f"signature: cannot read {sig_path.name}: {error.strerror}"
+    except (ValueError, UnicodeDecodeError):
+        return "unreadable", None, f"signature: {sig_path.name} is not a signature file"
+    if not isinstance(body, dict) or body.get("format") != signing.SIGNATURE_FORMAT \
+            or not isinstance(body.get("sha256"), str):
+        return "unreadable", None, (f"signature: {sig_path.name} is not a "
+                                    f"{signing.SIGNATURE_FORMAT} signature")
+    claimed = body.get("public_key_sha256")
+    claimed = claimed if isinstance(claimed, str) else None
+    here = hashlib.sha256(data).hexdigest()
+    if body["sha256"] != here:
+        return "other_manifest", claimed, (
+            f"signature: {sig_path.name} records another manifest (sha256 {body['sha256']}), "
+            f"not this one (sha256 {here}): it signs something else")
+    return "names_this_manifest", claimed, None
+
+
+def verify_bundle(folder: Path, public_key: Path | None = None, *,
+                  require_signature: bool = False) -> BundleCheck:
+    """Every file of ``folder`` against its ``MANIFEST.json``; the signature file must name
+    this manifest's hash; with ``public_key`` the signature is verified, without it what was
+    not checked is said. ``require_signature``: not ok unless the signature was verified."""
     from starfever.certify.manifest import compare, sha256_of
 
     manifest = folder / MANIFEST
@@ -507,13 +544,39 @@ def verify_bundle(folder: Path, public_key: Path | None = None,
     found = {p.relative_to(folder).as_posix(): file_sha256(p) for p in folder.rglob("*")
              if p.is_file() and p.relative_to(folder).as_posix() not in (MANIFEST,
                                                                           MANIFEST + ".sig")}
-    comparison = compare(content["files"], found)
-    verified = None
-    lines = comparison.lines()
-    if public_key is not None:
+    lines = compare(content["files"], found).lines()
+    check = BundleCheck(ok=False, lines=lines, manifest_sha256=sha256_of(data))
+    sig_path = folder / f"{MANIFEST}.sig"
+    if sig_path.exists():
+        status, claimed, problem = _signature_claim(sig_path, data)
+        check.signature_status, check.signed_by = status, claimed
+        if problem:
+            lines.append(problem)
+    if public_key is not None and sig_path.exists() and check.signature_status not in (
+            "unreadable",):
         try:
-            verified = signing.verify_file(signing.load_public(public_key), manifest)
+            check.signature = signing.verify_file(signing.load_public(public_key), manifest)
+            check.signature_status = "verified"
         except signing.SigningError as error:
+            check.signature_status = "invalid"
             lines.append(f"signature: {error}")
-    return BundleCheck(ok=not lines, lines=lines, manifest_sha256=sha256_of(data),
-                       signature=verified)
+    if check.signature_status == "names_this_manifest":
+        check.not_checked.append(
+            "who signed it: the signature file names this manifest and the key "
+            f"{(check.signed_by or '?')[:16]}..., but without --public-key LAB.pub the "
+            "signature itself is not verified (anyone can write such a file)")
+    elif check.signature_status == "absent":
+        check.not_checked.append(f"who made it: the bundle has no {MANIFEST}.sig (not signed)")
+    software_sig = folder / "software" / f"{SOFTWARE_MANIFEST}.sig"
+    if software_sig.exists():
+        _, _, problem = _signature_claim(software_sig, (folder / "software" /
+                                                             SOFTWARE_MANIFEST).read_bytes())
+        if problem:
+            lines.append(problem.replace("signature:", "software signature:", 1))
+    if require_signature and check.signature_status != "verified":
+        lines.append("signature required (--require-signature) and not verified: "
+                     + {"absent": f"the bundle has no {MANIFEST}.sig",
+                        "names_this_manifest": "give the lab's key with --public-key LAB.pub"}
+                     .get(check.signature_status, "see above"))
+    check.ok = not lines
+    return check

@@ -70,6 +70,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="check a certification bundle instead")
     p.add_argument("--public-key", type=Path, default=None, metavar="PUB",
                    help="also check the manifest's Ed25519 signature (FILE.sig) under this key")
+    p.add_argument("--require-signature", action="store_true",
+                   help="with --bundle: fail unless MANIFEST.json.sig is verified under "
+                        "--public-key")
     p.add_argument("--signature", type=Path, default=None, metavar="SIG",
                    help="the signature file (default: the manifest's path + .sig)")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -157,6 +160,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise InputError("--signature goes with --public-key, for a software manifest")
     if args.bundle is not None and args.manifest is not None:
         raise InputError("give either --bundle or --manifest")
+    if args.require_signature and args.bundle is None:
+        raise InputError("--require-signature goes with --bundle")
     public = _public_key(args.public_key)  # a missing or bad key file: exit 2
     if args.bundle is not None:
         return _verify_bundle(args, public is not None)
@@ -188,24 +193,32 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def _verify_bundle(args: argparse.Namespace, with_key: bool) -> int:
     from starfever.certify.bundle import verify_bundle
 
-    check = verify_bundle(args.bundle, args.public_key if with_key else None)
+    check = verify_bundle(args.bundle, args.public_key if with_key else None,
+                          require_signature=args.require_signature)
     if args.json:
         print(json.dumps({"ok": check.ok, "manifest_sha256": check.manifest_sha256,
                           "differences": check.lines,
-                          "signature": None if check.signature is None else {
-                              "public_key_sha256": check.signature.public_key_sha256}},
-                         indent=2))
+                          "signature": {
+                              "status": check.signature_status,
+                              "claimed_key_sha256": check.signed_by,
+                              "public_key_sha256": None if check.signature is None
+                              else check.signature.public_key_sha256},
+                          "not_checked": check.not_checked}, indent=2))
         return 0 if check.ok else 1
-    verdict = "OK" if check.ok else "MISMATCH"
-    print(f"bundle {verdict}: {args.bundle} (MANIFEST.json sha256 {check.manifest_sha256})")
+    required = [line for line in check.lines if line.startswith("signature required")]
+    if not check.ok and len(required) == len(check.lines):
+        verdict = "bundle files OK, but the signature required is NOT verified"
+    elif not check.ok:
+        verdict = "bundle MISMATCH"
+    elif check.signature_status == "verified":
+        verdict = "bundle OK"
+    else:
+        verdict = "bundle files OK, signature NOT verified"
+    print(f"{verdict}: {args.bundle} (MANIFEST.json sha256 {check.manifest_sha256})")
     if check.signature is not None:
         print(f"signature OK: signed by key {check.signature.public_key_sha256}")
-    elif not with_key:
-        from starfever.certify.bundle import MANIFEST
-
-        print("signature not checked: give --public-key LAB.pub"
-              if (args.bundle / f"{MANIFEST}.sig").is_file()
-              else f"not signed: the bundle has no {MANIFEST}.sig")
+    for line in check.not_checked:
+        print(f"not checked: {line}")
     for line in check.lines:
         print(f"  {line}")
     return 0 if check.ok else 1
