@@ -200,15 +200,23 @@ def _max_win(doc: Document, f: Facts) -> None:
                   f"win the limit leaves no room for stays in the jackpot. {largest}")
 
 
+def _per_class(f: Facts) -> str:
+    shown = {percent(rtp, LANG) for _, rtp in f.by_class}
+    if shown == {percent(f.total, LANG)}:
+        return "It is the same at every bet class."
+    low, high = min(rtp for _, rtp in f.by_class), max(rtp for _, rtp in f.by_class)
+    return (f"Per bet class it lies between {percent(low, LANG)} and {percent(high, LANG)} "
+            "(table).")
+
+
 def _stake_and_return(doc: Document, f: Facts) -> None:
     doc.heading("Bets and return")
     doc.paragraph(f"Average return to player: about {number(f.total * 100, LANG, 1)} %")
     doc.paragraph(f"This model's theoretical return, computed exactly, is "
                   f"{percent(f.total, LANG)} of the bets: {percent(f.game, LANG)} from lines, "
                   f"Star Wild and Hold & Cash and {percent(f.progressive, LANG)} from the €€€ "
-                  "jackpot (the share of every total bet that flows into it). It holds at every "
-                  "bet class; what the operator adds to refill the jackpot to its seed comes on "
-                  "top.")
+                  f"jackpot (the share of every total bet that flows into it). {_per_class(f)} "
+                  "What the operator adds to refill the jackpot to its seed comes on top.")
     doc.table(["Bet class per line", "Total bet", "Theoretical return"],
               [[euros(bet, LANG), euros(bet * f.line_count, LANG), percent(rtp, LANG)]
                for bet, rtp in reversed(f.by_class)])

@@ -233,6 +233,15 @@ def _max_win(doc: Document, f: Facts) -> None:
                   f"Jackpot. {largest}")
 
 
+def _per_class(f: Facts) -> str:
+    shown = {percent(rtp, LANG) for _, rtp in f.by_class}
+    if shown == {percent(f.total, LANG)}:
+        return "Sie ist in jeder Einsatzklasse dieselbe."
+    low, high = min(rtp for _, rtp in f.by_class), max(rtp for _, rtp in f.by_class)
+    return (f"Je Einsatzklasse liegt sie zwischen {percent(low, LANG)} und "
+            f"{percent(high, LANG)} (Tabelle).")
+
+
 def _stake_and_return(doc: Document, f: Facts) -> None:
     doc.heading("Einsatz und Ausschüttung")
     doc.paragraph(f"Durchschnittliche Ausschüttung: ca. {number(f.total * 100, LANG, 1)} %")
@@ -240,8 +249,8 @@ def _stake_and_return(doc: Document, f: Facts) -> None:
                   f"{percent(f.total, LANG)} der Einsätze: {percent(f.game, LANG)} aus Linien, "
                   f"Star Wild und Hold & Cash und {percent(f.progressive, LANG)} aus dem "
                   "€€€-Jackpot (der Anteil jedes Gesamteinsatzes, der in den Jackpot fließt). "
-                  "Sie gilt in jeder Einsatzklasse; was der Betreiber zum Auffüllen des "
-                  "Jackpots auf den Startwert zuschießt, kommt hinzu.")
+                  f"{_per_class(f)} Was der Betreiber zum Auffüllen des Jackpots auf den "
+                  "Startwert zuschießt, kommt hinzu.")
     doc.table(["Einsatzklasse pro Gewinnlinie", "Gesamteinsatz", "Theoretische Ausschüttung"],
               [[euros(bet, LANG), euros(bet * f.line_count, LANG), percent(rtp, LANG)]
                for bet, rtp in reversed(f.by_class)])

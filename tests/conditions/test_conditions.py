@@ -255,3 +255,20 @@ def test_a_model_with_an_unknown_upgrade_unit_has_no_conditions() -> None:
     with pytest.raises(ConditionsError, match="UPGRADE unit 'half_bet'") as error:
         render(broken, figures(model))
     assert "\n" not in str(error.value)
+
+
+def test_a_return_that_differs_by_class_is_stated_as_its_range() -> None:
+    """The text follows the figures: were one class's return another (no shipped model's is),
+    the conditions would give the range instead of claiming one return at every class."""
+    model = load_model("default")
+    figs = figures(model)
+    changed = {**figs, "by_line_bet": {**figs["by_line_bet"],
+                                       "100": {**figs["by_line_bet"]["100"], "total": 0.95}}}
+    texts = render(model, changed)
+    low = min(row["total"] for row in changed["by_line_bet"].values())
+    high = max(row["total"] for row in changed["by_line_bet"].values())
+    assert f"zwischen {percent(low, 'de')} und {percent(high, 'de')}" in texts["de"].markdown
+    assert f"between {percent(low, 'en')} and {percent(high, 'en')}" in texts["en"].markdown
+    same = render(model, figs)
+    assert "Sie ist in jeder Einsatzklasse dieselbe." in same["de"].markdown
+    assert "It is the same at every bet class." in same["en"].markdown
