@@ -7,6 +7,7 @@ in one line."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -20,10 +21,15 @@ from starfever.engine import symbols
 from starfever.engine.model import UPGRADE_LINE_BET, MathModel, load_model, shipped_models
 from starfever.math.figures import figures
 
-SEED = Path(__file__).resolve().parents[3] / "shared" / "seed" / \
-    "star-fever-game-conditions.de.txt"
-if not SEED.is_file():  # a checkout beside the shared folder, or the lead's main tree
-    SEED = Path("/work/shared/seed/star-fever-game-conditions.de.txt")
+SEED_NAME = "star-fever-game-conditions.de.txt"
+SEED = next((path for path in (
+    Path(os.environ.get("STARFEVER_CONDITIONS_SEED", "/nonexistent")),
+    Path(__file__).resolve().parents[2].parent / "shared" / "seed" / SEED_NAME,  # beside main
+    Path("/work/shared/seed") / SEED_NAME) if path.is_file()), None)
+"""The supplied conditions (not part of the repository): $STARFEVER_CONDITIONS_SEED, else the
+shared folder beside the checkout."""
+needs_seed = pytest.mark.skipif(SEED is None, reason="the supplied conditions "
+                                f"({SEED_NAME}) are not found: set STARFEVER_CONDITIONS_SEED")
 
 REWORDED: frozenset[str] = frozenset()
 """Seed sentences the generated text does not repeat word for word: none. A sentence added
@@ -55,8 +61,15 @@ def german() -> str:
     return render(model, figs)["de"].markdown
 
 
+def _seed_text() -> str:
+    assert SEED is not None
+    return SEED.read_text(encoding="utf-8")
+
+
 def _seed_prose() -> list[str]:
-    return [line for line in SEED.read_text(encoding="utf-8").splitlines()
+    if SEED is None:
+        return []
+    return [line for line in _seed_text().splitlines()
             if line.strip() and not line.startswith("|") and not line.startswith("- ")]
 
 
@@ -70,6 +83,7 @@ def _sentences() -> list[str]:
     return out
 
 
+@needs_seed
 @pytest.mark.parametrize("sentence", _sentences())
 def test_every_sentence_of_the_supplied_conditions_is_in_the_german_text(
         german: str, sentence: str) -> None:
@@ -80,7 +94,7 @@ def test_every_sentence_of_the_supplied_conditions_is_in_the_german_text(
 def _seed_tables() -> list[list[list[str]]]:
     tables: list[list[list[str]]] = []
     current: list[list[str]] = []
-    for line in [*SEED.read_text(encoding="utf-8").splitlines(), ""]:
+    for line in [*_seed_text().splitlines(), ""]:
         if line.startswith("|"):
             if not line.startswith("|---"):
                 current.append([c.strip() for c in line.strip().strip("|").split("|")])
@@ -90,6 +104,7 @@ def _seed_tables() -> list[list[list[str]]]:
     return tables
 
 
+@needs_seed
 def test_every_row_of_the_supplied_paytable_is_in_the_german_text(german: str) -> None:
     paytable = _seed_tables()[0]
     rows = [row for row in paytable if row[0] and row[1].isdigit()]
@@ -99,6 +114,7 @@ def test_every_row_of_the_supplied_paytable_is_in_the_german_text(german: str) -
         assert f"| {name} | {' | '.join(factors)} |" in german, name
 
 
+@needs_seed
 def test_the_jackpot_payouts_and_the_eur_share_table_are_in_the_german_text(
         german: str) -> None:
     tables = _seed_tables()
@@ -114,8 +130,9 @@ def test_the_jackpot_payouts_and_the_eur_share_table_are_in_the_german_text(
         assert f"| {written} pro Linie | {pct.replace('%', ' %')} |" in german, bet
 
 
+@needs_seed
 def test_the_bet_classes_lines_and_return_are_in_the_german_text(german: str) -> None:
-    lines = SEED.read_text(encoding="utf-8").splitlines()
+    lines = _seed_text().splitlines()
     start = lines.index("Einsatzklassen pro Gewinnlinie:")
     classes = []
     for line in lines[start + 1:]:
