@@ -17,7 +17,13 @@ SIGNING_KEY_ENV = "STARFEVER_SIGNING_KEY"
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add certify, verify, keygen and sign."""
-    from starfever.certify.defaults import DEFAULT_RNG_ROUNDS, DEFAULT_RNG_STOPS, DEFAULT_SPINS
+    from starfever.certify.defaults import (
+        DEFAULT_CLASS_SPINS,
+        DEFAULT_RNG_ROUNDS,
+        DEFAULT_RNG_STOPS,
+        DEFAULT_RNG_VOLUME,
+        DEFAULT_SPINS,
+    )
 
     p = sub.add_parser("certify", help="write a certification bundle for a test lab")
     p.add_argument("--out", required=True, type=Path, metavar="DIR",
@@ -35,8 +41,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help=f"live stops per reel for the RNG tests (default {DEFAULT_RNG_STOPS:,})")
     p.add_argument("--rng-rounds", default=str(DEFAULT_RNG_ROUNDS), metavar="N",
                    help=f"live rounds for the RNG tests (default {DEFAULT_RNG_ROUNDS:,})")
+    p.add_argument("--class-spins", default=str(DEFAULT_CLASS_SPINS), metavar="N",
+                   help=f"simulated spins at each of the 10 bet classes (default "
+                        f"{DEFAULT_CLASS_SPINS:,})")
+    p.add_argument("--rng", default="quick", metavar="quick|full",
+                   help="quick (default): live tests at --rng-stops/--rng-rounds and a "
+                        "dieharder subset; full: also the chi-square, runs and serial tests on "
+                        "--rng-volume live stops and the whole dieharder battery (hours)")
+    p.add_argument("--rng-volume", default=None, metavar="N",
+                   help=f"with --rng full: live stops of the volume tests, all strips together "
+                        f"(default {DEFAULT_RNG_VOLUME:,})")
+    p.add_argument("--dieharder-runs", default=None, metavar="N",
+                   help="with --rng full: run only the first N runs of the battery (to try "
+                        "the path; a submission runs all)")
     p.add_argument("--no-dieharder", action="store_true",
-                   help="leave out the dieharder subset even when dieharder is installed")
+                   help="leave out dieharder even when it is installed")
     p.add_argument("--sign-key", type=Path, default=None, metavar="KEY",
                    help="sign MANIFEST.json (and the software manifest) with this Ed25519 "
                         f"private key (starfever keygen; default ${SIGNING_KEY_ENV} when set)")
@@ -51,6 +70,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="check a certification bundle instead")
     p.add_argument("--public-key", type=Path, default=None, metavar="PUB",
                    help="also check the manifest's Ed25519 signature (FILE.sig) under this key")
+    p.add_argument("--require-signature", action="store_true",
+                   help="with --bundle: fail unless MANIFEST.json.sig is verified under "
+                        "--public-key")
     p.add_argument("--signature", type=Path, default=None, metavar="SIG",
                    help="the signature file (default: the manifest's path + .sig)")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -71,8 +93,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def cmd_certify(args: argparse.Namespace) -> int:
     from starfever.certify.bundle import Options, make
+    from starfever.certify.defaults import DEFAULT_RNG_VOLUME
     from starfever.commands import MAX_SEED, parse_count
 
+    for given, name in ((args.rng_volume, "--rng-volume"),
+                        (args.dieharder_runs, "--dieharder-runs")):
+        if given is not None and args.rng != "full":
+            raise InputError(f"{name} goes with --rng full")
     options = Options(out=args.out, model=args.model,
                       spins=parse_count(args.spins, "--spins", minimum=1),
                       seed=None if args.seed is None else parse_count(
@@ -83,7 +110,13 @@ def cmd_certify(args: argparse.Namespace) -> int:
                       rng_rounds=parse_count(args.rng_rounds, "--rng-rounds", minimum=1),
                       sign_key=args.sign_key or (Path(os.environ[SIGNING_KEY_ENV])
                                                  if os.environ.get(SIGNING_KEY_ENV) else None),
-                      progress=sys.stderr.isatty(), dieharder=not args.no_dieharder)
+                      progress=sys.stderr.isatty(), dieharder=not args.no_dieharder,
+                      class_spins=parse_count(args.class_spins, "--class-spins", minimum=1),
+                      rng=args.rng,
+                      rng_volume=DEFAULT_RNG_VOLUME if args.rng_volume is None else parse_count(
+                          args.rng_volume, "--rng-volume", minimum=1),
+                      dieharder_runs=None if args.dieharder_runs is None else parse_count(
+                          args.dieharder_runs, "--dieharder-runs", minimum=1))
     if options.sign_key is not None:
         from starfever.certify import signing
 
@@ -127,6 +160,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise InputError("--signature goes with --public-key, for a software manifest")
     if args.bundle is not None and args.manifest is not None:
         raise InputError("give either --bundle or --manifest")
+    if args.require_signature and args.bundle is None:
+        raise InputError("--require-signature goes with --bundle")
     public = _public_key(args.public_key)  # a missing or bad key file: exit 2
     if args.bundle is not None:
         return _verify_bundle(args, public is not None)
@@ -158,24 +193,32 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def _verify_bundle(args: argparse.Namespace, with_key: bool) -> int:
     from starfever.certify.bundle import verify_bundle
 
-    check = verify_bundle(args.bundle, args.public_key if with_key else None)
+    check = verify_bundle(args.bundle, args.public_key if with_key else None,
+                          require_signature=args.require_signature)
     if args.json:
         print(json.dumps({"ok": check.ok, "manifest_sha256": check.manifest_sha256,
                           "differences": check.lines,
-                          "signature": None if check.signature is None else {
-                              "public_key_sha256": check.signature.public_key_sha256}},
-                         indent=2))
+                          "signature": {
+                              "status": check.signature_status,
+                              "claimed_key_sha256": check.signed_by,
+                              "public_key_sha256": None if check.signature is None
+                              else check.signature.public_key_sha256},
+                          "not_checked": check.not_checked}, indent=2))
         return 0 if check.ok else 1
-    verdict = "OK" if check.ok else "MISMATCH"
-    print(f"bundle {verdict}: {args.bundle} (MANIFEST.json sha256 {check.manifest_sha256})")
+    required = [line for line in check.lines if line.startswith("signature required")]
+    if not check.ok and len(required) == len(check.lines):
+        verdict = "bundle files OK, but the signature required is NOT verified"
+    elif not check.ok:
+        verdict = "bundle MISMATCH"
+    elif check.signature_status == "verified":
+        verdict = "bundle OK"
+    else:
+        verdict = "bundle files OK, signature NOT verified"
+    print(f"{verdict}: {args.bundle} (MANIFEST.json sha256 {check.manifest_sha256})")
     if check.signature is not None:
         print(f"signature OK: signed by key {check.signature.public_key_sha256}")
-    elif not with_key:
-        from starfever.certify.bundle import MANIFEST
-
-        print("signature not checked: give --public-key LAB.pub"
-              if (args.bundle / f"{MANIFEST}.sig").is_file()
-              else f"not signed: the bundle has no {MANIFEST}.sig")
+    for line in check.not_checked:
+        print(f"not checked: {line}")
     for line in check.lines:
         print(f"  {line}")
     return 0 if check.ok else 1

@@ -9,3 +9,11 @@ DEFAULT_RNG_STOPS = 200_000
 """Live stops per reel of the RNG tests."""
 DEFAULT_RNG_ROUNDS = 20_000
 """Live rounds of the RNG tests."""
+DEFAULT_CLASS_SPINS = 100_000_000
+"""Simulated spins at each of the 10 bet classes (10^9 in all), beside the main simulation."""
+MIN_CLASS_SPINS = 10_000
+RNG_MODES = ("quick", "full")
+"""``--rng quick`` (the default: live tests at ``--rng-stops``/``--rng-rounds`` and the
+dieharder subset) or ``full`` (also 10^8 live stops and the whole dieharder battery: hours)."""
+DEFAULT_RNG_VOLUME = 100_000_000
+"""Live stops of ``--rng full``'s volume tests, all strips together."""

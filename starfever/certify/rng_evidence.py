@@ -182,7 +182,11 @@ def failures(evidence: dict[str, Any]) -> list[str]:
     bad += [f"live rounds: {key} {rounds[key]:.2g}"
             for key in ("first_stop_chi_square_p", "win_runs_p", "feature_p")
             if rounds[key] < ALPHA]
+    for name, row in evidence.get("volume", {}).get("strips", {}).items():
+        bad += [f"volume {name}: {key} {value:.2g}" for key, value in row.items()
+                if key.endswith("_p") and value < ALPHA]
     battery = evidence["dieharder"]
     if battery.get("ran") and not battery.get("passed"):
-        bad.append("dieharder subset: a test FAILED or gave no result")
+        which = "full battery" if battery.get("battery") == "full" else "subset"
+        bad.append(f"dieharder {which}: a test FAILED or gave no result")
     return bad

@@ -45,6 +45,8 @@ class Document:
 
     title: str
     blocks: list[Block] = field(default_factory=list)
+    lang: str = "en"
+    """The language of the text (the HTML page's ``lang``)."""
 
     def heading(self, text: str, level: int = 2) -> None:
         """Add a section heading."""
@@ -101,7 +103,7 @@ class Document:
             else:
                 body.append(f'<figure><img src="{esc(block.path)}" alt="{esc(block.caption)}">'
                             f"<figcaption>{esc(block.caption)}</figcaption></figure>")
-        return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        return (f"<!doctype html><html lang='{self.lang}'><head><meta charset='utf-8'>"
                 f"<title>{esc(self.title)}</title><style>{STYLE}</style></head><body>"
                 + "\n".join(body) + "</body></html>\n")
 

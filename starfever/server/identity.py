@@ -66,6 +66,19 @@ def check_own_identity(model: MathModel) -> None:
             "version")
 
 
+def check_conditions(model: MathModel) -> None:
+    """:class:`SettingsError` (one line) unless the game conditions of ``model`` can be
+    written in every language: a server serves them beside the rules page, and offers no
+    game it cannot state the conditions of. The model's exact figures are read from their
+    cache (the shipped models ship with theirs), or computed once for a new model (seconds)."""
+    from starfever.conditions import ConditionsError, render
+
+    try:
+        render(model)
+    except ConditionsError as error:
+        raise SettingsError(f"{error}; refusing to start") from None
+
+
 def _editable(checked: software.SoftwareCheck) -> bool:
     """Whether the package runs from its source tree (an editable install)."""
     return (checked.root.parent / "setup.py").is_file()
@@ -76,12 +89,14 @@ def check_startup(settings: Settings, model: MathModel) -> StartupIdentity:
     production must not start, warnings otherwise. A model that breaks the conditions' rules
     for an offered game (``check_offered``) is refused in every environment, and so is one
     that takes a shipped or archived model's name and version with other content
-    (``check_own_identity``)."""
+    (``check_own_identity``) or whose game conditions cannot be written
+    (``check_conditions``)."""
     try:
         check_offered(model)
     except ModelError as error:
         raise SettingsError(str(error)) from None
     check_own_identity(model)
+    check_conditions(model)
     checked = software.running()
     production = settings.environment == "production"
     result = StartupIdentity(software=checked, model=model,

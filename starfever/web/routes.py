@@ -9,7 +9,8 @@ import threading
 from fractions import Fraction
 from typing import Any, Final
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
+from starlette.exceptions import HTTPException
 
 from starfever.engine import money, symbols
 from starfever.engine.model import MathModel
@@ -140,3 +141,43 @@ def game(request: Request) -> dict[str, Any]:
     # the page's test hooks (?speed=, a scene to hold at) work only against a test-mode server
     data["test_mode"] = bool(getattr(getattr(context, "settings", None), "test_mode", False))
     return data
+
+
+_conditions_lock = threading.Lock()
+_conditions_by_model: dict[str, Any] = {}
+CONDITIONS_FORMATS = {"html": "text/html; charset=utf-8", "md": "text/markdown; charset=utf-8"}
+
+
+def model_conditions(model: MathModel) -> Any:
+    """The running model's game conditions per language (:func:`starfever.conditions.render`),
+    rendered once per process (the server has rendered them at start-up, or refused to
+    start: ``starfever.server.identity.check_conditions``)."""
+    with _conditions_lock:
+        known = _conditions_by_model.get(model.sha256)
+        if known is None:
+            from starfever.conditions import render
+
+            known = _conditions_by_model[model.sha256] = render(model)
+        return known
+
+
+@router.get("/game/conditions/{lang}", response_class=Response, responses={200: {
+    "content": {"text/html": {}, "text/markdown": {}},
+    "description": "The game conditions of the running model (German binds)"}})
+def conditions(lang: str, request: Request, format: str = "html") -> Response:
+    """The game conditions of the running model, generated from it, beside the rules page:
+    ``de`` (binding) or ``en``, as an HTML page or (``?format=md``) Markdown."""
+    from starfever.conditions import LANGUAGES
+
+    if lang not in LANGUAGES:
+        raise HTTPException(404, f"no game conditions in {lang!r}: there are "
+                                 f"{', '.join(LANGUAGES)}")
+    if format not in CONDITIONS_FORMATS:
+        raise HTTPException(404, f"no game conditions as {format!r}: format is html or md")
+    model = getattr(getattr(request.app.state, "context", None), "model", None)
+    if model is None:
+        raise HTTPException(404, "this server runs no model")
+    page = model_conditions(model)[lang]
+    body = page.html if format == "html" else page.markdown
+    return Response(body, media_type=CONDITIONS_FORMATS[format],
+                    headers={"Content-Language": lang, "Cache-Control": "no-cache"})

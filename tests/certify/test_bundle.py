@@ -25,7 +25,12 @@ EXPECTED = ("MANIFEST.json", "MANIFEST.json.sig", "README.md", "certification.js
             "rules/rules.en.html", "rules/rules.de.txt", "rules/rules.en.txt", "rules/game.json",
             "figures/exact.json", "simulation/simulation.json", "par-sheet/par-sheet.md",
             "par-sheet/par-sheet.html", "par-sheet/win-distribution.png",
-            "rng/rng-evidence.json", "rng/dieharder.txt", "software/software-check.json")
+            "rng/rng-evidence.json", "rng/dieharder.txt", "software/software-check.json",
+            "conditions/conditions.de.md", "conditions/conditions.de.html",
+            "conditions/conditions.en.md", "conditions/conditions.en.html",
+            "progressive/progressive.md", "progressive/progressive.html",
+            "exposure/exposure.md", "exposure/exposure.html",
+            "simulation/by-bet-class.json")
 
 
 @pytest.fixture(scope="module")
@@ -45,12 +50,15 @@ def bundle(tmp_path_factory: pytest.TempPathFactory, keys: Path) -> Iterator[Pat
     out = tmp_path_factory.mktemp("bundle") / "bundle"
     made = run_cli("certify", "--out", str(out), "--spins", "2e5", "--seed", "7",
                    "--rng-stops", "5000", "--rng-rounds", "2000", "--workers", "1",
+                   "--class-spins", "10000",
                    "--no-dieharder",  # minutes where it is installed: tests/rng has its own
                    "--sign-key", f"{keys}.key", timeout=600)
     assert made.returncode == 0, made.stdout + made.stderr
     assert "wrote the certification bundle" in made.stdout
-    for part in ("model", "rules (de, en)", "exact figures", "simulation", "PAR sheet",
-                 "RNG evidence", "software identity"):
+    for part in ("model", "rules (de, en)", "game conditions (de, en)", "exact figures",
+                 "simulation", "simulation per bet class (10,000 spins each)",
+                 "progressive document, maximum exposure", "PAR sheet", "RNG evidence (quick)",
+                 "software identity"):
         assert f"certify: {part}" in made.stderr and " done in " in made.stderr
     yield out
 
@@ -98,7 +106,42 @@ def test_the_bundle_is_complete_and_says_what_it_holds(bundle: Path) -> None:
     assert certification["model"]["sha256"] == model.sha256
     assert certification["signed_by"] == _fingerprint(bundle)
     assert f"Signed by the Ed25519 key with fingerprint `{_fingerprint(bundle)}`" in readme
-    assert set(certification["seconds"]) >= {"model", "PAR sheet", "RNG evidence"}
+    assert set(certification["seconds"]) >= {"model", "PAR sheet", "RNG evidence (quick)"}
+    assert certification["rng"] == {"mode": "quick", "volume_stops": None}
+
+
+def test_the_submission_holds_the_conditions_progressive_exposure_and_every_class(
+        bundle: Path) -> None:
+    from starfever.conditions import render
+    from starfever.engine.symbols import BET_CLASSES
+    from starfever.math.figures import figures
+
+    model = load_model("default")
+    for lang, text in render(model).items():
+        assert (bundle / "conditions" / f"conditions.{lang}.md").read_text() == text.markdown
+        assert (bundle / "conditions" / f"conditions.{lang}.html").read_text() == text.html
+    figs = figures(model)
+    progressive = (bundle / "progressive" / "progressive.md").read_text()
+    for heading in ("## Seed", "## Funding: the contribution", "## Refills and who pays them",
+                    "## Display", "## Accounting in the reports", "## When the game is withdrawn"):
+        assert heading in progressive, heading
+    assert f"EUR {model.seed_cents / 100:,.2f}" in progressive
+    for name, run in figs["jackpot_long_run"].items():
+        assert f"| {name} | {run['refills']:.6%} |" in progressive
+    exposure = (bundle / "exposure" / "exposure.md").read_text()
+    for tail in figs["hold_and_cash_tails"]:
+        assert f"| {tail['k']:,} | EUR {tail['k'] * 20:,.2f} | {tail['given_trigger']:.6g} |" \
+            in exposure
+    by_class = json.loads((bundle / "simulation" / "by-bet-class.json").read_text())
+    assert [doc["line_bet"] for doc in by_class["bet_classes"]] == list(BET_CLASSES)
+    assert [doc["seed"] for doc in by_class["bet_classes"]] == list(range(8, 18))
+    assert {doc["spins"] for doc in by_class["bet_classes"]} == {10_000}
+    largest = max(doc["max_win"] for doc in by_class["bet_classes"])
+    assert f"| {largest:,.2f} |" in exposure
+    readme = (bundle / "README.md").read_text()
+    for name in ("conditions/conditions.de.md", "progressive/progressive.md",
+                 "exposure/exposure.md", "by-bet-class.json"):
+        assert name in readme, name
 
 
 def test_the_rules_are_the_clients_in_both_languages(bundle: Path) -> None:
@@ -132,8 +175,9 @@ def test_the_manifest_verifies_and_one_changed_byte_is_named(bundle: Path,
                                                              tmp_path: Path) -> None:
     ok = run_cli("verify", "--bundle", str(bundle))
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert ok.stdout.startswith("bundle OK")
-    assert "signature not checked: give --public-key" in ok.stdout  # signed, no key given
+    # signed, no key given: the files hold, the signature is not called verified
+    assert ok.stdout.startswith("bundle files OK, signature NOT verified")
+    assert "without --public-key LAB.pub the signature itself is not verified" in ok.stdout
     listed = json.loads((bundle / "MANIFEST.json").read_text())["files"]
     assert set(listed) == {p.relative_to(bundle).as_posix() for p in bundle.rglob("*")
                            if p.is_file()} - {"MANIFEST.json", "MANIFEST.json.sig"}
@@ -148,7 +192,7 @@ def test_the_manifest_verifies_and_one_changed_byte_is_named(bundle: Path,
     assert bad.returncode == 1
     assert "changed: figures/exact.json" in bad.stdout
     assert "not in the manifest: extra.txt" in bad.stdout
-    assert "not signed: the bundle has no MANIFEST.json.sig" in bad.stdout
+    assert "the bundle has no MANIFEST.json.sig (not signed)" in bad.stdout
 
 
 def test_the_signature_verifies_under_the_labs_key_and_a_forgery_does_not(
@@ -191,6 +235,12 @@ def test_the_signature_verifies_under_the_labs_key_and_a_forgery_does_not(
     (["--spins", "1e6", "--workers", "0"], "--workers must be a whole number from 1 to"),
     (["--spins", "1e6", "--model", "nosuch"], "unknown model"),
     (["--spins", "1e6", "--sign-key", "/nonexistent/lab.key"], "cannot read the signing key"),
+    (["--spins", "1e6", "--rng", "bogus"], "--rng must be quick or full, got 'bogus'"),
+    (["--spins", "1e6", "--rng-volume", "1e6"], "--rng-volume goes with --rng full"),
+    (["--spins", "1e6", "--dieharder-runs", "2"], "--dieharder-runs goes with --rng full"),
+    (["--spins", "1e6", "--rng", "full", "--rng-volume", "10"],
+     "--rng-volume must be at least 1,000"),
+    (["--spins", "1e6", "--class-spins", "5"], "--class-spins must be at least 10,000"),
 ])
 def test_bad_input_is_refused_in_one_line(tmp_path: Path, args: list[str], says: str) -> None:
     out = tmp_path / "out"

@@ -10,6 +10,7 @@ import re
 import pytest
 
 from starfever.certify import rules
+from starfever.conditions import render
 from starfever.engine.model import MathModel
 from starfever.web.routes import game_data
 from tests.web.conftest import Game
@@ -40,3 +41,14 @@ def test_the_bundles_rules_are_the_ones_players_see(game: Game, model: MathModel
     page.click("#tab-rules")
     assert _lines(game.text("#rules-body")) == expected
     assert len(expected) >= 12
+    # beside the rules: the full game conditions of the running model, in the page's language
+    link = page.locator("#conditions-a")
+    assert link.is_visible()
+    assert link.inner_text() == texts["conditionsLink"]
+    href = link.get_attribute("href")
+    assert href == f"/api/v1/game/conditions/{lang}"
+    served = page.request.get(page.url.split("?")[0].rstrip("/") + href)
+    assert served.status == 200
+    assert served.text() == render(model)[lang].html
+    page.click("#tab-paytable")
+    assert not link.is_visible()

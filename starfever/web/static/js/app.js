@@ -617,6 +617,8 @@ function renderPages() {
   const opts = { t, lang: lang(), money, lineBet: lineBet() };
   renderPaytable($("#paytable-body"), state.game, opts);
   renderRules($("#rules-body"), state.game, opts);
+  // the full game conditions, generated from the running model, in the page's language
+  $("#conditions-a").href = `/api/v1/game/conditions/${lang()}`;
 }
 
 /** Apply the market profile: what it does not allow is not offered. */
@@ -645,6 +647,7 @@ function showPageTab(which) {
   $("#tab-rules").setAttribute("aria-selected", String(which === "rules"));
   $("#paytable-body").hidden = which !== "paytable";
   $("#rules-body").hidden = which !== "rules";
+  $("#conditions-link").hidden = which !== "rules";
 }
 
 function changeLanguage(code) {

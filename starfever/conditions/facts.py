@@ -1,0 +1,147 @@
+"""Everything the game conditions state about one model, read from the model, the engine's
+constants and the model's exact figures (:func:`starfever.math.figures.figures`): no number
+of the conditions is written anywhere else, so a retuned model gets its own conditions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from starfever.engine import money, symbols
+from starfever.engine.errors import InputError
+from starfever.engine.model import (
+    UPGRADE_UNITS,
+    MathModel,
+    ModelError,
+    check_offered,
+)
+from starfever.engine.symbols import Cents
+
+
+class ConditionsError(InputError):
+    """A model whose game conditions cannot be written (one line: what and why)."""
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the conditions of one model say, in numbers."""
+
+    name: str
+    version: str
+    sha256: str
+    paytable: tuple[tuple[str, tuple[int, int, int]], ...]
+    """Paying symbol code and its 3/4/5 factors (x line bet), lowest first; WILD last."""
+    mwild_multiplier: int
+    lines: tuple[tuple[int, ...], ...]
+    """Row (0..2) per reel of each line, line 1 first."""
+    bet_classes: tuple[Cents, ...]
+    line_count: int
+    star_wild_coins: int
+    hold_and_cash_coins: int
+    respins: int
+    cells: int
+    coin_values: tuple[tuple[int, Fraction], ...]
+    """Value (x total bet) of a triggering coin and its probability (those that can occur)."""
+    cash_values: tuple[tuple[int, Fraction], ...]
+    """Value (x total bet) of a CASH landing in a respin and its probability."""
+    cell_kinds: tuple[tuple[str, Fraction], ...]
+    """What an empty cell lands in each respin, with its probability (kinds that can occur)."""
+    minor: int
+    major: int
+    mega: int
+    upgrade_unit: str
+    """``line_bet`` or ``total_bet`` (``starfever.engine.model.UPGRADE_UNITS``)."""
+    jackpot_reels: int
+    share_base: Cents
+    """The line bet (cents) that wins 100 % of the pool."""
+    jackpot_rule: str
+    contribution_rate: Fraction
+    seed_cents: Cents
+    respin_jackpot: bool
+    """Whether the Star Wild respin's reels hold a JACKPOT at all."""
+    cap_x: int | None
+    max_base_x: float
+    max_star_wild_x: float
+    total: float
+    game: float
+    progressive: float
+    by_class: tuple[tuple[Cents, float], ...]
+    hit: float
+    star_wild: float
+    hold_and_cash: float
+
+    def share(self, line_bet: Cents) -> Fraction:
+        """The €€€ share a line bet wins (of the pool)."""
+        return Fraction(line_bet, self.share_base)
+
+
+def _probabilities(values: tuple[int, ...], weights: tuple[int, ...]) -> tuple[tuple[int,
+                                                                                 Fraction], ...]:
+    total = sum(weights)
+    return tuple((v, Fraction(w, total)) for v, w in zip(values, weights, strict=True) if w)
+
+
+def gather(model: MathModel, figures: dict[str, Any] | None = None) -> Facts:
+    """The facts of ``model``; its exact figures are computed (or read from their cache) unless
+    given. :class:`ConditionsError` for a model whose conditions cannot be written: one that
+    could not be offered (``check_offered``), an UPGRADE unit or €€€ rule the text has no words
+    for, a Star Wild respin whose reels hold a COIN, figures that cannot be computed."""
+    where = f"model {model.name} {model.version}"
+    try:
+        check_offered(model)
+    except ModelError as error:
+        raise ConditionsError(f"no game conditions for {error}") from None
+    hc = model.hold_and_cash
+    if hc.upgrade_unit not in UPGRADE_UNITS:
+        raise ConditionsError(f"no game conditions for {where}: the UPGRADE unit "
+                              f"{hc.upgrade_unit!r} is not one of {', '.join(UPGRADE_UNITS)}")
+    if model.jackpot_rule not in money.JACKPOT_RULES:
+        raise ConditionsError(f"no game conditions for {where}: the €€€ rule "
+                              f"{model.jackpot_rule!r} is not one of "
+                              f"{', '.join(money.JACKPOT_RULES)}")
+    if any(symbols.COIN in strip for strip in model.star_wild_reels):
+        raise ConditionsError(f"no game conditions for {where}: its Star Wild respin reels hold "
+                              "a COIN, which the rules do not allow")
+    if figures is None:
+        from starfever.math.figures import figures as compute
+
+        try:
+            figures = compute(model)
+        except (ModelError, ArithmeticError) as error:
+            raise ConditionsError(f"no game conditions for {where}: its figures cannot be "
+                                  f"computed: {error}") from None
+    pays = symbols.PAYTABLE
+    paying = [*symbols.PAYING_SYMBOLS, symbols.WILD]
+    exact = figures.get("exact", {})
+    total = float(Fraction(exact["total"])) if "total" in exact else float(figures["total"])
+    progressive = float(model.contribution_rate)
+    largest = figures["max_win_x"]
+    return Facts(
+        name=model.name, version=model.version, sha256=model.sha256,
+        paytable=tuple((code, pays[code]) for code in paying),
+        mwild_multiplier=symbols.MWILD_MULTIPLIER,
+        lines=tuple(tuple(line) for line in symbols.LINES),
+        bet_classes=tuple(symbols.BET_CLASSES), line_count=symbols.LINE_COUNT,
+        star_wild_coins=symbols.STAR_WILD_COINS,
+        hold_and_cash_coins=symbols.HOLD_AND_CASH_COINS,
+        respins=symbols.HOLD_AND_CASH_RESPINS, cells=symbols.CELLS,
+        coin_values=_probabilities(symbols.CASH_VALUES, hc.coin_values),
+        cash_values=_probabilities(symbols.CASH_VALUES, hc.cash_values),
+        cell_kinds=tuple((kind, Fraction(w, sum(hc.cell_weights)))
+                         for kind, w in zip(symbols.CELL_KINDS, hc.cell_weights, strict=True)
+                         if w),
+        minor=symbols.MINOR_PAYS, major=symbols.MAJOR_PAYS, mega=symbols.MEGA_PAYS,
+        upgrade_unit=hc.upgrade_unit, jackpot_reels=symbols.JACKPOT_REELS,
+        share_base=Cents(money.JACKPOT_SHARE_BASE), jackpot_rule=model.jackpot_rule,
+        contribution_rate=model.contribution_rate, seed_cents=model.seed_cents,
+        respin_jackpot=any(symbols.JACKPOT in strip for strip in model.star_wild_reels),
+        cap_x=model.max_win_x,
+        max_base_x=float(largest["base"]), max_star_wild_x=float(largest["star_wild"]),
+        total=total, game=total - progressive, progressive=progressive,
+        by_class=tuple((Cents(int(bet)), float(row["total"]))
+                       for bet, row in sorted(figures["by_line_bet"].items(),
+                                              key=lambda item: int(item[0]))),
+        hit=float(figures["hit_frequency"]), star_wild=float(figures["star_wild_frequency"]),
+        hold_and_cash=float(figures["hold_and_cash_frequency"]),
+    )

@@ -1,0 +1,60 @@
+"""The server serves the running model's game conditions beside the rules page
+(``GET /api/v1/game/conditions/{lang}``), and refuses to start with a model whose conditions
+it cannot write."""
+
+from __future__ import annotations
+
+import dataclasses
+from types import SimpleNamespace
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from starfever.conditions import render
+from starfever.engine.model import load_model
+from starfever.server.identity import check_conditions, check_startup
+from starfever.server.settings import Settings, SettingsError
+from starfever.web import mount_web
+
+
+@pytest.mark.parametrize("name", ["default", "capped"])
+def test_the_conditions_of_the_running_model_are_served_in_both_languages(name: str) -> None:
+    model = load_model(name)
+    app = FastAPI()
+    mount_web(app)
+    app.state.context = SimpleNamespace(model=model)
+    client = TestClient(app)
+    expected = render(model)
+    for lang in ("de", "en"):
+        page = client.get(f"/api/v1/game/conditions/{lang}")
+        assert page.status_code == 200
+        assert page.headers["content-type"].startswith("text/html")
+        assert page.headers["content-language"] == lang
+        assert page.text == expected[lang].html
+        text = client.get(f"/api/v1/game/conditions/{lang}?format=md")
+        assert text.headers["content-type"].startswith("text/markdown")
+        assert text.text == expected[lang].markdown
+        assert model.sha256 in text.text
+    assert client.get("/api/v1/game/conditions/fr").status_code == 404
+    assert client.get("/api/v1/game/conditions/de?format=pdf").status_code == 404
+
+
+def test_the_rules_page_links_the_conditions() -> None:
+    from starfever.web import STATIC_DIR
+
+    page = (STATIC_DIR / "index.html").read_text(encoding="utf-8")
+    assert 'href="/api/v1/game/conditions/de"' in page
+    script = (STATIC_DIR / "js" / "app.js").read_text(encoding="utf-8")
+    assert "/api/v1/game/conditions/${lang()}" in script
+
+
+def test_a_server_refuses_to_start_with_a_model_whose_conditions_it_cannot_write() -> None:
+    model = load_model("default")
+    broken = dataclasses.replace(model, name="own", hold_and_cash=dataclasses.replace(
+        model.hold_and_cash, upgrade_unit="half_bet"))
+    check_conditions(model)  # the shipped model: no refusal
+    with pytest.raises(SettingsError, match=r"no game conditions .*UPGRADE unit 'half_bet'"
+                       r".*refusing to start") as error:
+        check_startup(Settings(), broken)
+    assert "\n" not in str(error.value)
