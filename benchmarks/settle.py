@@ -39,7 +39,9 @@ from starfever.engine.model import load_model  # noqa: E402
 from starfever.engine.rng import SeededSource  # noqa: E402
 from starfever.engine.round import play_round  # noqa: E402
 from starfever.server.db import Database  # noqa: E402
-from starfever.server.services import auth, rounds, settle  # noqa: E402
+from starfever.server.services import auth  # noqa: E402
+from starfever.server.spin import draw as rounds  # noqa: E402
+from starfever.server.spin import settler as settle  # noqa: E402
 from tests.harness import running_server, settings_like_servers  # noqa: E402
 
 SIZES = (1, 2, 4, 8, 16, 32, 64)

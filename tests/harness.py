@@ -46,9 +46,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from starfever.seamless import protocol
 from starfever.server.db import Database, migrate, sqlalchemy_url
-from starfever.server.services import operators
-from starfever.server.services.wallet import LedgerWallet
+from starfever.server.services import operator_accounts
 from starfever.server.settings import Settings
+from starfever.server.spin.wallets import LedgerWallet
 
 DatabaseKind = Literal["sqlite", "postgresql"]
 DATABASE_KINDS: tuple[DatabaseKind, ...] = ("sqlite", "postgresql")
@@ -169,7 +169,7 @@ def create_operator(database_url: str, name: str = OPERATOR_USERNAME,
     db = Database(database_url)
     try:
         migrate(db)
-        made = operators.create_operator(db, Settings(), LedgerWallet(), name, password)
+        made = operator_accounts.create_operator(db, Settings(), LedgerWallet(), name, password)
     finally:
         db.dispose()
     return made.totp_secret

@@ -39,12 +39,12 @@ from starfever.server.api.spin_route import SpinRoute
 from starfever.server.db import Database
 from starfever.server.identity import check_startup
 from starfever.server.observe import Drain, RequestMiddleware
-from starfever.server.operator_config import OperatorConfig, get_operator_config
 from starfever.server.schemas import ErrorPublic
+from starfever.server.seamless_config import OperatorConfig, get_operator_config
 from starfever.server.services.anchor import ensure_boundary
 from starfever.server.services.jackpot import ensure_pool
-from starfever.server.services.wallet import LedgerWallet, WalletPort
 from starfever.server.settings import Settings, get_settings
+from starfever.server.spin.wallets import LedgerWallet, WalletPort
 from starfever.web import mount_web
 from starfever.web.backoffice import mount_backoffice
 from starfever.web.routes import model_figures
@@ -85,7 +85,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
                operator_mode: OperatorConfig | None = None) -> FastAPI:
     """An application for ``settings`` (the database must already be migrated); with
     ``operator_mode``, in operator mode (OPERATOR-WALLET.md)."""
-    from starfever.server.services.operator_wallet import OperatorWallet, Retrier
+    from starfever.server.spin.seamless_wallet import OperatorWallet, Retrier
 
     settings.check()
     model = load_model(settings.model)

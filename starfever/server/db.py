@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from starfever.engine.errors import InputError
 from starfever.server.settings import secrets_of, shown_url
-from starfever.server.settle_turn import SettleTurn
+from starfever.server.spin.turn import SettleTurn
 
 try:
     import fcntl

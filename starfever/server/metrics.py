@@ -35,7 +35,7 @@ from sqlalchemy import Float, cast, func, select
 
 from starfever.server.models import JackpotPool, Round, WalletCall
 from starfever.server.services.jackpot import POOL_ID
-from starfever.server.services.operator import RtpRow, theoretical
+from starfever.server.services.rtp_meters import RtpRow, theoretical
 
 if TYPE_CHECKING:
     from starfever.server.db import Database

@@ -22,12 +22,12 @@ from starfever.engine.model import load_model
 from starfever.engine.rng import SystemRandomSource
 from starfever.server.db import Database
 from starfever.server.models import Account, SessionToken
-from starfever.server.operator_config import OperatorConfig
-from starfever.server.services import rounds
+from starfever.server.seamless_config import OperatorConfig
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import ServiceError
-from starfever.server.services.operator_wallet import OperatorWallet as OperatorWalletAdapter
-from starfever.server.services.settlement import SpinOutcome
+from starfever.server.spin import draw as rounds
+from starfever.server.spin.rule import SpinOutcome
+from starfever.server.spin.seamless_wallet import OperatorWallet as OperatorWalletAdapter
 from tests.harness import (
     DATABASE_KINDS,
     DatabaseKind,

@@ -8,9 +8,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from starfever.server.db import Database
-from starfever.server.services import auth, rounds
+from starfever.server.services import auth
 from starfever.server.services.errors import Conflict
-from starfever.server.services.wallet import LedgerWallet
+from starfever.server.spin import draw as rounds
+from starfever.server.spin.wallets import LedgerWallet
 from tests.harness import ADULT_BIRTH_DATE, Server, settings_like_servers, unique_name
 from tests.server.helpers import books, model
 

@@ -14,11 +14,11 @@ from starfever.server.models import OPERATOR, PLAYER
 from starfever.server.services import auth
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import Unauthorized
-from starfever.server.services.wallet import WalletPort
 from starfever.server.settings import Settings
+from starfever.server.spin.wallets import WalletPort
 
 if TYPE_CHECKING:
-    from starfever.server.services.operator_wallet import OperatorWallet
+    from starfever.server.spin.seamless_wallet import OperatorWallet
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,8 +38,8 @@ from starfever.server.services.errors import (
     Unprocessable,
     utcnow,
 )
-from starfever.server.services.wallet import WalletPort
 from starfever.server.settings import Settings
+from starfever.server.spin.wallets import WalletPort
 
 ADULT_AGE = 18
 """Players are admitted from this age (RULES.md, "Players")."""

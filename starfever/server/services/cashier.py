@@ -27,8 +27,8 @@ from starfever.server.db import Database
 from starfever.server.models import CASHIER, PLAYER, Account, CashierTransaction, LedgerEntry
 from starfever.server.services import anchor, ledger, protection
 from starfever.server.services.errors import Conflict, NotFound, utcnow
-from starfever.server.services.wallet import WalletPort
 from starfever.server.settings import Settings
+from starfever.server.spin.wallets import WalletPort
 
 KINDS = (ledger.DEPOSIT, ledger.WITHDRAWAL)
 

@@ -13,8 +13,8 @@ from starfever.server.services import protection
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import utcnow
 from starfever.server.services.protection import RealityCheck
-from starfever.server.services.wallet import WalletPort
 from starfever.server.settings import Settings
+from starfever.server.spin.wallets import WalletPort
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from starfever.server.models import WriteProbe
 from starfever.server.services.errors import Unavailable, utcnow
 
 if TYPE_CHECKING:
-    from starfever.server.services.operator_wallet import OperatorWallet
+    from starfever.server.spin.seamless_wallet import OperatorWallet
 
 
 def probe_id() -> str:

@@ -27,7 +27,7 @@ from starfever.server.schemas import (
     SelfExclusionCreate,
     SelfExclusionPublic,
 )
-from starfever.server.services import backoffice, events, jackpot, launch, operator, protection
+from starfever.server.services import backoffice, events, jackpot, launch, protection, rtp_meters
 from starfever.server.services.anchor import statement
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import Unprocessable
@@ -297,7 +297,7 @@ def meters(context: ContextDep, _operator: OperatorDep,
     theoretical RTP per class with 99 % intervals, the €€€ pool with its refills, and in
     operator mode the credits still pending."""
     first, last = backoffice.day_range(_day(since, "since"), _day(until, "until"))
-    by_model, by_class = operator.rtp(context.db)
+    by_model, by_class = rtp_meters.rtp(context.db)
     view = jackpot.read(context.db)
     seed = context.model.seed_cents
     pool = PoolPublic(pool=view.pool if view else seed, seed=view.seed if view else seed,

@@ -18,8 +18,8 @@ from starfever.server.schemas import (
     RtpRowPublic,
     TokenPublic,
 )
-from starfever.server.services import jackpot, operator, operators, players
-from starfever.server.services.operator import RtpRow
+from starfever.server.services import jackpot, operator_accounts, players, rtp_meters
+from starfever.server.services.rtp_meters import RtpRow
 
 router = APIRouter(prefix="/operator", tags=["operator"], route_class=RetryOnDisconnect)
 
@@ -31,7 +31,7 @@ def log_in(body: OperatorCredentials, context: ContextDep, request: Request) -> 
     ``STARFEVER_OPERATOR_LOGIN_MAX_FAILURES`` failures per operator from any address, then 429.
     """
     client = request.client.host if request.client else None
-    token, expires = operators.login_operator(context.db, context.settings, body.username,
+    token, expires = operator_accounts.login_operator(context.db, context.settings, body.username,
                                               body.password, body.otp, client)
     return TokenPublic(token=token, expires_at=expires)
 
@@ -50,7 +50,7 @@ def pool_meters(context: ContextDep, _operator: OperatorDep) -> PoolMetersPublic
 
 
 def _row(row: RtpRow) -> RtpRowPublic:
-    theory = operator.theoretical(row.model_name, row.model_version)
+    theory = rtp_meters.theoretical(row.model_name, row.model_version)
     return RtpRowPublic(
         model_name=row.model_name, model_version=row.model_version, line_bet=row.line_bet,
         rounds=row.rounds, total_bet=row.total_bet, total_win=row.total_win,
@@ -63,7 +63,7 @@ def _row(row: RtpRow) -> RtpRowPublic:
 @router.get("/rtp")
 def rtp(context: ContextDep, _operator: OperatorDep) -> RtpPublic:
     """Actual against theoretical RTP per model and per bet class (test rounds left out)."""
-    by_model, by_class = operator.rtp(context.db)
+    by_model, by_class = rtp_meters.rtp(context.db)
     return RtpPublic(by_model=[_row(r) for r in by_model],
                      by_bet_class=[_row(r) for r in by_class],
                      note="interval_99 is the 99 % interval of the game RTP (without €€€ "

@@ -16,11 +16,13 @@ from starfever.engine.model import MathModel
 from starfever.engine.rng import SeededSource
 from starfever.engine.round import RoundResult, at_pool, play_round, replay_round
 from starfever.engine.symbols import BET_CLASSES
-from starfever.server import batch as batch_module
 from starfever.server.db import Database, sqlalchemy_url
-from starfever.server.services import auth, rounds, settle
+from starfever.server.services import auth
 from starfever.server.services.errors import Conflict, ServiceError
 from starfever.server.settings import Settings
+from starfever.server.spin import draw as rounds
+from starfever.server.spin import settler as settle
+from starfever.server.spin import transaction as batch_module
 from tests.harness import (
     ADULT_BIRTH_DATE,
     Server,

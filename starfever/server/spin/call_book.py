@@ -43,7 +43,6 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from starfever.engine import money
 from starfever.engine.symbols import Cents
 from starfever.seamless.client import WalletReply
-from starfever.server.batch import Batch, among, begin
 from starfever.server.db import Database
 from starfever.server.models import Account, SessionToken, WalletCall
 from starfever.server.services.auth import check_session_live
@@ -55,8 +54,9 @@ from starfever.server.services.errors import (
     utcnow,
 )
 from starfever.server.services.protection import check_reality_acknowledged, reality_check_of
-from starfever.server.services.settle import resolve, resolve_each
-from starfever.server.services.settlement import ACKNOWLEDGED, PENDING, Job
+from starfever.server.spin.rule import ACKNOWLEDGED, PENDING, Job
+from starfever.server.spin.settler import resolve, resolve_each
+from starfever.server.spin.transaction import Batch, among, begin
 
 REFUSED, ROLLED_BACK = "refused", "rolled_back"
 ACK_LINGER_S = 0.02

@@ -1,5 +1,5 @@
 """A spin request: check the bet, draw the round (live CSPRNG, or a test mode's draws), and
-hand it to the settler of this process (``settle``), which settles it with the spins waiting
+hand it to the settler of this process (``settler``), which settles it with the spins waiting
 beside it in one transaction by the pure rule of ``settlement``: debit the bet, feed the pool,
 pay every win, book the €€€ share and any refill, store the round in the hash chain. There is
 one such path for every spin. An idempotency key makes a retry return the same round and move
@@ -23,7 +23,7 @@ from starfever.engine.round import RoundResult, play_round
 from starfever.engine.symbols import InvalidBet, check_line_bet
 from starfever.server.db import Database
 from starfever.server.models import Round
-from starfever.server.services import protection, settle
+from starfever.server.services import protection
 from starfever.server.services.auth import Principal
 from starfever.server.services.chain import canonical_json
 from starfever.server.services.errors import (
@@ -32,9 +32,10 @@ from starfever.server.services.errors import (
     Unprocessable,
     utcnow,
 )
-from starfever.server.services.settle import SpinOutcome
-from starfever.server.services.wallet import WalletPort
 from starfever.server.settings import Settings
+from starfever.server.spin import settler as settle
+from starfever.server.spin.settler import SpinOutcome
+from starfever.server.spin.wallets import WalletPort
 
 
 def request_hash(line_bet: int, test_draws: Sequence[int] | None) -> str:

@@ -60,8 +60,7 @@ from starfever.seamless.client import (
 )
 from starfever.server.db import Database
 from starfever.server.models import UNPLAYED_DEBIT, Account, Round, WalletCall
-from starfever.server.operator_config import OperatorConfig
-from starfever.server.services import rounds, settle
+from starfever.server.seamless_config import OperatorConfig
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import (
     Conflict,
@@ -71,8 +70,10 @@ from starfever.server.services.errors import (
     Unauthorized,
     utcnow,
 )
-from starfever.server.services.settlement import ACKNOWLEDGED, Debit, SpinOutcome
-from starfever.server.services.wallet_books import CallBook, DebitIds
+from starfever.server.spin import draw
+from starfever.server.spin import settler as settle
+from starfever.server.spin.call_book import CallBook, DebitIds
+from starfever.server.spin.rule import ACKNOWLEDGED, Debit, SpinOutcome
 
 log = logging.getLogger("starfever.server")
 
@@ -178,7 +179,7 @@ class OperatorWallet:
         self._async: AsyncWalletClient | None = None
         self.books = CallBook(db, refusal)
         self.live_source: Callable[[], RandomSource] = SystemRandomSource
-        """Where a live round's draws come from (``rounds.draw_live``)."""
+        """Where a live round's draws come from (``draw.draw_live``)."""
 
     @property
     def aclient(self) -> AsyncWalletClient:
@@ -213,7 +214,7 @@ class OperatorWallet:
         job.debit = Debit(transaction_id=ids.debit, credit_transaction_id=ids.credit,
                           round_ref=ids.round_ref, balance=balance,
                           operator_transaction_id=operator_id)
-        rounds.draw_live(job, self.live_source)  # rule 2: drawn only once the bet is taken
+        draw.draw_live(job, self.live_source)  # rule 2: drawn only once the bet is taken
         try:
             outcome = await self._settle(job)
         except ServiceError:

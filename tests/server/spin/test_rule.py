@@ -18,8 +18,9 @@ from starfever.server.models import OPERATOR_BOOK, WALLET, Round, RoundRow
 from starfever.server.services.auth import Principal
 from starfever.server.services.chain import GENESIS_HASH, round_hash
 from starfever.server.services.errors import Conflict, Forbidden, ServiceError, Unauthorized
-from starfever.server.services.rounds import request_hash
-from starfever.server.services.settlement import (
+from starfever.server.settings import Settings
+from starfever.server.spin.draw import request_hash
+from starfever.server.spin.rule import (
     ACKNOWLEDGED,
     Books,
     Debit,
@@ -29,7 +30,6 @@ from starfever.server.services.settlement import (
     SpinOutcome,
     settle,
 )
-from starfever.server.settings import Settings
 from tests.web.forcing import find_stops
 
 MODEL = load_model("default")

@@ -24,8 +24,8 @@ from starfever.server.db import Database
 from starfever.server.models import OPERATOR, Account
 from starfever.server.services import auth, events
 from starfever.server.services.errors import NotFound, ServiceError, Unauthorized, utcnow
-from starfever.server.services.wallet import WalletPort
 from starfever.server.settings import Settings
+from starfever.server.spin.wallets import WalletPort
 
 ISSUER = "Star Fever"
 MIN_LENGTH = 12

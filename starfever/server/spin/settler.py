@@ -54,7 +54,6 @@ from sqlalchemy.orm import Session
 
 from starfever.engine.model import MathModel
 from starfever.server import metrics
-from starfever.server.batch import Batch, Query, among, begin
 from starfever.server.db import Database
 from starfever.server.models import (
     Account,
@@ -70,7 +69,7 @@ from starfever.server.models import (
 from starfever.server.services import events, jackpot
 from starfever.server.services.chain import GENESIS_HASH
 from starfever.server.services.errors import ServiceError, utcnow
-from starfever.server.services.settlement import (
+from starfever.server.spin.rule import (
     Books,
     Job,
     Login,
@@ -79,6 +78,7 @@ from starfever.server.services.settlement import (
     SpinOutcome,
     settle,
 )
+from starfever.server.spin.transaction import Batch, Query, among, begin
 
 CHAIN_ID = 1
 MAX_BATCH = 64
