@@ -326,7 +326,8 @@ class RtpPublic(Public):
 
 class PlayerRowPublic(Public):
     username: str
-    balance: int
+    balance: int | None = Field(description="None for an operator-mode player: the operator "
+                                            "keeps the balance")
     created_at: datetime
     excluded_until: datetime | None
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from fastapi import Depends, Header, Request
 from starlette.concurrency import run_in_threadpool
@@ -17,9 +17,6 @@ from starfever.server.services.errors import Unauthorized
 from starfever.server.settings import Settings
 from starfever.server.spin.wallets import WalletPort
 
-if TYPE_CHECKING:
-    from starfever.server.spin.seamless_wallet import OperatorWallet
-
 
 @dataclass(frozen=True, slots=True)
 class Context:
@@ -29,8 +26,7 @@ class Context:
     db: Database
     model: MathModel
     wallet: WalletPort
-    operator: OperatorWallet | None = None
-    """Operator mode: the operator's wallet (``None`` with the embedded ledger wallet)."""
+    """The wallet port: a route asks it what it can do, never which mode runs."""
 
 
 async def get_context(request: Request) -> Context:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -39,7 +40,9 @@ from starfever.server.services.errors import (
     utcnow,
 )
 from starfever.server.settings import Settings
-from starfever.server.spin.wallets import WalletPort
+
+if TYPE_CHECKING:
+    from starfever.server.spin.wallets import LedgerWallet
 
 ADULT_AGE = 18
 """Players are admitted from this age (RULES.md, "Players")."""
@@ -130,7 +133,7 @@ def claim_registration(db: Database, settings: Settings, client: str) -> None:
                           code="too_many_registrations")
 
 
-def register(db: Database, wallet: WalletPort, username: str, password: str, *,
+def register(db: Database, wallet: LedgerWallet, username: str, password: str, *,
              role: str = PLAYER, birth_date: date | None = None,
              settings: Settings | None = None, totp_secret: str | None = None) -> Account:
     """Create an account (players get an empty wallet); ``username_taken`` if it exists.

@@ -19,7 +19,6 @@ contribution, and the balance its predecessor left.
 from __future__ import annotations
 
 import json
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from fractions import Fraction
@@ -43,11 +42,7 @@ from starfever.server.services.protection import (
     reality_check_of,
 )
 from starfever.server.settings import Settings
-
-ACKNOWLEDGED = "acknowledged"
-"""The state of a wallet call the operator answered with ``200``."""
-PENDING = "pending"
-"""The state of a wallet call recorded and not (yet) answered."""
+from starfever.server.spin.calls import CallKind, CallState, call_row, check_same_request
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +50,7 @@ class Debit:
     """Operator mode: the spin's debit, acknowledged by the operator's wallet."""
 
     transaction_id: str
-    """Star Fever's id of the debit (``operator_wallet.TransactionIds``)."""
+    """Star Fever's id of the debit (``seamless_wallet.TransactionIds``)."""
     credit_transaction_id: str
     """The id its round's credit will be sent under."""
     round_ref: str
@@ -95,7 +90,6 @@ class Job:
     """The round as drawn against the model's seed pool (re-based at settlement); None only
     for an operator-mode spin until its debit is acknowledged (``rounds.draw_live``)."""
     test: bool
-    future: Future[SpinOutcome] = field(default_factory=Future)
     debit: Debit | None = None
     """Operator mode: the acknowledged debit; the balance and the player's limits are the
     operator's, so the round is booked against it instead of a wallet row."""
@@ -276,9 +270,7 @@ class _Batch:
             raise NotFound(f"player {aid} has no wallet", code="wallet_not_found")
         prior = self.settled.get((aid, job.key))
         if prior is not None:
-            if prior.request_hash != job.fingerprint:
-                raise Conflict("this Idempotency-Key was used for a different spin request",
-                               code="idempotency_key_reused")
+            check_same_request(prior.request_hash, job.fingerprint)
             return SpinOutcome(round=prior, balance=prior.balance_after if player.balance is None
                                else player.balance, replayed=True,
                                reality_check=self.check_of(aid))
@@ -292,8 +284,8 @@ class _Batch:
             if balance < total:
                 raise Conflict(f"the balance of {balance} cents does not cover the total bet "
                                f"of {total} cents", code="insufficient_funds")
-        elif self.debits.get(job.debit.transaction_id) == ACKNOWLEDGED or (
-                self.debits.get(job.debit.transaction_id) == PENDING
+        elif self.debits.get(job.debit.transaction_id) == CallState.ACKNOWLEDGED or (
+                self.debits.get(job.debit.transaction_id) == CallState.PENDING
                 and job.debit.operator_transaction_id is not None):
             balance = job.debit.balance + total  # the operator's balance before the bet
         else:
@@ -317,9 +309,9 @@ class _Batch:
             self.touched.add(aid)
         else:
             credit = self._credit(job, job.debit, stored)
-            self.debits[job.debit.transaction_id] = ACKNOWLEDGED
+            self.debits[job.debit.transaction_id] = CallState.ACKNOWLEDGED
             self.debit_updates.append({
-                "transaction_id": job.debit.transaction_id, "status": ACKNOWLEDGED,
+                "transaction_id": job.debit.transaction_id, "status": CallState.ACKNOWLEDGED,
                 "error": None, "round_id": stored.id, "balance": job.debit.balance,
                 "operator_transaction_id": job.debit.operator_transaction_id,
                 "updated_at": self.now})
@@ -332,14 +324,11 @@ class _Batch:
 
     def _credit(self, job: Job, debit: Debit, r: RoundRow) -> dict[str, Any]:
         """The round's credit (also of 0: it closes the round), recorded as pending."""
-        row: dict[str, Any] = {
-            "transaction_id": debit.credit_transaction_id, "kind": "credit",
-            "account_id": r.account_id, "session_id": r.session_id,
-            "round_ref": debit.round_ref, "round_id": r.id, "idempotency_key": job.key,
-            "request_hash": job.fingerprint, "debit_transaction_id": debit.transaction_id,
-            "amount": r.total_win, "jackpot_amount": r.progressive_win, "status": PENDING,
-            "error": None, "operator_transaction_id": None, "balance": None, "attempts": 0,
-            "next_attempt_at": self.now, "created_at": self.now, "updated_at": self.now}
+        row = call_row(CallKind.CREDIT, debit.credit_transaction_id,
+                       account_id=r.account_id, session_id=r.session_id,
+                       round_ref=debit.round_ref, now=self.now, amount=r.total_win,
+                       jackpot_amount=r.progressive_win, round_id=r.id, key=job.key,
+                       fingerprint=job.fingerprint, debit_id=debit.transaction_id)
         self.calls.append(row)
         return row
 
@@ -391,5 +380,5 @@ def settle(books: Books, jobs: list[Job], now: datetime) -> Settlement:
                       debits=batch.debit_updates)
 
 
-__all__ = ["ACKNOWLEDGED", "PENDING", "Books", "Debit", "Job", "Login", "Player", "PoolChange",
+__all__ = ["Books", "Debit", "Job", "Login", "Player", "PoolChange",
            "Settlement", "SpinOutcome", "book_round", "settle"]

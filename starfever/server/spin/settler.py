@@ -1,14 +1,15 @@
-"""Group commit of spins (ADR 0009): inside one server process, every spin is handed to one
-settler thread, which settles the spins waiting at that moment (up to :data:`MAX_BATCH`) in ONE
-transaction, in the order they arrived, then answers each of them. The settlers of a host's
+"""Group commit of spins (ADR 0009; the engine is ``group_commit``'s): inside one server
+process, every spin is handed to one settler thread, which settles the spins waiting at that
+moment (up to :data:`MAX_BATCH`) in ONE transaction, in the order they arrived, then answers
+each of them. The settlers of a host's
 processes take turns (``Database.settle_turn``, ADR 0028): a settler takes its queue only once
 the turn is its own, so the spins that arrive while another process settles join its batch
 instead of waiting at the pool's row lock for a batch of their own.
 
 The transaction locks the players' wallets (sorted by account id, so two processes' batches
 never deadlock), then the €€€ pool, then the chain head — the order of ADR 0005 — once per batch
-instead of once per round, and reads them into :class:`settlement.Books`. The rule itself is
-the pure :func:`settlement.settle` (ADR 0012): it returns the rows to write and an answer per
+instead of once per round, and reads them into :class:`rule.Books`. The rule itself is
+the pure :func:`rule.settle` (ADR 0012): it returns the rows to write and an answer per
 spin, and this module writes them. It is the only path a spin is settled on. If the batch
 transaction itself fails, every spin of it is settled again alone (a batch of one), so an
 unexpected error reaches only the request that caused it.
@@ -16,10 +17,10 @@ unexpected error reaches only the request that caused it.
 Nothing is answered before the commit: a crash loses the whole batch, and none of its rounds
 was ever shown to anyone.
 
-The batch runs as few statements as it can, in a ``batch.Batch`` (ADR 0027): the reads
+The batch runs as few statements as it can, in a ``transaction.Batch`` (ADR 0027): the reads
 (wallets with their accounts, locked; rounds already stored under the batch's keys; the
 sessions; the pool row and the chain head locked together), then one write per table, all of a
-table's rows in one statement (``bulk``, ADR 0026), and the commit. On PostgreSQL that is two
+table's rows in one statement (``statements``, ADR 0026), and the commit. On PostgreSQL that is two
 round trips: the reads in one message, the writes and ``COMMIT`` in the next, each statement
 prepared once per connection. A connection found dead (the database restarted) costs the
 batch one more try.
@@ -29,9 +30,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import deque
 from collections.abc import Sequence
-from concurrent.futures import Future, InvalidStateError
+from concurrent.futures import Future
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -49,7 +49,7 @@ from sqlalchemy import (
     select,
     true,
 )
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from starfever.engine.model import MathModel
@@ -69,6 +69,7 @@ from starfever.server.models import (
 from starfever.server.services import events, jackpot
 from starfever.server.services.chain import GENESIS_HASH
 from starfever.server.services.errors import ServiceError, utcnow
+from starfever.server.spin.group_commit import GroupCommit
 from starfever.server.spin.rule import (
     Books,
     Job,
@@ -166,108 +167,29 @@ an answer without the operator's id keeps the one recorded before."""
 
 
 class Settler:
-    """The one writer of spins of a :class:`Database` in this process."""
+    """The one writer of spins of a :class:`Database` in this process: a group commit
+    (``group_commit``) whose batches are settled by :func:`settle_batch`."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        self._queue: deque[Job] = deque()
-        self._cond = threading.Condition()
-        self._running = False
-
-    def submit(self, job: Job) -> SpinOutcome:
-        """Queue ``job`` and wait until its batch is committed (or it was refused)."""
-        return self.enqueue(job).result()
+        self.commits: GroupCommit[Job, SpinOutcome] = GroupCommit(
+            self._settle, name="starfever-settler", max_batch=MAX_BATCH, fits=_same_rule,
+            turn=lambda: db.settle_turn.held(), idle_exit_s=IDLE_EXIT_S)
 
     def enqueue(self, job: Job) -> Future[SpinOutcome]:
         """Queue ``job``; its future resolves once its batch is committed (or it was refused).
         For an event loop, which must not block: ``await asyncio.wrap_future(...)``."""
-        with self._cond:
-            self._queue.append(job)
-            if self._running:
-                self._cond.notify()
-            else:
-                self._running = True
-                threading.Thread(target=self._run, name="starfever-settler",
-                                 daemon=True).start()
-        return job.future
+        return self.commits.submit(job)
 
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                if not self._queue:
-                    self._cond.wait(IDLE_EXIT_S)
-                    if not self._queue:
-                        self._running = False
-                        return
-            # the queue is taken only once this host's turn is ours (ADR 0028): the spins
-            # that arrive while another process settles join this batch
-            with self.db.settle_turn.held():
-                batch = self._take()
-                try:
-                    results = self._settle(batch)
-                except BaseException as error:  # never let one batch stop the thread:
-                    # every later spin of this process would wait for ever
-                    results = [error] * len(batch)
-            resolve_each([job.future for job in batch], results)
-
-    def _take(self) -> list[Job]:
-        """The spins queued now (up to :data:`MAX_BATCH`) that settle under the first one's
-        model and settings, in their order; the others stay queued."""
-        with self._cond:
-            first = self._queue[0]
-            batch: list[Job] = []
-            rest: deque[Job] = deque()
-            while self._queue and len(batch) < MAX_BATCH:
-                job = self._queue.popleft()
-                if job.model is first.model and job.settings is first.settings:
-                    batch.append(job)
-                else:
-                    rest.append(job)
-            rest.extend(self._queue)
-            self._queue = rest
-        return batch
-
-    def _settle(self, batch: list[Job], *, reconnected: bool = False,
-                ) -> Sequence[SpinOutcome | ServiceError | BaseException]:
-        try:
-            return settle_batch(self.db, batch)
-        except BaseException as error:
-            if isinstance(error, DBAPIError) and error.connection_invalidated \
-                    and not reconnected:
-                # the connection had died (say, the database restarted) and the pool has been
-                # emptied: once more on a new one. Nothing of the batch was stored, or, if the
-                # commit itself was cut, its rounds are found by their keys and answered.
-                return self._settle(batch, reconnected=True)
-            if len(batch) == 1:
-                return [error]
-            # settle each alone: the error reaches only its cause
-            return [result for job in batch for result in self._settle([job])]
+    def _settle(self, batch: list[Job]) -> list[SpinOutcome | ServiceError]:
+        return settle_batch(self.db, batch)
 
 
-def resolve(done: Future[Any], *, result: Any = None,
-            error: BaseException | None = None) -> None:
-    """Resolve ``done`` unless it is resolved already or was cancelled (its request gave up
-    waiting: what was committed stands, and a retry of the request finds it)."""
-    if done.done():
-        return
-    try:
-        if error is not None:
-            done.set_exception(error)
-        else:
-            done.set_result(result)
-    except InvalidStateError:  # cancelled in the meantime
-        pass
+def _same_rule(first: Job, job: Job) -> bool:
+    """Whether ``job`` settles in one batch with ``first``: under the same model and
+    settings (the others wait for a batch of their own)."""
+    return job.model is first.model and job.settings is first.settings
 
-
-
-def resolve_each(futures: Sequence[Future[Any]], results: Sequence[Any]) -> None:
-    """Resolve each future of a batch with its result, or its error where the result is an
-    exception (:func:`resolve`: one already resolved or cancelled is left as it is)."""
-    for done, result in zip(futures, results, strict=True):
-        if isinstance(result, BaseException):
-            resolve(done, error=result)
-        else:
-            resolve(done, result=result)
 
 _settlers: dict[int, Settler] = {}
 _settlers_lock = threading.Lock()
@@ -329,7 +251,7 @@ def _read_books(txn: Batch, postgres: bool, jobs: Sequence[Job]) -> Books | None
 
 
 def _write(txn: Batch, done: Settlement, now: Any) -> None:
-    """The settlement's rows, one statement per table (``bulk``), and the commit: in one
+    """The settlement's rows, one statement per table (``statements``), and the commit: in one
     round trip on PostgreSQL."""
     txn.insert(_ROUNDS, done.rounds)
     txn.insert(_LEDGER, done.entries)
@@ -353,7 +275,7 @@ def _write(txn: Batch, done: Settlement, now: Any) -> None:
 
 def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | ServiceError]:
     """Settle ``jobs`` in order in one transaction; a refused job gets its error instead:
-    read the books, :func:`settlement.settle` them, write what it returns."""
+    read the books, :func:`rule.settle` them, write what it returns."""
     started = time.perf_counter()
     for first_try in (True, False):
         with begin(db) as txn:
@@ -391,5 +313,4 @@ def lock_chain(session: Session) -> ChainHead:
     return head
 
 
-__all__ = ["MAX_BATCH", "Job", "Settler", "SpinOutcome", "lock_chain", "resolve", "resolve_each",
-           "settle_batch", "settler"]
+__all__ = ["MAX_BATCH", "Job", "Settler", "SpinOutcome", "lock_chain", "settle_batch", "settler"]

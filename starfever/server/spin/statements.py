@@ -83,7 +83,7 @@ def sql_literal(value: Any) -> str:
         return "TRUE" if value else "FALSE"
     if type(value) is int:
         return str(value)
-    if type(value) is str:
+    if isinstance(value, str):  # a StrEnum (a call's state) is its value
         if "\x00" in value:
             raise ValueError("sql_literal: a NUL character cannot be stored")
         return "'" + value.replace("'", "''") + "'"

@@ -19,9 +19,9 @@ from starfever.server.services.auth import Principal
 from starfever.server.services.chain import GENESIS_HASH, round_hash
 from starfever.server.services.errors import Conflict, Forbidden, ServiceError, Unauthorized
 from starfever.server.settings import Settings
+from starfever.server.spin.calls import CallState
 from starfever.server.spin.draw import request_hash
 from starfever.server.spin.rule import (
-    ACKNOWLEDGED,
     Books,
     Debit,
     Job,
@@ -180,7 +180,8 @@ def test_an_operator_debit_books_the_round_on_the_operator_book_and_records_its_
     books = Books(players={1: _player(None, vouched=True)}, logins={1: _login()}, settled={},
                   pool=MODEL.seed_cents,
                   carry=Fraction(0), last_id=0, last_hash=GENESIS_HASH,
-                  debits={"sfd-a": ACKNOWLEDGED, "sfd-b": ACKNOWLEDGED, "sfd-c": "rolled_back"})
+                  debits={"sfd-a": CallState.ACKNOWLEDGED, "sfd-b": CallState.ACKNOWLEDGED,
+                          "sfd-c": CallState.ROLLED_BACK})
     jobs = [_debited(1, "a", 900, 1), _debited(1, "b", 800, 2), _debited(1, "c", 700, 3)]
     done = settle(books, jobs, NOW)
     first, second, refused = done.results
@@ -210,8 +211,8 @@ def test_a_pending_debit_is_played_only_with_the_operators_answer_and_is_recorde
     round; a pending one without an answer (none arrived) and a rolled-back one are not."""
     books = Books(players={1: _player(None, vouched=True)}, logins={1: _login()}, settled={},
                   pool=MODEL.seed_cents, carry=Fraction(0), last_id=7, last_hash=GENESIS_HASH,
-                  debits={"sfd-a": "pending", "sfd-b": "pending", "sfd-c": "rolled_back",
-                          "sfd-d": ACKNOWLEDGED})
+                  debits={"sfd-a": CallState.PENDING, "sfd-b": CallState.PENDING,
+                          "sfd-c": CallState.ROLLED_BACK, "sfd-d": CallState.ACKNOWLEDGED})
     answered, unanswered, rolled_back, before = (
         _debited(1, "a", 900, 1), _debited(1, "b", 800, 2), _debited(1, "c", 700, 3),
         _debited(1, "d", 600, 4))

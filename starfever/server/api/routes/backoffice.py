@@ -27,7 +27,7 @@ from starfever.server.schemas import (
     SelfExclusionCreate,
     SelfExclusionPublic,
 )
-from starfever.server.services import backoffice, events, jackpot, launch, protection, rtp_meters
+from starfever.server.services import backoffice, events, jackpot, protection, rtp_meters
 from starfever.server.services.anchor import statement
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import Unprocessable
@@ -220,7 +220,7 @@ def player_file(context: ContextDep, _operator: OperatorDep,
                 username: str = UsernamePath) -> PlayerFilePublic:
     """One player: status, balance, limits, exclusion, play period, totals, cashier."""
     f = backoffice.player_file(context.db, context.settings, username,
-                               operator_mode=context.operator is not None)
+                               operator_mode=not context.wallet.keeps_balances)
     limits = None if f.limits is None else LimitsPublic(
         weekly_deposit_limit=f.limits.weekly_deposit_limit,
         default_limit=f.limits.default_limit,
@@ -240,8 +240,7 @@ def exclude_player(body: SelfExclusionCreate, context: ContextDep, operator_: Op
                    username: str = UsernamePath) -> SelfExclusionPublic:
     """Record a self-exclusion the player asked for by another channel (ledger mode): as the
     player's own, it can be extended, never shortened; the event log names the operator."""
-    if context.operator is not None:
-        launch.refuse_in_operator_mode("self-exclusion")
+    context.wallet.ledger("self-exclusion")  # refused where the operator keeps it
     player = Principal(account_id=backoffice.account_id(context.db, username),
                        username=username, role="player", session_id=0)
     until = protection.self_exclude(context.db, player, body.days, actor=operator_.username)
@@ -308,7 +307,7 @@ def meters(context: ContextDep, _operator: OperatorDep,
                                                    amount=r.amount, pool_after=r.pool_after)
                                       for r in backoffice.refills(context.db)])
     pending = None
-    if context.operator is not None:
+    if context.wallet.calls_operator:
         found = backoffice.pending_credits(context.db)
         pending = PendingCreditsPublic(count=found.count, amount=found.amount,
                                        oldest=found.oldest,
