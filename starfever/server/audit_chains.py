@@ -38,7 +38,7 @@ from starfever.server.services.chain import (
     sign_statement,
 )
 from starfever.server.settings import Settings
-from starfever.server.spin.settler import CHAIN_ID
+from starfever.server.spin.sql import CHAIN_ID
 
 WEEK = timedelta(days=7)
 CASHIER_KINDS = (ledger.DEPOSIT, ledger.WITHDRAWAL)

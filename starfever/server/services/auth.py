@@ -9,7 +9,6 @@ import secrets
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -39,13 +38,13 @@ from starfever.server.services.errors import (
     Unprocessable,
     utcnow,
 )
+from starfever.server.services.principal import Principal, check_session_live
+from starfever.server.services.protection_rules import ADULT_AGE, age_on
 from starfever.server.settings import Settings
 
 if TYPE_CHECKING:
     from starfever.server.spin.wallets import LedgerWallet
 
-ADULT_AGE = 18
-"""Players are admitted from this age (RULES.md, "Players")."""
 _hasher = PasswordHasher()
 _DUMMY_HASH = _hasher.hash("not a password of anyone")
 HASH_WAIT_S = 30.0
@@ -73,24 +72,6 @@ def hashing_slot(settings: Settings) -> Iterator[None]:
     finally:
         slots.release()
 
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    """Who a valid bearer token belongs to."""
-
-    account_id: int
-    """The account."""
-    username: str
-    """Its name."""
-    role: str
-    """``player`` or ``operator``."""
-    session_id: int
-    """The log-in session the token opened."""
-
-
-def age_on(birth: date, day: date) -> int:
-    """Whole years from ``birth`` to ``day``."""
-    return day.year - birth.year - ((day.month, day.day) < (birth.month, birth.day))
 
 
 def token_hash(settings: Settings, token: str) -> str:
@@ -369,15 +350,6 @@ def _authenticate(db: Database, settings: Settings, digest: str) -> Principal:
         _known.clear()
     _known[(id(db), digest)] = (principal, token_row.expires_at)
     return principal
-
-
-def check_session_live(revoked_at: datetime | None, expires_at: datetime,
-                       now: datetime) -> None:
-    """``invalid_token`` for a logged-out session, ``token_expired`` for an expired one."""
-    if revoked_at is not None:
-        raise Unauthorized("the session was logged out", code="invalid_token")
-    if expires_at <= now:
-        raise Unauthorized("the bearer token has expired; log in again", code="token_expired")
 
 
 KNOWN_TOKENS_MAX = 100_000

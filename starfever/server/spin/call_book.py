@@ -50,7 +50,7 @@ from starfever.server.services.errors import (
     Unauthorized,
     utcnow,
 )
-from starfever.server.services.protection import check_reality_acknowledged, reality_check_of
+from starfever.server.services.protection_rules import check_reality_acknowledged, reality_check_of
 from starfever.server.spin.calls import CallKind, CallState, call_row, check_same_request
 from starfever.server.spin.group_commit import GroupCommit
 from starfever.server.spin.rule import Job

@@ -1,11 +1,13 @@
-"""Settling spins as data in, data out (ADR 0012): one pure function, no database.
+"""The settlement rule: spins settled as data in, data out (ADR 0012): one pure function, no
+database, no thread, no clock (``now`` is an argument). It imports the engine and pure rules
+only (``books``, ``principal``, ``protection_rules``, ``chain``, ``calls``); a test pins that.
 
 :func:`settle` takes the books as they stand when a batch's rows are locked (:class:`Books`:
 the players' balances and protection state, their sessions, the rounds already stored under
 the batch's idempotency keys, the €€€ pool with its carry, the chain head) and the waiting
 spins (:class:`Job`, each drawn before it was queued), and returns a :class:`Settlement`: the
 round rows and ledger entries to insert, the balances, pool and chain head to write, and one
-answer per spin (its outcome, or the refusal it gets). The caller (``settle.settle_batch``)
+answer per spin (its outcome, or the refusal it gets). The caller (``settler.settle_batch``)
 only reads the books and writes the settlement in one transaction; the rule itself is here,
 testable without a database.
 
@@ -22,19 +24,29 @@ import json
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starfever.engine import money
 from starfever.engine.model import MathModel
 from starfever.engine.round import RoundResult, at_pool
 from starfever.engine.symbols import Cents
+from starfever.server.books import (
+    BET,
+    CONTRIBUTION,
+    HOUSE,
+    JACKPOT_WIN,
+    OPERATOR_BOOK,
+    POOL,
+    REFILL,
+    WALLET,
+    WIN,
+    RoundRow,
+)
 from starfever.server.identity import round_identity
-from starfever.server.models import HOUSE, OPERATOR_BOOK, POOL, WALLET, Round, RoundRow
-from starfever.server.services import ledger
-from starfever.server.services.auth import Principal, check_session_live
 from starfever.server.services.chain import IDENTIFIED, canonical_json, round_hash
 from starfever.server.services.errors import Conflict, NotFound, ServiceError, Unauthorized
-from starfever.server.services.protection import (
+from starfever.server.services.principal import Principal, check_session_live
+from starfever.server.services.protection_rules import (
     RealityCheck,
     check_adult,
     check_exclusion,
@@ -43,6 +55,9 @@ from starfever.server.services.protection import (
 )
 from starfever.server.settings import Settings
 from starfever.server.spin.calls import CallKind, CallState, call_row, check_same_request
+
+if TYPE_CHECKING:
+    from starfever.server.models import Round
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,25 +223,25 @@ def book_round(entries: list[dict[str, Any]], r: Round | RoundRow,
     at, aid, rid = r.created_at, r.account_id, r.id
     game_win = r.total_win - r.progressive_win
     running = r.balance_before - r.total_bet
-    _entry(entries, player_book, ledger.BET, -r.total_bet, rid, at, account_id=aid,
+    _entry(entries, player_book, BET, -r.total_bet, rid, at, account_id=aid,
            balance_after=running)
-    _entry(entries, POOL, ledger.CONTRIBUTION, r.contribution, rid, at,
+    _entry(entries, POOL, CONTRIBUTION, r.contribution, rid, at,
            balance_after=r.pool_before)
-    _entry(entries, HOUSE, ledger.BET, r.total_bet - r.contribution, rid, at)
+    _entry(entries, HOUSE, BET, r.total_bet - r.contribution, rid, at)
     if game_win:
         running += game_win
-        _entry(entries, player_book, ledger.WIN, game_win, rid, at, account_id=aid,
+        _entry(entries, player_book, WIN, game_win, rid, at, account_id=aid,
                balance_after=running)
-        _entry(entries, HOUSE, ledger.WIN, -game_win, rid, at)
+        _entry(entries, HOUSE, WIN, -game_win, rid, at)
     if r.progressive_win:
         running += r.progressive_win
-        _entry(entries, player_book, ledger.JACKPOT_WIN, r.progressive_win, rid, at,
+        _entry(entries, player_book, JACKPOT_WIN, r.progressive_win, rid, at,
                account_id=aid, balance_after=running)
-        _entry(entries, POOL, ledger.JACKPOT_WIN, -r.progressive_win, rid, at,
+        _entry(entries, POOL, JACKPOT_WIN, -r.progressive_win, rid, at,
                balance_after=r.pool_before - r.progressive_win)
     if r.pool_refill:
-        _entry(entries, POOL, ledger.REFILL, r.pool_refill, rid, at, balance_after=r.pool_after)
-        _entry(entries, HOUSE, ledger.REFILL, -r.pool_refill, rid, at)
+        _entry(entries, POOL, REFILL, r.pool_refill, rid, at, balance_after=r.pool_after)
+        _entry(entries, HOUSE, REFILL, -r.pool_refill, rid, at)
 
 
 class _Batch:

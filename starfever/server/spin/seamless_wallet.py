@@ -74,7 +74,7 @@ from starfever.server.spin import draw
 from starfever.server.spin import settler as settle
 from starfever.server.spin.call_book import CallBook, DebitIds
 from starfever.server.spin.calls import CallKind, CallState, call_row
-from starfever.server.spin.rule import Debit, SpinOutcome
+from starfever.server.spin.rule import Debit, Job, SpinOutcome
 from starfever.server.spin.wallets import LedgerWallet, refuse_not_kept
 
 log = logging.getLogger("starfever.server")
@@ -220,7 +220,7 @@ class SeamlessWallet:
         return timedelta(seconds=max(30.0, 3 * self.config.timeout))
 
     # --- the spin ----------------------------------------------------------------------
-    async def spin(self, job: settle.Job) -> SpinOutcome:
+    async def spin(self, job: Job) -> SpinOutcome:
         """Debit, settle, credit one drawn spin (see the module docstring)."""
         principal = job.principal
         ids = TransactionIds.of(principal.account_id, job.key)
@@ -250,7 +250,7 @@ class SeamlessWallet:
         return SpinOutcome(round=outcome.round, balance=reply.balance, replayed=False,
                            reality_check=outcome.reality_check, credit=outcome.credit)
 
-    async def _settle(self, job: settle.Job) -> SpinOutcome:
+    async def _settle(self, job: Job) -> SpinOutcome:
         """Hand the debited job to the settler; a batch that lost a race on the key to another
         process's (possible with several workers) is settled once more and finds its round."""
         try:
@@ -258,7 +258,7 @@ class SeamlessWallet:
         except IntegrityError:
             return await asyncio.wrap_future(settle.settler(self.db).enqueue(job))
 
-    async def _debit(self, job: settle.Job, ids: TransactionIds,
+    async def _debit(self, job: Job, ids: TransactionIds,
                      player_id: str) -> WalletReply:
         """Send the debit; the operator's answer (recorded by the settler with the round), or
         the client's refusal."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 from collections import defaultdict
 from dataclasses import fields, replace
 from datetime import UTC, date, datetime, timedelta
@@ -14,7 +16,8 @@ from itertools import pairwise
 from starfever.engine.model import load_model
 from starfever.engine.rng import SeededSource
 from starfever.engine.round import play_round, replay_round
-from starfever.server.models import OPERATOR_BOOK, WALLET, Round, RoundRow
+from starfever.server.books import OPERATOR_BOOK, WALLET, RoundRow
+from starfever.server.models import Round
 from starfever.server.services.auth import Principal
 from starfever.server.services.chain import GENESIS_HASH, round_hash
 from starfever.server.services.errors import Conflict, Forbidden, ServiceError, Unauthorized
@@ -230,3 +233,16 @@ def test_a_pending_debit_is_played_only_with_the_operators_answer_and_is_recorde
         {"transaction_id": "sfd-d", "status": "acknowledged", "error": None, "round_id": 9,
          "balance": 600, "operator_transaction_id": None, "updated_at": NOW}]
     assert books.debits["sfd-a"] == "pending"  # the books themselves are not changed
+
+
+def test_the_rule_imports_no_database_no_futures_and_no_web() -> None:
+    """The rule is pure (ADR 0038): importing it loads neither SQLAlchemy nor a driver, the
+    password hasher, the web framework, numpy or ``concurrent.futures`` (a job carries no
+    Future): a fresh interpreter shows what it pulls in."""
+    code = ("import sys, starfever.server.spin.rule; "
+            "print(' '.join(sorted({name.split('.')[0] for name in sys.modules})))")
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                check=True).stdout.split())
+    assert "starfever" in loaded
+    assert not loaded & {"sqlalchemy", "psycopg", "argon2", "fastapi", "starlette", "pydantic",
+                         "numpy", "concurrent"}

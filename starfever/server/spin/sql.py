@@ -1,0 +1,217 @@
+"""The SQL of a settler's batch (ADR 0009, 0026, 0027): the reads that lock the books in the
+order of ADR 0005 (the players' wallets sorted by account, then the €€€ pool and the chain head
+in one statement) and read them into :class:`rule.Books`, and the writes of a
+:class:`rule.Settlement`, one statement per table (``statements``), in a
+``transaction.Batch``: two round trips on PostgreSQL. Also the chain head's lock for the
+callers outside a batch (``anchor``) and the first pool row and chain head of a new database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from sqlalchemy import (
+    ARRAY,
+    BigInteger,
+    Select,
+    Table,
+    Text,
+    and_,
+    bindparam,
+    cast,
+    func,
+    select,
+    true,
+)
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from starfever.engine.model import MathModel
+from starfever.server.db import Database
+from starfever.server.models import (
+    Account,
+    ChainHead,
+    JackpotPool,
+    LedgerEntry,
+    Round,
+    RoundRow,
+    SessionToken,
+    Wallet,
+    WalletCall,
+)
+from starfever.server.services import events, jackpot
+from starfever.server.services.chain import GENESIS_HASH
+from starfever.server.services.errors import utcnow
+from starfever.server.spin.rule import Books, Job, Login, Player, Settlement
+from starfever.server.spin.transaction import Batch, Query, among
+
+CHAIN_ID = 1
+_ROUNDS: Table = Round.__table__  # type: ignore[assignment]
+_LEDGER: Table = LedgerEntry.__table__  # type: ignore[assignment]
+_WALLETS: Table = Wallet.__table__  # type: ignore[assignment]
+_SESSIONS: Table = SessionToken.__table__  # type: ignore[assignment]
+_POOL: Table = JackpotPool.__table__  # type: ignore[assignment]
+_HEAD: Table = ChainHead.__table__  # type: ignore[assignment]
+_ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
+_CALLS: Table = WalletCall.__table__  # type: ignore[assignment]
+_PROTECTION = (_ACCOUNTS.c.excluded_until, _ACCOUNTS.c.birth_date, _ACCOUNTS.c.play_started_at,
+               _ACCOUNTS.c.reality_check_at, _ACCOUNTS.c.net_result)
+"""What the settlement needs of a player's account: exclusion, age, reality-check clock."""
+
+
+@dataclass(frozen=True)
+class _Reads:
+    """The batch's reads, for one dialect (:func:`batch.among`: one statement text a read)."""
+
+    wallets: Select[Any]
+    """The ledger-mode players' wallets with their accounts, locked (sorted by account)."""
+    operator_players: Select[Any]
+    """Operator mode: the players have no wallet here (the operator holds the balance)."""
+    rounds: Select[Any]
+    """The rounds already stored under the batch's (account, key) pairs: on PostgreSQL joined
+    with the pairs (``unnest`` of the two aligned lists: one probe of the unique index a
+    pair; ``= ANY`` on both columns probed every account with every key, a batch's size
+    squared); elsewhere by account, then key, a row whose pair is not one of the batch's left
+    out after reading."""
+    sessions: Select[Any]
+    debits: Select[Any]
+    """Operator mode: the batch's debits, locked, so that the retrier cannot roll one back
+    while its round is being stored."""
+
+
+def _reads(*, postgres: bool) -> _Reads:
+    return _Reads(
+        wallets=(select(_ACCOUNTS.c.id, _WALLETS.c.balance, *_PROTECTION)
+                 .join(_ACCOUNTS, _ACCOUNTS.c.id == _WALLETS.c.account_id)
+                 .where(among(_WALLETS.c.account_id, "ids", postgres=postgres))
+                 .order_by(_WALLETS.c.account_id).with_for_update(of=_WALLETS)),
+        operator_players=(select(_ACCOUNTS.c.id, *_PROTECTION)
+                          .where(among(_ACCOUNTS.c.id, "ids", postgres=postgres))),
+        rounds=_stored_rounds(postgres=postgres),
+        sessions=(select(_SESSIONS.c.id, _SESSIONS.c.revoked_at, _SESSIONS.c.expires_at)
+                  .where(among(_SESSIONS.c.id, "ids", postgres=postgres))),
+        debits=(select(_CALLS.c.transaction_id, _CALLS.c.status)
+                .where(among(_CALLS.c.transaction_id, "ids", postgres=postgres))
+                .order_by(_CALLS.c.transaction_id).with_for_update()))
+
+
+def _stored_rounds(*, postgres: bool) -> Select[Any]:
+    if not postgres:
+        return select(_ROUNDS).where(among(_ROUNDS.c.account_id, "ids", postgres=False),
+                                     among(_ROUNDS.c.idempotency_key, "keys", postgres=False))
+    pairs = func.unnest(cast(bindparam("ids"), ARRAY(BigInteger)),
+                        cast(bindparam("keys"), ARRAY(Text))).table_valued(
+        "account_id", "idempotency_key").render_derived(name="wanted")
+    return select(_ROUNDS).join(pairs, and_(
+        _ROUNDS.c.account_id == pairs.c.account_id,
+        _ROUNDS.c.idempotency_key == pairs.c.idempotency_key))
+
+
+_READS = {postgres: _reads(postgres=postgres) for postgres in (False, True)}
+_LOCK_POOL_AND_HEAD = (
+    select(_POOL.c.amount, _POOL.c.carry, _HEAD.c.last_round_id, _HEAD.c.last_hash)
+    .select_from(_POOL.join(_HEAD, true()))
+    .where(_POOL.c.id == jackpot.POOL_ID, _HEAD.c.id == CHAIN_ID).with_for_update())
+"""Both rows in one statement, locked in the order of ADR 0005 (pool, then chain head)."""
+_POOL_METERS = {name: f"jackpot_pool.{name} + {{{name}}}"
+                for name in ("contributions", "wins", "refills", "hits")}
+"""The pool's meters grow by the batch's."""
+_NET = {"net_result": "accounts.net_result + {net_result}"}
+"""The player's reality-check net result grows by the batch's (the clock is the player's,
+across sessions)."""
+_DEBIT = {"operator_transaction_id":
+          "coalesce({operator_transaction_id}, wallet_calls.operator_transaction_id)"}
+"""Operator mode: a played debit, acknowledged with the operator's answer, names its round;
+an answer without the operator's id keeps the one recorded before."""
+
+
+def _player(row: Any, balance: int | None, *, vouched: bool) -> Player:
+    return Player(balance=balance, excluded_until=row.excluded_until, birth_date=row.birth_date,
+                  play_started_at=row.play_started_at, reality_check_at=row.reality_check_at,
+                  net_result=row.net_result, vouched=vouched)
+
+
+def read_books(txn: Batch, postgres: bool, jobs: Sequence[Job]) -> Books | None:
+    """The batch's books, locked: wallets (sorted), then pool, then chain head (ADR 0005),
+    every read in one round trip on PostgreSQL; ``None`` if the pool or the chain head does
+    not exist yet (a new database)."""
+    reads = _READS[postgres]
+    ledger_ids = sorted({j.principal.account_id for j in jobs if j.debit is None})
+    operator_ids = sorted({j.principal.account_id for j in jobs if j.debit is not None})
+    debit_ids = sorted({j.debit.transaction_id for j in jobs if j.debit is not None})
+    wanted = sorted({(j.principal.account_id, j.key) for j in jobs})  # each pair once
+    wanted_reads: dict[str, Query] = {
+        "wallets": (reads.wallets, {"ids": ledger_ids}),
+        "operator_players": (reads.operator_players, {"ids": operator_ids}),
+        "rounds": (reads.rounds, {"ids": [aid for aid, _ in wanted],
+                                  "keys": [key for _, key in wanted]}),
+        "sessions": (reads.sessions, {"ids": sorted({j.principal.session_id for j in jobs})}),
+        "debits": (reads.debits, {"ids": debit_ids}),
+        "head": (_LOCK_POOL_AND_HEAD, {})}
+    names = [name for name, (_, params) in wanted_reads.items()
+             if name == "head" or params["ids"]]  # a read of nothing is not sent
+    found = dict(zip(names, txn.fetch([wanted_reads[name] for name in names]), strict=True))
+    wallets, players_here, stored, sessions, debit_rows, head = (
+        found.get(name, []) for name in wanted_reads)
+    if not head:
+        return None
+    players = {row.id: _player(row, row.balance, vouched=False) for row in wallets}
+    players.update({row.id: _player(row, None, vouched=True) for row in players_here})
+    pairs = set(wanted)
+    settled = {(row.account_id, row.idempotency_key): RoundRow(**row._asdict())
+               for row in stored if (row.account_id, row.idempotency_key) in pairs}
+    logins = {row.id: Login(revoked_at=row.revoked_at, expires_at=row.expires_at)
+              for row in sessions}
+    pool, carry, last_id, last_hash = head[0]
+    return Books(players=players, logins=logins, settled=settled, pool=pool,
+                 carry=Fraction(carry), last_id=last_id, last_hash=last_hash,
+                 debits={row.transaction_id: row.status for row in debit_rows})
+
+
+def write(txn: Batch, done: Settlement, now: Any) -> None:
+    """The settlement's rows, one statement per table (``statements``), and the commit: in one
+    round trip on PostgreSQL."""
+    txn.insert(_ROUNDS, done.rounds)
+    txn.insert(_LEDGER, done.entries)
+    txn.insert(_CALLS, done.calls)
+    txn.update(_CALLS, "transaction_id", done.debits, _DEBIT)
+    txn.update(_WALLETS, "account_id", [
+        {"account_id": aid, "balance": balance, "updated_at": now}
+        for aid, balance in done.balances.items()])
+    txn.update(_ACCOUNTS, "id", [
+        {"id": aid, "net_result": delta} for aid, delta in done.nets.items()], _NET)
+    pool = done.pool
+    txn.update(_POOL, "id", [{
+        "id": jackpot.POOL_ID, "amount": pool.amount, "carry": str(pool.carry),
+        "contributions": pool.contributions, "wins": pool.wins, "refills": pool.refills,
+        "hits": pool.hits, "updated_at": now}], _POOL_METERS)
+    txn.update(_HEAD, "id", [
+        {"id": CHAIN_ID, "last_round_id": done.head[0], "last_hash": done.head[1]}])
+    txn.insert(events.TABLE, events.refill_rows(done.rounds, now))  # rare: a refill
+    txn.commit()
+
+
+def create_pool_and_head(db: Database, model: MathModel) -> None:
+    """A new database: create the pool row and the chain head (another process may race to
+    do the same: then its rows stand)."""
+    try:
+        with db.write() as session:
+            jackpot.lock_pool(session, model, utcnow())
+            lock_chain(session)
+    except IntegrityError:
+        pass
+
+
+def lock_chain(session: Session) -> ChainHead:
+    """The chain head, locked until the transaction ends (created at genesis if missing)."""
+    head = session.scalar(select(ChainHead).where(ChainHead.id == CHAIN_ID).with_for_update())
+    if head is None:
+        head = ChainHead(id=CHAIN_ID, last_round_id=0, last_hash=GENESIS_HASH)
+        session.add(head)
+    return head
+
+
+__all__ = ["CHAIN_ID", "create_pool_and_head", "lock_chain", "read_books", "write"]
