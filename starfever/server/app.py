@@ -23,7 +23,6 @@ from starfever.server.api.routes import (
     health,
     jackpot,
     launch,
-    operator,
     players,
     protection,
     rounds,
@@ -148,7 +147,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     # the spin route first: FastAPI matches a request against the routes in order (twice:
     # to choose, then to handle), so the most frequent request scans the fewest
     for module in (spins, health, players, sessions, wallet_routes, rounds, jackpot,
-                   protection, operator, software, backoffice, launch):
+                   protection, backoffice, software, launch):
         api.include_router(module.router)
     app.include_router(api)
     app.include_router(health.probes)

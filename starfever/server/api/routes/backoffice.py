@@ -1,172 +1,68 @@
-"""The back office's API (operators only): a player in full, round search and recall across
-players, the meters, the audit's last result with a signed chain-head statement, the
-significant-events log, and the reports as CSV or JSON downloads. The back-office page at
-``/operator`` (``starfever.web.backoffice``) is its client; the cashier is the existing
-``POST /players/{username}/deposits`` and ``/withdrawals``."""
+"""The operators' API, ``/operator`` (operators only; the schemas are ``schemas``'): their own
+log-in (password and TOTP code), the pool meters, RTP, the player list; the back office's
+player in full, round search and recall across players, the meters, the audit's last result
+with a signed chain-head statement, the significant-events log, and the reports as CSV or JSON
+downloads. The back-office page at ``/operator`` (``starfever.web.backoffice``) is its client;
+the cashier is the existing ``POST /players/{username}/deposits`` and ``/withdrawals``."""
 
 from __future__ import annotations
 
 from datetime import date, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Path, Query, Request, Response, status
 
 from starfever.engine.errors import InputError
 from starfever.server import reports
 from starfever.server.api.convert import round_public
 from starfever.server.api.deps import ContextDep, OperatorDep
 from starfever.server.api.retry import RetryOnDisconnect
-from starfever.server.api.routes.operator import _row as rtp_row
 from starfever.server.schemas import (
     MAX_ID,
     USERNAME_PATTERN,
+    AuditPublic,
+    CashierLinePublic,
+    DayLinePublic,
+    EventPublic,
+    EventsPublic,
     LimitsPublic,
-    Public,
-    RoundPublic,
+    MetersPublic,
+    OperatorCredentials,
+    PendingCreditPublic,
+    PendingCreditsPublic,
+    PlayerFilePublic,
+    PlayerLinePublic,
+    PlayerRowPublic,
+    PlayerSearchPublic,
+    PlayersPublic,
+    PoolMetersPublic,
+    PoolPublic,
+    RecalledRoundPublic,
+    RefillPublic,
+    RoundLinePublic,
+    RoundSearchPublic,
+    RtpPublic,
     RtpRowPublic,
     SelfExclusionCreate,
     SelfExclusionPublic,
+    TokenPublic,
 )
-from starfever.server.services import backoffice, events, jackpot, protection, rtp_meters
+from starfever.server.services import (
+    backoffice,
+    events,
+    jackpot,
+    operator_accounts,
+    players,
+    protection,
+    rtp_meters,
+)
 from starfever.server.services.anchor import statement
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import Unprocessable
+from starfever.server.services.rtp_meters import RtpRow
 
-router = APIRouter(prefix="/operator", tags=["back office"], route_class=RetryOnDisconnect)
+router = APIRouter(prefix="/operator", tags=["operator"], route_class=RetryOnDisconnect)
 UsernamePath = Path(pattern=USERNAME_PATTERN)
-
-
-class PlayerLinePublic(Public):
-    username: str
-    balance: int | None
-    created_at: datetime
-    excluded_until: datetime | None
-    external_id: str | None
-
-
-class CashierLinePublic(Public):
-    id: int
-    kind: str
-    amount: int
-    balance_after: int | None
-    created_at: datetime
-
-
-class PlayerFilePublic(PlayerLinePublic):
-    birth_date: date | None
-    limits: LimitsPublic | None
-    play_started_at: datetime | None
-    net_result: int
-    rounds: int
-    total_bet: int
-    total_win: int
-    cashier: list[CashierLinePublic]
-
-
-class PlayerSearchPublic(Public):
-    players: list[PlayerLinePublic]
-
-
-class RoundLinePublic(Public):
-    id: int
-    username: str
-    created_at: datetime
-    line_bet: int
-    total_bet: int
-    total_win: int
-    feature: str | None
-    test: bool
-    model_name: str
-    model_version: str
-
-
-class RoundSearchPublic(Public):
-    rounds: list[RoundLinePublic]
-    next_before: int | None
-
-
-class RecalledRoundPublic(Public):
-    username: str
-    round: RoundPublic
-
-
-class DayLinePublic(Public):
-    day: str
-    line_bet: int | None
-    rounds: int
-    bets: int
-    wins: int
-    ggr: int
-
-
-class RefillPublic(Public):
-    round_id: int
-    created_at: datetime
-    amount: int
-    pool_after: int
-
-
-class PoolPublic(Public):
-    pool: int
-    seed: int
-    contributions: int
-    wins: int
-    refills: int
-    hits: int
-    recent_refills: list[RefillPublic]
-
-
-class PendingCreditPublic(Public):
-    transaction_id: str
-    round_id: int | None
-    amount: int
-    attempts: int
-    created_at: datetime
-    username: str
-    external_id: str | None
-    """The player's id in the operator's platform (as the launch gave it)."""
-
-
-class PendingCreditsPublic(Public):
-    count: int
-    amount: int
-    oldest: datetime | None
-    calls: list[PendingCreditPublic]
-
-
-class MetersPublic(Public):
-    since: date
-    until: date
-    daily: list[DayLinePublic]
-    """Per UTC day: a line per bet class, then the day's total (``line_bet`` null)."""
-    by_bet_class: list[RtpRowPublic]
-    """Every round so far (test rounds left out), per model and bet class."""
-    by_model: list[RtpRowPublic]
-    pool: PoolPublic
-    pending_credits: PendingCreditsPublic | None
-    """Operator mode only."""
-
-
-class EventPublic(Public):
-    id: int
-    created_at: datetime
-    kind: str
-    actor: str | None
-    client: str | None
-    detail: dict[str, Any]
-
-
-class EventsPublic(Public):
-    events: list[EventPublic]
-    next_before: int | None
-    kinds: list[str]
-
-
-class AuditPublic(Public):
-    last: EventPublic | None
-    """The newest ``starfever audit`` result (``audit_passed`` or ``audit_failed``)."""
-    statement: dict[str, Any]
-    """A signed statement of both chain heads now (as ``starfever chain-statement``)."""
 
 
 DAY_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
@@ -384,3 +280,62 @@ def report(context: ContextDep, _operator: OperatorDep,
                         headers=headers)
     return Response(reports.as_csv(built), media_type="text/csv; charset=utf-8",
                     headers=headers)
+
+
+@router.post("/sessions", status_code=status.HTTP_201_CREATED)
+def log_in(body: OperatorCredentials, context: ContextDep, request: Request) -> TokenPublic:
+    """An operator's log-in: username, password and the 6-digit code of the authenticator
+    app (``starfever operator create`` printed its secret). Throttled apart from players:
+    ``STARFEVER_OPERATOR_LOGIN_MAX_FAILURES`` failures per operator from any address, then 429.
+    """
+    client = request.client.host if request.client else None
+    token, expires = operator_accounts.login_operator(context.db, context.settings, body.username,
+                                              body.password, body.otp, client)
+    return TokenPublic(token=token, expires_at=expires)
+
+
+@router.get("/jackpot")
+def pool_meters(context: ContextDep, _operator: OperatorDep) -> PoolMetersPublic:
+    """The pool and its meters: contributions, wins, refills (the seed included), hits."""
+    view = jackpot.read(context.db)
+    if view is None:
+        seed = context.model.seed_cents
+        return PoolMetersPublic(pool=seed, seed=seed, contributions=0, wins=0, refills=0,
+                                hits=0, carry="0", updated_at=None)
+    return PoolMetersPublic(pool=view.pool, seed=view.seed, contributions=view.contributions,
+                            wins=view.wins, refills=view.refills, hits=view.hits,
+                            carry=str(view.carry), updated_at=view.updated_at)
+
+
+def rtp_row(row: RtpRow) -> RtpRowPublic:
+    theory = rtp_meters.theoretical(row.model_name, row.model_version)
+    return RtpRowPublic(
+        model_name=row.model_name, model_version=row.model_version, line_bet=row.line_bet,
+        rounds=row.rounds, total_bet=row.total_bet, total_win=row.total_win,
+        progressive_win=row.progressive_win, actual_rtp=row.actual_rtp,
+        actual_game_rtp=row.actual_game_rtp, interval_99=row.interval_99,
+        theoretical_rtp=float(theory.total) if theory else None,
+        theoretical_game_rtp=float(theory.game) if theory else None)
+
+
+@router.get("/rtp")
+def rtp(context: ContextDep, _operator: OperatorDep) -> RtpPublic:
+    """Actual against theoretical RTP per model and per bet class (test rounds left out)."""
+    by_model, by_class = rtp_meters.rtp(context.db)
+    return RtpPublic(by_model=[rtp_row(r) for r in by_model],
+                     by_bet_class=[rtp_row(r) for r in by_class],
+                     note="interval_99 is the 99 % interval of the game RTP (without €€€ "
+                          "shares), its lower end never below 0; compare it with "
+                          "theoretical_game_rtp")
+
+
+@router.get("/players")
+def list_players(context: ContextDep, _operator: OperatorDep,
+                 limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+                 offset: Annotated[int, Query(ge=0, le=10**9)] = 0) -> PlayersPublic:
+    """Players and their balances, by name."""
+    rows = players.list_players(context.db, limit, offset)
+    return PlayersPublic(players=[PlayerRowPublic(username=p.username, balance=p.balance,
+                                                  created_at=p.created_at,
+                                                  excluded_until=p.excluded_until)
+                                  for p in rows])
