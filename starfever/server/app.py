@@ -19,10 +19,10 @@ from starfever.server.api import errors
 from starfever.server.api.deps import Context
 from starfever.server.api.request_checks import RequestChecks
 from starfever.server.api.routes import (
-    backoffice,
     health,
     jackpot,
     launch,
+    operator,
     players,
     protection,
     rounds,
@@ -147,7 +147,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     # the spin route first: FastAPI matches a request against the routes in order (twice:
     # to choose, then to handle), so the most frequent request scans the fewest
     for module in (spins, health, players, sessions, wallet_routes, rounds, jackpot,
-                   protection, backoffice, software, launch):
+                   protection, operator, software, launch):
         api.include_router(module.router)
     app.include_router(api)
     app.include_router(health.probes)
