@@ -255,7 +255,7 @@ def login(db: Database, settings: Settings, username: str, password: str,
     the seconds to wait, whatever the password; the player can still log in from elsewhere,
     so nobody can lock a player out by guessing wrong on purpose. Each account also backs off
     from any address, and one address failing too often gets 429 for all (:func:`claim_attempt`).
-    Operators log in elsewhere (``services.operators``): here they are refused as a wrong
+    Operators log in elsewhere (``services.operator_accounts``): here they are refused as a wrong
     password is (nothing tells an operator's account from another)."""
     attempt_id = claim_attempt(db, settings, username, (client or "")[:64], utcnow())
     account_id, role = check_password(db, settings, username, password)

@@ -103,7 +103,7 @@ class Job:
     """The request's hash: a retry under the same key must send the same request."""
     drawn: RoundResult | None
     """The round as drawn against the model's seed pool (re-based at settlement); None only
-    for an operator-mode spin until its debit is acknowledged (``rounds.draw_live``)."""
+    for an operator-mode spin until its debit is acknowledged (``draw.draw_live``)."""
     test: bool
     debit: Debit | None = None
     """Operator mode: the acknowledged debit; the balance and the player's limits are the

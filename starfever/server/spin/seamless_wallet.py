@@ -1,4 +1,5 @@
-"""The operator wallet adapter (OPERATOR-WALLET.md, rules 1-6): a spin in operator mode.
+"""The seamless wallet, the wallet port's second adapter (OPERATOR-WALLET.md, rules 1-6): a
+spin in operator mode.
 
 A spin is debited on the operator's side before it is queued for the settler, and its round's
 credit is sent after the round is committed; in between, every call is a ``wallet_calls`` row
@@ -7,16 +8,16 @@ written *before* it is sent:
 1. the spin's transaction ids are derived from (account, ``Idempotency-Key``)
    (:class:`TransactionIds`), so a retried request reuses them and the operator answers it
    with its first answer;
-2. the debit is recorded ``pending`` (in the group commit of ``wallet_books.CallBook``,
+2. the debit is recorded ``pending`` (in the group commit of ``call_book.CallBook``,
    committed before it is sent) and sent; a ``4xx`` refusal is final (``refused``) and
    reaches the client as its own 4xx code, nothing played; a timeout or any other failure
    records a rollback (the debit becomes ``rolled_back``), which is sent at once and then
    by the retrier until acknowledged, and the client gets ``503 wallet_unavailable``;
 3. only once the operator acknowledged the debit is a live round drawn (rule 2: a refused
-   or lost bet never had an outcome) and handed to the settler (``settlement.Job.debit``,
+   or lost bet never had an outcome) and handed to the settler (``rule.Job.debit``,
    with the answer), which records the acknowledgement, books the round against it in the
    ``operator`` book and records the round's credit as ``pending``, all in the round's own
-   transaction (``settlement.Settlement.debits`` and ``.calls``); a debit the retrier rolled
+   transaction (``rule.Settlement.debits`` and ``.calls``); a debit the retrier rolled
    back meanwhile is not played;
 4. the credit is sent once the batch is committed, and the spin is answered with the
    operator's balance as soon as the credit's reply arrives; the acknowledgement is recorded
