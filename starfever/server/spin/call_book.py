@@ -51,7 +51,13 @@ from starfever.server.services.errors import (
     utcnow,
 )
 from starfever.server.services.protection_rules import check_reality_acknowledged, reality_check_of
-from starfever.server.spin.calls import CallKind, CallState, call_row, check_same_request
+from starfever.server.spin.calls import (
+    CallKind,
+    CallState,
+    acknowledgement,
+    call_row,
+    check_same_request,
+)
 from starfever.server.spin.group_commit import GroupCommit
 from starfever.server.spin.rule import Job
 from starfever.server.spin.transaction import Batch, among, begin
@@ -156,10 +162,9 @@ class CallBook:
     def _write(self, batch: Sequence[_Item]) -> list[Prepared | bool | ServiceError]:
         now = utcnow()
         prepares = [item for item in batch if isinstance(item, _Prepare)]
-        acks = {item.transaction_id: {  # one credit acknowledged twice: the same answer
-            "transaction_id": item.transaction_id, "status": CallState.ACKNOWLEDGED,
-            "error": None, "balance": item.reply.balance,
-            "operator_transaction_id": item.reply.operator_transaction_id, "updated_at": now}
+        acks = {item.transaction_id: acknowledgement(  # acknowledged twice: the same answer
+            item.transaction_id, balance=item.reply.balance,
+            operator_transaction_id=item.reply.operator_transaction_id, now=now)
             for item in batch if isinstance(item, _Ack)}
         with begin(self.db) as txn:
             prepared, rows = _prepare(txn, not self.db.is_sqlite, prepares, now) \

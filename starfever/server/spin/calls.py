@@ -1,5 +1,6 @@
-"""Operator mode's wallet calls as data: their states, their ``wallet_calls`` row, and the one
-check that a retried request is the request first sent under its key.
+"""Operator mode's wallet calls as data: their states, their ``wallet_calls`` row and its
+acknowledgement, and the one check that a retried request is the request first sent under its
+key.
 
 Every call to the operator's wallet (OPERATOR-WALLET.md) is a ``wallet_calls`` row written
 *before* it is sent; the call book (``call_book``) writes a debit's, the rule (``rule``) a
@@ -54,6 +55,15 @@ def call_row(kind: CallKind, transaction_id: str, *, account_id: int, session_id
             "next_attempt_at": now, "created_at": now, "updated_at": now}
 
 
+def acknowledgement(transaction_id: str, *, balance: int | None,
+                    operator_transaction_id: str | None, now: datetime) -> dict[str, Any]:
+    """The update of a call's row (by ``transaction_id``) that records the operator's ``200``:
+    its balance after the call and its own id."""
+    return {"transaction_id": transaction_id, "status": CallState.ACKNOWLEDGED, "error": None,
+            "balance": balance, "operator_transaction_id": operator_transaction_id,
+            "updated_at": now}
+
+
 def check_same_request(stored_hash: str | None, fingerprint: str) -> None:
     """Refuse a spin request sent under a key already used for a different one (``409
     idempotency_key_reused``): whatever was stored under the key, a round or a debit, must
@@ -63,4 +73,4 @@ def check_same_request(stored_hash: str | None, fingerprint: str) -> None:
                        code="idempotency_key_reused")
 
 
-__all__ = ["CallKind", "CallState", "call_row", "check_same_request"]
+__all__ = ["CallKind", "CallState", "acknowledgement", "call_row", "check_same_request"]

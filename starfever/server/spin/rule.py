@@ -54,7 +54,13 @@ from starfever.server.services.protection_rules import (
     reality_check_of,
 )
 from starfever.server.settings import Settings
-from starfever.server.spin.calls import CallKind, CallState, call_row, check_same_request
+from starfever.server.spin.calls import (
+    CallKind,
+    CallState,
+    acknowledgement,
+    call_row,
+    check_same_request,
+)
 
 if TYPE_CHECKING:
     from starfever.server.models import Round
@@ -325,11 +331,10 @@ class _Batch:
         else:
             credit = self._credit(job, job.debit, stored)
             self.debits[job.debit.transaction_id] = CallState.ACKNOWLEDGED
-            self.debit_updates.append({
-                "transaction_id": job.debit.transaction_id, "status": CallState.ACKNOWLEDGED,
-                "error": None, "round_id": stored.id, "balance": job.debit.balance,
-                "operator_transaction_id": job.debit.operator_transaction_id,
-                "updated_at": self.now})
+            self.debit_updates.append({**acknowledgement(
+                job.debit.transaction_id, balance=job.debit.balance,
+                operator_transaction_id=job.debit.operator_transaction_id, now=self.now),
+                "round_id": stored.id})
         delta = stored.total_win - stored.total_bet
         player.net_result += delta
         self.nets[aid] = self.nets.get(aid, 0) + delta
