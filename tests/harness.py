@@ -46,7 +46,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from starfever.seamless import protocol
 from starfever.server.db import Database, migrate, sqlalchemy_url
-from starfever.server.services import operator_accounts
+from starfever.server.services import operator_accounts as operators
 from starfever.server.settings import Settings
 from starfever.server.spin.wallets import LedgerWallet
 
@@ -169,7 +169,7 @@ def create_operator(database_url: str, name: str = OPERATOR_USERNAME,
     db = Database(database_url)
     try:
         migrate(db)
-        made = operator_accounts.create_operator(db, Settings(), LedgerWallet(), name, password)
+        made = operators.create_operator(db, Settings(), LedgerWallet(), name, password)
     finally:
         db.dispose()
     return made.totp_secret
