@@ -7,7 +7,7 @@ players; batches of ledger-mode spins drawn beforehand are settled with
 ``settle.settle_batch`` one after the other, and for each batch size it prints the median
 CPU of the settling thread per batch and per spin, the median wall time, the CPU PostgreSQL's
 processes spent per batch, and the settling thread's CPU split into its three parts: reading
-the books, the pure settlement (``settlement.settle``), and writing and committing.
+the books, the pure settlement (``rule.settle``), and writing and committing.
 
 Under load, batches are small when spins arrive paced (a few per batch at 500 spins/s on two
 workers) and grow with the load, so the first rows are what a paced spin costs and the last
@@ -39,7 +39,10 @@ from starfever.engine.model import load_model  # noqa: E402
 from starfever.engine.rng import SeededSource  # noqa: E402
 from starfever.engine.round import play_round  # noqa: E402
 from starfever.server.db import Database  # noqa: E402
-from starfever.server.services import auth, rounds, settle  # noqa: E402
+from starfever.server.services import auth  # noqa: E402
+from starfever.server.spin import draw as rounds  # noqa: E402
+from starfever.server.spin import rule, sql  # noqa: E402
+from starfever.server.spin import settler as settle  # noqa: E402
 from tests.harness import running_server, settings_like_servers  # noqa: E402
 
 SIZES = (1, 2, 4, 8, 16, 32, 64)
@@ -57,9 +60,9 @@ def _timing_parts(spent: dict[str, float]) -> None:
                 spent[name] += time.thread_time() - started
         return run
 
-    settle._read_books = timed("read", settle._read_books)
-    settle.settle = timed("settle", settle.settle)
-    settle._write = timed("write", settle._write)
+    sql.read_books = timed("read", sql.read_books)
+    rule.settle = timed("settle", rule.settle)
+    sql.write = timed("write", sql.write)
 
 
 def main() -> None:

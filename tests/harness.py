@@ -46,9 +46,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from starfever.seamless import protocol
 from starfever.server.db import Database, migrate, sqlalchemy_url
-from starfever.server.services import operators
-from starfever.server.services.wallet import LedgerWallet
+from starfever.server.services import operator_accounts as operators
 from starfever.server.settings import Settings
+from starfever.server.spin.wallets import LedgerWallet
 
 DatabaseKind = Literal["sqlite", "postgresql"]
 DATABASE_KINDS: tuple[DatabaseKind, ...] = ("sqlite", "postgresql")

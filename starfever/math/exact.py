@@ -115,11 +115,6 @@ class ExactReport:
         return self.std.value if self.std else float("nan")
 
     @property
-    def std_dev_note(self) -> str:
-        """How the standard deviation was obtained."""
-        return self.std.note if self.std else "not computed"
-
-    @property
     def game(self) -> Fraction:
         """RTP of lines, Star Wild and Hold & Cash."""
         return self.lines + self.star_wild + self.hold_and_cash
@@ -211,11 +206,6 @@ def star_wild_cases(model: MathModel) -> list[StarWildCase]:
             probability=F(math.prod(count for _, count in combo), space),
             wilds=wilds, expected_pay=pay))
     return cases
-
-
-def star_wild_value(model: MathModel) -> Fraction:
-    """Expected Star Wild respin line pay per paid spin, in multiples of the line bet."""
-    return sum((c.probability * c.expected_pay for c in star_wild_cases(model)), F(0))
 
 
 @cache

@@ -73,12 +73,6 @@ class PayoutLaw:
             raise ValueError(f"P(payout >= {k}) is beyond the exact range (cap {self.cap})")
         return float(self.probabilities[k:].sum()) + self.above_cap
 
-    def between(self, low: int, high: int | None) -> float:
-        """P(low < payout <= high) (``high=None``: no upper end)."""
-        if high is None:
-            return self.at_least(low + 1)
-        return float(self.probabilities[low + 1:high + 1].sum())
-
 
 def _value_law(weights: tuple[int, ...]) -> npt.NDArray[np.float64]:
     law = np.zeros(max(CASH_VALUES) + 1)

@@ -22,8 +22,7 @@ from starfever.engine.symbols import COIN, LINE_COUNT, LINES, MWILD, ROWS, STAR_
 from starfever.math.holdcash import FeatureMoments
 
 if TYPE_CHECKING:
-    from starfever.math.exact import StarWildCase
-    from starfever.math.fullcycle import FullCycle
+    pass
 from starfever.math.stats import Z99
 from starfever.math.tables import SYMBOL_INDEX, line_pay_table, strip_windows
 
@@ -39,18 +38,6 @@ class StdDev:
     low: float
     high: float
     samples: int
-    full_cycle: bool = False
-    """True when every term but the Star Wild respin's own second moment is exact."""
-
-    @property
-    def note(self) -> str:
-        """How it was obtained."""
-        if self.full_cycle:
-            return (f"exact (full cycle) except the Star Wild respin's second moment, estimated "
-                    f"from {self.samples:,} sampled respins; 99 % CI "
-                    f"[{self.low:.4f}, {self.high:.4f}]")
-        return (f"Hold & Cash moments exact; line and Star Wild second moments estimated from "
-                f"{self.samples:,} sampled spins, 99 % CI [{self.low:.3f}, {self.high:.3f}]")
 
 
 def _line_pays(windows: np.ndarray) -> np.ndarray:
@@ -102,44 +89,3 @@ def std_dev(model: MathModel, game_rtp: Fraction, features: dict[int, FeatureMom
 
     return StdDev(value=sd(mean_sq), low=sd(mean_sq - half), high=sd(mean_sq + half),
                   samples=samples)
-
-
-def std_dev_full_cycle(model: MathModel, game_rtp: Fraction, features: dict[int, FeatureMoments],
-                       coin_counts: dict[int, Fraction], cycle: FullCycle,
-                       cases: list[StarWildCase], *, respins_per_case: int = 4000,
-                       seed: int = SEED) -> StdDev:
-    """The standard deviation from the full cycle's exact cross moments.
-
-    E[X^2] = E[L^2] + 2E[L H] + 2E[L W] + E[H^2] + E[W^2] (H and W never meet in one round). All
-    terms are exact except E[W^2] = sum over 4-coin patterns of P(pattern) E[W^2 | pattern],
-    whose conditional moments are estimated from sampled respins.
-    """
-    n = cycle.combinations
-    per_total = Fraction(1, LINE_COUNT)
-    exact_part = Fraction(cycle.line_win_squares, n) * per_total ** 2
-    for coins, m in features.items():
-        exact_part += 2 * Fraction(cycle.line_win_by_coins[coins], n) * per_total * m.mean
-        exact_part += coin_counts[coins] * m.second
-    rng = np.random.default_rng(np.random.SeedSequence(seed))
-    w2 = 0.0
-    w2_var = 0.0
-    for case in cases:
-        bits = tuple(sum(1 << r for r, c in enumerate(p) if c) for p in case.patterns)
-        exact_part += (2 * Fraction(int(cycle.line_win_by_mask[bits]), n) * per_total
-                       * case.expected_pay * per_total)
-        grid = _spin(model.star_wild_reels, rng, respins_per_case)
-        for (reel, row), symbol in case.wilds.items():
-            grid[:, reel, row] = SYMBOL_INDEX[symbol]
-        pays = _line_pays(grid) / LINE_COUNT
-        p = float(case.probability)
-        w2 += p * float(np.mean(pays * pays))
-        w2_var += p * p * float(np.var(pays * pays, ddof=1)) / respins_per_case
-    mean_sq = float(exact_part) + w2
-    half = Z99 * math.sqrt(w2_var)
-    mu = float(game_rtp)
-
-    def sd(x: float) -> float:
-        return math.sqrt(max(x - mu * mu, 0.0))
-
-    return StdDev(value=sd(mean_sq), low=sd(mean_sq - half), high=sd(mean_sq + half),
-                  samples=respins_per_case * len(cases), full_cycle=True)

@@ -19,7 +19,6 @@ from starfever.server.api import errors
 from starfever.server.api.deps import Context
 from starfever.server.api.request_checks import RequestChecks
 from starfever.server.api.routes import (
-    backoffice,
     health,
     jackpot,
     launch,
@@ -39,12 +38,12 @@ from starfever.server.api.spin_route import SpinRoute
 from starfever.server.db import Database
 from starfever.server.identity import check_startup
 from starfever.server.observe import Drain, RequestMiddleware
-from starfever.server.operator_config import OperatorConfig, get_operator_config
 from starfever.server.schemas import ErrorPublic
+from starfever.server.seamless_config import OperatorConfig, get_operator_config
 from starfever.server.services.anchor import ensure_boundary
 from starfever.server.services.jackpot import ensure_pool
-from starfever.server.services.wallet import LedgerWallet, WalletPort
 from starfever.server.settings import Settings, get_settings
+from starfever.server.spin.wallets import LedgerWallet, WalletPort
 from starfever.web import mount_web
 from starfever.web.backoffice import mount_backoffice
 from starfever.web.routes import model_figures
@@ -85,20 +84,20 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
                operator_mode: OperatorConfig | None = None) -> FastAPI:
     """An application for ``settings`` (the database must already be migrated); with
     ``operator_mode``, in operator mode (OPERATOR-WALLET.md)."""
-    from starfever.server.services.operator_wallet import OperatorWallet, Retrier
+    from starfever.server.spin.seamless_wallet import SeamlessWallet
 
     settings.check()
     model = load_model(settings.model)
     identity = check_startup(settings, model)  # production refuses a mismatch (ADR 0020)
     db = Database(settings.database_url)
-    operator_wallet = OperatorWallet(db, operator_mode) if operator_mode else None
+    if wallet is None:
+        wallet = SeamlessWallet(db, operator_mode) if operator_mode else LedgerWallet(db)
     if operator_mode is not None:
         from starfever.seamless import client
 
         if metrics.observe_wallet_call not in client.observers:
             client.observers.append(metrics.observe_wallet_call)
-    context = Context(settings=settings, db=db, model=model, wallet=wallet or LedgerWallet(),
-                      operator=operator_wallet)
+    context = Context(settings=settings, db=db, model=model, wallet=wallet)
 
     drain = Drain(settings.drain_seconds)
 
@@ -115,7 +114,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
         # the first player's GET /game
         threading.Thread(target=model_figures, args=(model,), daemon=True,
                          name="starfever-figures").start()
-        retrier = Retrier(operator_wallet).start() if operator_wallet else None
+        context.wallet.start()
         drain.install()
         # everything loaded so far (modules, the model, the engines, the app) lives as long as
         # the process: out of the collector's reach, a full collection no longer walks it
@@ -124,9 +123,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
         gc.freeze()
         yield
         drain.uninstall()
-        if retrier is not None and operator_wallet is not None:
-            retrier.stop()
-            await operator_wallet.aclose()
+        await context.wallet.aclose()
         db.dispose()
 
     production = settings.environment == "production"
@@ -150,7 +147,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     # the spin route first: FastAPI matches a request against the routes in order (twice:
     # to choose, then to handle), so the most frequent request scans the fewest
     for module in (spins, health, players, sessions, wallet_routes, rounds, jackpot,
-                   protection, operator, software, backoffice, launch):
+                   protection, operator, software, launch):
         api.include_router(module.router)
     app.include_router(api)
     app.include_router(health.probes)
@@ -184,7 +181,7 @@ def _metrics_route(app: FastAPI, context: Context) -> None:
             return JSONResponse({"error": {"code": "forbidden", "message": "metrics are for "
                                            "the monitoring (see docs/production.md)"}},
                                 status_code=403)
-        return Response(metrics.scrape(context.db, operator_mode=context.operator is not None),
+        return Response(metrics.scrape(context.db, operator_mode=context.wallet.calls_operator),
                         media_type=metrics.CONTENT_TYPE)
 
 

@@ -54,6 +54,7 @@ from starfever.server.services import cashier, ledger
 from starfever.server.services.chain import GENESIS_HASH, canonical_json, round_hash
 from starfever.server.services.jackpot import POOL_ID
 from starfever.server.settings import Settings
+from starfever.server.spin.calls import CallKind, CallState
 
 BATCH = 1000
 REPLAYED = ("base_win", "star_wild_win", "hold_and_cash_win", "progressive_win", "total_win",
@@ -230,9 +231,9 @@ def _check_operator_calls(session: Session, report: AuditReport,
                           operator_rounds: dict[int, tuple[int, int, int]]) -> None:
     """Operator mode: the ``operator`` book of each round against the wallet calls."""
     debits = {row.transaction_id: row for row in session.scalars(
-        select(WalletCall).where(WalletCall.kind == "debit"))}
+        select(WalletCall).where(WalletCall.kind == CallKind.DEBIT))}
     credits: dict[int, list[WalletCall]] = defaultdict(list)
-    for row in session.scalars(select(WalletCall).where(WalletCall.kind == "credit")):
+    for row in session.scalars(select(WalletCall).where(WalletCall.kind == CallKind.CREDIT)):
         credits[int(row.round_id or 0)].append(row)
     for round_id, (bet, win, jackpot_win) in sorted(operator_rounds.items()):
         report.operator_rounds_checked += 1
@@ -246,7 +247,7 @@ def _check_operator_calls(session: Session, report: AuditReport,
             report.problems.append(f"{where}: credit of {credit.amount} (€€€ "
                                    f"{credit.jackpot_amount}) != win {win} (€€€ {jackpot_win})")
         debit = debits.get(credit.debit_transaction_id or "")
-        if debit is None or debit.status != "acknowledged" or debit.amount != bet:
+        if debit is None or debit.status != CallState.ACKNOWLEDGED or debit.amount != bet:
             report.problems.append(f"{where}: not played on an acknowledged debit of {bet}")
     for round_id in sorted(credits):
         report.problems.append(f"credit recorded for round {round_id}, which has no operator "

@@ -37,8 +37,8 @@ from starfever.server.services.chain import (
     cashier_hash,
     sign_statement,
 )
-from starfever.server.services.settle import CHAIN_ID
 from starfever.server.settings import Settings
+from starfever.server.spin.sql import CHAIN_ID
 
 WEEK = timedelta(days=7)
 CASHIER_KINDS = (ledger.DEPOSIT, ledger.WITHDRAWAL)

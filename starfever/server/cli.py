@@ -21,7 +21,7 @@ from starfever.server.settings import (
 )
 
 if TYPE_CHECKING:
-    from starfever.server.operator_config import OperatorConfig
+    from starfever.server.seamless_config import OperatorConfig
 
 
 def _database_url(args: argparse.Namespace) -> str:
@@ -44,7 +44,6 @@ def _serve(args: argparse.Namespace) -> int:
 
     from starfever.cli import check_can_listen
     from starfever.engine.model import load_model
-    from starfever.server import batch
     from starfever.server.app import TEST_MODE_WARNING
     from starfever.server.db import checked_url, database_problem, open_migrated
     from starfever.server.identity import check_startup, record_approved_models
@@ -53,6 +52,7 @@ def _serve(args: argparse.Namespace) -> int:
     from starfever.server.services.events import record_start
     from starfever.server.services.jackpot import ensure_pool
     from starfever.server.services.readiness import prove_write
+    from starfever.server.spin import transaction
     from starfever.server.transport import NoDelayHTTPProtocol
 
     if not 0 <= args.port <= 65535:
@@ -84,7 +84,7 @@ def _serve(args: argparse.Namespace) -> int:
         ensure_pool(db, model)
         ensure_boundary(db, settings.chain_key())
         prove_write(db)  # a server that cannot book a bet must not start
-        batch.check(db)
+        transaction.check(db)
         record_start(db, model={"name": model.name, "version": model.version,
                                 "sha256": model.sha256},
                      settings=recorded_settings(settings, operator))
@@ -209,8 +209,8 @@ def _read_statement(path: str) -> dict[str, Any]:
 
 def wallet_mode(args: argparse.Namespace) -> OperatorConfig | None:
     """Put ``--wallet``/``--wallet-url`` into the environment every worker reads and check
-    the operator mode's configuration (``operator_config``); refused as one line."""
-    from starfever.server import operator_config as oc
+    the operator mode's configuration (``seamless_config``); refused as one line."""
+    from starfever.server import seamless_config as oc
 
     if args.wallet:
         os.environ[oc.ENV_WALLET] = args.wallet
@@ -329,20 +329,21 @@ def create_operator(args: argparse.Namespace) -> int:
     secret of the account's second factor."""
     from starfever.server.db import checked_url, open_migrated
     from starfever.server.schemas import is_username
-    from starfever.server.services import operators
+    from starfever.server.services import operator_accounts
     from starfever.server.services.errors import ServiceError
-    from starfever.server.services.wallet import LedgerWallet
     from starfever.server.settings import Settings
+    from starfever.server.spin.wallets import LedgerWallet
 
     if not is_username(args.name):
         raise InputError(f"operator name {args.name!r} must be 3-32 characters of a-z 0-9 _ . -")
     url = _database_url(args)
     checked_url(url)  # an in-memory database would lose the account with the command
     password = _read_password("operator password: ")
-    operators.check_operator_password(args.name, password)  # a WeakPassword is an InputError
+    # a WeakPassword is an InputError
+    operator_accounts.check_operator_password(args.name, password)
     db = open_migrated(url)
     try:
-        new = operators.create_operator(db, Settings(), LedgerWallet(), args.name, password)
+        new = operator_accounts.create_operator(db, Settings(), LedgerWallet(), args.name, password)
     except ServiceError as error:
         raise InputError(error.message) from None
     finally:
@@ -355,13 +356,13 @@ def create_operator(args: argparse.Namespace) -> int:
 def reset_operator_totp(args: argparse.Namespace) -> int:
     """Give an operator a new TOTP secret (and print it)."""
     from starfever.server.db import migrate, open_existing
-    from starfever.server.services import operators
+    from starfever.server.services import operator_accounts
     from starfever.server.services.errors import ServiceError
 
     db = open_existing(_database_url(args))  # never creates one
     try:
         migrate(db)
-        new = operators.reset_totp(db, args.name)
+        new = operator_accounts.reset_totp(db, args.name)
     except ServiceError as error:
         raise InputError(error.message) from None
     finally:

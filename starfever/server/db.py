@@ -8,7 +8,7 @@ Write transactions of this package also queue on a :class:`WriteLock` first, so 
 waiting in another thread or process wakes as soon as the lock is free instead of polling.
 On PostgreSQL both are the same engine, and services lock the rows they change with
 ``SELECT ... FOR UPDATE`` in a fixed order: wallet, then pool, then chain head. The group
-commits of spins on one host take turns as well (``settle_turn.SettleTurn``), which makes their
+commits of spins on one host take turns as well (``spin.turn.SettleTurn``), which makes their
 batches larger; the row locks alone keep them right.
 """
 
@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from starfever.engine.errors import InputError
 from starfever.server.settings import secrets_of, shown_url
-from starfever.server.settle_turn import SettleTurn
+from starfever.server.spin.turn import SettleTurn
 
 try:
     import fcntl
@@ -116,14 +116,14 @@ class WriteLock:
 
 
 def _generic_plans(driver: Any, _record: Any) -> None:
-    """A group commit's connection plans each of its prepared statements once (``batch``).
-    PostgreSQL's default plans a statement anew for every execution whenever the plan for
-    unknown values looks dearer than the last five for known ones, as it does for a batch's
-    arrays of a few rows: measured, planning the stored-rounds read took 0.46 ms against
-    0.19 ms to run it, and planning was a tenth of the database's CPU in operator mode. The
-    statements are written so that one plan serves every batch (index probes a row:
-    ``unnest`` joins, ``= ANY`` on a key); a plan made while a table was still nearly empty
-    is made again when the table is analysed (autovacuum does so as it grows)."""
+    """A group commit's connection plans each of its prepared statements once
+    (``spin.transaction``). PostgreSQL's default plans a statement anew for every execution
+    whenever the plan for unknown values looks dearer than the last five for known ones, as it
+    does for a batch's arrays of a few rows: measured, planning the stored-rounds read took
+    0.46 ms against 0.19 ms to run it, and planning was a tenth of the database's CPU in
+    operator mode. The statements are written so that one plan serves every batch (index
+    probes a row: ``unnest`` joins, ``= ANY`` on a key); a plan made while a table was still
+    nearly empty is made again when the table is analysed (autovacuum does so as it grows)."""
     driver.execute("SET plan_cache_mode = force_generic_plan")
     driver.commit()
 
@@ -147,7 +147,7 @@ class Database:
                                               pool_pre_ping=True)
             self.read_engine = self.write_engine
             self.settle_turn = SettleTurn(self.url)
-        # the group commits' (``batch``): the settler's and, in operator mode, the wallet
+        # the group commits' (``spin.transaction``): the settler's and, in operator mode, the wallet
         # books' thread at once; one kept for each (a connection beyond pool_size is closed
         # when returned, and opening one costs a PostgreSQL backend's start). Autocommit at
         # the driver: a batch sends its own BEGIN and COMMIT with its statements.

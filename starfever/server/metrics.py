@@ -35,7 +35,8 @@ from sqlalchemy import Float, cast, func, select
 
 from starfever.server.models import JackpotPool, Round, WalletCall
 from starfever.server.services.jackpot import POOL_ID
-from starfever.server.services.operator import RtpRow, theoretical
+from starfever.server.services.rtp_meters import RtpRow, theoretical
+from starfever.server.spin.calls import CallKind, CallState
 
 if TYPE_CHECKING:
     from starfever.server.db import Database
@@ -172,7 +173,7 @@ class DatabaseCollector(Collector):
         with self.db.read() as session:
             row = session.get(JackpotPool, POOL_ID)
             pending_count = session.scalar(select(func.count()).select_from(WalletCall).where(
-                WalletCall.kind == "credit", WalletCall.status == "pending")) \
+                WalletCall.kind == CallKind.CREDIT, WalletCall.status == CallState.PENDING)) \
                 if self.operator_mode else 0
         if row is not None:
             pool.add_metric([], row.amount)

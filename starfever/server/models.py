@@ -4,7 +4,6 @@ by the Alembic migrations in ``migrations/versions``; these classes must match t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
 from sqlalchemy import (
@@ -26,6 +25,8 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
+from starfever.server import books
+
 Id = BigInteger().with_variant(Integer(), "sqlite")
 """A 64-bit key that SQLite also auto-increments (it needs ``INTEGER PRIMARY KEY``)."""
 
@@ -33,11 +34,11 @@ PLAYER = "player"
 OPERATOR = "operator"
 ROLES = (PLAYER, OPERATOR)
 
-# Ledger books: every movement of money is a set of entries that sum to zero.
-WALLET = "wallet"
-POOL = "pool"
-HOUSE = "house"
-CASHIER = "cashier"
+# Ledger books: every movement of money is a set of entries that sum to zero. Named in
+# ``books`` (no database there, for the pure settlement rule) and here for the tables' users.
+WALLET, POOL, HOUSE, CASHIER = books.WALLET, books.POOL, books.HOUSE, books.CASHIER
+OPERATOR_BOOK = books.OPERATOR_BOOK
+RoundRow = books.RoundRow
 
 
 class UtcDateTime(TypeDecorator[datetime]):
@@ -218,45 +219,6 @@ class Round(Base):
     )
 
 
-@dataclass(frozen=True, slots=True)
-class RoundRow:
-    """A :class:`Round`'s values as a plain record, field for column: what the settler builds,
-    stores and answers, and reads back for a retry. Building the ORM object instead cost the
-    settlement about 40 % of its CPU (SQLAlchemy's instrumentation of every attribute);
-    ``tests/server/test_settlement.py`` pins the fields to the table's columns."""
-
-    id: int
-    account_id: int
-    session_id: int | None
-    idempotency_key: str
-    request_hash: str
-    model_name: str
-    model_version: str
-    line_bet: int
-    total_bet: int
-    contribution: int
-    base_win: int
-    star_wild_win: int
-    hold_and_cash_win: int
-    progressive_win: int
-    total_win: int
-    feature: str | None
-    pool_before: int
-    pool_after: int
-    pool_refill: int
-    balance_before: int
-    balance_after: int
-    draws: str
-    events: str
-    test: bool
-    created_at: datetime
-    prev_hash: str
-    hash: str
-    hash_scheme: int
-    build_sha256: str | None
-    model_sha256: str | None
-
-
 class LoginFailure(Base):
     """A failed (or not yet verified) log-in attempt for a username from an address: the
     brute-force limits count these in the database, so they hold across worker processes and
@@ -300,11 +262,6 @@ class RegistrationAttempt(Base):
     client: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
     __table_args__ = (Index("ix_registration_attempts_client", "client", "created_at"),)
-
-
-# Operator mode (OPERATOR-WALLET.md): the player's side of a round is booked in a book of its
-# own, the operator's wallet, whose money Star Fever never holds.
-OPERATOR_BOOK = "operator"
 
 
 class LaunchToken(Base):

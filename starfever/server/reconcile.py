@@ -18,8 +18,7 @@ from sqlalchemy import select
 
 from starfever.server.db import Database
 from starfever.server.models import Account, WalletCall
-
-ACKNOWLEDGED, PENDING, REFUSED, ROLLED_BACK = "acknowledged", "pending", "refused", "rolled_back"
+from starfever.server.spin.calls import CallKind, CallState
 
 
 @dataclass
@@ -37,11 +36,11 @@ class Spin:
         """Why this spin is in doubt, or ``None``."""
         calls = [c for c in (self.debit, self.credit, self.rollback) if c is not None]
         for call in calls:
-            if call.status == PENDING:
+            if call.status == CallState.PENDING:
                 return f"{call.kind} {call.transaction_id} not acknowledged"
-            if call.status == REFUSED and call.kind != "debit":
+            if call.status == CallState.REFUSED and call.kind != CallKind.DEBIT:
                 return f"{call.kind} {call.transaction_id} refused ({call.error})"
-        if self.debit is not None and self.debit.status == ACKNOWLEDGED \
+        if self.debit is not None and self.debit.status == CallState.ACKNOWLEDGED \
                 and self.credit is None and self.rollback is None:
             return f"debit {self.debit.transaction_id} has neither a credit nor a rollback"
         if self.debit is None:
@@ -52,9 +51,10 @@ class Spin:
     def state(self) -> str:
         """``credited``, ``pending_credit``, ``rolled_back``, ``refused`` or the debit's."""
         if self.credit is not None:
-            return "credited" if self.credit.status == ACKNOWLEDGED else "pending_credit"
+            return "credited" if self.credit.status == CallState.ACKNOWLEDGED else "pending_credit"
         if self.rollback is not None:
-            return "rolled_back" if self.rollback.status == ACKNOWLEDGED else "rollback_pending"
+            return ("rolled_back" if self.rollback.status == CallState.ACKNOWLEDGED
+                    else "rollback_pending")
         return self.debit.status if self.debit is not None else "unknown"
 
 
@@ -97,7 +97,7 @@ def reconcile(db: Database, since: datetime | None = None) -> Reconciliation:
     late: defaultdict[str, list[WalletCall]] = defaultdict(list)
     with db.read() as session:
         for row, player_id in session.execute(query):
-            if row.kind == "debit":
+            if row.kind == CallKind.DEBIT:
                 if since is not None and row.created_at < since:
                     continue
                 spin = spins.setdefault(row.round_ref, Spin(row.round_ref, str(player_id)))

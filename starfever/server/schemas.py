@@ -326,7 +326,8 @@ class RtpPublic(Public):
 
 class PlayerRowPublic(Public):
     username: str
-    balance: int
+    balance: int | None = Field(description="None for an operator-mode player: the operator "
+                                            "keeps the balance")
     created_at: datetime
     excluded_until: datetime | None
 
@@ -358,3 +359,137 @@ class SoftwarePublic(Public):
     model: ModelIdentityPublic
     approved_models: list[str]
     warnings: list[str]
+
+
+# The back office (``/operator``): a player in full, searches, meters, events, the audit.
+class PlayerLinePublic(Public):
+    username: str
+    balance: int | None
+    created_at: datetime
+    excluded_until: datetime | None
+    external_id: str | None
+
+
+class CashierLinePublic(Public):
+    id: int
+    kind: str
+    amount: int
+    balance_after: int | None
+    created_at: datetime
+
+
+class PlayerFilePublic(PlayerLinePublic):
+    birth_date: date | None
+    limits: LimitsPublic | None
+    play_started_at: datetime | None
+    net_result: int
+    rounds: int
+    total_bet: int
+    total_win: int
+    cashier: list[CashierLinePublic]
+
+
+class PlayerSearchPublic(Public):
+    players: list[PlayerLinePublic]
+
+
+class RoundLinePublic(Public):
+    id: int
+    username: str
+    created_at: datetime
+    line_bet: int
+    total_bet: int
+    total_win: int
+    feature: str | None
+    test: bool
+    model_name: str
+    model_version: str
+
+
+class RoundSearchPublic(Public):
+    rounds: list[RoundLinePublic]
+    next_before: int | None
+
+
+class RecalledRoundPublic(Public):
+    username: str
+    round: RoundPublic
+
+
+class DayLinePublic(Public):
+    day: str
+    line_bet: int | None
+    rounds: int
+    bets: int
+    wins: int
+    ggr: int
+
+
+class RefillPublic(Public):
+    round_id: int
+    created_at: datetime
+    amount: int
+    pool_after: int
+
+
+class PoolPublic(Public):
+    pool: int
+    seed: int
+    contributions: int
+    wins: int
+    refills: int
+    hits: int
+    recent_refills: list[RefillPublic]
+
+
+class PendingCreditPublic(Public):
+    transaction_id: str
+    round_id: int | None
+    amount: int
+    attempts: int
+    created_at: datetime
+    username: str
+    external_id: str | None
+    """The player's id in the operator's platform (as the launch gave it)."""
+
+
+class PendingCreditsPublic(Public):
+    count: int
+    amount: int
+    oldest: datetime | None
+    calls: list[PendingCreditPublic]
+
+
+class MetersPublic(Public):
+    since: date
+    until: date
+    daily: list[DayLinePublic]
+    """Per UTC day: a line per bet class, then the day's total (``line_bet`` null)."""
+    by_bet_class: list[RtpRowPublic]
+    """Every round so far (test rounds left out), per model and bet class."""
+    by_model: list[RtpRowPublic]
+    pool: PoolPublic
+    pending_credits: PendingCreditsPublic | None
+    """Operator mode only."""
+
+
+class EventPublic(Public):
+    id: int
+    created_at: datetime
+    kind: str
+    actor: str | None
+    client: str | None
+    detail: dict[str, Any]
+
+
+class EventsPublic(Public):
+    events: list[EventPublic]
+    next_before: int | None
+    kinds: list[str]
+
+
+class AuditPublic(Public):
+    last: EventPublic | None
+    """The newest ``starfever audit`` result (``audit_passed`` or ``audit_failed``)."""
+    statement: dict[str, Any]
+    """A signed statement of both chain heads now (as ``starfever chain-statement``)."""

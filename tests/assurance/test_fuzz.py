@@ -37,8 +37,8 @@ from starfever.server.db import Database, migrate
 from starfever.server.models import OPERATOR
 from starfever.server.services import auth, cashier
 from starfever.server.services.jackpot import ensure_pool
-from starfever.server.services.wallet import LedgerWallet
 from starfever.server.settings import Settings
+from starfever.server.spin.wallets import LedgerWallet
 
 EXAMPLES = int(os.environ.get("STARFEVER_FUZZ_EXAMPLES", "30"))
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,

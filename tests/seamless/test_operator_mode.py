@@ -22,12 +22,12 @@ from starfever.engine.model import load_model
 from starfever.engine.rng import SystemRandomSource
 from starfever.server.db import Database
 from starfever.server.models import Account, SessionToken
-from starfever.server.operator_config import OperatorConfig
-from starfever.server.services import rounds
+from starfever.server.seamless_config import OperatorConfig
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import ServiceError
-from starfever.server.services.operator_wallet import OperatorWallet as OperatorWalletAdapter
-from starfever.server.services.settlement import SpinOutcome
+from starfever.server.spin import draw as rounds
+from starfever.server.spin.rule import SpinOutcome
+from starfever.server.spin.seamless_wallet import SeamlessWallet as OperatorWalletAdapter
 from tests.harness import (
     DATABASE_KINDS,
     DatabaseKind,
@@ -334,6 +334,19 @@ def test_players_neither_register_nor_log_in_with_a_password_in_operator_mode(
         method = "PUT" if path == "/limits" else "POST"
         refused = server.call(method, path, token, json=body)
         assert (refused.status_code, refused.json()["error"]["code"]) == (403, "operator_mode")
+
+
+def test_the_operators_player_list_includes_operator_mode_players(
+        server: Server, wallet: OperatorWallet) -> None:
+    """An operator-mode player has no wallet row here (the operator keeps the balance): the
+    player list names it all the same, with no balance, instead of leaving it out."""
+    player_id, _ = _player(server, wallet, 100)
+    found = expect(server.call("GET", "/operator/search/players", server.operator_token,
+                               params={"q": player_id}), 200).json()["players"]
+    assert [p["external_id"] for p in found] == [player_id]
+    listed = expect(server.call("GET", "/operator/players", server.operator_token,
+                                params={"limit": 1000}), 200).json()["players"]
+    assert [p["balance"] for p in listed if p["username"] == found[0]["username"]] == [None]
 
 
 @pytest.mark.parametrize("fault", ["error", "drop"])

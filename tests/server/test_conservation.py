@@ -8,9 +8,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from starfever.server.db import Database
-from starfever.server.services import auth, rounds
+from starfever.server.services import auth
 from starfever.server.services.errors import Conflict
-from starfever.server.services.wallet import LedgerWallet
+from starfever.server.spin import draw as rounds
+from starfever.server.spin.settler import settler
 from tests.harness import ADULT_BIRTH_DATE, Server, settings_like_servers, unique_name
 from tests.server.helpers import books, model
 
@@ -37,7 +38,6 @@ def test_money_is_conserved(server: Server) -> None:
     # thousands more through the service layer, in this process, against the same database
     settings = settings_like_servers(server.database_url)
     db = Database(server.database_url)
-    wallet = LedgerWallet()
     name = unique_name("svc")
     server.call("POST", "/players", json={"username": name, "password": "password-1",
                                           "birth_date": ADULT_BIRTH_DATE})
@@ -46,7 +46,8 @@ def test_money_is_conserved(server: Server) -> None:
     service_played = 0
     for i in range(SERVICE_SPINS):
         try:
-            rounds.spin(db, settings, model(), wallet, principal, 1, f"svc-{i}")
+            job = rounds.queued_spin(settings, model(), principal, 1, f"svc-{i}", None)
+            settler(db).enqueue(job).result()
             service_played += 1
         except Conflict:
             break

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyotp
 import pytest
 
-from starfever.server.services.operators import WeakPassword, check_operator_password
+from starfever.server.services.operator_accounts import WeakPassword, check_operator_password
 from tests.harness import (
     Server,
     create_operator,

@@ -20,7 +20,7 @@ from starfever.engine.model import load_model, load_model_version
 from starfever.engine.round import replay_round
 from starfever.server.db import Database
 from starfever.server.services import cashier
-from starfever.server.services.wallet import LedgerWallet
+from starfever.server.spin.wallets import LedgerWallet
 from tests.harness import Server, run_cli, settings_like_servers
 
 OLD_DB = Path(__file__).parent.parent / "data" / "pre_rule_change.sqlite"

@@ -13,8 +13,8 @@ from starfever.engine.model import load_model
 from starfever.engine.rng import SeededSource, SystemRandomSource
 from starfever.server.models import OPERATOR, Round
 from starfever.server.services.chain import GENESIS_HASH, HASH_FIELDS, round_hash
-from starfever.server.services.rounds import play_live_or_test
 from starfever.server.settings import DEVELOPMENT_SECRET, SettingsError, settings_from_env
+from starfever.server.spin.draw import play_live_or_test
 from starfever.sim.rng import KernelSource, chunk_state
 from tests.harness import OPERATOR_PASSWORD, audit_key_file, run_cli
 

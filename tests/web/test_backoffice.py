@@ -16,7 +16,7 @@ import pyotp
 import pytest
 from sqlalchemy import text
 
-from starfever.server.services import operator
+from starfever.server.services import rtp_meters
 from tests.harness import OPERATOR_PASSWORD, Server, create_operator, expect, run_cli
 from tests.server.helpers import feature_draws, jackpot_draws
 from tests.web.browser import ConsoleWatch, backoffice_log_in
@@ -276,7 +276,7 @@ def test_meters_equal_the_database(office: Office, server: Server) -> None:
     assert shown == by_class and "5" in shown
     assert page.locator("#rtp-body tr[data-line-bet='5']").count() == 1
     row = page.locator("#rtp-body tr[data-line-bet='5']").inner_text()
-    theory = operator.theoretical("default", "2.0")  # exact, from the shipped figures
+    theory = rtp_meters.theoretical("default", "2.0")  # exact, from the shipped figures
     assert theory is not None and f"{float(theory.game) * 100:.3f} %" in row
     pool = _scalar(server, "SELECT amount FROM jackpot_pool")
     assert page.inner_text("#pool-facts dd[data-fact='Pool now']") == f"€{pool / 100:,.2f}"

@@ -6,7 +6,7 @@ import json
 
 from starfever.server.models import Round, RoundRow
 from starfever.server.schemas import RealityCheckPublic, RoundPublic, RoundSummary
-from starfever.server.services.protection import RealityCheck
+from starfever.server.services.protection_rules import RealityCheck
 
 
 def reality_check(check: RealityCheck) -> RealityCheckPublic:

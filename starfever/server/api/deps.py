@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from fastapi import Depends, Header, Request
 from starlette.concurrency import run_in_threadpool
@@ -14,11 +14,8 @@ from starfever.server.models import OPERATOR, PLAYER
 from starfever.server.services import auth
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import Unauthorized
-from starfever.server.services.wallet import WalletPort
 from starfever.server.settings import Settings
-
-if TYPE_CHECKING:
-    from starfever.server.services.operator_wallet import OperatorWallet
+from starfever.server.spin.wallets import WalletPort
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,8 +26,7 @@ class Context:
     db: Database
     model: MathModel
     wallet: WalletPort
-    operator: OperatorWallet | None = None
-    """Operator mode: the operator's wallet (``None`` with the embedded ledger wallet)."""
+    """The wallet port: a route asks it what it can do, never which mode runs."""
 
 
 async def get_context(request: Request) -> Context:

@@ -30,7 +30,7 @@ from starfever.server.services.chain import (
     sign_statement,
 )
 from starfever.server.services.errors import utcnow
-from starfever.server.services.settle import CHAIN_ID, lock_chain
+from starfever.server.spin.sql import CHAIN_ID, lock_chain
 
 
 def ensure_boundary(db: Database, key: bytes) -> None:

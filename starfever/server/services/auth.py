@@ -9,8 +9,8 @@ import secrets
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -38,11 +38,13 @@ from starfever.server.services.errors import (
     Unprocessable,
     utcnow,
 )
-from starfever.server.services.wallet import WalletPort
+from starfever.server.services.principal import Principal, check_session_live
+from starfever.server.services.protection_rules import ADULT_AGE, age_on
 from starfever.server.settings import Settings
 
-ADULT_AGE = 18
-"""Players are admitted from this age (RULES.md, "Players")."""
+if TYPE_CHECKING:
+    from starfever.server.spin.wallets import LedgerWallet
+
 _hasher = PasswordHasher()
 _DUMMY_HASH = _hasher.hash("not a password of anyone")
 HASH_WAIT_S = 30.0
@@ -70,24 +72,6 @@ def hashing_slot(settings: Settings) -> Iterator[None]:
     finally:
         slots.release()
 
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    """Who a valid bearer token belongs to."""
-
-    account_id: int
-    """The account."""
-    username: str
-    """Its name."""
-    role: str
-    """``player`` or ``operator``."""
-    session_id: int
-    """The log-in session the token opened."""
-
-
-def age_on(birth: date, day: date) -> int:
-    """Whole years from ``birth`` to ``day``."""
-    return day.year - birth.year - ((day.month, day.day) < (birth.month, birth.day))
 
 
 def token_hash(settings: Settings, token: str) -> str:
@@ -130,7 +114,7 @@ def claim_registration(db: Database, settings: Settings, client: str) -> None:
                           code="too_many_registrations")
 
 
-def register(db: Database, wallet: WalletPort, username: str, password: str, *,
+def register(db: Database, wallet: LedgerWallet, username: str, password: str, *,
              role: str = PLAYER, birth_date: date | None = None,
              settings: Settings | None = None, totp_secret: str | None = None) -> Account:
     """Create an account (players get an empty wallet); ``username_taken`` if it exists.
@@ -271,7 +255,7 @@ def login(db: Database, settings: Settings, username: str, password: str,
     the seconds to wait, whatever the password; the player can still log in from elsewhere,
     so nobody can lock a player out by guessing wrong on purpose. Each account also backs off
     from any address, and one address failing too often gets 429 for all (:func:`claim_attempt`).
-    Operators log in elsewhere (``services.operators``): here they are refused as a wrong
+    Operators log in elsewhere (``services.operator_accounts``): here they are refused as a wrong
     password is (nothing tells an operator's account from another)."""
     attempt_id = claim_attempt(db, settings, username, (client or "")[:64], utcnow())
     account_id, role = check_password(db, settings, username, password)
@@ -366,15 +350,6 @@ def _authenticate(db: Database, settings: Settings, digest: str) -> Principal:
         _known.clear()
     _known[(id(db), digest)] = (principal, token_row.expires_at)
     return principal
-
-
-def check_session_live(revoked_at: datetime | None, expires_at: datetime,
-                       now: datetime) -> None:
-    """``invalid_token`` for a logged-out session, ``token_expired`` for an expired one."""
-    if revoked_at is not None:
-        raise Unauthorized("the session was logged out", code="invalid_token")
-    if expires_at <= now:
-        raise Unauthorized("the bearer token has expired; log in again", code="token_expired")
 
 
 KNOWN_TOKENS_MAX = 100_000

@@ -25,6 +25,7 @@ from starfever.server.services import ledger, protection
 from starfever.server.services.errors import NotFound, Unprocessable, utcnow
 from starfever.server.services.protection import LimitState
 from starfever.server.settings import Settings
+from starfever.server.spin.calls import CallKind, CallState
 
 MAX_DAYS = 400
 """The longest span of days the daily meters sum at once."""
@@ -282,7 +283,7 @@ class PendingCredits:
 
 def pending_credits(db: Database, limit: int = 50) -> PendingCredits:
     """The credits still pending (a played round's win not yet acknowledged)."""
-    pending = (WalletCall.kind == "credit", WalletCall.status == "pending")
+    pending = (WalletCall.kind == CallKind.CREDIT, WalletCall.status == CallState.PENDING)
     with db.read() as session:
         n, amount, oldest = session.execute(
             select(func.count(), func.coalesce(func.sum(WalletCall.amount), 0),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -27,8 +28,10 @@ from starfever.server.db import Database
 from starfever.server.models import CASHIER, PLAYER, Account, CashierTransaction, LedgerEntry
 from starfever.server.services import anchor, ledger, protection
 from starfever.server.services.errors import Conflict, NotFound, utcnow
-from starfever.server.services.wallet import WalletPort
 from starfever.server.settings import Settings
+
+if TYPE_CHECKING:
+    from starfever.server.spin.wallets import LedgerWallet
 
 KINDS = (ledger.DEPOSIT, ledger.WITHDRAWAL)
 
@@ -77,7 +80,7 @@ def _replay(session: Session, row: CashierTransaction, kind: str, account_id: in
                          replayed=True)
 
 
-def _book(db: Database, settings: Settings, wallet: WalletPort, kind: str, username: str,
+def _book(db: Database, settings: Settings, wallet: LedgerWallet, kind: str, username: str,
           amount: int, key: str | None, operator_id: int | None) -> CashierResult:
     now = utcnow()
     with db.write() as session:
@@ -109,7 +112,7 @@ def _book(db: Database, settings: Settings, wallet: WalletPort, kind: str, usern
                              entry_id=entry_id, created_at=now, idempotency_key=key)
 
 
-def _booked(db: Database, settings: Settings, wallet: WalletPort, kind: str, username: str,
+def _booked(db: Database, settings: Settings, wallet: LedgerWallet, kind: str, username: str,
             amount: int, key: str | None, operator_id: int | None) -> CashierResult:
     try:
         return _book(db, settings, wallet, kind, username, amount, key, operator_id)
@@ -125,14 +128,14 @@ def _booked(db: Database, settings: Settings, wallet: WalletPort, kind: str, use
             return _replay(session, row, kind, _player(session, username).id, amount)
 
 
-def deposit(db: Database, settings: Settings, wallet: WalletPort, username: str,
+def deposit(db: Database, settings: Settings, wallet: LedgerWallet, username: str,
             amount: int, *, key: str | None = None,
             operator_id: int | None = None) -> CashierResult:
     """Credit ``amount`` cents to the player, within their limits (once per ``key``)."""
     return _booked(db, settings, wallet, ledger.DEPOSIT, username, amount, key, operator_id)
 
 
-def withdraw(db: Database, settings: Settings, wallet: WalletPort, username: str,
+def withdraw(db: Database, settings: Settings, wallet: LedgerWallet, username: str,
              amount: int, *, key: str | None = None,
              operator_id: int | None = None) -> CashierResult:
     """Pay ``amount`` cents out of the player's wallet (``insufficient_funds`` if short; once

@@ -24,9 +24,10 @@ import hmac
 import json
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from starfever.server.models import LedgerEntry, Round, RoundRow
+if TYPE_CHECKING:  # only named: the chain's hashing needs no database (``spin.rule`` uses it)
+    from starfever.server.models import LedgerEntry, Round, RoundRow
 
 HASH_VERSION = "starfever-round-v1"
 KEYED_VERSION = "starfever-round-v2"

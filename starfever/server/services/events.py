@@ -10,8 +10,8 @@ log by mistake.
 
 Kinds and who writes them:
 
-- ``operator_login``, ``operator_login_failed``: ``services.operators`` (the failure's reason
-  in the detail: wrong credentials, a reused code, throttled);
+- ``operator_login``, ``operator_login_failed``: ``services.operator_accounts`` (the failure's
+  reason in the detail: wrong credentials, a reused code, throttled);
 - ``limit_changed``, ``self_exclusion``: ``services.protection``;
 - ``settings_changed``, ``model_changed``: ``starfever serve`` at start, when the settings or
   the live model differ from the last recorded (:func:`record_start`);

@@ -166,11 +166,5 @@ def refuse_player_login(db: Database, username: str) -> None:
                         "password log-in", code="operator_mode_launch_only")
 
 
-def refuse_in_operator_mode(what: str) -> None:
-    """A ledger-mode action asked of an operator-mode server."""
-    raise Forbidden(f"{what} is the operator's in operator mode (its wallet and its players)",
-                    code="operator_mode")
-
-
 __all__ = ["LANGUAGES", "LAUNCH_TTL", "Launch", "check_launch", "exchange", "launch",
-           "refuse_in_operator_mode", "refuse_player_login"]
+           "refuse_player_login"]

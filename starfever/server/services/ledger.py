@@ -11,19 +11,24 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
-from starfever.server.models import CASHIER, HOUSE, POOL, LedgerEntry
+from starfever.server.books import (  # the kinds of entry, named here for the callers
+    BET,
+    CASHIER,
+    CONTRIBUTION,
+    DEPOSIT,
+    HOUSE,
+    JACKPOT_WIN,
+    POOL,
+    REFILL,
+    SEED,
+    WALLET_KINDS,
+    WIN,
+    WITHDRAWAL,
+)
+from starfever.server.models import LedgerEntry
 
-# Entry kinds
-DEPOSIT = "deposit"
-WITHDRAWAL = "withdrawal"
-BET = "bet"
-WIN = "win"
-JACKPOT_WIN = "jackpot_win"
-CONTRIBUTION = "contribution"
-REFILL = "refill"
-SEED = "seed"
-
-WALLET_KINDS = (DEPOSIT, BET, WIN, JACKPOT_WIN, WITHDRAWAL)
+__all__ = ["BET", "CONTRIBUTION", "DEPOSIT", "JACKPOT_WIN", "REFILL", "SEED", "WALLET_KINDS",
+           "WIN", "WITHDRAWAL", "book"]
 
 
 def book(session: Session, book_name: str, kind: str, amount: int, now: datetime, *,

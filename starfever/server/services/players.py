@@ -9,20 +9,7 @@ from sqlalchemy import select
 
 from starfever.server.db import Database
 from starfever.server.models import PLAYER, WALLET, Account, LedgerEntry, Wallet
-from starfever.server.services import protection
 from starfever.server.services.auth import Principal
-from starfever.server.services.errors import utcnow
-from starfever.server.services.protection import RealityCheck
-from starfever.server.services.wallet import WalletPort
-from starfever.server.settings import Settings
-
-
-@dataclass(frozen=True, slots=True)
-class WalletStatus:
-    """A player's balance and reality check."""
-
-    balance: int
-    reality_check: RealityCheck
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,19 +17,11 @@ class PlayerRow:
     """One line of the operator's player list."""
 
     username: str
-    balance: int
+    balance: int | None
+    """The embedded wallet's balance; None for an operator-mode player (the operator keeps
+    it)."""
     created_at: datetime
     excluded_until: datetime | None
-
-
-def read_wallet(db: Database, settings: Settings, wallet: WalletPort,
-                principal: Principal) -> WalletStatus:
-    """The player's balance and reality check."""
-    with db.read() as session:
-        return WalletStatus(
-            balance=wallet.balance(session, principal.account_id),
-            reality_check=protection.reality_check(session, settings, principal.account_id,
-                                                   utcnow()))
 
 
 def ledger_entries(db: Database, principal: Principal, limit: int,
@@ -57,9 +36,10 @@ def ledger_entries(db: Database, principal: Principal, limit: int,
 
 
 def list_players(db: Database, limit: int, offset: int) -> list[PlayerRow]:
-    """Players with their balances, by name."""
+    """Every player, by name, with the balance where it is kept here: an operator-mode
+    player has no wallet row (the outer join), and is listed all the same."""
     query = (select(Account.username, Wallet.balance, Account.created_at, Account.excluded_until)
-             .join(Wallet, Wallet.account_id == Account.id).where(Account.role == PLAYER)
+             .outerjoin(Wallet, Wallet.account_id == Account.id).where(Account.role == PLAYER)
              .order_by(Account.username).limit(limit).offset(offset))
     with db.read() as session:
         return [PlayerRow(username=u, balance=b, created_at=c, excluded_until=e)

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
@@ -23,8 +23,15 @@ from sqlalchemy.orm import Session
 from starfever.server.db import Database
 from starfever.server.models import WALLET, Account, DepositLimit, LedgerEntry
 from starfever.server.services import events, ledger
-from starfever.server.services.auth import ADULT_AGE, Principal, age_on
-from starfever.server.services.errors import Conflict, Forbidden, NotFound, utcnow
+from starfever.server.services.auth import Principal
+from starfever.server.services.errors import Forbidden, NotFound, utcnow
+from starfever.server.services.protection_rules import (
+    RealityCheck,
+    age_on,
+    check_adult,
+    check_exclusion,
+    reality_check_of,
+)
 from starfever.server.settings import Settings
 
 WEEK = timedelta(days=7)
@@ -49,29 +56,6 @@ class LimitState:
     def remaining(self) -> int:
         """What may still be deposited now."""
         return max(0, self.weekly_deposit_limit - self.deposited_last_7_days)
-
-
-@dataclass(frozen=True, slots=True)
-class RealityCheck:
-    """What the reality check says now."""
-
-    due: bool
-    elapsed_seconds: int
-    """Seconds since the player's play period began."""
-    net_result: int
-    """Wins minus bets of the play period's rounds, in cents."""
-    interval_seconds: int
-    next_due_at: datetime
-
-
-def check_adult(birth: date | None, now: datetime, action: str) -> None:
-    """``403 age_unknown`` without a birth date, ``403 under_age`` under :data:`ADULT_AGE`."""
-    if birth is None:
-        raise Forbidden(f"the player's age is not known: {action} refused until a birth date "
-                        "is on record", code="age_unknown")
-    if age_on(birth, now.date()) < ADULT_AGE:
-        raise Forbidden(f"players must be {ADULT_AGE} or older: {action} refused",
-                        code="under_age")
 
 
 def default_limit(settings: Settings, account: Account, now: datetime) -> int:
@@ -154,13 +138,6 @@ def check_not_excluded(account: Account, now: datetime, action: str) -> None:
     check_exclusion(account.excluded_until, now, action)
 
 
-def check_exclusion(excluded_until: datetime | None, now: datetime, action: str) -> None:
-    """:func:`check_not_excluded` from the account's ``excluded_until`` alone."""
-    if excluded_until is not None and excluded_until > now:
-        raise Forbidden(f"self-excluded until {excluded_until.isoformat()}: "
-                        f"{action} refused", code="self_excluded")
-
-
 def check_deposit(session: Session, settings: Settings, account: Account, amount: int,
                   now: datetime) -> None:
     """Refuse a deposit that self-exclusion, the player's age or the weekly limit forbids
@@ -216,28 +193,6 @@ def reality_check(session: Session, settings: Settings, account_id: int,
         raise NotFound("no such player", code="player_not_found")
     return reality_check_of(settings, account.play_started_at, account.reality_check_at,
                             account.net_result, now)
-
-
-def check_reality_acknowledged(check: RealityCheck) -> None:
-    """``409 reality_check_due`` while the session's reality check waits to be acknowledged:
-    play stops until the player has seen it (``POST /reality-check/acknowledge``)."""
-    if check.due:
-        raise Conflict("the reality check is due: acknowledge it (POST "
-                       "/api/v1/reality-check/acknowledge) to play on",
-                       code="reality_check_due")
-
-
-def reality_check_of(settings: Settings, started_at: datetime | None,
-                     reality_check_at: datetime | None, net_result: int,
-                     now: datetime) -> RealityCheck:
-    """The reality check of a player with these clock fields (a clock not started yet, from
-    before migration 0004, counts from now)."""
-    interval = timedelta(seconds=settings.reality_check_seconds)
-    next_due = (reality_check_at or now) + interval
-    return RealityCheck(due=now >= next_due,
-                        elapsed_seconds=int((now - (started_at or now)).total_seconds()),
-                        net_result=net_result,
-                        interval_seconds=settings.reality_check_seconds, next_due_at=next_due)
 
 
 def read_reality_check(db: Database, settings: Settings, principal: Principal) -> RealityCheck:

@@ -16,7 +16,7 @@ from starfever.server.models import WriteProbe
 from starfever.server.services.errors import Unavailable, utcnow
 
 if TYPE_CHECKING:
-    from starfever.server.services.operator_wallet import OperatorWallet
+    from starfever.server.spin.seamless_wallet import SeamlessWallet
 
 
 def probe_id() -> str:
@@ -53,7 +53,7 @@ PROBE_PLAYER = "starfever-readiness-probe"
 any signed answer, a refusal included, shows that its wallet answers)."""
 
 
-def wallet_answers(operator: OperatorWallet) -> None:
+def wallet_answers(operator: SeamlessWallet) -> None:
     """Operator mode: the operator's wallet answers a signed ``balance`` call in time, with
     a reply that is correctly signed (a ``4xx`` such as an unknown player counts: it answered);
     ``503 not_ready`` otherwise, also when it refuses our signature (a wrong shared secret)."""

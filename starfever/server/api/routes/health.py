@@ -70,7 +70,4 @@ def readyz(context: ContextDep, request: Request) -> ReadyzPublic:
     if request.app.state.drain.draining:
         raise Unavailable("the server is draining (SIGTERM): it takes no new spins")
     readiness.ready(context.db)
-    if context.operator is not None:
-        readiness.wallet_answers(context.operator)
-    return ReadyzPublic(status="ready", database="writable",
-                        wallet="answers" if context.operator is not None else "none")
+    return ReadyzPublic(status="ready", database="writable", wallet=context.wallet.ready())

@@ -28,11 +28,12 @@ async def launch(context: ContextDep, request: Request,
     The answer is the game's address with a single-use launch token valid for 60 s, and the
     market profile the game is played under: the one this server runs (``starfever serve
     --market``); a launch for another market is refused (``422 market_not_served``)."""
-    if context.operator is None:
+    secret = context.wallet.launch_secret
+    if secret is None:
         raise NotFound("this server is not in operator mode (starfever serve --wallet "
                        "operator)", code="not_operator_mode")
     raw = await request.body()
-    checked = service.check_launch(context.operator.config.secret, raw, signature, utcnow())
+    checked = service.check_launch(secret, raw, signature, utcnow())
     market = load_market(context.settings.market)
     if checked.market != market.name:
         raise Unprocessable(f"this server plays the market {market.name!r}, not "

@@ -1,27 +1,285 @@
-"""Operators: their own log-in (password and TOTP code), and their views: pool meters, RTP,
-players."""
+"""The operators' API, ``/operator`` (operators only; the schemas are ``schemas``'): their own
+log-in (password and TOTP code), the pool meters, RTP, the player list; the back office's
+player in full, round search and recall across players, the meters, the audit's last result
+with a signed chain-head statement, the significant-events log, and the reports as CSV or JSON
+downloads. The back-office page at ``/operator`` (``starfever.web.backoffice``) is its client;
+the cashier is the existing ``POST /players/{username}/deposits`` and ``/withdrawals``."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from datetime import date, datetime
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request, status
+from fastapi import APIRouter, Path, Query, Request, Response, status
 
+from starfever.engine.errors import InputError
+from starfever.server import reports
+from starfever.server.api.convert import round_public
 from starfever.server.api.deps import ContextDep, OperatorDep
 from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.schemas import (
+    MAX_ID,
+    USERNAME_PATTERN,
+    AuditPublic,
+    CashierLinePublic,
+    DayLinePublic,
+    EventPublic,
+    EventsPublic,
+    LimitsPublic,
+    MetersPublic,
     OperatorCredentials,
+    PendingCreditPublic,
+    PendingCreditsPublic,
+    PlayerFilePublic,
+    PlayerLinePublic,
     PlayerRowPublic,
+    PlayerSearchPublic,
     PlayersPublic,
     PoolMetersPublic,
+    PoolPublic,
+    RecalledRoundPublic,
+    RefillPublic,
+    RoundLinePublic,
+    RoundSearchPublic,
     RtpPublic,
     RtpRowPublic,
+    SelfExclusionCreate,
+    SelfExclusionPublic,
     TokenPublic,
 )
-from starfever.server.services import jackpot, operator, operators, players
-from starfever.server.services.operator import RtpRow
+from starfever.server.services import (
+    backoffice,
+    events,
+    jackpot,
+    operator_accounts,
+    players,
+    protection,
+    rtp_meters,
+)
+from starfever.server.services.anchor import statement
+from starfever.server.services.auth import Principal
+from starfever.server.services.errors import Unprocessable
+from starfever.server.services.rtp_meters import RtpRow
 
 router = APIRouter(prefix="/operator", tags=["operator"], route_class=RetryOnDisconnect)
+UsernamePath = Path(pattern=USERNAME_PATTERN)
+
+
+DAY_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+INSTANT_PATTERN = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?(Z|[+-]\d{2}:\d{2})?$"
+"""ISO 8601 only: pydantic's lax parsing would also take ``0.0`` for a date (1970-01-01)."""
+
+
+def _day(text: str | None, name: str) -> date | None:
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise Unprocessable(f"{name} {text!r} is not a calendar date", code="bad_period") \
+            from None
+
+
+def _instant(text: str | None, name: str) -> datetime | None:
+    """An ISO 8601 time in UTC (one without a zone is taken as UTC)."""
+    from datetime import UTC
+
+    if text is None:
+        return None
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise Unprocessable(f"{name} {text!r} is not a time", code="bad_period") from None
+    try:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:
+        raise Unprocessable(f"{name} {text!r} is out of range", code="bad_period") from None
+
+
+def _line(p: backoffice.PlayerLine) -> PlayerLinePublic:
+    return PlayerLinePublic(username=p.username, balance=p.balance, created_at=p.created_at,
+                            excluded_until=p.excluded_until, external_id=p.external_id)
+
+
+@router.get("/search/players")
+def search_players(context: ContextDep, _operator: OperatorDep,
+                   q: Annotated[str, Query(max_length=64)] = "",
+                   limit: Annotated[int, Query(ge=1, le=200)] = 50,
+                   offset: Annotated[int, Query(ge=0, le=10**9)] = 0) -> PlayerSearchPublic:
+    """Players whose name (or operator player id) contains ``q``, by name."""
+    found = backoffice.find_players(context.db, q.strip(), limit, offset)
+    return PlayerSearchPublic(players=[_line(p) for p in found])
+
+
+@router.get("/players/{username}")
+def player_file(context: ContextDep, _operator: OperatorDep,
+                username: str = UsernamePath) -> PlayerFilePublic:
+    """One player: status, balance, limits, exclusion, play period, totals, cashier."""
+    f = backoffice.player_file(context.db, context.settings, username,
+                               operator_mode=not context.wallet.keeps_balances)
+    limits = None if f.limits is None else LimitsPublic(
+        weekly_deposit_limit=f.limits.weekly_deposit_limit,
+        default_limit=f.limits.default_limit,
+        deposited_last_7_days=f.limits.deposited_last_7_days, remaining=f.limits.remaining,
+        pending_limit=f.limits.pending_limit, pending_effective_at=f.limits.pending_effective_at)
+    return PlayerFilePublic(
+        **_line(f.line).model_dump(), birth_date=f.birth_date, limits=limits,
+        play_started_at=f.play_started_at, net_result=f.net_result, rounds=f.rounds,
+        total_bet=f.total_bet, total_win=f.total_win,
+        cashier=[CashierLinePublic(id=c.id, kind=c.kind, amount=c.amount,
+                                   balance_after=c.balance_after, created_at=c.created_at)
+                 for c in f.cashier])
+
+
+@router.post("/players/{username}/exclusion", status_code=201)
+def exclude_player(body: SelfExclusionCreate, context: ContextDep, operator_: OperatorDep,
+                   username: str = UsernamePath) -> SelfExclusionPublic:
+    """Record a self-exclusion the player asked for by another channel (ledger mode): as the
+    player's own, it can be extended, never shortened; the event log names the operator."""
+    context.wallet.ledger("self-exclusion")  # refused where the operator keeps it
+    player = Principal(account_id=backoffice.account_id(context.db, username),
+                       username=username, role="player", session_id=0)
+    until = protection.self_exclude(context.db, player, body.days, actor=operator_.username)
+    return SelfExclusionPublic(excluded=True, excluded_until=until)
+
+
+def _round_line(r: Any, username: str) -> RoundLinePublic:
+    return RoundLinePublic(id=r.id, username=username, created_at=r.created_at,
+                           line_bet=r.line_bet, total_bet=r.total_bet, total_win=r.total_win,
+                           feature=r.feature, test=r.test, model_name=r.model_name,
+                           model_version=r.model_version)
+
+
+@router.get("/rounds")
+def search_rounds(context: ContextDep, _operator: OperatorDep,
+                  player: Annotated[str | None, Query(pattern=USERNAME_PATTERN)] = None,
+                  round_id: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
+                  since: Annotated[str | None, Query(pattern=INSTANT_PATTERN)] = None,
+                  until: Annotated[str | None, Query(pattern=INSTANT_PATTERN)] = None,
+                  line_bet: Annotated[int | None, Query(ge=1, le=100)] = None,
+                  feature: Annotated[str | None, Query(
+                      pattern="^(none|star_wild|hold_and_cash)$")] = None,
+                  min_win: Annotated[int | None, Query(ge=0, le=10**12)] = None,
+                  before: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
+                  limit: Annotated[int, Query(ge=1, le=200)] = 50) -> RoundSearchPublic:
+    """Rounds of every player, newest first, by player, id, time (``since`` inclusive,
+    ``until`` exclusive; ISO 8601, UTC without a zone), bet class, feature (``none`` for a
+    plain spin) or smallest win; page on with ``before`` = ``next_before``."""
+    wanted = backoffice.RoundFilter(username=player, round_id=round_id,
+                                    since=_instant(since, "since"),
+                                    until=_instant(until, "until"), line_bet=line_bet,
+                                    feature=feature,
+                                    min_win=min_win, before=before)
+    found = backoffice.search_rounds(context.db, wanted, limit)
+    return RoundSearchPublic(rounds=[_round_line(r, u) for r, u in found],
+                             next_before=found[-1][0].id if len(found) == limit else None)
+
+
+@router.get("/rounds/{round_id}")
+def recall_round(context: ContextDep, _operator: OperatorDep,
+                 round_id: Annotated[int, Path(ge=1, le=MAX_ID)]) -> RecalledRoundPublic:
+    """Any player's round in full, as the player's own recall shows it (the back office
+    replays it with the player client's renderer)."""
+    found, username = backoffice.get_round(context.db, round_id)
+    return RecalledRoundPublic(username=username, round=round_public(found))
+
+
+@router.get("/meters")
+def meters(context: ContextDep, _operator: OperatorDep,
+           since: Annotated[str | None, Query(pattern=DAY_PATTERN)] = None,
+           until: Annotated[str | None, Query(pattern=DAY_PATTERN)] = None) -> MetersPublic:
+    """Bets, wins and GGR per UTC day and bet class (default the last 30 days), actual against
+    theoretical RTP per class with 99 % intervals, the €€€ pool with its refills, and in
+    operator mode the credits still pending."""
+    first, last = backoffice.day_range(_day(since, "since"), _day(until, "until"))
+    by_model, by_class = rtp_meters.rtp(context.db)
+    view = jackpot.read(context.db)
+    seed = context.model.seed_cents
+    pool = PoolPublic(pool=view.pool if view else seed, seed=view.seed if view else seed,
+                      contributions=view.contributions if view else 0,
+                      wins=view.wins if view else 0, refills=view.refills if view else 0,
+                      hits=view.hits if view else 0,
+                      recent_refills=[RefillPublic(round_id=r.round_id, created_at=r.created_at,
+                                                   amount=r.amount, pool_after=r.pool_after)
+                                      for r in backoffice.refills(context.db)])
+    pending = None
+    if context.wallet.calls_operator:
+        found = backoffice.pending_credits(context.db)
+        pending = PendingCreditsPublic(count=found.count, amount=found.amount,
+                                       oldest=found.oldest,
+                                       calls=[PendingCreditPublic(**c) for c in found.calls])
+    return MetersPublic(
+        since=first, until=last,
+        daily=[DayLinePublic(day=d.day, line_bet=d.line_bet, rounds=d.rounds, bets=d.bets,
+                             wins=d.wins, ggr=d.ggr)
+               for d in backoffice.daily(context.db, first, last)],
+        by_bet_class=[rtp_row(r) for r in by_class], by_model=[rtp_row(r) for r in by_model],
+        pool=pool, pending_credits=pending)
+
+
+def _event(e: events.Event) -> EventPublic:
+    return EventPublic(id=e.id, created_at=e.created_at, kind=e.kind, actor=e.actor,
+                       client=e.client, detail=e.detail)
+
+
+@router.get("/events")
+def significant_events(context: ContextDep, _operator: OperatorDep,
+                       kind: Annotated[list[str] | None, Query(max_length=20)] = None,
+                       actor: Annotated[str | None, Query(max_length=64)] = None,
+                       before: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
+                       limit: Annotated[int, Query(ge=1, le=events.MAX_LIMIT)] = 100,
+                       ) -> EventsPublic:
+    """The significant-events log, newest first: ``kind`` (repeatable) of
+    :data:`events.KINDS`, ``actor``; page on with ``before`` = ``next_before``."""
+    unknown = [k for k in kind or () if k not in events.KINDS]
+    if unknown:
+        raise Unprocessable(f"unknown event kind {unknown[0][:40]!r}; known: "
+                            f"{', '.join(events.KINDS)}", code="unknown_event_kind")
+    found = events.query(context.db, kinds=kind or (), actor=actor, before=before, limit=limit)
+    return EventsPublic(events=[_event(e) for e in found],
+                        next_before=found[-1].id if len(found) == limit else None,
+                        kinds=list(events.KINDS))
+
+
+@router.get("/audit")
+def audit(context: ContextDep, _operator: OperatorDep) -> AuditPublic:
+    """The last audit's result (``starfever audit`` logs each) and the chain heads now,
+    signed under the audit key."""
+    with context.db.read() as session:
+        last = events.last(session, ("audit_passed", "audit_failed"))
+    return AuditPublic(last=_event(last) if last else None,
+                       statement=statement(context.db, context.settings.chain_key()))
+
+
+REPORT_TYPES: dict[int | str, dict[str, Any]] = {200: {
+    "description": "The report as a download: text/csv (one row per bet class and a total "
+                   "row) or application/json (as starfever report --format json)",
+    "content": {"text/csv": {"schema": {"type": "string"}},
+                "application/json": {"schema": {"type": "object"}}}}}
+
+
+@router.get("/reports/{period}", response_class=Response, responses=REPORT_TYPES)
+def report(context: ContextDep, _operator: OperatorDep,
+           period: Annotated[str, Path(pattern="^(daily|monthly)$")],
+           date_: Annotated[str, Query(alias="date", max_length=10)],
+           format_: Annotated[str, Query(alias="format", pattern="^(csv|json)$")] = "csv",
+           include_test: bool = False) -> Response:
+    """``starfever report daily|monthly --date D`` as a download: the same figures, sums of
+    the stored rows."""
+    try:
+        chosen = reports.period_of(period, date_)
+    except InputError as error:
+        raise Unprocessable(str(error).replace("--date", "date"), code="bad_period") from None
+    built = reports.build_report(context.db, chosen, include_test=include_test)
+    name = f"starfever-{period}-{chosen.label}.{format_}"
+    headers = {"Content-Disposition": f'attachment; filename="{name}"'}
+    if format_ == "json":
+        import json
+
+        return Response(json.dumps(built.as_dict(), indent=2), media_type="application/json",
+                        headers=headers)
+    return Response(reports.as_csv(built), media_type="text/csv; charset=utf-8",
+                    headers=headers)
 
 
 @router.post("/sessions", status_code=status.HTTP_201_CREATED)
@@ -31,7 +289,7 @@ def log_in(body: OperatorCredentials, context: ContextDep, request: Request) -> 
     ``STARFEVER_OPERATOR_LOGIN_MAX_FAILURES`` failures per operator from any address, then 429.
     """
     client = request.client.host if request.client else None
-    token, expires = operators.login_operator(context.db, context.settings, body.username,
+    token, expires = operator_accounts.login_operator(context.db, context.settings, body.username,
                                               body.password, body.otp, client)
     return TokenPublic(token=token, expires_at=expires)
 
@@ -49,8 +307,8 @@ def pool_meters(context: ContextDep, _operator: OperatorDep) -> PoolMetersPublic
                             carry=str(view.carry), updated_at=view.updated_at)
 
 
-def _row(row: RtpRow) -> RtpRowPublic:
-    theory = operator.theoretical(row.model_name, row.model_version)
+def rtp_row(row: RtpRow) -> RtpRowPublic:
+    theory = rtp_meters.theoretical(row.model_name, row.model_version)
     return RtpRowPublic(
         model_name=row.model_name, model_version=row.model_version, line_bet=row.line_bet,
         rounds=row.rounds, total_bet=row.total_bet, total_win=row.total_win,
@@ -63,9 +321,9 @@ def _row(row: RtpRow) -> RtpRowPublic:
 @router.get("/rtp")
 def rtp(context: ContextDep, _operator: OperatorDep) -> RtpPublic:
     """Actual against theoretical RTP per model and per bet class (test rounds left out)."""
-    by_model, by_class = operator.rtp(context.db)
-    return RtpPublic(by_model=[_row(r) for r in by_model],
-                     by_bet_class=[_row(r) for r in by_class],
+    by_model, by_class = rtp_meters.rtp(context.db)
+    return RtpPublic(by_model=[rtp_row(r) for r in by_model],
+                     by_bet_class=[rtp_row(r) for r in by_class],
                      note="interval_99 is the 99 % interval of the game RTP (without €€€ "
                           "shares), its lower end never below 0; compare it with "
                           "theoretical_game_rtp")

@@ -17,7 +17,7 @@ from starfever.server.schemas import (
     PlayerPublic,
     is_idempotency_key,
 )
-from starfever.server.services import auth, cashier, launch
+from starfever.server.services import auth, cashier
 from starfever.server.services.errors import BadRequest
 
 router = APIRouter(prefix="/players", tags=["players"], route_class=RetryOnDisconnect)
@@ -29,13 +29,12 @@ def register(body: PlayerCreate, context: ContextDep, request: Request) -> Playe
     """Register a player (username, password, birth date: 18 or older). Registrations from
     one address are limited per hour (``429 too_many_registrations``, ``Retry-After``). Not
     in operator mode, where players come from the operator's launch (403 ``operator_mode``)."""
-    if context.operator is not None:
-        launch.refuse_in_operator_mode("registration")
+    book = context.wallet.ledger("registration")  # refused where the operator keeps players
     birth = body.birth()
     auth.check_player_age(birth)  # a refusal that costs nothing is not counted
     auth.claim_registration(context.db, context.settings,
                             request.client.host if request.client else "")
-    account = auth.register(context.db, context.wallet, body.username, body.password,
+    account = auth.register(context.db, book, body.username, body.password,
                             birth_date=birth, settings=context.settings)
     return PlayerPublic(username=account.username, role=account.role,
                         birth_date=account.birth_date, created_at=account.created_at)
@@ -75,9 +74,8 @@ def deposit(body: DepositCreate, context: ContextDep, operator: OperatorDep,
     Send an ``Idempotency-Key`` (ADR 0017) and the same one when retrying: a retry answers the
     first booking (200, ``replayed``) and moves no money; the same key with another request is
     ``409 idempotency_key_reused``."""
-    if context.operator is not None:
-        launch.refuse_in_operator_mode("the cashier")
-    result = cashier.deposit(context.db, context.settings, context.wallet, username, body.amount,
+    result = cashier.deposit(context.db, context.settings, context.wallet.ledger("the cashier"),
+                             username, body.amount,
                              key=_key(idempotency_key), operator_id=operator.account_id)
     return _public(result, response)
 
@@ -89,10 +87,8 @@ def withdraw(body: DepositCreate, context: ContextDep, operator: OperatorDep,
              username: str = UsernamePath) -> CashierPublic:
     """Cashier: pay out of a player's wallet (operator only), once per ``Idempotency-Key``
     as for deposits."""
-    if context.operator is not None:
-        launch.refuse_in_operator_mode("the cashier")
-    result = cashier.withdraw(context.db, context.settings, context.wallet, username,
-                              body.amount, key=_key(idempotency_key),
+    result = cashier.withdraw(context.db, context.settings, context.wallet.ledger("the cashier"),
+                              username, body.amount, key=_key(idempotency_key),
                               operator_id=operator.account_id)
     return _public(result, response)
 

@@ -14,7 +14,7 @@ from starfever.server.schemas import (
     SelfExclusionCreate,
     SelfExclusionPublic,
 )
-from starfever.server.services import launch, protection
+from starfever.server.services import protection
 from starfever.server.services.protection import LimitState
 
 router = APIRouter(tags=["player protection"], route_class=RetryOnDisconnect)
@@ -37,8 +37,7 @@ def read_limits(context: ContextDep, player: PlayerDep) -> LimitsPublic:
 @router.put("/limits")
 def set_limits(body: LimitUpdate, context: ContextDep, player: PlayerDep) -> LimitsPublic:
     """Set the weekly deposit limit: a decrease applies now, an increase after 72 hours."""
-    if context.operator is not None:  # the operator's: its wallet refuses with player_blocked
-        launch.refuse_in_operator_mode("the deposit limit")
+    context.wallet.ledger("the deposit limit")  # refused where the operator keeps it
     return _limits(protection.set_limit(context.db, context.settings, player,
                                         body.weekly_deposit_limit))
 
@@ -54,8 +53,7 @@ def read_exclusion(context: ContextDep, player: PlayerDep) -> SelfExclusionPubli
 def exclude(body: SelfExclusionCreate, context: ContextDep,
             player: PlayerDep) -> SelfExclusionPublic:
     """Exclude yourself from bets and deposits for ``days`` days (cannot be shortened)."""
-    if context.operator is not None:  # the operator's: its wallet refuses with player_blocked
-        launch.refuse_in_operator_mode("self-exclusion")
+    context.wallet.ledger("self-exclusion")  # the operator's: its wallet says player_blocked
     until = protection.self_exclude(context.db, player, body.days)
     return SelfExclusionPublic(excluded=True, excluded_until=until)
 

@@ -21,11 +21,11 @@ def log_in(body: Credentials | LaunchTokenCreate, context: ContextDep,
     mode a player sends ``{"launch_token"}`` from the operator's launch instead (once, within
     60 s; otherwise 401 ``invalid_launch_token``)."""
     if isinstance(body, LaunchTokenCreate):
-        if context.operator is None:
+        if not context.wallet.launches_players:
             raise NotFound("launch tokens exist only in operator mode", code="not_operator_mode")
         token, expires = launch.exchange(context.db, context.settings, body.launch_token)
         return TokenPublic(token=token, expires_at=expires)
-    if context.operator is not None:
+    if context.wallet.launches_players:
         launch.refuse_player_login(context.db, body.username)
     client = request.client.host if request.client else None
     token, expires = auth.login(context.db, context.settings, body.username, body.password,

@@ -12,9 +12,10 @@ from starfever.markets import load_market
 from starfever.server.api.convert import reality_check, round_public
 from starfever.server.api.deps import Context, ContextDep, SpinnerDep
 from starfever.server.schemas import SpinCreate, SpinPublic, is_idempotency_key
-from starfever.server.services import pacing, rounds
+from starfever.server.services import pacing
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import BadRequest, ServiceError, Unprocessable
+from starfever.server.spin import draw
 
 router = APIRouter(prefix="/spins", tags=["spins"])
 
@@ -65,14 +66,9 @@ async def play(context: Context, player: Principal, body: SpinCreate,
 
 async def _spin(body: SpinCreate, context: Context, player: Principal,
                 idempotency_key: str) -> SpinPublic:
-    if context.operator is not None:  # the operator's wallet: debit, draw, settle, credit
-        job = rounds.queued_spin(context.settings, context.model, player, body.line_bet,
-                                 idempotency_key, body.test_draws, draw=False)
-        outcome = await context.operator.spin(job)
-    else:
-        outcome = await rounds.spin_awaiting(context.db, context.settings, context.model,
-                                             context.wallet, player, body.line_bet,
-                                             idempotency_key, body.test_draws)
+    job = draw.queued_spin(context.settings, context.model, player, body.line_bet,
+                           idempotency_key, body.test_draws, draw=False)
+    outcome = await context.wallet.spin(job)  # the bet taken, the round drawn and settled
     return SpinPublic(round=round_public(outcome.round), balance=outcome.balance,
                       replayed=outcome.replayed,
                       reality_check=reality_check(outcome.reality_check))

@@ -18,12 +18,9 @@ router = APIRouter(prefix="/wallet", tags=["wallet"], route_class=RetryOnDisconn
 @router.get("")
 def wallet(context: ContextDep, player: PlayerDep) -> WalletPublic:
     """The balance in cents, with the reality check."""
-    if context.operator is not None:  # operator mode: the operator's balance
-        check = protection.read_reality_check(context.db, context.settings, player)
-        return WalletPublic(balance=context.operator.balance(player),
-                            reality_check=reality_check(check))
-    status = players.read_wallet(context.db, context.settings, context.wallet, player)
-    return WalletPublic(balance=status.balance, reality_check=reality_check(status.reality_check))
+    balance = context.wallet.balance(player)  # the operator's, in operator mode
+    check = protection.read_reality_check(context.db, context.settings, player)
+    return WalletPublic(balance=balance, reality_check=reality_check(check))
 
 
 @router.get("/entries")

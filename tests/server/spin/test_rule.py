@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 from collections import defaultdict
 from dataclasses import fields, replace
 from datetime import UTC, date, datetime, timedelta
@@ -14,13 +16,15 @@ from itertools import pairwise
 from starfever.engine.model import load_model
 from starfever.engine.rng import SeededSource
 from starfever.engine.round import play_round, replay_round
-from starfever.server.models import OPERATOR_BOOK, WALLET, Round, RoundRow
+from starfever.server.books import OPERATOR_BOOK, WALLET, RoundRow
+from starfever.server.models import Round
 from starfever.server.services.auth import Principal
 from starfever.server.services.chain import GENESIS_HASH, round_hash
 from starfever.server.services.errors import Conflict, Forbidden, ServiceError, Unauthorized
-from starfever.server.services.rounds import request_hash
-from starfever.server.services.settlement import (
-    ACKNOWLEDGED,
+from starfever.server.settings import Settings
+from starfever.server.spin.calls import CallState
+from starfever.server.spin.draw import request_hash
+from starfever.server.spin.rule import (
     Books,
     Debit,
     Job,
@@ -29,7 +33,6 @@ from starfever.server.services.settlement import (
     SpinOutcome,
     settle,
 )
-from starfever.server.settings import Settings
 from tests.web.forcing import find_stops
 
 MODEL = load_model("default")
@@ -180,7 +183,8 @@ def test_an_operator_debit_books_the_round_on_the_operator_book_and_records_its_
     books = Books(players={1: _player(None, vouched=True)}, logins={1: _login()}, settled={},
                   pool=MODEL.seed_cents,
                   carry=Fraction(0), last_id=0, last_hash=GENESIS_HASH,
-                  debits={"sfd-a": ACKNOWLEDGED, "sfd-b": ACKNOWLEDGED, "sfd-c": "rolled_back"})
+                  debits={"sfd-a": CallState.ACKNOWLEDGED, "sfd-b": CallState.ACKNOWLEDGED,
+                          "sfd-c": CallState.ROLLED_BACK})
     jobs = [_debited(1, "a", 900, 1), _debited(1, "b", 800, 2), _debited(1, "c", 700, 3)]
     done = settle(books, jobs, NOW)
     first, second, refused = done.results
@@ -210,8 +214,8 @@ def test_a_pending_debit_is_played_only_with_the_operators_answer_and_is_recorde
     round; a pending one without an answer (none arrived) and a rolled-back one are not."""
     books = Books(players={1: _player(None, vouched=True)}, logins={1: _login()}, settled={},
                   pool=MODEL.seed_cents, carry=Fraction(0), last_id=7, last_hash=GENESIS_HASH,
-                  debits={"sfd-a": "pending", "sfd-b": "pending", "sfd-c": "rolled_back",
-                          "sfd-d": ACKNOWLEDGED})
+                  debits={"sfd-a": CallState.PENDING, "sfd-b": CallState.PENDING,
+                          "sfd-c": CallState.ROLLED_BACK, "sfd-d": CallState.ACKNOWLEDGED})
     answered, unanswered, rolled_back, before = (
         _debited(1, "a", 900, 1), _debited(1, "b", 800, 2), _debited(1, "c", 700, 3),
         _debited(1, "d", 600, 4))
@@ -229,3 +233,16 @@ def test_a_pending_debit_is_played_only_with_the_operators_answer_and_is_recorde
         {"transaction_id": "sfd-d", "status": "acknowledged", "error": None, "round_id": 9,
          "balance": 600, "operator_transaction_id": None, "updated_at": NOW}]
     assert books.debits["sfd-a"] == "pending"  # the books themselves are not changed
+
+
+def test_the_rule_imports_no_database_no_futures_and_no_web() -> None:
+    """The rule is pure (ADR 0038): importing it loads neither SQLAlchemy nor a driver, the
+    password hasher, the web framework, numpy or ``concurrent.futures`` (a job carries no
+    Future): a fresh interpreter shows what it pulls in."""
+    code = ("import sys, starfever.server.spin.rule; "
+            "print(' '.join(sorted({name.split('.')[0] for name in sys.modules})))")
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                check=True).stdout.split())
+    assert "starfever" in loaded
+    assert not loaded & {"sqlalchemy", "psycopg", "argon2", "fastapi", "starlette", "pydantic",
+                         "numpy", "concurrent"}

@@ -6,8 +6,8 @@ A transaction per spin for each of these cost a spin more CPU than its round's s
 (measured: recording the debit alone, an ORM session with four statements and a commit, was
 the largest single cost of an operator-mode spin). Here a batch is two reads (the batch's
 sessions with their accounts, and the debits already recorded), then at most two statements,
-an insert of the new debits and an update of the acknowledged credits (``bulk``: one statement
-each), and the commit: two round trips on PostgreSQL (``batch``, ADR 0027).
+an insert of the new debits and an update of the acknowledged credits (``statements``: one statement
+each), and the commit: two round trips on PostgreSQL (``transaction``, ADR 0027).
 
 Guarantees (OPERATOR-WALLET.md):
 
@@ -23,14 +23,11 @@ Guarantees (OPERATOR-WALLET.md):
   makes that item look again and find it.
 
 The debit's own acknowledgement is not recorded here: the settler records it with the round,
-in the round's transaction (``settlement.Settlement.debits``).
+in the round's transaction (``rule.Settlement.debits``).
 """
 
 from __future__ import annotations
 
-import queue
-import threading
-import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -38,12 +35,11 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Select, Table, select
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import IntegrityError
 
 from starfever.engine import money
 from starfever.engine.symbols import Cents
 from starfever.seamless.client import WalletReply
-from starfever.server.batch import Batch, among, begin
 from starfever.server.db import Database
 from starfever.server.models import Account, SessionToken, WalletCall
 from starfever.server.services.auth import check_session_live
@@ -54,11 +50,18 @@ from starfever.server.services.errors import (
     Unauthorized,
     utcnow,
 )
-from starfever.server.services.protection import check_reality_acknowledged, reality_check_of
-from starfever.server.services.settle import resolve, resolve_each
-from starfever.server.services.settlement import ACKNOWLEDGED, PENDING, Job
+from starfever.server.services.protection_rules import check_reality_acknowledged, reality_check_of
+from starfever.server.spin.calls import (
+    CallKind,
+    CallState,
+    acknowledgement,
+    call_row,
+    check_same_request,
+)
+from starfever.server.spin.group_commit import GroupCommit
+from starfever.server.spin.rule import Job
+from starfever.server.spin.transaction import Batch, among, begin
 
-REFUSED, ROLLED_BACK = "refused", "rolled_back"
 ACK_LINGER_S = 0.02
 """How long credit acknowledgements with no debit to record beside them wait for one (ADR
 0028): they ride in the next debit's transaction instead of one of their own. No answer waits
@@ -110,29 +113,34 @@ class DebitIds:
 class _Prepare:
     job: Job
     ids: DebitIds
-    done: Future[Prepared]
 
 
 @dataclass(slots=True)
 class _Ack:
     transaction_id: str
     reply: WalletReply
-    done: Future[bool]
 
 
 _Item = _Prepare | _Ack
 
 
+def _linger(batch: list[_Item]) -> float:
+    """A batch of acknowledgements only waits for a debit to ride with (:data:`ACK_LINGER_S`);
+    one with a debit, which must be recorded before it is sent, is written at once."""
+    return 0.0 if any(isinstance(item, _Prepare) for item in batch) else ACK_LINGER_S
+
+
 class CallBook:
-    """The group commit of operator mode's wallet calls in one server process."""
+    """The group commit (``group_commit``) of operator mode's wallet calls in one server
+    process."""
 
     def __init__(self, db: Database, refusal: Any) -> None:
         self.db = db
         self.refusal = refusal
-        """``operator_wallet.refusal``: a debit refused before, as the client sees it."""
-        self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._start = threading.Lock()
+        """``seamless_wallet.refusal``: a debit refused before, as the client sees it."""
+        self.commits: GroupCommit[_Item, Prepared | bool] = GroupCommit(
+            lambda batch: self._write(batch), name="starfever-wallet-books", linger=_linger,
+            again_on=IntegrityError)
 
     def prepare(self, job: Job, ids: DebitIds) -> Future[Prepared]:
         """Check the spin's session and (for a new spin) the reality check and record its
@@ -140,89 +148,23 @@ class CallBook:
         id at the operator, or with the spin's refusal. A retry of the request finds its
         debit: refused or rolled back (its refusal), acknowledged (its balance), or pending
         (to be sent again)."""
-        item = _Prepare(job, ids, Future())
-        self._put(item)
-        return item.done
+        return self.commits.submit(_Prepare(job, ids))  # type: ignore[return-value]
 
     def acknowledge(self, transaction_id: str, reply: WalletReply) -> Future[bool]:
         """Record a credit's acknowledgement; the future tells, once it is committed, whether
         the call's row changed."""
-        item = _Ack(transaction_id, reply, Future())
-        self._put(item)
-        return item.done
+        return self.commits.submit(_Ack(transaction_id, reply))  # type: ignore[return-value]
 
     def close(self) -> None:
         """Record what is queued, then stop the thread."""
-        with self._start:
-            thread, self._thread = self._thread, None
-        if thread is not None:
-            self._queue.put(None)
-            thread.join(timeout=30)
-
-    def _put(self, item: _Item) -> None:
-        with self._start:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, daemon=True,
-                                                name="starfever-wallet-books")
-                self._thread.start()
-        self._queue.put(item)
-
-    def _run(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            batch = [item]
-            deadline = None if isinstance(item, _Prepare) else time.monotonic() + ACK_LINGER_S
-            while True:
-                try:
-                    if deadline is None:
-                        more = self._queue.get_nowait()
-                    else:
-                        more = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
-                except queue.Empty:
-                    break
-                if more is None:
-                    self._queue.put(None)  # end after this batch
-                    break
-                batch.append(more)
-                if isinstance(more, _Prepare):
-                    deadline = None
-            try:
-                self._record(batch)
-            except BaseException as error:  # never let one batch stop the thread: every
-                # later spin of this process would wait for ever
-                resolve_each([item.done for item in batch], [error] * len(batch))
-
-    def _record(self, batch: list[_Item], *, again: bool = False,
-                reconnected: bool = False) -> None:
-        try:
-            results = self._write(batch)
-        except BaseException as error:
-            if isinstance(error, DBAPIError) and error.connection_invalidated \
-                    and not reconnected:
-                # the connection had died (the database restarted) and the pool has been
-                # emptied: once more on a new one. Nothing of the batch was written, or, if
-                # the commit itself was cut, the debits are found again by their ids and the
-                # acknowledgements written again (the same values).
-                self._record(batch, again=again, reconnected=True)
-            elif len(batch) > 1:
-                for item in batch:  # each alone: the error reaches only its cause
-                    self._record([item], reconnected=reconnected)
-            elif isinstance(error, IntegrityError) and not again:
-                self._record(batch, again=True, reconnected=reconnected)  # recorded by another
-            else:                                                         # process: find it
-                resolve(batch[0].done, error=error)
-            return
-        resolve_each([item.done for item in batch], results)
+        self.commits.close()
 
     def _write(self, batch: Sequence[_Item]) -> list[Prepared | bool | ServiceError]:
         now = utcnow()
         prepares = [item for item in batch if isinstance(item, _Prepare)]
-        acks = {item.transaction_id: {  # one credit acknowledged twice: the same answer
-            "transaction_id": item.transaction_id, "status": ACKNOWLEDGED, "error": None,
-            "balance": item.reply.balance,
-            "operator_transaction_id": item.reply.operator_transaction_id, "updated_at": now}
+        acks = {item.transaction_id: acknowledgement(  # acknowledged twice: the same answer
+            item.transaction_id, balance=item.reply.balance,
+            operator_transaction_id=item.reply.operator_transaction_id, now=now)
             for item in batch if isinstance(item, _Ack)}
         with begin(self.db) as txn:
             prepared, rows = _prepare(txn, not self.db.is_sqlite, prepares, now) \
@@ -281,26 +223,21 @@ def _one(item: _Prepare, logins: dict[int, Any],
         check_reality_acknowledged(reality_check_of(
             job.settings, account.play_started_at, account.reality_check_at,
             account.net_result, now))
-        rows.append({"transaction_id": item.ids.debit, "kind": "debit",
-                     "account_id": principal.account_id, "session_id": principal.session_id,
-                     "round_ref": item.ids.round_ref, "round_id": None,
-                     "idempotency_key": job.key, "request_hash": job.fingerprint,
-                     "debit_transaction_id": None, "amount": money.total_bet(Cents(job.bet)),
-                     "jackpot_amount": 0, "status": PENDING, "error": None,
-                     "operator_transaction_id": None, "balance": None, "attempts": 0,
-                     "next_attempt_at": now, "created_at": now, "updated_at": now})
-        known[item.ids.debit] = (job.fingerprint, PENDING, None, None)  # a retry in the batch
+        rows.append(call_row(CallKind.DEBIT, item.ids.debit, account_id=principal.account_id,
+                             session_id=principal.session_id, round_ref=item.ids.round_ref,
+                             now=now, amount=money.total_bet(Cents(job.bet)), key=job.key,
+                             fingerprint=job.fingerprint))
+        # a retry in the batch finds it
+        known[item.ids.debit] = (job.fingerprint, CallState.PENDING, None, None)
         return Prepared(account.external_id, None)
     request_hash, status, error, balance = seen
-    if request_hash != job.fingerprint:
-        raise Conflict("this Idempotency-Key was used for a different spin request",
-                       code="idempotency_key_reused")
-    if status == REFUSED:
+    check_same_request(request_hash, job.fingerprint)
+    if status == CallState.REFUSED:
         return (error or "bad_request", "refused before")
-    if status == ROLLED_BACK:
+    if status == CallState.ROLLED_BACK:
         raise Conflict("the debit of this spin was rolled back; send a new Idempotency-Key",
                        code="debit_rolled_back")
-    if status == ACKNOWLEDGED and balance is not None:
+    if status == CallState.ACKNOWLEDGED and balance is not None:
         return Prepared(account.external_id, balance)
     return Prepared(account.external_id, None)  # pending: send it again
 

@@ -16,11 +16,14 @@ from starfever.engine.model import MathModel
 from starfever.engine.rng import SeededSource
 from starfever.engine.round import RoundResult, at_pool, play_round, replay_round
 from starfever.engine.symbols import BET_CLASSES
-from starfever.server import batch as batch_module
 from starfever.server.db import Database, sqlalchemy_url
-from starfever.server.services import auth, rounds, settle
+from starfever.server.services import auth
 from starfever.server.services.errors import Conflict, ServiceError
 from starfever.server.settings import Settings
+from starfever.server.spin import draw as rounds
+from starfever.server.spin import settler as settle
+from starfever.server.spin import sql
+from starfever.server.spin import transaction as batch_module
 from tests.harness import (
     ADULT_BIRTH_DATE,
     Server,
@@ -141,7 +144,7 @@ def test_a_batch_finds_a_stored_round_by_its_own_account_and_key(server: Server)
         assert (x1_again.round.id, y2_again.round.id) == (x1.round.id, y2.round.id)
         if db.bulk_engine is None:
             return
-        read = batch_module._plan(settle._READS[True].rounds, db.bulk_engine.dialect)
+        read = batch_module._plan(sql._READS[True].rounds, db.bulk_engine.dialect)
         prepared = batch_module._prepared(read.sql)
         pairs = [(x.account_id, f"key-{i}") for i in range(40)]
         with db.bulk_engine.connect() as conn:  # the group commit's connections

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from starfever.server.operator_config import OperatorConfig, operator_config_from_env
+from starfever.server.seamless_config import OperatorConfig, operator_config_from_env
 from starfever.server.settings import SettingsError
 from tests.harness import run_cli
 

@@ -1,5 +1,5 @@
 """Operator mode's books of wallet calls on real databases: the group commit
-(``services.wallet_books.CallBook``) outlives a request that gave up waiting, and the
+(``services.call_book.CallBook``) outlives a request that gave up waiting, and the
 retrier's stale-debit search reads its index."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from sqlalchemy import text
 
 from starfever.seamless.client import WalletReply
 from starfever.server.db import Database, migrate
-from starfever.server.services import wallet_books
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import Unauthorized, utcnow
-from starfever.server.services.operator_wallet import refusal, stale_debits
-from starfever.server.services.settlement import Job
-from starfever.server.services.wallet_books import CallBook, DebitIds
 from starfever.server.settings import Settings
+from starfever.server.spin import call_book
+from starfever.server.spin.call_book import CallBook, DebitIds
+from starfever.server.spin.rule import Job
+from starfever.server.spin.seamless_wallet import refusal, stale_debits
 from tests.harness import DATABASE_KINDS, DatabaseKind, Databases
 from tests.server.helpers import model
 
@@ -93,7 +93,7 @@ def test_acknowledgements_wait_for_the_next_debit_to_record(
     """A credit's acknowledgement, which no answer waits for, is written with the next debit
     to record (which must be written before it is sent) or once ``ACK_LINGER_S`` has passed,
     not in a transaction of its own."""
-    monkeypatch.setattr(wallet_books, "ACK_LINGER_S", 1.0)
+    monkeypatch.setattr(call_book, "ACK_LINGER_S", 1.0)
     db = Database(f"sqlite:///{tmp_path / 'books.db'}")
     migrate(db)
     book = _Counted(db)

@@ -1,20 +1,19 @@
-"""A spin request: check the bet, draw the round (live CSPRNG, or a test mode's draws), and
-hand it to the settler of this process (``settle``), which settles it with the spins waiting
-beside it in one transaction by the pure rule of ``settlement``: debit the bet, feed the pool,
-pay every win, book the €€€ share and any refill, store the round in the hash chain. There is
-one such path for every spin. An idempotency key makes a retry return the same round and move
-no money. Also the player's game recall (their rounds, newest first).
+"""A spin request made a :class:`rule.Job`: check the bet, draw the round (live CSPRNG, or a
+test mode's draws). The wallet (``wallets``) then takes the bet and hands the job to the
+settler of this process (``settler``), which settles it with the spins waiting beside it in
+one transaction by the pure rule (``rule``): debit the bet, feed the pool, pay every win, book
+the €€€ share and any refill, store the round in the hash chain. There is one such path for
+every spin. An idempotency key makes a retry return the same round and move no money.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from starfever.engine.model import MathModel
@@ -23,18 +22,20 @@ from starfever.engine.round import RoundResult, play_round
 from starfever.engine.symbols import InvalidBet, check_line_bet
 from starfever.server.db import Database
 from starfever.server.models import Round
-from starfever.server.services import protection, settle
+from starfever.server.services import protection
 from starfever.server.services.auth import Principal
 from starfever.server.services.chain import canonical_json
 from starfever.server.services.errors import (
     Conflict,
-    NotFound,
     Unprocessable,
     utcnow,
 )
-from starfever.server.services.settle import SpinOutcome
-from starfever.server.services.wallet import WalletPort
 from starfever.server.settings import Settings
+from starfever.server.spin.calls import check_same_request
+from starfever.server.spin.rule import Job, SpinOutcome
+
+if TYPE_CHECKING:
+    from starfever.server.spin.wallets import LedgerWallet
 
 
 def request_hash(line_bet: int, test_draws: Sequence[int] | None) -> str:
@@ -75,46 +76,13 @@ def play_live_or_test(model: MathModel, line_bet: int, pool_before: int,
     return result
 
 
-def spin(db: Database, settings: Settings, model: MathModel, wallet: WalletPort,
-         principal: Principal, line_bet: int, idempotency_key: str,
-         test_draws: Sequence[int] | None = None) -> SpinOutcome:
-    """Play and book one round for ``principal`` (see the module docstring).
-
-    The outcome is drawn before the transaction (the draws never depend on the pool or on
-    anyone's balance), so the serialized part holds no engine work: under the pool lock the
-    round is only re-derived from its draws at the real pool (ADR 0009). Draws of a request
-    that is then refused (a retry, short funds, self-exclusion) are discarded unseen; which
-    requests are refused never depends on what was drawn.
-    """
-    job = queued_spin(settings, model, principal, line_bet, idempotency_key, test_draws)
-    try:
-        return settle.settler(db).submit(job)
-    except IntegrityError:
-        return after_key_race(db, settings, wallet, principal, job.key, job.fingerprint)
-
-
-async def spin_awaiting(db: Database, settings: Settings, model: MathModel, wallet: WalletPort,
-                        principal: Principal, line_bet: int, idempotency_key: str,
-                        test_draws: Sequence[int] | None = None) -> SpinOutcome:
-    """:func:`spin` for an event loop. With the ledger wallet the round is drawn here and the
-    settler's future awaited, so no thread waits per spin (ADR 0010); anything that blocks on
-    the database runs in a worker thread."""
-    job = queued_spin(settings, model, principal, line_bet, idempotency_key, test_draws)
-    try:
-        return await asyncio.wrap_future(settle.settler(db).enqueue(job))
-    except IntegrityError:
-        return await asyncio.to_thread(after_key_race, db, settings, wallet, principal, job.key,
-                                       job.fingerprint)
-
-
 def queued_spin(settings: Settings, model: MathModel, principal: Principal, line_bet: int,
                 idempotency_key: str, test_draws: Sequence[int] | None, *,
-                draw: bool = True) -> settle.Job:
-    """A spin drawn and ready for the settler (:func:`settle.Settler.enqueue`); the async spin
-    route awaits its future instead of holding a thread. With ``draw=False`` a live round is
-    not drawn yet (operator mode draws it once its debit is acknowledged, :func:`draw_live`);
-    a test mode's ``test_draws`` are checked at once either way, so a bad one is refused
-    before any money moves."""
+                draw: bool = True) -> Job:
+    """A spin request checked, ready for the wallet (``WalletPort.spin``). With ``draw=False``
+    a live round is not drawn yet (the wallet draws it, :func:`draw_live`: the seamless wallet
+    once the operator took the bet); a test mode's ``test_draws`` are checked at once either
+    way, so a bad one is refused before any money moves."""
     try:
         bet = check_line_bet(line_bet)
     except InvalidBet as error:
@@ -124,12 +92,12 @@ def queued_spin(settings: Settings, model: MathModel, principal: Principal, line
                             code="test_draws_not_allowed")
     drawn = play_live_or_test(model, bet, model.seed_cents, test_draws) \
         if draw or test_draws is not None else None
-    return settle.Job(settings=settings, model=model, principal=principal, bet=bet,
+    return Job(settings=settings, model=model, principal=principal, bet=bet,
                       key=idempotency_key, fingerprint=request_hash(bet, test_draws),
                       drawn=drawn, test=test_draws is not None)
 
 
-def draw_live(job: settle.Job,
+def draw_live(job: Job,
               live_source: Callable[[], RandomSource] = SystemRandomSource) -> None:
     """Draw the live round of a job queued with ``draw=False`` (against the model's seed
     pool; the settler re-bases it onto the pool as it stands)."""
@@ -138,7 +106,7 @@ def draw_live(job: settle.Job,
                                       live_source=live_source)
 
 
-def after_key_race(db: Database, settings: Settings, wallet: WalletPort, principal: Principal,
+def after_key_race(db: Database, settings: Settings, wallet: LedgerWallet, principal: Principal,
                    key: str, fingerprint: str) -> SpinOutcome:
     """The answer when a spin lost a race on its idempotency key to a concurrent request
     (possible only if the wallet lock was bypassed): that request's round."""
@@ -150,34 +118,16 @@ def after_key_race(db: Database, settings: Settings, wallet: WalletPort, princip
     return outcome
 
 
-def _existing(session: Session, settings: Settings, wallet: WalletPort, principal: Principal,
+def _existing(session: Session, settings: Settings, wallet: LedgerWallet, principal: Principal,
               key: str, fingerprint: str) -> SpinOutcome | None:
     stored = session.scalar(select(Round).where(Round.account_id == principal.account_id,
                                                 Round.idempotency_key == key))
     if stored is None:
         return None
-    if stored.request_hash != fingerprint:
-        raise Conflict("this Idempotency-Key was used for a different spin request",
-                       code="idempotency_key_reused")
-    return SpinOutcome(round=stored, balance=wallet.balance(session, principal.account_id),
+    check_same_request(stored.request_hash, fingerprint)
+    return SpinOutcome(round=stored,
+                       balance=wallet.stored_balance(session, principal.account_id),
                        replayed=True, reality_check=protection.reality_check(
                            session, settings, principal.account_id, utcnow()))
 
 
-def list_rounds(db: Database, principal: Principal, limit: int,
-                before: int | None) -> list[Round]:
-    """The player's rounds, newest first, ``limit`` of them with ids below ``before``."""
-    query = select(Round).where(Round.account_id == principal.account_id)
-    if before is not None:
-        query = query.where(Round.id < before)
-    with db.read() as session:
-        return list(session.scalars(query.order_by(Round.id.desc()).limit(limit)))
-
-
-def get_round(db: Database, principal: Principal, round_id: int) -> Round:
-    """One of the player's rounds; ``round_not_found`` for unknown ids and other players'."""
-    with db.read() as session:
-        stored = session.get(Round, round_id)
-    if stored is None or stored.account_id != principal.account_id:
-        raise NotFound(f"no round {round_id} of yours", code="round_not_found")
-    return stored

@@ -9,11 +9,11 @@ the socket after each, even in pipeline mode (measured: four prepared reads in o
 psycopg's ``ClientCursor``, which sends a text without parameters that way). Each statement is
 an SQL-level prepared statement, ``PREPARE``d in the same message the first time it is used on
 a connection and then run as ``EXECUTE name(values)``, the values written as literals by
-``bulk.sql_literal``:
+``statements.sql_literal``:
 
 1. ``BEGIN`` and every read (:meth:`Batch.fetch`), answered by one result set each;
 2. every write (:meth:`Batch.insert`, :meth:`Batch.update`: one statement per table, the rows
-   as arrays, ``bulk``) and ``COMMIT`` (:meth:`Batch.commit`).
+   as arrays, ``statements``) and ``COMMIT`` (:meth:`Batch.commit`).
 
 The connection runs in autocommit mode at the driver, so psycopg sends no ``BEGIN`` of its own;
 the transaction is the one these messages open and close. A statement that fails aborts the
@@ -45,7 +45,7 @@ from sqlalchemy import ColumnElement, Connection, Dialect, Select, Table, any_, 
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from starfever.server.db import Database
-from starfever.server.services import bulk
+from starfever.server.spin import statements
 
 Query = tuple[Select[Any], Mapping[str, Any]]
 """A read and its parameters (plain values: ids, keys, lists of them)."""
@@ -81,12 +81,12 @@ class Batch(ABC):
 
     @abstractmethod
     def insert(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> None:
-        """Insert ``rows`` in their order (``bulk.insert_sql``)."""
+        """Insert ``rows`` in their order (``statements.insert_sql``)."""
 
     @abstractmethod
     def update(self, table: Table, key: str, rows: Sequence[Mapping[str, Any]],
                assignments: Mapping[str, str] | None = None) -> None:
-        """Update the row of ``table`` keyed by each row's ``key`` (``bulk.update_sql``)."""
+        """Update the row of ``table`` keyed by each row's ``key`` (``statements.update_sql``)."""
 
     @abstractmethod
     def commit(self) -> None:
@@ -117,11 +117,11 @@ class _SqliteBatch(Batch):
         return [list(self.connection.execute(query, params)) for query, params in queries]
 
     def insert(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> None:
-        bulk.insert_rows(self.connection, table, rows)
+        statements.insert_rows(self.connection, table, rows)
 
     def update(self, table: Table, key: str, rows: Sequence[Mapping[str, Any]],
                assignments: Mapping[str, str] | None = None) -> None:
-        bulk.update_rows(self.connection, table, key, rows, assignments)
+        statements.update_rows(self.connection, table, key, rows, assignments)
 
     def commit(self) -> None:
         """The statements ran as they came; the transaction commits as the block ends."""
@@ -185,7 +185,7 @@ class _Prepared:
     def execute(self, params: Mapping[str, Any]) -> str:
         if not self.parameters:
             return f"EXECUTE {self.name}"
-        values = ", ".join(bulk.sql_literal(params[name]) for name in self.parameters)
+        values = ", ".join(statements.sql_literal(params[name]) for name in self.parameters)
         return f"EXECUTE {self.name}({values})"
 
 
@@ -236,11 +236,11 @@ class _PostgresBatch(Batch):
         self.preparing.add(prepared.name)
         return f"{prepared.prepare}; {execute}"
 
-    def _send(self, statements: list[str]) -> None:
+    def _send(self, parts: list[str]) -> None:
         if not self.begun:
-            statements.insert(0, "BEGIN")
+            parts.insert(0, "BEGIN")
             self.begun = True
-        self.cursor.execute("; ".join(statements))
+        self.cursor.execute("; ".join(parts))
         self.known |= self.preparing
         self.preparing.clear()
 
@@ -259,13 +259,13 @@ class _PostgresBatch(Batch):
 
     def insert(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> None:
         if rows:
-            self.writes.append(self._statement(*bulk.insert_sql(self.dialect, table, rows)))
+            self.writes.append(self._statement(*statements.insert_sql(self.dialect, table, rows)))
 
     def update(self, table: Table, key: str, rows: Sequence[Mapping[str, Any]],
                assignments: Mapping[str, str] | None = None) -> None:
         if rows:
             self.writes.append(self._statement(
-                *bulk.update_sql(self.dialect, table, key, rows, assignments)))
+                *statements.update_sql(self.dialect, table, key, rows, assignments)))
 
     def commit(self) -> None:
         self.writes.append("COMMIT")

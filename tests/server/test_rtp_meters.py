@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from starfever.server.services.operator import RtpRow
+from starfever.server.services.rtp_meters import RtpRow
 from tests.harness import Server
 from tests.server.helpers import books
 

@@ -1,4 +1,5 @@
-"""The operator wallet adapter (OPERATOR-WALLET.md, rules 1-6): a spin in operator mode.
+"""The seamless wallet, the wallet port's second adapter (OPERATOR-WALLET.md, rules 1-6): a
+spin in operator mode.
 
 A spin is debited on the operator's side before it is queued for the settler, and its round's
 credit is sent after the round is committed; in between, every call is a ``wallet_calls`` row
@@ -7,16 +8,16 @@ written *before* it is sent:
 1. the spin's transaction ids are derived from (account, ``Idempotency-Key``)
    (:class:`TransactionIds`), so a retried request reuses them and the operator answers it
    with its first answer;
-2. the debit is recorded ``pending`` (in the group commit of ``wallet_books.CallBook``,
+2. the debit is recorded ``pending`` (in the group commit of ``call_book.CallBook``,
    committed before it is sent) and sent; a ``4xx`` refusal is final (``refused``) and
    reaches the client as its own 4xx code, nothing played; a timeout or any other failure
    records a rollback (the debit becomes ``rolled_back``), which is sent at once and then
    by the retrier until acknowledged, and the client gets ``503 wallet_unavailable``;
 3. only once the operator acknowledged the debit is a live round drawn (rule 2: a refused
-   or lost bet never had an outcome) and handed to the settler (``settlement.Job.debit``,
+   or lost bet never had an outcome) and handed to the settler (``rule.Job.debit``,
    with the answer), which records the acknowledgement, books the round against it in the
    ``operator`` book and records the round's credit as ``pending``, all in the round's own
-   transaction (``settlement.Settlement.debits`` and ``.calls``); a debit the retrier rolled
+   transaction (``rule.Settlement.debits`` and ``.calls``); a debit the retrier rolled
    back meanwhile is not played;
 4. the credit is sent once the batch is committed, and the spin is answered with the
    operator's balance as soon as the credit's reply arrives; the acknowledgement is recorded
@@ -60,8 +61,7 @@ from starfever.seamless.client import (
 )
 from starfever.server.db import Database
 from starfever.server.models import UNPLAYED_DEBIT, Account, Round, WalletCall
-from starfever.server.operator_config import OperatorConfig
-from starfever.server.services import rounds, settle
+from starfever.server.seamless_config import OperatorConfig
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import (
     Conflict,
@@ -71,14 +71,15 @@ from starfever.server.services.errors import (
     Unauthorized,
     utcnow,
 )
-from starfever.server.services.settlement import ACKNOWLEDGED, Debit, SpinOutcome
-from starfever.server.services.wallet_books import CallBook, DebitIds
+from starfever.server.spin import draw
+from starfever.server.spin import settler as settle
+from starfever.server.spin.call_book import CallBook, DebitIds
+from starfever.server.spin.calls import CallKind, CallState, call_row
+from starfever.server.spin.rule import Debit, Job, SpinOutcome
+from starfever.server.spin.wallets import LedgerWallet, refuse_not_kept
 
 log = logging.getLogger("starfever.server")
 
-DEBIT, CREDIT, ROLLBACK = p.DEBIT, p.CREDIT, p.ROLLBACK
-PENDING, REFUSED, ROLLED_BACK = "pending", "refused", "rolled_back"
-"""The states of a call besides ``acknowledged`` (:data:`settlement.ACKNOWLEDGED`)."""
 MAX_BACKOFF_S = 60.0
 RETRY_BATCH = 100
 
@@ -150,16 +151,6 @@ def session_ref(session_id: int | None) -> str:
     return f"sfs-{session_id or 0}"
 
 
-def _call_row(kind: str, transaction_id: str, account_id: int, session_id: int | None,
-              round_ref: str, now: datetime, *, amount: int = 0, key: str | None = None,
-              fingerprint: str | None = None, debit_id: str | None = None) -> WalletCall:
-    return WalletCall(transaction_id=transaction_id, kind=kind, account_id=account_id,
-                      session_id=session_id, round_ref=round_ref, idempotency_key=key,
-                      request_hash=fingerprint, debit_transaction_id=debit_id, amount=amount,
-                      jackpot_amount=0, status=PENDING, attempts=0, next_attempt_at=now,
-                      created_at=now, updated_at=now)
-
-
 def _log_unrecorded(transaction_id: str, recorded: Future[bool]) -> None:
     """A credit acknowledgement the books could not record stays pending: the retrier sends
     the credit again and the operator answers with its first answer, nothing moves twice."""
@@ -168,8 +159,14 @@ def _log_unrecorded(transaction_id: str, recorded: Future[bool]) -> None:
                   recorded.exception())
 
 
-class OperatorWallet:
-    """Operator mode's wallet: the calls of a spin, the balance, and the retrier's work."""
+class SeamlessWallet:
+    """Operator mode's wallet, the port's second adapter (``wallets.WalletPort``): the calls
+    of a spin, the balance, and the retrier's work. The operator keeps the balances, the
+    players (who arrive by its signed launch), their limits and exclusions."""
+
+    keeps_balances = False
+    launches_players = True
+    calls_operator = True
 
     def __init__(self, db: Database, config: OperatorConfig) -> None:
         self.db = db
@@ -178,7 +175,28 @@ class OperatorWallet:
         self._async: AsyncWalletClient | None = None
         self.books = CallBook(db, refusal)
         self.live_source: Callable[[], RandomSource] = SystemRandomSource
-        """Where a live round's draws come from (``rounds.draw_live``)."""
+        """Where a live round's draws come from (``draw.draw_live``)."""
+        self._retrier: Retrier | None = None
+
+    @property
+    def launch_secret(self) -> str:
+        """The secret the operator signs its launches with."""
+        return self.config.secret
+
+    def ledger(self, what: str) -> LedgerWallet:
+        """Nothing of a player's money is kept here: refused."""
+        raise refuse_not_kept(what)
+
+    def ready(self) -> str:
+        """The operator's wallet answers a signed ``balance`` call in time."""
+        from starfever.server.services import readiness
+
+        readiness.wallet_answers(self)
+        return "answers"
+
+    def start(self) -> None:
+        """Start the retrier (resends pending credits and rollbacks, rolls back stale debits)."""
+        self._retrier = Retrier(self).start()
 
     @property
     def aclient(self) -> AsyncWalletClient:
@@ -188,7 +206,10 @@ class OperatorWallet:
         return self._async
 
     async def aclose(self) -> None:
-        """Close both clients (the app's shutdown)."""
+        """Stop the retrier, close both clients and the books (the app's shutdown)."""
+        if self._retrier is not None:
+            await asyncio.to_thread(self._retrier.stop)
+            self._retrier = None
         if self._async is not None:
             await self._async.close()
         self.client.close()
@@ -200,7 +221,7 @@ class OperatorWallet:
         return timedelta(seconds=max(30.0, 3 * self.config.timeout))
 
     # --- the spin ----------------------------------------------------------------------
-    async def spin(self, job: settle.Job) -> SpinOutcome:
+    async def spin(self, job: Job) -> SpinOutcome:
         """Debit, settle, credit one drawn spin (see the module docstring)."""
         principal = job.principal
         ids = TransactionIds.of(principal.account_id, job.key)
@@ -213,7 +234,7 @@ class OperatorWallet:
         job.debit = Debit(transaction_id=ids.debit, credit_transaction_id=ids.credit,
                           round_ref=ids.round_ref, balance=balance,
                           operator_transaction_id=operator_id)
-        rounds.draw_live(job, self.live_source)  # rule 2: drawn only once the bet is taken
+        draw.draw_live(job, self.live_source)  # rule 2: drawn only once the bet is taken
         try:
             outcome = await self._settle(job)
         except ServiceError:
@@ -230,16 +251,15 @@ class OperatorWallet:
         return SpinOutcome(round=outcome.round, balance=reply.balance, replayed=False,
                            reality_check=outcome.reality_check, credit=outcome.credit)
 
-    async def _settle(self, job: settle.Job) -> SpinOutcome:
+    async def _settle(self, job: Job) -> SpinOutcome:
         """Hand the debited job to the settler; a batch that lost a race on the key to another
         process's (possible with several workers) is settled once more and finds its round."""
         try:
             return await asyncio.wrap_future(settle.settler(self.db).enqueue(job))
         except IntegrityError:
-            job.future = Future()
             return await asyncio.wrap_future(settle.settler(self.db).enqueue(job))
 
-    async def _debit(self, job: settle.Job, ids: TransactionIds,
+    async def _debit(self, job: Job, ids: TransactionIds,
                      player_id: str) -> WalletReply:
         """Send the debit; the operator's answer (recorded by the settler with the round), or
         the client's refusal."""
@@ -248,9 +268,10 @@ class OperatorWallet:
                   "amount": money.total_bet(Cents(job.bet)), "game": p.GAME,
                   "model": f"{job.model.name} {job.model.version}"}
         try:
-            reply = await self.aclient.call(DEBIT, fields)
+            reply = await self.aclient.call(CallKind.DEBIT, fields)
         except WalletRefused as refused:
-            await asyncio.to_thread(self.mark, ids.debit, REFUSED, error=refused.code[:32])
+            await asyncio.to_thread(self.mark, ids.debit, CallState.REFUSED,
+                                    error=refused.code[:32])
             raise refusal(refused.code, refused.message) from None
         except WalletUnavailable as error:
             log.warning("debit %s failed (%s): rolling it back", ids.debit, error)
@@ -272,7 +293,7 @@ class OperatorWallet:
                           operator_transaction_id=reply.operator_transaction_id)
         query = update(WalletCall).where(WalletCall.transaction_id == transaction_id)
         if only_pending:
-            query = query.where(WalletCall.status == PENDING)
+            query = query.where(WalletCall.status == CallState.PENDING)
         with self.db.write() as session:
             return bool(session.execute(query.values(**values)).rowcount)  # type: ignore[attr-defined]
 
@@ -288,12 +309,14 @@ class OperatorWallet:
                 # a played debit names its round, under the same lock as here
                 return WalletReply(balance=debit.balance,
                                    operator_transaction_id=debit.operator_transaction_id)
-            if debit is None or debit.status == ROLLED_BACK or debit.round_id is not None:
+            if debit is None or debit.status == CallState.ROLLED_BACK \
+                    or debit.round_id is not None:
                 return None
-            debit.status, debit.updated_at = ROLLED_BACK, now
-            session.add(_call_row(ROLLBACK, rollback_id(debit_id), debit.account_id,
-                                  debit.session_id, debit.round_ref, now, amount=debit.amount,
-                                  debit_id=debit_id))
+            debit.status, debit.updated_at = CallState.ROLLED_BACK, now
+            session.add(WalletCall(**call_row(
+                CallKind.ROLLBACK, rollback_id(debit_id), account_id=debit.account_id,
+                session_id=debit.session_id, round_ref=debit.round_ref, now=now,
+                amount=debit.amount, debit_id=debit_id)))
         return None
 
     def round_of(self, account_id: int, key: str) -> int | None:
@@ -308,7 +331,7 @@ class OperatorWallet:
         """The request of a recorded credit or rollback (its row, or the row's values as
         the settlement returned them)."""
         get = row.__getitem__ if isinstance(row, Mapping) else partial(getattr, row)
-        if get("kind") == ROLLBACK:
+        if get("kind") == CallKind.ROLLBACK:
             return {"transaction_id": get("transaction_id"), "round_id": get("round_ref"),
                     "player_id": player_id,
                     "debit_transaction_id": get("debit_transaction_id")}
@@ -322,20 +345,21 @@ class OperatorWallet:
         """Send a recorded credit or rollback once now; left pending for the retrier if it
         gets no answer."""
         row = await asyncio.to_thread(self._row, transaction_id)
-        if row is None or row.status != PENDING:
+        if row is None or row.status != CallState.PENDING:
             return None
         try:
             reply = await self.aclient.call(row.kind, self.fields(row, player_id))
         except WalletRefused as refused:
             log.error("%s %s refused: %s", row.kind, transaction_id, refused)
-            await asyncio.to_thread(self.mark, transaction_id, REFUSED, error=refused.code[:32])
+            await asyncio.to_thread(self.mark, transaction_id, CallState.REFUSED,
+                                    error=refused.code[:32])
             return None
         except WalletUnavailable as error:
             log.warning("%s %s not acknowledged (%s): the retrier resends it", row.kind,
                         transaction_id, error)
             await asyncio.to_thread(self.postpone, row)
             return None
-        await asyncio.to_thread(self.mark, transaction_id, ACKNOWLEDGED, reply=reply)
+        await asyncio.to_thread(self.mark, transaction_id, CallState.ACKNOWLEDGED, reply=reply)
         return reply
 
     async def _send_credit(self, credit: dict[str, Any], player_id: str) -> WalletReply | None:
@@ -345,10 +369,11 @@ class OperatorWallet:
         Left pending for the retrier if it gets no answer."""
         transaction_id = credit["transaction_id"]
         try:
-            reply = await self.aclient.call(CREDIT, self.fields(credit, player_id))
+            reply = await self.aclient.call(CallKind.CREDIT, self.fields(credit, player_id))
         except WalletRefused as refused:
             log.error("credit %s refused: %s", transaction_id, refused)
-            await asyncio.to_thread(self.mark, transaction_id, REFUSED, error=refused.code[:32])
+            await asyncio.to_thread(self.mark, transaction_id, CallState.REFUSED,
+                                    error=refused.code[:32])
             return None
         except WalletUnavailable as error:
             log.warning("credit %s not acknowledged (%s): the retrier resends it",
@@ -417,14 +442,14 @@ class OperatorWallet:
                 reply = self.client.call(row.kind, fields)
             except WalletRefused as refused:
                 log.error("%s %s refused: %s", row.kind, row.transaction_id, refused)
-                self.mark(row.transaction_id, REFUSED, error=refused.code[:32])
+                self.mark(row.transaction_id, CallState.REFUSED, error=refused.code[:32])
                 continue
             except WalletUnavailable as error:
                 log.warning("%s %s still not acknowledged (%s)", row.kind, row.transaction_id,
                             error)
                 self.postpone(row)
                 continue
-            self.mark(row.transaction_id, ACKNOWLEDGED, reply=reply)
+            self.mark(row.transaction_id, CallState.ACKNOWLEDGED, reply=reply)
             done += 1
         return done
 
@@ -451,7 +476,8 @@ _CALLS: Table = WalletCall.__table__  # type: ignore[assignment]
 _ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
 _DUE = (select(*_CALLS.c, _ACCOUNTS.c.external_id.label("player_id"))
         .join(_ACCOUNTS, _ACCOUNTS.c.id == _CALLS.c.account_id)
-        .where(_CALLS.c.status == PENDING, _CALLS.c.kind.in_((CREDIT, ROLLBACK)),
+        .where(_CALLS.c.status == CallState.PENDING,
+               _CALLS.c.kind.in_((CallKind.CREDIT, CallKind.ROLLBACK)),
                _CALLS.c.next_attempt_at <= bindparam("now"),
                or_(_CALLS.c.attempts > 0, _CALLS.c.created_at <= bindparam("fresh")))
         .order_by(_CALLS.c.id).limit(RETRY_BATCH))
@@ -463,7 +489,7 @@ class Retrier:
     and every third of the staleness it rolls back stale debits. Every worker runs one; the
     operator's idempotency makes two sends of one call harmless."""
 
-    def __init__(self, wallet: OperatorWallet) -> None:
+    def __init__(self, wallet: SeamlessWallet) -> None:
         self.wallet = wallet
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="starfever-wallet-retrier",
@@ -496,5 +522,11 @@ class Retrier:
                 log.exception("the wallet retrier failed; trying again")
 
 
-__all__ = ["OperatorWallet", "Retrier", "TransactionIds", "WalletMisconfigured",
-           "WalletUnavailableError", "refusal"]
+__all__ = [
+    "Retrier",
+    "SeamlessWallet",
+    "TransactionIds",
+    "WalletMisconfigured",
+    "WalletUnavailableError",
+    "refusal",
+]

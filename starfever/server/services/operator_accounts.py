@@ -15,6 +15,7 @@ import re
 import string
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import pyotp
 from sqlalchemy import or_, select, update
@@ -24,8 +25,10 @@ from starfever.server.db import Database
 from starfever.server.models import OPERATOR, Account
 from starfever.server.services import auth, events
 from starfever.server.services.errors import NotFound, ServiceError, Unauthorized, utcnow
-from starfever.server.services.wallet import WalletPort
 from starfever.server.settings import Settings
+
+if TYPE_CHECKING:
+    from starfever.server.spin.wallets import LedgerWallet
 
 ISSUER = "Star Fever"
 MIN_LENGTH = 12
@@ -105,7 +108,7 @@ def _provisioning(username: str, secret: str) -> NewOperator:
     return NewOperator(username=username, totp_secret=secret, provisioning_uri=uri)
 
 
-def create_operator(db: Database, settings: Settings, wallet: WalletPort, username: str,
+def create_operator(db: Database, settings: Settings, wallet: LedgerWallet, username: str,
                     password: str) -> NewOperator:
     """Create an operator with a fresh TOTP secret (the password checked by the policy)."""
     check_operator_password(username, password)

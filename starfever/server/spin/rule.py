@@ -1,11 +1,13 @@
-"""Settling spins as data in, data out (ADR 0012): one pure function, no database.
+"""The settlement rule: spins settled as data in, data out (ADR 0012): one pure function, no
+database, no thread, no clock (``now`` is an argument). It imports the engine and pure rules
+only (``books``, ``principal``, ``protection_rules``, ``chain``, ``calls``); a test pins that.
 
 :func:`settle` takes the books as they stand when a batch's rows are locked (:class:`Books`:
 the players' balances and protection state, their sessions, the rounds already stored under
 the batch's idempotency keys, the €€€ pool with its carry, the chain head) and the waiting
 spins (:class:`Job`, each drawn before it was queued), and returns a :class:`Settlement`: the
 round rows and ledger entries to insert, the balances, pool and chain head to write, and one
-answer per spin (its outcome, or the refusal it gets). The caller (``settle.settle_batch``)
+answer per spin (its outcome, or the refusal it gets). The caller (``settler.settle_batch``)
 only reads the books and writes the settlement in one transaction; the rule itself is here,
 testable without a database.
 
@@ -19,23 +21,32 @@ contribution, and the balance its predecessor left.
 from __future__ import annotations
 
 import json
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starfever.engine import money
 from starfever.engine.model import MathModel
 from starfever.engine.round import RoundResult, at_pool
 from starfever.engine.symbols import Cents
+from starfever.server.books import (
+    BET,
+    CONTRIBUTION,
+    HOUSE,
+    JACKPOT_WIN,
+    OPERATOR_BOOK,
+    POOL,
+    REFILL,
+    WALLET,
+    WIN,
+    RoundRow,
+)
 from starfever.server.identity import round_identity
-from starfever.server.models import HOUSE, OPERATOR_BOOK, POOL, WALLET, Round, RoundRow
-from starfever.server.services import ledger
-from starfever.server.services.auth import Principal, check_session_live
 from starfever.server.services.chain import IDENTIFIED, canonical_json, round_hash
 from starfever.server.services.errors import Conflict, NotFound, ServiceError, Unauthorized
-from starfever.server.services.protection import (
+from starfever.server.services.principal import Principal, check_session_live
+from starfever.server.services.protection_rules import (
     RealityCheck,
     check_adult,
     check_exclusion,
@@ -43,11 +54,16 @@ from starfever.server.services.protection import (
     reality_check_of,
 )
 from starfever.server.settings import Settings
+from starfever.server.spin.calls import (
+    CallKind,
+    CallState,
+    acknowledgement,
+    call_row,
+    check_same_request,
+)
 
-ACKNOWLEDGED = "acknowledged"
-"""The state of a wallet call the operator answered with ``200``."""
-PENDING = "pending"
-"""The state of a wallet call recorded and not (yet) answered."""
+if TYPE_CHECKING:
+    from starfever.server.models import Round
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +71,7 @@ class Debit:
     """Operator mode: the spin's debit, acknowledged by the operator's wallet."""
 
     transaction_id: str
-    """Star Fever's id of the debit (``operator_wallet.TransactionIds``)."""
+    """Star Fever's id of the debit (``seamless_wallet.TransactionIds``)."""
     credit_transaction_id: str
     """The id its round's credit will be sent under."""
     round_ref: str
@@ -93,9 +109,8 @@ class Job:
     """The request's hash: a retry under the same key must send the same request."""
     drawn: RoundResult | None
     """The round as drawn against the model's seed pool (re-based at settlement); None only
-    for an operator-mode spin until its debit is acknowledged (``rounds.draw_live``)."""
+    for an operator-mode spin until its debit is acknowledged (``draw.draw_live``)."""
     test: bool
-    future: Future[SpinOutcome] = field(default_factory=Future)
     debit: Debit | None = None
     """Operator mode: the acknowledged debit; the balance and the player's limits are the
     operator's, so the round is booked against it instead of a wallet row."""
@@ -214,25 +229,25 @@ def book_round(entries: list[dict[str, Any]], r: Round | RoundRow,
     at, aid, rid = r.created_at, r.account_id, r.id
     game_win = r.total_win - r.progressive_win
     running = r.balance_before - r.total_bet
-    _entry(entries, player_book, ledger.BET, -r.total_bet, rid, at, account_id=aid,
+    _entry(entries, player_book, BET, -r.total_bet, rid, at, account_id=aid,
            balance_after=running)
-    _entry(entries, POOL, ledger.CONTRIBUTION, r.contribution, rid, at,
+    _entry(entries, POOL, CONTRIBUTION, r.contribution, rid, at,
            balance_after=r.pool_before)
-    _entry(entries, HOUSE, ledger.BET, r.total_bet - r.contribution, rid, at)
+    _entry(entries, HOUSE, BET, r.total_bet - r.contribution, rid, at)
     if game_win:
         running += game_win
-        _entry(entries, player_book, ledger.WIN, game_win, rid, at, account_id=aid,
+        _entry(entries, player_book, WIN, game_win, rid, at, account_id=aid,
                balance_after=running)
-        _entry(entries, HOUSE, ledger.WIN, -game_win, rid, at)
+        _entry(entries, HOUSE, WIN, -game_win, rid, at)
     if r.progressive_win:
         running += r.progressive_win
-        _entry(entries, player_book, ledger.JACKPOT_WIN, r.progressive_win, rid, at,
+        _entry(entries, player_book, JACKPOT_WIN, r.progressive_win, rid, at,
                account_id=aid, balance_after=running)
-        _entry(entries, POOL, ledger.JACKPOT_WIN, -r.progressive_win, rid, at,
+        _entry(entries, POOL, JACKPOT_WIN, -r.progressive_win, rid, at,
                balance_after=r.pool_before - r.progressive_win)
     if r.pool_refill:
-        _entry(entries, POOL, ledger.REFILL, r.pool_refill, rid, at, balance_after=r.pool_after)
-        _entry(entries, HOUSE, ledger.REFILL, -r.pool_refill, rid, at)
+        _entry(entries, POOL, REFILL, r.pool_refill, rid, at, balance_after=r.pool_after)
+        _entry(entries, HOUSE, REFILL, -r.pool_refill, rid, at)
 
 
 class _Batch:
@@ -276,9 +291,7 @@ class _Batch:
             raise NotFound(f"player {aid} has no wallet", code="wallet_not_found")
         prior = self.settled.get((aid, job.key))
         if prior is not None:
-            if prior.request_hash != job.fingerprint:
-                raise Conflict("this Idempotency-Key was used for a different spin request",
-                               code="idempotency_key_reused")
+            check_same_request(prior.request_hash, job.fingerprint)
             return SpinOutcome(round=prior, balance=prior.balance_after if player.balance is None
                                else player.balance, replayed=True,
                                reality_check=self.check_of(aid))
@@ -292,8 +305,8 @@ class _Batch:
             if balance < total:
                 raise Conflict(f"the balance of {balance} cents does not cover the total bet "
                                f"of {total} cents", code="insufficient_funds")
-        elif self.debits.get(job.debit.transaction_id) == ACKNOWLEDGED or (
-                self.debits.get(job.debit.transaction_id) == PENDING
+        elif self.debits.get(job.debit.transaction_id) == CallState.ACKNOWLEDGED or (
+                self.debits.get(job.debit.transaction_id) == CallState.PENDING
                 and job.debit.operator_transaction_id is not None):
             balance = job.debit.balance + total  # the operator's balance before the bet
         else:
@@ -317,12 +330,11 @@ class _Batch:
             self.touched.add(aid)
         else:
             credit = self._credit(job, job.debit, stored)
-            self.debits[job.debit.transaction_id] = ACKNOWLEDGED
-            self.debit_updates.append({
-                "transaction_id": job.debit.transaction_id, "status": ACKNOWLEDGED,
-                "error": None, "round_id": stored.id, "balance": job.debit.balance,
-                "operator_transaction_id": job.debit.operator_transaction_id,
-                "updated_at": self.now})
+            self.debits[job.debit.transaction_id] = CallState.ACKNOWLEDGED
+            self.debit_updates.append({**acknowledgement(
+                job.debit.transaction_id, balance=job.debit.balance,
+                operator_transaction_id=job.debit.operator_transaction_id, now=self.now),
+                "round_id": stored.id})
         delta = stored.total_win - stored.total_bet
         player.net_result += delta
         self.nets[aid] = self.nets.get(aid, 0) + delta
@@ -332,14 +344,11 @@ class _Batch:
 
     def _credit(self, job: Job, debit: Debit, r: RoundRow) -> dict[str, Any]:
         """The round's credit (also of 0: it closes the round), recorded as pending."""
-        row: dict[str, Any] = {
-            "transaction_id": debit.credit_transaction_id, "kind": "credit",
-            "account_id": r.account_id, "session_id": r.session_id,
-            "round_ref": debit.round_ref, "round_id": r.id, "idempotency_key": job.key,
-            "request_hash": job.fingerprint, "debit_transaction_id": debit.transaction_id,
-            "amount": r.total_win, "jackpot_amount": r.progressive_win, "status": PENDING,
-            "error": None, "operator_transaction_id": None, "balance": None, "attempts": 0,
-            "next_attempt_at": self.now, "created_at": self.now, "updated_at": self.now}
+        row = call_row(CallKind.CREDIT, debit.credit_transaction_id,
+                       account_id=r.account_id, session_id=r.session_id,
+                       round_ref=debit.round_ref, now=self.now, amount=r.total_win,
+                       jackpot_amount=r.progressive_win, round_id=r.id, key=job.key,
+                       fingerprint=job.fingerprint, debit_id=debit.transaction_id)
         self.calls.append(row)
         return row
 
@@ -391,5 +400,5 @@ def settle(books: Books, jobs: list[Job], now: datetime) -> Settlement:
                       debits=batch.debit_updates)
 
 
-__all__ = ["ACKNOWLEDGED", "PENDING", "Books", "Debit", "Job", "Login", "Player", "PoolChange",
+__all__ = ["Books", "Debit", "Job", "Login", "Player", "PoolChange",
            "Settlement", "SpinOutcome", "book_round", "settle"]

@@ -1,4 +1,4 @@
-"""The settlers' turn on a host (ADR 0028, ``settle_turn.SettleTurn``): one process at a time,
+"""The settlers' turn on a host (ADR 0028, ``spin.turn.SettleTurn``): one process at a time,
 taken in turn, and only in a folder no one else can enter."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from starfever.server import settle_turn
-from starfever.server.settle_turn import SettleTurn
+from starfever.server.spin import turn as settle_turn
+from starfever.server.spin.turn import SettleTurn
 
 
 def _take_turns(key: str, name: str, log: str, turns: int, start: threading.Barrier) -> None:

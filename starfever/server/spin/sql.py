@@ -1,37 +1,14 @@
-"""Group commit of spins (ADR 0009): inside one server process, every spin is handed to one
-settler thread, which settles the spins waiting at that moment (up to :data:`MAX_BATCH`) in ONE
-transaction, in the order they arrived, then answers each of them. The settlers of a host's
-processes take turns (``Database.settle_turn``, ADR 0028): a settler takes its queue only once
-the turn is its own, so the spins that arrive while another process settles join its batch
-instead of waiting at the pool's row lock for a batch of their own.
-
-The transaction locks the players' wallets (sorted by account id, so two processes' batches
-never deadlock), then the €€€ pool, then the chain head — the order of ADR 0005 — once per batch
-instead of once per round, and reads them into :class:`settlement.Books`. The rule itself is
-the pure :func:`settlement.settle` (ADR 0012): it returns the rows to write and an answer per
-spin, and this module writes them. It is the only path a spin is settled on. If the batch
-transaction itself fails, every spin of it is settled again alone (a batch of one), so an
-unexpected error reaches only the request that caused it.
-
-Nothing is answered before the commit: a crash loses the whole batch, and none of its rounds
-was ever shown to anyone.
-
-The batch runs as few statements as it can, in a ``batch.Batch`` (ADR 0027): the reads
-(wallets with their accounts, locked; rounds already stored under the batch's keys; the
-sessions; the pool row and the chain head locked together), then one write per table, all of a
-table's rows in one statement (``bulk``, ADR 0026), and the commit. On PostgreSQL that is two
-round trips: the reads in one message, the writes and ``COMMIT`` in the next, each statement
-prepared once per connection. A connection found dead (the database restarted) costs the
-batch one more try.
+"""The SQL of a settler's batch (ADR 0009, 0026, 0027): the reads that lock the books in the
+order of ADR 0005 (the players' wallets sorted by account, then the €€€ pool and the chain head
+in one statement) and read them into :class:`rule.Books`, and the writes of a
+:class:`rule.Settlement`, one statement per table (``statements``), in a
+``transaction.Batch``: two round trips on PostgreSQL. Also the chain head's lock for the
+callers outside a batch (``anchor``) and the first pool row and chain head of a new database.
 """
 
 from __future__ import annotations
 
-import threading
-import time
-from collections import deque
 from collections.abc import Sequence
-from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -49,12 +26,10 @@ from sqlalchemy import (
     select,
     true,
 )
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from starfever.engine.model import MathModel
-from starfever.server import metrics
-from starfever.server.batch import Batch, Query, among, begin
 from starfever.server.db import Database
 from starfever.server.models import (
     Account,
@@ -69,23 +44,11 @@ from starfever.server.models import (
 )
 from starfever.server.services import events, jackpot
 from starfever.server.services.chain import GENESIS_HASH
-from starfever.server.services.errors import ServiceError, utcnow
-from starfever.server.services.settlement import (
-    Books,
-    Job,
-    Login,
-    Player,
-    Settlement,
-    SpinOutcome,
-    settle,
-)
+from starfever.server.services.errors import utcnow
+from starfever.server.spin.rule import Books, Job, Login, Player, Settlement
+from starfever.server.spin.transaction import Batch, Query, among
 
 CHAIN_ID = 1
-MAX_BATCH = 64
-"""The most spins one transaction settles."""
-IDLE_EXIT_S = 5.0
-"""The settler thread ends after this long without work (the next spin starts a new one)."""
-
 _ROUNDS: Table = Round.__table__  # type: ignore[assignment]
 _LEDGER: Table = LedgerEntry.__table__  # type: ignore[assignment]
 _WALLETS: Table = Wallet.__table__  # type: ignore[assignment]
@@ -165,133 +128,13 @@ _DEBIT = {"operator_transaction_id":
 an answer without the operator's id keeps the one recorded before."""
 
 
-class Settler:
-    """The one writer of spins of a :class:`Database` in this process."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-        self._queue: deque[Job] = deque()
-        self._cond = threading.Condition()
-        self._running = False
-
-    def submit(self, job: Job) -> SpinOutcome:
-        """Queue ``job`` and wait until its batch is committed (or it was refused)."""
-        return self.enqueue(job).result()
-
-    def enqueue(self, job: Job) -> Future[SpinOutcome]:
-        """Queue ``job``; its future resolves once its batch is committed (or it was refused).
-        For an event loop, which must not block: ``await asyncio.wrap_future(...)``."""
-        with self._cond:
-            self._queue.append(job)
-            if self._running:
-                self._cond.notify()
-            else:
-                self._running = True
-                threading.Thread(target=self._run, name="starfever-settler",
-                                 daemon=True).start()
-        return job.future
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                if not self._queue:
-                    self._cond.wait(IDLE_EXIT_S)
-                    if not self._queue:
-                        self._running = False
-                        return
-            # the queue is taken only once this host's turn is ours (ADR 0028): the spins
-            # that arrive while another process settles join this batch
-            with self.db.settle_turn.held():
-                batch = self._take()
-                try:
-                    results = self._settle(batch)
-                except BaseException as error:  # never let one batch stop the thread:
-                    # every later spin of this process would wait for ever
-                    results = [error] * len(batch)
-            resolve_each([job.future for job in batch], results)
-
-    def _take(self) -> list[Job]:
-        """The spins queued now (up to :data:`MAX_BATCH`) that settle under the first one's
-        model and settings, in their order; the others stay queued."""
-        with self._cond:
-            first = self._queue[0]
-            batch: list[Job] = []
-            rest: deque[Job] = deque()
-            while self._queue and len(batch) < MAX_BATCH:
-                job = self._queue.popleft()
-                if job.model is first.model and job.settings is first.settings:
-                    batch.append(job)
-                else:
-                    rest.append(job)
-            rest.extend(self._queue)
-            self._queue = rest
-        return batch
-
-    def _settle(self, batch: list[Job], *, reconnected: bool = False,
-                ) -> Sequence[SpinOutcome | ServiceError | BaseException]:
-        try:
-            return settle_batch(self.db, batch)
-        except BaseException as error:
-            if isinstance(error, DBAPIError) and error.connection_invalidated \
-                    and not reconnected:
-                # the connection had died (say, the database restarted) and the pool has been
-                # emptied: once more on a new one. Nothing of the batch was stored, or, if the
-                # commit itself was cut, its rounds are found by their keys and answered.
-                return self._settle(batch, reconnected=True)
-            if len(batch) == 1:
-                return [error]
-            # settle each alone: the error reaches only its cause
-            return [result for job in batch for result in self._settle([job])]
-
-
-def resolve(done: Future[Any], *, result: Any = None,
-            error: BaseException | None = None) -> None:
-    """Resolve ``done`` unless it is resolved already or was cancelled (its request gave up
-    waiting: what was committed stands, and a retry of the request finds it)."""
-    if done.done():
-        return
-    try:
-        if error is not None:
-            done.set_exception(error)
-        else:
-            done.set_result(result)
-    except InvalidStateError:  # cancelled in the meantime
-        pass
-
-
-
-def resolve_each(futures: Sequence[Future[Any]], results: Sequence[Any]) -> None:
-    """Resolve each future of a batch with its result, or its error where the result is an
-    exception (:func:`resolve`: one already resolved or cancelled is left as it is)."""
-    for done, result in zip(futures, results, strict=True):
-        if isinstance(result, BaseException):
-            resolve(done, error=result)
-        else:
-            resolve(done, result=result)
-
-_settlers: dict[int, Settler] = {}
-_settlers_lock = threading.Lock()
-
-
-def settler(db: Database) -> Settler:
-    """The settler of ``db`` in this process (made on first use)."""
-    found = _settlers.get(id(db))
-    if found is not None and found.db is db:
-        return found
-    with _settlers_lock:
-        found = _settlers.get(id(db))
-        if found is None or found.db is not db:
-            found = _settlers[id(db)] = Settler(db)
-        return found
-
-
 def _player(row: Any, balance: int | None, *, vouched: bool) -> Player:
     return Player(balance=balance, excluded_until=row.excluded_until, birth_date=row.birth_date,
                   play_started_at=row.play_started_at, reality_check_at=row.reality_check_at,
                   net_result=row.net_result, vouched=vouched)
 
 
-def _read_books(txn: Batch, postgres: bool, jobs: Sequence[Job]) -> Books | None:
+def read_books(txn: Batch, postgres: bool, jobs: Sequence[Job]) -> Books | None:
     """The batch's books, locked: wallets (sorted), then pool, then chain head (ADR 0005),
     every read in one round trip on PostgreSQL; ``None`` if the pool or the chain head does
     not exist yet (a new database)."""
@@ -328,8 +171,8 @@ def _read_books(txn: Batch, postgres: bool, jobs: Sequence[Job]) -> Books | None
                  debits={row.transaction_id: row.status for row in debit_rows})
 
 
-def _write(txn: Batch, done: Settlement, now: Any) -> None:
-    """The settlement's rows, one statement per table (``bulk``), and the commit: in one
+def write(txn: Batch, done: Settlement, now: Any) -> None:
+    """The settlement's rows, one statement per table (``statements``), and the commit: in one
     round trip on PostgreSQL."""
     txn.insert(_ROUNDS, done.rounds)
     txn.insert(_LEDGER, done.entries)
@@ -351,27 +194,7 @@ def _write(txn: Batch, done: Settlement, now: Any) -> None:
     txn.commit()
 
 
-def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | ServiceError]:
-    """Settle ``jobs`` in order in one transaction; a refused job gets its error instead:
-    read the books, :func:`settlement.settle` them, write what it returns."""
-    started = time.perf_counter()
-    for first_try in (True, False):
-        with begin(db) as txn:
-            now = utcnow()
-            books = _read_books(txn, not db.is_sqlite, jobs)
-            if books is not None:
-                done = settle(books, list(jobs), now)
-                if done.writes:
-                    _write(txn, done, now)
-                break
-        if not first_try:
-            raise RuntimeError("the pool row or the chain head is still missing")
-        _create_pool_and_head(db, jobs[0].model)
-    metrics.observe_batch(done.rounds, time.perf_counter() - started, len(jobs))
-    return done.results
-
-
-def _create_pool_and_head(db: Database, model: MathModel) -> None:
+def create_pool_and_head(db: Database, model: MathModel) -> None:
     """A new database: create the pool row and the chain head (another process may race to
     do the same: then its rows stand)."""
     try:
@@ -391,5 +214,4 @@ def lock_chain(session: Session) -> ChainHead:
     return head
 
 
-__all__ = ["MAX_BATCH", "Job", "Settler", "SpinOutcome", "lock_chain", "resolve", "resolve_each",
-           "settle_batch", "settler"]
+__all__ = ["CHAIN_ID", "create_pool_and_head", "lock_chain", "read_books", "write"]

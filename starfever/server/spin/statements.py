@@ -12,7 +12,7 @@ CPU. On PostgreSQL the rows go instead as one array per column, in ONE statement
   unique among the rows (each target row is changed once, by its own row; a repeated key is
   refused before anything is sent).
 
-``batch`` sends them (ADR 0027: all of a batch's writes and its ``COMMIT`` in one message).
+``transaction`` sends them (ADR 0027: all of a batch's writes and its ``COMMIT`` in one message).
 
 The same values are stored: each column's values are converted as its type binds them
 (``UtcDateTime``), written as one PostgreSQL array literal (:func:`array_literal`: a join in C,
@@ -74,7 +74,7 @@ def array_literal(values: Iterable[Any]) -> str:
 def sql_literal(value: Any) -> str:
     """``value`` as a PostgreSQL literal, for a statement's text: ``NULL``, ``TRUE``/``FALSE``,
     an integer, a string in single quotes with each single quote doubled (with
-    ``standard_conforming_strings`` on, PostgreSQL's default since 9.1, which ``batch``
+    ``standard_conforming_strings`` on, PostgreSQL's default since 9.1, which ``transaction``
     requires of the server, that is the only character a string literal escapes), or a list
     as its :func:`array_literal` so quoted. Nothing else is taken."""
     if value is None:
@@ -83,7 +83,7 @@ def sql_literal(value: Any) -> str:
         return "TRUE" if value else "FALSE"
     if type(value) is int:
         return str(value)
-    if type(value) is str:
+    if isinstance(value, str):  # a StrEnum (a call's state) is its value
         if "\x00" in value:
             raise ValueError("sql_literal: a NUL character cannot be stored")
         return "'" + value.replace("'", "''") + "'"

@@ -28,10 +28,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import DBAPIError
 
-from starfever.server.batch import among, begin
 from starfever.server.db import Database
 from starfever.server.models import UtcDateTime
-from starfever.server.services import bulk
+from starfever.server.spin import statements as bulk
+from starfever.server.spin.transaction import among, begin
 from tests.harness import DatabaseKind, Databases
 
 AWKWARD = ['plain', 'a "quoted" word', "back\\slash", "", "NULL", "{,}", 'end\\', "ünï ☆",
