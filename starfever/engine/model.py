@@ -22,6 +22,7 @@ from starfever.engine.symbols import (
     COIN,
     JACKPOT,
     JACKPOT_REELS,
+    LINE_COUNT,
     MWILD,
     REELS,
     ROWS,
@@ -54,6 +55,16 @@ UPGRADE_UNITS: tuple[str, ...] = (UPGRADE_LINE_BET, UPGRADE_TOTAL_BET)
 """The values of ``hold_and_cash.upgrade_unit`` in a model file."""
 
 
+def upgrade_line_bets(unit: str) -> int:
+    """What one UPGRADE of ``unit`` adds to a held CASH value, in line bets."""
+    if unit == UPGRADE_LINE_BET:
+        return 1
+    if unit == UPGRADE_TOTAL_BET:
+        return LINE_COUNT
+    raise ModelError(f"hold_and_cash.upgrade_unit must be one of {', '.join(UPGRADE_UNITS)}, "
+                     f"got {unit!r}")
+
+
 MAX_WEIGHT_SUM = 2**32
 """The largest sum of one group of weights (a weighted pick draws below it): the simulator's
 draw serves ``1 <= n <= 2**32``, and a model is refused where it is read, not by whichever
@@ -78,6 +89,12 @@ class HoldAndCashModel:
     upgrade_unit: str = UPGRADE_TOTAL_BET
     """What one UPGRADE adds to every held CASH value: ``UPGRADE_LINE_BET`` (1 x line bet) or
     ``UPGRADE_TOTAL_BET`` (1 x total bet); one of ``UPGRADE_UNITS``."""
+
+    @property
+    def upgrade_line_bets(self) -> int:
+        """What one UPGRADE adds to every held CASH value, in line bets (the unit the engine
+        and the simulator keep Hold & Cash values in): 1, or 20 for ``total_bet``."""
+        return upgrade_line_bets(self.upgrade_unit)
 
 
 @dataclass(frozen=True, slots=True)

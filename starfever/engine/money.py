@@ -1,7 +1,8 @@
 """The money boundary: the only place where multiples of a bet become euro cents.
 
-The rules core works in multiples (line wins in multiples of the line bet, Hold & Cash values in
-multiples of the total bet); every amount a player or the ledger sees passes through here, in
+The rules core works in multiples of the line bet (line wins, and the Hold & Cash values, which
+RULES.md states in total bets but the UPGRADE of a line-bet model raises by one line bet); every
+amount a player or the ledger sees passes through here, in
 integer cents, with the one rounding rule of the game (€€€ shares round down).
 """
 
@@ -29,8 +30,14 @@ def line_win(factor: int, line_bet: Cents) -> Cents:
 
 
 def feature_win(multiple: int, line_bet: Cents) -> Cents:
-    """A Hold & Cash amount of ``multiple`` x total bet, in cents."""
+    """An amount of ``multiple`` x total bet (a jackpot of Hold & Cash, the max-win cap), in
+    cents."""
     return Cents(multiple * total_bet(line_bet))
+
+
+def in_line_bets(amount: int, line_bet: Cents) -> Cents:
+    """An amount of ``amount`` line bets (a Hold & Cash value or payout), in cents."""
+    return Cents(amount * line_bet)
 
 
 def progressive_share(pool: Cents, line_bet: Cents) -> Cents:

@@ -173,7 +173,7 @@ def play_round(model: MathModel, line_bet: int, source: RandomSource, *,
     hits, refill = _pay_jackpots(model, bet, pool_before, jackpot_lines, events)
     progressive = sum(hit.win for hit in hits)
     base_win = money.line_win(base.line_factor, bet)
-    hold_win = money.feature_win(hold.multiple, bet) if hold else Cents(0)
+    hold_win = money.in_line_bets(hold.line_bets, bet) if hold else Cents(0)
     if cap is not None and base_win + star_wild_win + hold_win > cap:
         # the round's game win stops at the cap; the feature's win is cut (MIN_CAP_X: a paid
         # spin alone never reaches it, a Star Wild respin can in some models)
