@@ -480,9 +480,11 @@ def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[n
 
     ``win_hist[0]`` counts rounds that win nothing, ``win_hist[k]`` rounds whose game win in
     total bets falls in ``[edges[k-2], edges[k-1])`` (k = 1: below ``edges[0]``); ``hold_hist``
-    bins Hold & Cash payouts the same way. ``jackpots_at[i] = (spin, base lines, respin lines)``
-    records the i-th round with €€€ lines (its index in the chunk and how many €€€ lines its
-    base spin and its Star Wild respin showed), for as many rounds as it has rows;
+    bins Hold & Cash payouts the same way. ``jackpots_at[i] = (spin, base lines, respin lines,
+    game win)`` records the i-th round with €€€ lines (its index in the chunk, how many €€€
+    lines its base spin and its Star Wild respin showed, and its game win in line bets after
+    any cap: what a cap that holds the whole round leaves for the €€€ is the rest), for as many
+    rounds as it has rows;
     ``sums[JACKPOT_ROUNDS]`` says how many there were.
 
     The hot loop only tallies the rounds that are a base spin and nothing else by their line
@@ -564,6 +566,7 @@ def _feature_round(feature: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64
             jackpots_at[at, 0] = spin
             jackpots_at[at, 1] = jackpots
             jackpots_at[at, 2] = respin_jackpots
+            jackpots_at[at, 3] = win
         sums[JACKPOT_ROUNDS] += 1
     _tally_round(tally, sums, win_hist, edges, pay, win, jackpots + respin_jackpots > 0)
 

@@ -247,7 +247,8 @@ def test_a_chunk_full_of_features_counts_each_round_as_played_one_by_one(
     }
     assert result.counts == expected
     assert result.jackpot_rounds_at == tuple(
-        (i, j, r) for i, (j, r) in enumerate(zip(base_jackpots, respin_jackpots, strict=True))
+        (i, j, r, g) for i, (j, r, g) in enumerate(zip(base_jackpots, respin_jackpots, game,
+                                                        strict=True))
         if j + r > 0)
     assert result.holds_by_coins == tuple(sum(1 for c in coins if c == n) if n >= 5 else 0
                                           for n in range(16))
