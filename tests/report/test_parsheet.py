@@ -26,7 +26,8 @@ def test_par_sheet(tmp_path: Path) -> None:
                     "Star Wild split", "Hold & Cash split", "Exact and simulated, side by side"):
         assert f"## {section}" in md
         assert section.replace("&", "&amp;") in html
-    assert "95.4990 %" in md  # the exact total of the default model
+    assert "95.5011 %" in md  # the exact total of the default model 3.0
+    assert "| EUR progressive contribution | 1.0000 % | not simulated |" in md
     assert "Spins to confirm RTP to +/-0.1 pp at 99 %" in md
     for plot in ("win-distribution.png", "rtp-convergence.png", "hold-and-cash.png",
                  "rtp-split.png"):

@@ -47,7 +47,7 @@ def test_same_seed_same_result_on_one_or_two_workers() -> None:
 def test_default_model_total_rtp_interval_holds_the_exact_value(
         default_run: SimulationResult, exact: ExactReport) -> None:
     assert default_run.rtp.contains(float(exact.total))
-    assert abs(float(exact.total) - 0.95499) < 1e-5
+    assert abs(float(exact.total) - 0.955) < 0.0002  # RULES.md: 95.50 % +/- 0.02 pp
     for name in ("lines", "star_wild", "hold_and_cash"):
         assert default_run.component(name).contains(float(getattr(exact, name))), name
     assert default_run.frequency("hit").contains(float(exact.hit_frequency))
