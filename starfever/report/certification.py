@@ -10,7 +10,7 @@ from fractions import Fraction
 from statistics import NormalDist
 from typing import Any
 
-from starfever.engine.model import UPGRADE_LINE_BET, MathModel
+from starfever.engine.model import MAX_WIN_ROUND, UPGRADE_LINE_BET, MathModel
 from starfever.engine.symbols import MWILD
 from starfever.math import exact
 from starfever.math.stats import Z99
@@ -38,7 +38,13 @@ def identity(doc: Document, model: MathModel, figs: dict[str, Any]) -> None:
         ["Name / version", f"{model.name} / {model.version}"],
         ["SHA-256 of the model's canonical JSON", model.sha256],
         ["EUR rule", model.jackpot_rule],
-        ["Max win cap", "none" if model.max_win_x is None else f"{model.max_win_x:,} x total bet"],
+        ["Max win cap", "none" if model.max_win_x is None else
+         f"{model.max_win_x:,} x total bet, "
+         + ("the round's whole win, the EUR share included (the part of a share the cap cuts "
+            "stays in the pool)" if model.max_win_scope == MAX_WIN_ROUND else
+            "the game win only, the EUR share on top")],
+        ["UPGRADE adds", "1 x line bet" if model.hold_and_cash.upgrade_unit == UPGRADE_LINE_BET
+         else "1 x total bet"],
         ["Figures computed by", f"starfever rtp (format {figs['format']})"],
     ])
     doc.paragraph(upgrade_reading(model))
