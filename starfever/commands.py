@@ -204,7 +204,9 @@ def print_rtp(data: dict[str, Any]) -> None:
     print(f"  standard deviation {data['std_dev']:.3f} x total bet ({data['std_dev_method']}; "
           f"game alone {data['std_dev_game']:.3f}; EUR share at the seed pool), with the EUR "
           "share at the pool's long-run law, by mix: " + ", ".join(
-              f"{name} {run['std_dev']:.3f}" for name, run in data["jackpot_long_run"].items()))
+              f"{name} {run['std_dev']:.3f}"
+              + (" (closed form)" if run.get("method") == "closed form" else " (grid)")
+              for name, run in data["jackpot_long_run"].items()))
     mw, mp = data["max_win_x"], data["max_win_probability"]
     cap = mw["hold_and_cash"]
     hold = "unbounded" if cap is None else f"capped at {cap:,} x"
