@@ -45,7 +45,7 @@ from starfever.engine.symbols import STAR_WILD_COINS
 from starfever.sim import kernel
 from starfever.sim.kernel import SCRATCH, KernelArgs, _base_spin, _feature_round, _fold_tally
 from starfever.sim.rng import chunk_states, next_local, spin_radix, spin_stops_local
-from starfever.sim.runner import HISTOGRAM_EDGES, play_chunk
+from starfever.sim.runner import HISTOGRAM_EDGES, JACKPOT_COLUMNS, play_chunk
 from starfever.sim.tables import (
     T_BASE_LENGTHS,
     T_FEATURE,
@@ -211,7 +211,7 @@ def play_lanes(tables: KernelArgs, seed: int, lanes: int, per_lane: int) -> Outc
     sums = np.zeros(kernel.N_SUMS, dtype=np.int64)
     win_hist = np.zeros(len(_EDGES) + 2, dtype=np.int64)
     hold_hist = np.zeros(len(_EDGES) + 2, dtype=np.int64)
-    jackpots_at = np.zeros((max(64, lanes * per_lane >> 10), 3), dtype=np.int64)
+    jackpots_at = np.zeros((max(64, lanes * per_lane >> 10), JACKPOT_COLUMNS), dtype=np.int64)
     run_lanes_for(lanes)(tables, states, per_lane, sums, win_hist, hold_hist, _EDGES,
                          jackpots_at)
     return sums, win_hist, hold_hist

@@ -196,14 +196,17 @@ def print_rtp(data: dict[str, Any]) -> None:
     print(f"  hit frequency {data['hit_frequency']:.2%} (1 in {1 / data['hit_frequency']:.2f}; "
           f"total win > 0, exact)")
     print(f"  Star Wild {_one_in(data['star_wild_frequency'], '.1f')} spins "
-          f"({data['star_wild_pays_nothing']:.1%} of them pay nothing), Hold & Cash "
+          f"(the respin alone pays nothing in {data['star_wild_respin_pays_nothing']:.1%} "
+          f"of them, the whole round in {data['star_wild_round_pays_nothing']:.1%}), Hold & Cash "
           f"{_one_in(data['hold_and_cash_frequency'], '.1f')}, Mega "
           f"{_one_in(data['mega_frequency'], ',.0f')}, EUR jackpot line "
           f"{_one_in(data['jackpot_frequency'], ',.0f')}")
     print(f"  standard deviation {data['std_dev']:.3f} x total bet ({data['std_dev_method']}; "
           f"game alone {data['std_dev_game']:.3f}; EUR share at the seed pool), with the EUR "
           "share at the pool's long-run law, by mix: " + ", ".join(
-              f"{name} {run['std_dev']:.3f}" for name, run in data["jackpot_long_run"].items()))
+              f"{name} {run['std_dev']:.3f}"
+              + (" (closed form)" if run.get("method") == "closed form" else " (grid)")
+              for name, run in data["jackpot_long_run"].items()))
     mw, mp = data["max_win_x"], data["max_win_probability"]
     cap = mw["hold_and_cash"]
     hold = "unbounded" if cap is None else f"capped at {cap:,} x"

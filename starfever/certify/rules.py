@@ -26,12 +26,15 @@ from starfever.markets import MarketProfile
 I18N_JS = Path(__file__).resolve().parent.parent / "web" / "static" / "js" / "i18n.js"
 LANGUAGES = ("de", "en")
 NEEDED = ("rulesHtml", "ptIntro", "ptSymbol", "ptOf", "wildRule", "coinRule", "jackpotRule",
-          "linesTitle", "paytable", "rules", "totalBetWord", "maxWinCap", "maxWinNone",
+          "linesTitle", "paytable", "rules", "totalBetWord", "maxWinCap", "maxWinCapGame",
+          "maxWinNone", "upgradeLineBet", "upgradeTotalBet", "upgradeUnknown",
           "marketHtml", "marketTurboYes", "marketTurboNo", "marketSkipYes", "marketSkipNo",
           "marketMinRound", "marketClock", "respinJackpot", "respinNoJackpot")
 _SECTION = re.compile(r"^\s{2}(de|en): \{$", re.MULTILINE)
 _ENTRY = re.compile(r'(\w+):\s*("(?:[^"\\\n]|\\.)*"|`[^`]*`)', re.DOTALL)
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
+UPGRADE_RULES = {"line_bet": "upgradeLineBet", "total_bet": "upgradeTotalBet"}
+"""``pages.js``'s ``UPGRADE_RULES``: the text that says what one UPGRADE adds, by unit."""
 SEPARATORS = {"de": (".", ",", "", "\u00a0€"), "en": (",", ".", "€", "")}
 """group, decimal, before, after: ``money.js``'s ``SEP``."""
 
@@ -109,8 +112,10 @@ def rules_values(game: dict[str, Any], texts: dict[str, str], lang: str,
     cap = (game.get("max_win") or {}).get("cap_x")
     largest = (game.get("max_win") or {}).get("largest_x") or {}
     if cap:
-        max_win = fill(texts["maxWinCap"], {"cap": cap,
-                                             "amount": format_cents(cap * total_bet, lang)})
+        scoped = "maxWinCapGame" if (game.get("max_win") or {}).get("scope") == "game" \
+            else "maxWinCap"
+        max_win = fill(texts[scoped], {"cap": cap,
+                                       "amount": format_cents(cap * total_bet, lang)})
     else:
         max_win = fill(texts["maxWinNone"], {
             "base": js_number(largest.get("base", "–"), lang),
@@ -149,6 +154,7 @@ def rules_values(game: dict[str, Any], texts: dict[str, str], lang: str,
         "market": market_html,
         "respinRule": texts["respinNoJackpot" if game.get("star_wild_respin_jackpot") is False
                             else "respinJackpot"],
+        "upgradeRule": texts[UPGRADE_RULES.get(hc.get("upgrade_unit", ""), "upgradeUnknown")],
         "hit": percent(freq["hit"], lang) if "hit" in freq else "–",
         "hitOneIn": one_in(freq.get("hit"), 2, lang),
         "starWildOneIn": one_in(freq.get("star_wild"), 1, lang),

@@ -22,6 +22,7 @@ from starfever.engine.symbols import (
     COIN,
     JACKPOT,
     JACKPOT_REELS,
+    LINE_COUNT,
     MWILD,
     REELS,
     ROWS,
@@ -54,6 +55,30 @@ UPGRADE_UNITS: tuple[str, ...] = (UPGRADE_LINE_BET, UPGRADE_TOTAL_BET)
 """The values of ``hold_and_cash.upgrade_unit`` in a model file."""
 
 
+def upgrade_line_bets(unit: str) -> int:
+    """What one UPGRADE of ``unit`` adds to a held CASH value, in line bets."""
+    if unit == UPGRADE_LINE_BET:
+        return 1
+    if unit == UPGRADE_TOTAL_BET:
+        return LINE_COUNT
+    raise ModelError(f"hold_and_cash.upgrade_unit must be one of {', '.join(UPGRADE_UNITS)}, "
+                     f"got {unit!r}")
+
+
+MAX_WIN_ROUND = "round"
+"""The max-win cap holds the round's whole win, the €€€ share included (RULES.md, from
+2026-12-03): the game win stops at the cap, and the part of a €€€ share the cap leaves no room
+for stays in the pool."""
+MAX_WIN_GAME = "game"
+"""The max-win cap holds the game win only (lines, Star Wild, Hold & Cash) and a €€€ share is
+paid on top: the reading of every capped model made before 2026-12-03, kept so that their rounds
+replay."""
+MAX_WIN_SCOPES: tuple[str, ...] = (MAX_WIN_ROUND, MAX_WIN_GAME)
+"""The values of ``max_win_scope`` in a model file: without the key, a current file reads as
+``round`` (the rule now), an archived one as ``game`` (the rule of every capped model made
+before the key existed)."""
+
+
 MAX_WEIGHT_SUM = 2**32
 """The largest sum of one group of weights (a weighted pick draws below it): the simulator's
 draw serves ``1 <= n <= 2**32``, and a model is refused where it is read, not by whichever
@@ -79,6 +104,12 @@ class HoldAndCashModel:
     """What one UPGRADE adds to every held CASH value: ``UPGRADE_LINE_BET`` (1 x line bet) or
     ``UPGRADE_TOTAL_BET`` (1 x total bet); one of ``UPGRADE_UNITS``."""
 
+    @property
+    def upgrade_line_bets(self) -> int:
+        """What one UPGRADE adds to every held CASH value, in line bets (the unit the engine
+        and the simulator keep Hold & Cash values in): 1, or 20 for ``total_bet``."""
+        return upgrade_line_bets(self.upgrade_unit)
+
 
 @dataclass(frozen=True, slots=True)
 class MathModel:
@@ -101,9 +132,13 @@ class MathModel:
     description: str = ""
     """Free text for people."""
     max_win_x: int | None = None
-    """Optional cap on a round's game win (lines, Star Wild, Hold & Cash; not the €€€ share),
-    as a multiple of the total bet: the win stops there and Hold & Cash ends. ``None`` (the
-    conditions set none): no cap."""
+    """Optional cap on a round's win, as a multiple of the total bet: the game win (lines,
+    Star Wild, Hold & Cash) stops there and Hold & Cash ends; what the cap holds besides is
+    ``max_win_scope``. ``None`` (the conditions set none): no cap."""
+    max_win_scope: str = MAX_WIN_GAME
+    """With a cap, whether it holds the whole round, the €€€ share included (``MAX_WIN_ROUND``,
+    RULES.md), or the game win only with the share on top (``MAX_WIN_GAME``, capped models
+    made before that rule). Meaningless without a cap."""
     jackpot_rule: str = EACH_LINE_FROM_THE_REST
     """How several €€€ lines of one spin are paid (``money.JACKPOT_RULES``). A property of the
     model version, so that a stored round replays under the rule it was played by; a file
@@ -134,6 +169,7 @@ class MathModel:
         }
         if self.max_win_x is not None:
             out["max_win_x"] = self.max_win_x
+            out["max_win_scope"] = self.max_win_scope
         return out
 
     @property
@@ -142,11 +178,14 @@ class MathModel:
 
         Any change to a strip, a weight, a rate, the rule, the name or the version changes it;
         the layout of the file does not. ``upgrade_unit`` is left out of the hashed form when
-        it is ``total_bet``, the unit of every model made before the key existed, so that the
-        hash each stored round records for such a model stays what it was."""
+        it is ``total_bet``, the unit of every model made before the key existed, and
+        ``max_win_scope`` when it is ``game``, so that the hash each stored round records for
+        such a model stays what it was."""
         data = self.to_dict()
         if data["hold_and_cash"]["upgrade_unit"] == UPGRADE_TOTAL_BET:
             del data["hold_and_cash"]["upgrade_unit"]
+        if data.get("max_win_scope") == MAX_WIN_GAME:  # likewise for the capped models
+            del data["max_win_scope"]
         canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
@@ -225,8 +264,9 @@ def model_from_dict(data: object, *, archived: bool = False) -> MathModel:
     """Check a parsed model file and build the model; :class:`ModelError` names any problem.
 
     ``archived``: the file is an earlier version kept to replay its rounds; one made before
-    ``hold_and_cash.upgrade_unit`` existed is read as ``total_bet``, the rule it was played by.
-    Any other model file must name its unit."""
+    ``hold_and_cash.upgrade_unit`` existed is read as ``total_bet``, and one made before
+    ``max_win_scope`` existed as ``game``, the rules it was played by. Any other model file
+    must name its unit; its cap, if any, holds the whole round unless it says ``game``."""
     if not isinstance(data, Mapping):
         raise ModelError("a model file must hold a JSON object")
     try:
@@ -260,8 +300,13 @@ def model_from_dict(data: object, *, archived: bool = False) -> MathModel:
     if cap is not None and (type(cap) is not int or cap < MIN_CAP_X):
         raise ModelError(f"max_win_x must be null or a whole number >= {MIN_CAP_X} (total bets),"
                          f" got {cap!r}")
+    scope = data.get("max_win_scope", MAX_WIN_GAME if archived else MAX_WIN_ROUND)
+    if scope not in MAX_WIN_SCOPES:
+        raise ModelError(f"max_win_scope must be one of {', '.join(MAX_WIN_SCOPES)} (what the "
+                         f"max-win cap holds), got {scope!r}")
     return MathModel(
         max_win_x=cap,
+        max_win_scope=str(scope),
         jackpot_rule=rule,
         name=name,
         version=str(data.get("version", "1")),

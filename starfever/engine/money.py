@@ -1,7 +1,8 @@
 """The money boundary: the only place where multiples of a bet become euro cents.
 
-The rules core works in multiples (line wins in multiples of the line bet, Hold & Cash values in
-multiples of the total bet); every amount a player or the ledger sees passes through here, in
+The rules core works in multiples of the line bet (line wins, and the Hold & Cash values, which
+RULES.md states in total bets but the UPGRADE of a line-bet model raises by one line bet); every
+amount a player or the ledger sees passes through here, in
 integer cents, with the one rounding rule of the game (€€€ shares round down).
 """
 
@@ -13,6 +14,9 @@ from fractions import Fraction
 from typing import Final
 
 from starfever.engine.symbols import LINE_COUNT, Cents
+
+NO_CENTS: Final = Cents(0)
+"""Zero cents (a default of the dataclasses below)."""
 
 JACKPOT_SHARE_BASE = 100
 """A line bet of 100 cents (EUR 1.00) wins 100 % of the pool; 1 cent wins 1 %."""
@@ -29,8 +33,14 @@ def line_win(factor: int, line_bet: Cents) -> Cents:
 
 
 def feature_win(multiple: int, line_bet: Cents) -> Cents:
-    """A Hold & Cash amount of ``multiple`` x total bet, in cents."""
+    """An amount of ``multiple`` x total bet (a jackpot of Hold & Cash, the max-win cap), in
+    cents."""
     return Cents(multiple * total_bet(line_bet))
+
+
+def in_line_bets(amount: int, line_bet: Cents) -> Cents:
+    """An amount of ``amount`` line bets (a Hold & Cash value or payout), in cents."""
+    return Cents(amount * line_bet)
 
 
 def progressive_share(pool: Cents, line_bet: Cents) -> Cents:
@@ -58,28 +68,37 @@ class JackpotAward:
     the earlier one."""
     pool_left: Cents
     """The pool after the win, before any refill."""
+    withheld: Cents = NO_CENTS
+    """The part of the shares that the round's max-win cap left no room for: it was not paid
+    and stayed in the pool."""
 
 
-def jackpot_award(pool: Cents, line_bet: Cents, lines: int, rule: str) -> JackpotAward:
+def jackpot_award(pool: Cents, line_bet: Cents, lines: int, rule: str,
+                  room: Cents | None = None) -> JackpotAward:
     """The €€€ win of a spin showing ``lines`` €€€ lines against a pool of ``pool`` cents.
 
     The one home of the share rule: the engine, the simulator's pool replay and the server all
-    call it. ``rule`` is the model's ``progressive.jackpot_rule``.
+    call it. ``rule`` is the model's ``progressive.jackpot_rule``. ``room``: the cents the
+    round's max-win cap leaves for this spin's €€€ (``None``: no cap on it); a share is paid up
+    to it, and what it cuts off stays in the pool.
     """
     if rule not in JACKPOT_RULES:
         raise ValueError(f"unknown jackpot rule {rule!r}; known: {', '.join(JACKPOT_RULES)}")
+    if room is not None and room < 0:
+        raise ValueError(f"room under the cap must not be negative, got {room!r}")
     if lines <= 0:
         return JackpotAward(Cents(0), (), pool)
-    if rule == ONE_SHARE_PER_SPIN:
-        share = progressive_share(pool, line_bet)
-        return JackpotAward(share, (share,), Cents(pool - share))
+    count = 1 if rule == ONE_SHARE_PER_SPIN else lines
     shares: list[Cents] = []
     remaining = pool
-    for _ in range(lines):
+    withheld = 0
+    for _ in range(count):
         share = progressive_share(remaining, line_bet)
-        remaining = Cents(remaining - share)
-        shares.append(share)
-    return JackpotAward(Cents(sum(shares)), tuple(shares), remaining)
+        paid = share if room is None else min(share, room - sum(shares))
+        withheld += share - paid
+        remaining = Cents(remaining - paid)
+        shares.append(Cents(paid))
+    return JackpotAward(Cents(sum(shares)), tuple(shares), remaining, Cents(withheld))
 
 
 def pool_refill(pool_left: Cents, seed: Cents) -> Cents:
@@ -111,15 +130,24 @@ class JackpotRound:
         """Everything the operator added."""
         return Cents(sum(self.refills))
 
+    @property
+    def withheld(self) -> Cents:
+        """What the max-win cap kept in the pool."""
+        return Cents(sum(a.withheld for a in self.awards))
+
 
 def jackpot_round(pool: Cents, line_bet: Cents, lines_per_spin: Sequence[int], seed: Cents,
-                  rule: str) -> JackpotRound:
+                  rule: str, room: Cents | None = None) -> JackpotRound:
     """Pay the €€€ lines of a round's spins (``lines_per_spin``: one count per spin, in play
     order) from a pool of ``pool`` cents and refill it to ``seed``.
 
     Current rule: each spin wins at most one share of the pool as it stood before, and the pool
     is refilled to its seed after every win. Earlier rule: every line wins a share of what the
     lines before it (in the round) left, and the pool is refilled once, at the end.
+
+    ``room``: the cents the round's max-win cap leaves above its game win (``None``: the cap,
+    if any, does not hold the €€€); the shares are paid in play order while room is left, and
+    what does not fit stays in the pool (``JackpotAward.withheld``).
     """
     awards: list[JackpotAward] = []
     befores: list[Cents] = []
@@ -127,7 +155,9 @@ def jackpot_round(pool: Cents, line_bet: Cents, lines_per_spin: Sequence[int], s
     for lines in lines_per_spin:
         if lines <= 0:
             continue
-        award = jackpot_award(pool, line_bet, lines, rule)
+        award = jackpot_award(pool, line_bet, lines, rule, room)
+        if room is not None:
+            room = Cents(room - award.win)
         befores.append(pool)
         awards.append(award)
         pool = award.pool_left

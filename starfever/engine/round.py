@@ -13,7 +13,7 @@ from typing import Any
 from starfever.engine import money
 from starfever.engine.holdcash import Cell, HoldAndCashOutcome, play_hold_and_cash
 from starfever.engine.lines import GridEvaluation, evaluate_grid
-from starfever.engine.model import MathModel, ReelStrip, Stop
+from starfever.engine.model import MAX_WIN_ROUND, MathModel, ReelStrip, Stop
 from starfever.engine.rng import RandomSource, RecordingSource, ReplaySource
 from starfever.engine.symbols import (
     COIN,
@@ -46,6 +46,8 @@ class JackpotHit:
     """The pool after the win, before any refill."""
     refill: Cents
     """Operator funding that brought the pool back up to its seed after this spin's win."""
+    withheld: Cents = money.NO_CENTS
+    """The part of the share that the max-win cap left no room for (it stayed in the pool)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,17 +172,22 @@ def play_round(model: MathModel, line_bet: int, source: RandomSource, *,
         room = None if cap is None else Cents(cap - money.line_win(base.line_factor, bet))
         hold = play_hold_and_cash(coins, model.hold_and_cash, bet, recorder, events, room=room)
 
-    hits, refill = _pay_jackpots(model, bet, pool_before, jackpot_lines, events)
-    progressive = sum(hit.win for hit in hits)
     base_win = money.line_win(base.line_factor, bet)
-    hold_win = money.feature_win(hold.multiple, bet) if hold else Cents(0)
-    if cap is not None and base_win + star_wild_win + hold_win > cap:
+    hold_win = money.in_line_bets(hold.line_bets, bet) if hold else Cents(0)
+    capped = cap is not None and base_win + star_wild_win + hold_win > cap
+    if cap is not None and capped:
         # the round's game win stops at the cap; the feature's win is cut (MIN_CAP_X: a paid
         # spin alone never reaches it, a Star Wild respin can in some models)
         if hold is not None:
             hold_win = Cents(cap - base_win)
         else:
             star_wild_win = cap - base_win
+    # a cap that holds the whole round leaves the €€€ what the game win did not use
+    room = None if cap is None or model.max_win_scope != MAX_WIN_ROUND else Cents(
+        cap - base_win - star_wild_win - hold_win)
+    hits, refill = _pay_jackpots(model, bet, pool_before, jackpot_lines, events, room)
+    progressive = sum(hit.win for hit in hits)
+    if capped or any(hit.withheld for hit in hits):
         events.append({"type": "max_win", "win": cap})
     pool_after = Cents(hits[-1].pool_left + hits[-1].refill if hits else pool_before)
     total_win = base_win + star_wild_win + hold_win + progressive
@@ -204,17 +211,19 @@ def play_round(model: MathModel, line_bet: int, source: RandomSource, *,
 
 
 def _pay_jackpots(model: MathModel, bet: Cents, pool: Cents,
-                  jackpot_lines: list[tuple[str, int]],
-                  events: list[Event]) -> tuple[tuple[JackpotHit, ...], Cents]:
+                  jackpot_lines: list[tuple[str, int]], events: list[Event],
+                  room: Cents | None = None) -> tuple[tuple[JackpotHit, ...], Cents]:
     """Pay the round's €€€ lines under the model's rule (``money.jackpot_round``) and log them;
     returns the hits and the refill. The events of the earlier rule (one per line) are kept as
     they were, so rounds played under it replay to the same log; the current rule logs one
-    event per spin, with all its lines."""
+    event per spin, with all its lines. ``room``: what the max-win cap leaves for the €€€
+    (``None``: no cap on it); an event whose share it cut says what stayed in the pool
+    (``withheld``), and only such an event has that key."""
     phases: dict[str, list[int]] = {}
     for phase, line in jackpot_lines:
         phases.setdefault(phase, []).append(line)
     paid = money.jackpot_round(pool, bet, [len(lines) for lines in phases.values()],
-                               model.seed_cents, model.jackpot_rule)
+                               model.seed_cents, model.jackpot_rule, room)
     percent = bet * 100 // money.JACKPOT_SHARE_BASE
     hits = []
     for (phase, lines), award, before, refill in zip(
@@ -222,14 +231,22 @@ def _pay_jackpots(model: MathModel, bet: Cents, pool: Cents,
         if model.jackpot_rule == money.EACH_LINE_FROM_THE_REST:
             left = before
             for line, share in zip(lines, award.shares, strict=True):
+                full = money.progressive_share(left, bet)
                 left = Cents(left - share)
-                events.append({"type": "jackpot", "phase": phase, "line": line,
-                               "percent": percent, "win": share, "pool_left": left})
+                event: Event = {"type": "jackpot", "phase": phase, "line": line,
+                                "percent": percent, "win": share, "pool_left": left}
+                if full > share:
+                    event["withheld"] = full - share
+                events.append(event)
         else:
-            events.append({"type": "jackpot", "phase": phase, "line": lines[0],
-                           "lines": list(lines), "percent": percent, "win": award.win,
-                           "pool_left": award.pool_left, "refill": refill})
-        hits.append(JackpotHit(phase, tuple(lines), award.win, before, award.pool_left, refill))
+            event = {"type": "jackpot", "phase": phase, "line": lines[0],
+                     "lines": list(lines), "percent": percent, "win": award.win,
+                     "pool_left": award.pool_left, "refill": refill}
+            if award.withheld:
+                event["withheld"] = award.withheld
+            events.append(event)
+        hits.append(JackpotHit(phase, tuple(lines), award.win, before, award.pool_left, refill,
+                               award.withheld))
     return tuple(hits), paid.refill
 
 

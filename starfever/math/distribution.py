@@ -73,7 +73,11 @@ class WinLaw:
     max_star_wild_probability: Fraction
     """P(a round wins exactly that), per paid spin."""
     star_wild_zero: Fraction
-    """P(a Star Wild round's respin pays nothing), per paid spin."""
+    """P(a Star Wild round's game win is nothing: no line win in its paid spin nor in its
+    respin; a €€€ share aside), per paid spin."""
+    star_wild_respin_zero: Fraction
+    """P(a Star Wild respin alone has no line win, whatever its paid spin won), per paid
+    spin."""
     hold_tails: dict[int, tuple[float, float]]
     """k -> (P(payout >= k | triggered), P(per paid spin)), Hold & Cash payout alone."""
     hold_cap: int
@@ -147,7 +151,7 @@ def win_law(model: MathModel,
     # Star Wild: L (by layout) and W (by respin) independent given the layout
     respin_laws: dict[cycles.Layout, npt.NDArray[np.int64]] = {}
     max_sw, max_sw_count = -1, 0
-    zero_sw = 0
+    zero_sw = zero_respin = 0
     sw_given_jackpot = F(0)
     for i, layout in enumerate(joint.layouts):
         row = hist[cycles.COIN_CATEGORIES + i]
@@ -171,6 +175,7 @@ def win_law(model: MathModel,
         for k, c in enumerate(_band_counts(l_vals, l_counts, np.cumsum(w_hist), edges)):
             bands[k] += F(c, scale)
         zero_sw += int(l_counts[0]) * int(w_hist[0]) if l_vals[0] == 0 else 0
+        zero_respin += n_l * int(w_hist[0])
         top = int(l_vals.max()) + int(w_nz.max())
         ways = sum(int(c) * int(w_hist[top - v]) for v, c in zip(l_vals, l_counts, strict=True)
                    if 0 <= top - v < len(w_hist))
@@ -250,6 +255,7 @@ def win_law(model: MathModel,
         max_star_wild=F(max_sw, LINE_COUNT),
         max_star_wild_probability=F(max_sw_count, n_base * n_respin),
         star_wild_zero=F(zero_sw, n_base * n_respin),
+        star_wild_respin_zero=F(zero_respin, n_base * n_respin),
         hold_tails={k: (v[0], v[1]) for k, v in tails.items()},
         hold_cap=hold_cap,
         hold_above_cap=above,
@@ -274,7 +280,7 @@ def cap_terms(joint: cycles.BaseJoint, laws: dict[int, PayoutLaw],
             raise ValueError(f"the Hold & Cash DP (cap {law.cap}) does not reach {cap_x}")
         row = joint.histogram[n]
         probs = law.probabilities
-        values = np.arange(len(probs), dtype=np.float64)
+        values = np.arange(len(probs), dtype=np.float64) / law.unit
         for line_win in np.flatnonzero(row).tolist():
             q = int(row[line_win]) / n_base
             base = line_win / LINE_COUNT
@@ -301,8 +307,8 @@ def _hold_band(law: PayoutLaw, line_win: int, edges: Sequence[int], band: int,
     def at_least(x: int) -> float:  # P(min(line_win + 20 H, cap) >= x)
         if cap is not None and x > cap:
             return 0.0
-        need = max(0, -(-(x - line_win) // LINE_COUNT))
-        return 1.0 if need <= 0 else law.at_least(need)
+        need = max(0, -(-(x - line_win) * law.unit // LINE_COUNT))  # in the law's cells
+        return 1.0 if need <= 0 else law.at_least_cells(need)
 
     if band == 0:
         return 1.0 - at_least(1) if edges[0] == 0 else 0.0

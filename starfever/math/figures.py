@@ -27,11 +27,13 @@ from starfever.engine.model import MathModel, ModelError
 from starfever.engine.symbols import BET_CLASSES, CELLS, HOLD_AND_CASH_COINS, Cents
 from starfever.user_cache import user_cache_dir
 
-FORMAT = 4
+FORMAT = 5
 """Bumped whenever the figures or their computation change: old cache files are then ignored."""
 
 METHODS = {
-    "total": "exact rational (factorised calculator, starfever.math.exact)",
+    "total": "exact rational (factorised calculator, starfever.math.exact); with a max-win cap "
+             "the exact rational less the cap's cut, which comes from the Hold & Cash payout DP "
+             "in floats (relative error ~1e-12): not a pure rational (total_exact_rational)",
     "by_line_bet": "exact: game RTP (the game pays in multiples of the line bet) + the €€€ "
                    "contribution rate; under one share per spin every class gets the same "
                    "return per euro from one pool (starfever.math.jackpot), so the players' money "
@@ -48,7 +50,13 @@ METHODS = {
                  "respin over every Star Wild layout; Hold & Cash has no finite maximum unless "
                  "the model sets max_win_x (then the figures with a cap are exact up to the "
                  "Hold & Cash DP's float rounding)",
-    "hold_and_cash_tails": "payout DP over whole total bets, exact range up to its cap",
+    "hold_and_cash_tails": "payout DP over whole UPGRADE steps (a line bet for upgrade_unit "
+                           "line_bet, a total bet for total_bet) in floats, exact range up "
+                           "to its cap",
+    "star_wild_round_pays_nothing": "exact rational: P(no line win in the paid spin nor in "
+                                    "the respin | Star Wild), a €€€ share aside",
+    "star_wild_respin_pays_nothing": "exact rational: P(the respin alone has no line win | "
+                                     "Star Wild), over every layout x every respin stop",
     "hold_and_cash_split": "exact rational: per coin count, the feature's expected MINOR and "
                            "MAJOR counts and P(Mega) from the rational DP, times their pays; "
                            "cash (boosters included) is the rest of the feature's mean; before "
@@ -58,7 +66,11 @@ METHODS = {
     "jackpot_long_run.std_dev": "exact game second moment and E[game win x 1{€€€}] with the "
                                 "€€€ share's first two moments under the pool's long-run law "
                                 "of the mix (grid; E[share] = p E[pool] / 2000 is the €€€ "
-                                "return the mix's RTP counts), the same at every class",
+                                "return the mix's RTP counts), the same at every class; a mix "
+                                "of EUR 1.00 line bets alone (each win empties the pool) in "
+                                "closed form (jackpot_long_run.<mix>.method); with a max-win "
+                                "cap the part of a share the cap cuts (it stays in the pool) "
+                                "is not taken off",
 }
 
 
@@ -193,6 +205,7 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
             "total_per_class_with_refills": float(report.game) + run.return_per_class,
             "mean_pool_at_win_cents": run.mean_pool_at_win,
             "refill_per_win_cents": run.refill_per_win,
+            "method": run.method,
             "balance_error": run.balance_error,
             "std_dev": std_dev_with_pool(law, report.game, run.mean_pool_at_win / per_x,
                                          run.mean_square_pool_at_win / per_x ** 2),
@@ -203,7 +216,9 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
         "model_version": model.version,
         "model_sha256": model.sha256,
         "jackpot_rule": model.jackpot_rule,
+        "upgrade_unit": model.hold_and_cash.upgrade_unit,
         "total": float(report.total),
+        "total_exact_rational": model.max_win_x is None,
         "game": float(report.game),
         "components": {"lines": float(report.lines), "star_wild": float(report.star_wild),
                        "hold_and_cash": float(report.hold_and_cash),
@@ -214,7 +229,10 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
         "by_line_bet": by_line_bet,
         "hit_frequency": float(report.hit_frequency),
         "star_wild_frequency": float(report.star_wild_frequency),
-        "star_wild_pays_nothing": float(law.star_wild_zero / report.star_wild_frequency)
+        "star_wild_round_pays_nothing": float(law.star_wild_zero / report.star_wild_frequency)
+        if report.star_wild_frequency else 0.0,
+        "star_wild_respin_pays_nothing": float(law.star_wild_respin_zero
+                                               / report.star_wild_frequency)
         if report.star_wild_frequency else 0.0,
         "hold_and_cash_frequency": float(hold_p),
         "jackpot_frequency": float(report.jackpot_frequency),

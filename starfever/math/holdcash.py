@@ -2,7 +2,8 @@
 respin counter, solved in rational arithmetic.
 
 Why it is small: given how many cells hold CASH, every booster acts affinely on the *sum* S of the
-held cash values (UPGRADE: S + c, MULTIPLIER: 2S), so the expected payout from a state is
+held cash values (UPGRADE: S + c u, MULTIPLIER: 2S; u the UPGRADE's unit in total bets, 1 or
+1/20 by ``upgrade_unit``), so the expected payout from a state is
 ``A*S + B`` and its second moment ``a*S^2 + b*S + d``. Boosters that land alone reset the counter
 to 3 without changing the state: that self-loop is solved in closed form, not by recursion.
 Every empty cell draws independently, so only the counts per kind matter.
@@ -17,16 +18,23 @@ from itertools import combinations
 from math import factorial
 from typing import Any
 
-from starfever.engine.model import HoldAndCashModel
+from starfever.engine.model import UPGRADE_LINE_BET, HoldAndCashModel
 from starfever.engine.symbols import (
     CASH_VALUES,
     CELLS,
+    LINE_COUNT,
     MAJOR_PAYS,
     MEGA_PAYS,
     MINOR_PAYS,
 )
 
 F = Fraction
+
+
+def upgrade_step(weights: HoldAndCashModel) -> Fraction:
+    """What one UPGRADE adds to a held CASH value, in total bets: 1/20 for ``line_bet`` (RULES.md
+    since 2026-12-03), 1 for ``total_bet``."""
+    return F(1, LINE_COUNT) if weights.upgrade_unit == UPGRADE_LINE_BET else F(1)
 
 
 @dataclass(frozen=True)
@@ -106,6 +114,8 @@ class StepwiseHoldAndCashSolver:
         self.p = [self._number(w, total) for w in weights.cell_weights]
         self.cash_mean, self.cash_sq = self._value_moments(weights.cash_values)
         self.coin_mean, self.coin_sq = self._value_moments(weights.coin_values)
+        unit = upgrade_step(weights)  # one UPGRADE's addition: the booster term T scales by it
+        self.upgrade = self._number(unit.numerator, unit.denominator)
         self._outcomes: dict[int, list[_Outcome]] = {}
         self._first: dict[tuple[int, int, str], tuple[Fraction, Fraction]] = {}
         self._second: dict[tuple[int, int], tuple[Fraction, Fraction, Fraction]] = {}
@@ -151,6 +161,7 @@ class StepwiseHoldAndCashSolver:
                 cash_after = cash + o.cash
                 alpha = 2 ** o.multipliers
                 t1, t2 = _booster_moments(o.upgrades, o.multipliers)
+                t1, t2 = t1 * self.upgrade, t2 * self.upgrade ** 2
                 x1 = o.cash * self.cash_mean
                 x2 = o.cash * (self.cash_sq - self.cash_mean ** 2) + x1 * x1
                 step = _Step(
@@ -311,7 +322,9 @@ class HoldAndCashSolver(StepwiseHoldAndCashSolver):
                     t1j += m1_ * nj
                     t1a += m1_ * n * (1 << m)
                     t2 += m2_ * n
-            values: list[Any] = [v * scale for v in (*acc, t1, t1j, t1a, t2)]
+            step = self.upgrade
+            values: list[Any] = [v * scale for v in (*acc, t1 * step, t1j * step, t1a * step,
+                                                      t2 * step * step)]
             out[key] = tuple(values) if self.exact else tuple(float(v) for v in values)  # type: ignore[misc]
         self._by_empty[empty] = out
         return out

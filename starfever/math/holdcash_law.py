@@ -1,8 +1,11 @@
 """The whole law of a Hold & Cash payout (not only its moments): an integer dynamic programme
 over the payout, compiled.
 
-Every Hold & Cash amount is a whole multiple of the total bet: CASH values (1..5), +1 per
-UPGRADE, x2 per MULTIPLIER, Minor 20, Major 200, Mega 1000. The state between respins is
+Every Hold & Cash amount is a whole multiple of one *cell* of the DP: CASH values (1..5 total
+bets), +1 UPGRADE step per held CASH, x2 per MULTIPLIER, Minor 20, Major 200, Mega 1000 total
+bets. The cell is the UPGRADE's step: the total bet for ``upgrade_unit`` ``total_bet``, the line
+bet (1/20 of it) for ``line_bet``, so the DP stays an integer DP (``PayoutLaw.unit`` cells per
+total bet; every amount in total bets is multiplied by it). The state between respins is
 (c held CASH, j held Minor/Major of which a Minors, S the sum of the CASH values); the respin
 counter is folded away: from a state, the feature ends with probability p0^3 (three blank
 respins, p0 = P(every empty cell blank)), and otherwise the next respin that lands something is
@@ -38,11 +41,12 @@ import numba as nb
 import numpy as np
 import numpy.typing as npt
 
-from starfever.engine.model import HoldAndCashModel
+from starfever.engine.model import UPGRADE_LINE_BET, HoldAndCashModel
 from starfever.engine.symbols import (
     CASH_VALUES,
     CELLS,
     HOLD_AND_CASH_COINS,
+    LINE_COUNT,
     MAJOR_PAYS,
     MEGA_PAYS,
     MINOR_PAYS,
@@ -63,27 +67,36 @@ class PayoutLaw:
     above_cap: float
     """P(S, and so the payout, passed ``cap``)."""
     cap: int
-    """The exact range of S."""
+    """The exact range of S, in total bets."""
     mega: float
     """P(Mega)."""
+    unit: int = 1
+    """Cells of ``probabilities`` per total bet: 1 (UPGRADE adds 1 x total bet) or 20 (it adds
+    1 x line bet); ``probabilities[i]`` is P(payout = i / unit total bets)."""
 
     def at_least(self, k: int) -> float:
-        """P(payout >= k), exact for k <= cap + 1."""
-        if k > self.cap + 1:
-            raise ValueError(f"P(payout >= {k}) is beyond the exact range (cap {self.cap})")
-        return float(self.probabilities[k:].sum()) + self.above_cap
+        """P(payout >= k total bets), exact for k <= cap + 1."""
+        return self.at_least_cells(k * self.unit)
+
+    def at_least_cells(self, i: int) -> float:
+        """P(payout >= i / unit total bets), exact for i <= (cap + 1) x unit."""
+        if i > (self.cap + 1) * self.unit:
+            raise ValueError(f"P(payout >= {i / self.unit:g}) is beyond the exact range "
+                             f"(cap {self.cap})")
+        return float(self.probabilities[max(i, 0):].sum()) + self.above_cap
 
 
-def _value_law(weights: tuple[int, ...]) -> npt.NDArray[np.float64]:
-    law = np.zeros(max(CASH_VALUES) + 1)
+def _value_law(weights: tuple[int, ...], unit: int = 1) -> npt.NDArray[np.float64]:
+    """P(value = v cells) of one CASH value (``unit`` cells per total bet)."""
+    law = np.zeros(max(CASH_VALUES) * unit + 1)
     for v, w in zip(CASH_VALUES, weights, strict=True):
-        law[v] = w / sum(weights)
+        law[v * unit] = w / sum(weights)
     return law
 
 
 def _sum_laws(law: npt.NDArray[np.float64], most: int) -> npt.NDArray[np.float64]:
     """``[x, v]``: P(x independent values sum to v), x = 0..most."""
-    out = np.zeros((most + 1, max(CASH_VALUES) * most + 1))
+    out = np.zeros((most + 1, (len(law) - 1) * most + 1))
     out[0, 0] = 1.0
     for x in range(1, most + 1):
         row = np.convolve(out[x - 1], law)[: out.shape[1]]
@@ -132,20 +145,21 @@ def _forward_direct(order: npt.NDArray[np.int64], state_of: npt.NDArray[np.int64
              land_prob: npt.NDArray[np.float64], sums: npt.NDArray[np.float64],
              t_start: npt.NDArray[np.int64], t_value: npt.NDArray[np.int64],
              t_prob: npt.NDArray[np.float64], payout: npt.NDArray[np.float64],
-             out: npt.NDArray[np.float64]) -> None:
-    """One forward pass; ``out[0]``: mass above the cap, ``out[1]``: Mega."""
+             out: npt.NDArray[np.float64], unit: int) -> None:
+    """One forward pass; ``out[0]``: mass above the cap, ``out[1]``: Mega; amounts in cells
+    (``unit`` per total bet)."""
     cap = mass.shape[1] - 1
     cells = 15
     for idx in order:
         c, j, a = state_of[idx, 0], state_of[idx, 1], state_of[idx, 2]
         empty = cells - c - j
-        jackpots = 20 * a + 200 * (j - a)
+        jackpots = (20 * a + 200 * (j - a)) * unit
         for s in range(cap + 1):
             v = mass[idx, s]
             if v == 0.0:
                 continue
             if empty == 0:
-                payout[s + jackpots + 1000] += v
+                payout[s + jackpots + 1000 * unit] += v
                 out[1] += v
                 continue
             payout[s + jackpots] += v * p_end[empty]
@@ -156,7 +170,7 @@ def _forward_direct(order: npt.NDArray[np.int64], state_of: npt.NDArray[np.int64
                 factor = 1 << m
                 w = v * land_prob[k]
                 t0, t1 = t_start[u * 16 + m], t_start[u * 16 + m + 1]
-                for cash in range(x, 5 * x + 1):
+                for cash in range(x * unit, 5 * x * unit + 1, unit):
                     px = sums[x, cash]
                     if px == 0.0:
                         continue
@@ -181,7 +195,7 @@ def _forward(order: npt.NDArray[np.int64], state_of: npt.NDArray[np.int64],
              entry_start: npt.NDArray[np.int64], entry_t: npt.NDArray[np.int64],
              entry_q: npt.NDArray[np.float64], entry_rest: npt.NDArray[np.float64],
              sums: npt.NDArray[np.float64], payout: npt.NDArray[np.float64],
-             out: npt.NDArray[np.float64]) -> None:
+             out: npt.NDArray[np.float64], unit: int) -> None:
     """The same pass as ``_forward_direct``, grouped (module docstring): ``groups[g]`` =
     (x, Minors, Majors, MULTIPLIERs), sorted by x; its booster terms t (ascending) with
     probabilities ``entry_q`` (the landing's probability included), ``group_q[g]`` their sum
@@ -195,7 +209,7 @@ def _forward(order: npt.NDArray[np.int64], state_of: npt.NDArray[np.int64],
     for idx in order:
         c, j, a = state_of[idx, 0], state_of[idx, 1], state_of[idx, 2]
         empty = cells - c - j
-        jackpots = 20 * a + 200 * (j - a)
+        jackpots = (20 * a + 200 * (j - a)) * unit
         v = mass[idx]
         lo = 0  # v is zero outside [lo, hi] (many states are never reached from a start)
         while lo <= cap and v[lo] == 0.0:
@@ -205,7 +219,7 @@ def _forward(order: npt.NDArray[np.int64], state_of: npt.NDArray[np.int64],
         if empty == 0:
             for s in range(lo, cap + 1):
                 if v[s] != 0.0:
-                    payout[s + jackpots + 1000] += v[s]
+                    payout[s + jackpots + 1000 * unit] += v[s]
                     out[1] += v[s]
             continue
         # boosters alone: the same state, a larger S, so in order of S
@@ -237,7 +251,7 @@ def _forward(order: npt.NDArray[np.int64], state_of: npt.NDArray[np.int64],
             if x != x_now:  # the law of S + X, X the x new CASH values
                 x_now = x
                 tail = 0.0
-                w_lo, w_hi = min(lo + x, cap), min(hi + 5 * x, cap)
+                w_lo, w_hi = min(lo + x * unit, cap), min(hi + 5 * x * unit, cap)
                 w[w_lo:w_hi + 1] = 0.0
                 if x == 0:
                     w[lo:hi + 1] = v[lo:hi + 1]
@@ -246,7 +260,7 @@ def _forward(order: npt.NDArray[np.int64], state_of: npt.NDArray[np.int64],
                         vs = v[s]
                         if vs == 0.0:
                             continue
-                        for cash in range(x, 5 * x + 1):
+                        for cash in range(x * unit, 5 * x * unit + 1, unit):
                             px = sums[x, cash]
                             if px == 0.0:
                                 continue
@@ -395,41 +409,46 @@ def payout_laws(weights: HoldAndCashModel, *, cap: int = DEFAULT_CAP,
                 coins: tuple[int, ...] = tuple(range(HOLD_AND_CASH_COINS, CELLS + 1)),
                 direct: bool = False, threads: int | None = None) -> dict[int, PayoutLaw]:
     """The payout law of the feature for each number of triggering ``coins`` (default 5..15);
-    ``direct``: by the landing-by-landing pass (the reference, ~25 times slower); the coin
-    counts are solved on ``threads`` threads (default numba's; 1 beside other work: two
-    solves at once contend for memory, each sweeping ~80 MB, and cost a third more CPU)."""
+    ``cap`` in total bets; ``direct``: by the landing-by-landing pass (the reference, ~25 times
+    slower); the coin counts are solved on ``threads`` threads (default numba's; 1 beside other
+    work: two solves at once contend for memory, each sweeping ~80 MB for a ``total_bet``
+    model, up to 20 times that for ``line_bet``, and cost a third more CPU). A start with n
+    coins keeps only the states with at least n CASH cells, the only ones it can reach."""
+    unit = LINE_COUNT if weights.upgrade_unit == UPGRADE_LINE_BET else 1
+    cells = cap * unit
     total = sum(weights.cell_weights)
     p = [w / total for w in weights.cell_weights]
-    states = [(c, j, a) for c in range(CELLS + 1) for j in range(CELLS + 1 - c)
-              for a in range(j + 1)]
-    state_of = np.array(states, dtype=np.int64)
-    index = np.full(16 * 256, -1, dtype=np.int64)  # c*256 + j*16 + a -> state
-    for i, (c, j, a) in enumerate(states):
-        index[c * 256 + j * 16 + a] = i
-    order = np.array(sorted(range(len(states)), key=lambda i: states[i][0] + states[i][1]),
-                     dtype=np.int64)
     p_end = np.array([(p[0] ** empty) ** 3 for empty in range(CELLS + 1)])
-    sums = _sum_laws(_value_law(weights.cash_values), CELLS)
-    coin_sums = _sum_laws(_value_law(weights.coin_values), CELLS)
+    sums = _sum_laws(_value_law(weights.cash_values, unit), CELLS)
+    coin_sums = _sum_laws(_value_law(weights.coin_values, unit), CELLS)
     if direct:
         landed = _direct_tables(p)
     else:
         grouped = _grouped(p)
 
     def solve(n: int) -> PayoutLaw:
-        mass = np.zeros((len(states), cap + 1))
-        start = coin_sums[n][: cap + 1]
+        states = [(c, j, a) for c in range(n, CELLS + 1) for j in range(CELLS + 1 - c)
+                  for a in range(j + 1)]
+        state_of = np.array(states, dtype=np.int64)
+        index = np.full(16 * 256, -1, dtype=np.int64)  # c*256 + j*16 + a -> state
+        for i, (c, j, a) in enumerate(states):
+            index[c * 256 + j * 16 + a] = i
+        order = np.array(sorted(range(len(states)), key=lambda i: states[i][0] + states[i][1]),
+                         dtype=np.int64)
+        mass = np.zeros((len(states), cells + 1))
+        start = coin_sums[n][: cells + 1]
         mass[index[n * 256], : len(start)] = start
-        payout = np.zeros(cap + MAJOR_PAYS * (CELLS - HOLD_AND_CASH_COINS) + MEGA_PAYS + 1)
+        payout = np.zeros(cells + (MAJOR_PAYS * (CELLS - HOLD_AND_CASH_COINS) + MEGA_PAYS) * unit
+                          + 1)
         out = np.zeros(2)
         if direct:
             land_start, land, land_prob, t_start, t_value, t_prob = landed
             _forward_direct(order, state_of, index, mass, p_end, land_start, land, land_prob,
-                            sums, t_start, t_value, t_prob, payout, out)
+                            sums, t_start, t_value, t_prob, payout, out, unit)
         else:
-            _forward(order, state_of, index, mass, p_end, *grouped, sums, payout, out)
+            _forward(order, state_of, index, mass, p_end, *grouped, sums, payout, out, unit)
         return PayoutLaw(coins=n, probabilities=payout, above_cap=float(out[0]), cap=cap,
-                         mega=float(out[1]))
+                         mega=float(out[1]), unit=unit)
 
     assert (MINOR_PAYS, MAJOR_PAYS, MEGA_PAYS) == (20, 200, 1000)  # as compiled in _forward
     with ThreadPoolExecutor(max_workers=threads or max(1, nb.get_num_threads())) as pool:

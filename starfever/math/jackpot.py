@@ -130,6 +130,9 @@ class LongRun:
     """Mean total bet, cents."""
     balance_error: float
     """|E[paid per win] - (c / p + E[refill])| / E[paid per win]: the check."""
+    method: str = "grid"
+    """``grid`` (the stationary law on a grid, module docstring) or ``closed form`` (EUR 1.00
+    line bets alone: :func:`_emptied_each_win`)."""
 
     @property
     def return_per_class(self) -> float:
@@ -229,6 +232,8 @@ def long_run(mix: Mapping[int, Fraction], jackpot_probability: float, rate: Frac
                        mean_square_pool_at_win=0.0, refill_per_win=0.0,
                        contribution_per_spin=c, stake_per_spin=stake, balance_error=0.0)
     mu = c / p
+    if classes == [money.JACKPOT_SHARE_BASE]:
+        return _emptied_each_win(dict(mix), p, c, stake, seed)
     taken = float(sum(float(mix[b]) * b / money.JACKPOT_SHARE_BASE for b in classes))
     span = seed + mu * (1 / taken + 40 / math.sqrt(2 * taken) + 60)
     step = mu / 200
@@ -251,3 +256,18 @@ def long_run(mix: Mapping[int, Fraction], jackpot_probability: float, rate: Frac
                    mean_square_pool_at_win=mean_y2,
                    refill_per_win=refill, contribution_per_spin=c, stake_per_spin=stake,
                    balance_error=abs(paid - (mu + refill)) / paid)
+
+
+def _emptied_each_win(mix: Mix, p: float, c: float, stake: float, seed: int) -> LongRun:
+    """The pool when every spin is at EUR 1.00 line bets: each win takes the whole pool (its
+    share is 100 %), the operator refills it to the seed, so the pool at a win is
+    Y = seed + c N, N the spins since the last win (its own included, as the pool a spin plays
+    against holds its contribution): geometric on 1, 2, ... with E[N] = 1/p and
+    E[N^2] = (2 - p)/p^2. Closed form, no grid: E[Y] = seed + c/p and
+    E[Y^2] = E[Y]^2 + c^2 (1 - p)/p^2; the refill per win is the seed."""
+    mean = seed + c / p
+    square = mean * mean + c * c * (1 - p) / (p * p)
+    return LongRun(mix=mix, jackpot_probability=p, mean_pool_at_win=mean,
+                   mean_square_pool_at_win=square, refill_per_win=float(seed),
+                   contribution_per_spin=c, stake_per_spin=stake, balance_error=0.0,
+                   method="closed form")

@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Any
 
 from tqdm import tqdm
 
@@ -248,7 +249,8 @@ def weight_moves(weights: HoldAndCashModel) -> Iterator[tuple[str, HoldAndCashMo
                 changed = (*values[:i], new, *values[i + 1:])
                 if sum(changed) == 0:
                     continue
-                yield f"{field_name}[{i}] {w}->{new}", replace(weights, **{field_name: changed})
+                fields: dict[str, Any] = {field_name: changed}
+                yield f"{field_name}[{i}] {w}->{new}", replace(weights, **fields)
 
 
 # -- the search -----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from fractions import Fraction
 from statistics import NormalDist
 from typing import Any
 
-from starfever.engine.model import MathModel
+from starfever.engine.model import MAX_WIN_ROUND, UPGRADE_LINE_BET, MathModel
 from starfever.engine.symbols import MWILD
 from starfever.math import exact
 from starfever.math.stats import Z99
@@ -19,12 +19,16 @@ from starfever.sim.result import SimulationResult
 
 Z = {"90 %": NormalDist().inv_cdf(0.95), "95 %": NormalDist().inv_cdf(0.975), "99 %": Z99}
 """Two-sided normal quantiles of the confidence-interval table (99 %: the project's one Z99)."""
-UPGRADE_READING = (
-    "UPGRADE reading (RULES.md): the conditions say an Upgrade Booster raises each held value "
-    "'um die Einsatzhöhe' and define 'Einsatz' as the line bet class; the values it raises are "
-    "themselves multiples of the total bet ('Gesamteinsatz x1..x5'), so this model reads it as "
-    "+1 x total bet. Under the line-bet reading the default model would return about 94.21 % "
-    "instead of 95.50 %. The rules shown to players state this reading.")
+def upgrade_reading(model: MathModel) -> str:
+    """What one UPGRADE adds under ``model``, and why (RULES.md)."""
+    if model.hold_and_cash.upgrade_unit == UPGRADE_LINE_BET:
+        return ("UPGRADE (RULES.md, 2026-12-03): an Upgrade Booster raises every held CASH value "
+                "by 1 x line bet, the conditions' 'um die Einsatzhöhe' with 'Einsatz' defined as "
+                "the line bet class (upgrade_unit line_bet).")
+    return ("UPGRADE: this model adds 1 x total bet to every held CASH value (upgrade_unit "
+            "total_bet), for conditions that say '1 x Gesamteinsatz'. The conditions supplied "
+            "with the game say 'um die Einsatzhöhe', the line bet (RULES.md): this model does "
+            "not follow them.")
 
 
 def identity(doc: Document, model: MathModel, figs: dict[str, Any]) -> None:
@@ -34,10 +38,16 @@ def identity(doc: Document, model: MathModel, figs: dict[str, Any]) -> None:
         ["Name / version", f"{model.name} / {model.version}"],
         ["SHA-256 of the model's canonical JSON", model.sha256],
         ["EUR rule", model.jackpot_rule],
-        ["Max win cap", "none" if model.max_win_x is None else f"{model.max_win_x:,} x total bet"],
+        ["Max win cap", "none" if model.max_win_x is None else
+         f"{model.max_win_x:,} x total bet, "
+         + ("the round's whole win, the EUR share included (the part of a share the cap cuts "
+            "stays in the pool)" if model.max_win_scope == MAX_WIN_ROUND else
+            "the game win only, the EUR share on top")],
+        ["UPGRADE adds", "1 x line bet" if model.hold_and_cash.upgrade_unit == UPGRADE_LINE_BET
+         else "1 x total bet"],
         ["Figures computed by", f"starfever rtp (format {figs['format']})"],
     ])
-    doc.paragraph(UPGRADE_READING)
+    doc.paragraph(upgrade_reading(model))
 
 
 def by_bet_class(doc: Document, figs: dict[str, Any]) -> None:
@@ -55,11 +65,16 @@ def by_bet_class(doc: Document, figs: dict[str, Any]) -> None:
                "Mean pool at a win", "Std dev, EUR share at this pool law"],
               [[name, f"{run['refills'] * 100:.4f} %",
                 f"{run['progressive_per_class'] * 100:.4f} %",
-                f"EUR {run['mean_pool_at_win_cents'] / 100:,.2f}", f"{run['std_dev']:.3f}"]
+                f"EUR {run['mean_pool_at_win_cents'] / 100:,.2f}",
+                f"{run['std_dev']:.3f} ({run.get('method', 'grid')})"]
                for name, run in runs.items()])
     doc.paragraph("The std dev per class above counts the EUR share at the seed pool; a round's "
                   "share is the pool's long-run law of the mix (the one its RTP counts), whose "
-                  "std dev per round, the same at every class, is the last column.")
+                  "std dev per round, the same at every class, is the last column: in closed "
+                  "form where every spin is at EUR 1.00 (each win empties the pool), else from "
+                  "the pool's law on a grid of 1/200 of its mean growth between wins, an "
+                  "approximation (at all EUR 1.00 the grid gave 10.37763 for the default 2.0 "
+                  "against the closed form's 10.37690).")
 
 
 def strips(doc: Document, model: MathModel) -> None:
@@ -120,7 +135,10 @@ def splits(doc: Document, model: MathModel, report: exact.ExactReport,
          if p_mw else "never"],
         ["RTP of the respin, from MWILD-stack rounds",
          f"{float(rtp_mw) * 100:.4f} % of {float(report.star_wild) * 100:.4f} %"],
-        ["Star Wild respins that pay nothing", f"{figs['star_wild_pays_nothing'] * 100:.2f} %"],
+        ["Star Wild rounds whose respin alone pays nothing",
+         f"{figs['star_wild_respin_pays_nothing'] * 100:.2f} %"],
+        ["Star Wild rounds that pay nothing (paid spin and respin)",
+         f"{figs['star_wild_round_pays_nothing'] * 100:.2f} %"],
         ["Coin layouts with 4 coins", f"{len(cases)} ({len(stacked)} with a stack)"],
     ])
     doc.heading("Hold & Cash split")

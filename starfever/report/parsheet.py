@@ -66,7 +66,7 @@ def build(model: MathModel, report: exact.ExactReport, sim: SimulationResult,
     doc.paragraph(model.description or "")
     sections: list[tuple[str, Callable[[], None]]] = [
         ("identity", lambda: certification.identity(doc, model, figs)),
-        ("summary", lambda: _summary(doc, report, sim)),
+        ("summary", lambda: _summary(doc, report, sim, capped=model.max_win_x is not None)),
         ("bet classes", lambda: certification.by_bet_class(doc, figs)),
         ("simulation", lambda: certification.sized_simulation(doc, sim, figs)),
         ("paytable", lambda: _paytable(doc, model)),
@@ -94,7 +94,8 @@ def build(model: MathModel, report: exact.ExactReport, sim: SimulationResult,
     return doc
 
 
-def _summary(doc: Document, r: exact.ExactReport, sim: SimulationResult) -> None:
+def _summary(doc: Document, r: exact.ExactReport, sim: SimulationResult, *,
+             capped: bool = False) -> None:
     doc.heading("Return to player")
     rows = []
     for name, label in (("lines", "Line wins"), ("star_wild", "Star Wild respin"),
@@ -107,16 +108,21 @@ def _summary(doc: Document, r: exact.ExactReport, sim: SimulationResult) -> None
     rows.append(["Game (lines + features)", pct(r.game), pct(game.value),
                  f"[{pct(game.ci99[0])}, {pct(game.ci99[1])}]",
                  "yes" if game.contains(float(r.game)) else "NO"])
-    rows.append(["EUR progressive contribution", pct(r.progressive), pct(r.progressive), "exact",
-                 "—"])
+    rows.append(["EUR progressive contribution", pct(r.progressive), "not simulated",
+                 "the contribution rate, by the rules", "—"])
     total = sim.rtp
     rows.append(["**Total**", pct(r.total), pct(total.value),
                  f"[{pct(total.ci99[0])}, {pct(total.ci99[1])}]",
                  "yes" if total.contains(float(r.total)) else "NO"])
     doc.table(["Component", "Exact", "Simulated", "99 % interval", "Exact inside"], rows)
-    doc.paragraph(f"Exact total RTP to 12 digits: {float(r.total):.12f} (the exact rational has "
-                  f"{len(str(r.total.denominator))}-digit terms; 'starfever rtp --json --exact' "
-                  "prints it).")
+    if capped:
+        doc.paragraph(f"Total RTP to 12 digits: {float(r.total):.12f}. Not a pure rational: the "
+                      "exact rational of the uncapped game less the max-win cap's cut, which "
+                      "comes from the Hold & Cash payout DP in floats (relative error ~1e-12).")
+    else:
+        doc.paragraph(f"Exact total RTP to 12 digits: {float(r.total):.12f} (the exact rational "
+                      f"has {len(str(r.total.denominator))}-digit terms; 'starfever rtp --json "
+                      "--exact' prints it).")
     doc.heading("Frequencies (per paid spin)")
     freq = []
     for key, label, exact_value in (

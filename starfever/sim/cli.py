@@ -18,7 +18,13 @@ from starfever.engine import money
 from starfever.engine.errors import InputError
 from starfever.engine.model import MathModel, load_model
 from starfever.engine.symbols import BET_CLASSES, check_line_bet
-from starfever.sim.pool import PoolReport, SharedPoolReport, replay_pool, replay_shared_pool
+from starfever.sim.pool import (
+    PoolReport,
+    SharedPoolReport,
+    jackpot_cap_x,
+    replay_pool,
+    replay_shared_pool,
+)
 from starfever.sim.result import COMPONENTS, FREQUENCIES, Estimate, SimulationResult
 
 _LABELS = {"lines": "line wins", "star_wild": "Star Wild respin",
@@ -98,7 +104,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             data["shared_pool"] = shared_pool_json(replay_shared_pool(
                 [(bet, r.spins, r.jackpot_rounds_at) for bet, r in zip(bets, results,
                                                                         strict=True)],
-                Fraction(model.contribution_rate), model.seed_cents, model.jackpot_rule),
+                Fraction(model.contribution_rate), model.seed_cents, model.jackpot_rule,
+                jackpot_cap_x(model)),
                 args.mix, results, exact.figures())
     if args.json:
         print(json.dumps(data, indent=2))
@@ -136,6 +143,7 @@ def shared_pool_json(pool: SharedPoolReport, mix: str, results: list[SimulationR
     return {
         "mix": mix, "seed_cents": pool.seed, "contributions_cents": pool.contributions,
         "refills_cents": pool.refills, "final_pool_cents": pool.final_pool,
+        "withheld_cents": pool.withheld,
         "staked_cents": pool.staked, "refill_rate": pool.refill_rate,
         "contribution_rate_realised": players, "balanced": pool.balanced,
         "exact_game": exact["game"], "classes": rows,
@@ -251,10 +259,12 @@ def pool_json(pool: PoolReport) -> dict[str, Any]:
         "final_pool_cents": pool.final_pool, "contributions_cents": pool.contributions,
         "hits": pool.hits, "paid_cents": pool.paid, "refills_cents": pool.refills,
         "refill_count": pool.refill_count, "staked_cents": pool.staked,
+        "withheld_cents": pool.withheld,
         "progressive_rtp": pool.progressive_rtp, "balanced": pool.balanced,
         "note": "the kernel's EUR lines replayed in play order against one pool: contributions "
                 "rate x total bet with exact carry, shares floor(pool x line bet / 100), refill "
-                "to the seed after a hit",
+                "to the seed after a hit; withheld: what a max-win cap that holds the whole "
+                "round left in the pool",
     }
 
 
@@ -299,7 +309,7 @@ def result_json(result: SimulationResult, exact: dict[str, float], line_bet: int
     if model is not None:
         extra["progressive_pool"] = pool_json(replay_pool(
             result.spins, result.jackpot_rounds_at, bet, Fraction(model.contribution_rate),
-            model.seed_cents, model.jackpot_rule))
+            model.seed_cents, model.jackpot_rule, jackpot_cap_x(model)))
     if variance_reduction:
         extra["variance_reduced"] = variance_reduced_json(result, report, exact["rtp"])
     return {

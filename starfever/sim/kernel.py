@@ -3,8 +3,9 @@
 One round = base spin (5 stops, 20 lines through the prefix/finish tables, coins counted per
 stop), then, off the hot path, the Star Wild respin or Hold & Cash exactly as RULES.md orders
 them, drawing in the same order as ``starfever.engine.round.play_round``. Wins are integers in
-**line bets** (a Hold & Cash multiple of the total bet counts 20 line bets), so every sum merges
-exactly. The €€€ lines are counted, not paid: the progressive's return is its contribution rate.
+**line bets** (Hold & Cash values too: a CASH value of 1 x total bet is 20 line bets, and a
+line-bet model's UPGRADE adds 1), so every sum merges exactly. The €€€ lines are counted, not
+paid: the progressive's return is its contribution rate.
 
 Arrays of the model come as the tuple ``KernelTables.as_tuple()``, indexed by the ``T_*``
 positions of ``starfever.sim.tables``.
@@ -60,6 +61,7 @@ from starfever.sim.tables import (
     HP_COIN,
     HP_MULTIPLES,
     HP_TOTALS,
+    HP_UPGRADE,
     JACKPOT_SHIFT,
     LANE_BITS,
     LANE_MASK,
@@ -133,8 +135,10 @@ _BLANK, _CASH, _MINOR, _MAJOR, _UPGRADE = 0, 1, 2, 3, 4
 
 # Columns of play_rounds' per-round record.
 ROUND_FIELDS = ("base_pay", "base_jackpot_lines", "coins", "star_wild_pay",
-                "respin_jackpot_lines", "hold_multiple", "minors", "majors", "mega",
+                "respin_jackpot_lines", "hold_pay", "minors", "majors", "mega",
                 "respins")
+"""``base_pay``, ``star_wild_pay`` and ``hold_pay`` (the Hold & Cash payout, before any cap) in
+line bets."""
 
 KernelArgs = tuple[npt.NDArray[Any], ...]
 
@@ -199,9 +203,13 @@ def _star_wild(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
 @njit(cache=True, inline="always")
 def _hold_and_cash(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
                    state: StreamState, room: int) -> tuple[int, int, int, int, int]:
-    """The feature after 5+ coins at the base stops ``scratch[_S_STOPS:]``: (payout in total
+    """The feature after 5+ coins at the base stops ``scratch[_S_STOPS:]``: (payout in line
     bets, minors, majors, mega, respins). ``room``: line bets left below the max-win cap
     (negative: no cap); the feature ends once the held values are worth that much.
+
+    Values are kept in line bets, as in ``engine.holdcash`` (the CASH values of ``HP_MULTIPLES``
+    are 20..100); an UPGRADE adds ``HP_UPGRADE`` (1 for a line-bet model, 20 for a total-bet
+    one).
 
     Draws as ``engine.holdcash`` does (weighted picks by one bounded draw of the weights' sum,
     cells in reading order); the generator stays in registers for the whole feature. The board
@@ -222,6 +230,7 @@ def _hold_and_cash(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
     v2 = v1 + f[params + HP_CASH + 1]
     v3 = v2 + f[params + HP_CASH + 2]
     v4 = v3 + f[params + HP_CASH + 3]
+    upgrade_step = f[params + HP_UPGRADE]
     values, boosters = _S_VALUES, _S_BOOSTERS
     x0, x1, x2, x3 = state[0], state[1], state[2], state[3]
     held = minors = majors = 0
@@ -242,13 +251,13 @@ def _hold_and_cash(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
     played = 0
     while left > 0 and held < CELLS:
         if room >= 0:  # the max-win cap: stop once the held values reach it
-            value = MINOR_PAYS * minors + MAJOR_PAYS * majors
+            value = (MINOR_PAYS * minors + MAJOR_PAYS * majors) * LINE_BETS_PER_TOTAL_BET
             todo = cash
             while todo:
                 cell = trailing_zeros(todo)
                 todo &= todo - _ONE
                 value += scratch[values + cell]
-            if value * LINE_BETS_PER_TOTAL_BET >= room:
+            if value >= room:
                 break
         played += 1
         n_boosters = 0
@@ -282,7 +291,7 @@ def _hold_and_cash(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
                 cell = trailing_zeros(todo)
                 todo &= todo - _ONE
                 if upgrade:
-                    scratch[values + cell] += 1
+                    scratch[values + cell] += upgrade_step
                 else:
                     scratch[values + cell] *= 2
         empty &= ~landed
@@ -294,8 +303,9 @@ def _hold_and_cash(f: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64],
         cash &= cash - _ONE
         total += scratch[values + cell]
     mega = 1 if held == CELLS else 0
-    multiple = total + MINOR_PAYS * minors + MAJOR_PAYS * majors + MEGA_PAYS * mega
-    return multiple, minors, majors, mega, played
+    payout = total + (MINOR_PAYS * minors + MAJOR_PAYS * majors
+                      + MEGA_PAYS * mega) * LINE_BETS_PER_TOTAL_BET
+    return payout, minors, majors, mega, played
 
 
 @njit(cache=True, inline="always")
@@ -470,9 +480,11 @@ def run_chunk(t: KernelArgs, state: StreamState, spins: int, sums: npt.NDArray[n
 
     ``win_hist[0]`` counts rounds that win nothing, ``win_hist[k]`` rounds whose game win in
     total bets falls in ``[edges[k-2], edges[k-1])`` (k = 1: below ``edges[0]``); ``hold_hist``
-    bins Hold & Cash payouts the same way. ``jackpots_at[i] = (spin, base lines, respin lines)``
-    records the i-th round with €€€ lines (its index in the chunk and how many €€€ lines its
-    base spin and its Star Wild respin showed), for as many rounds as it has rows;
+    bins Hold & Cash payouts the same way. ``jackpots_at[i] = (spin, base lines, respin lines,
+    game win)`` records the i-th round with €€€ lines (its index in the chunk, how many €€€
+    lines its base spin and its Star Wild respin showed, and its game win in line bets after
+    any cap: what a cap that holds the whole round leaves for the €€€ is the rest), for as many
+    rounds as it has rows;
     ``sums[JACKPOT_ROUNDS]`` says how many there were.
 
     The hot loop only tallies the rounds that are a base spin and nothing else by their line
@@ -516,11 +528,10 @@ def _feature_round(feature: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64
     respin_jackpots = 0
     if n_coins >= HOLD_AND_CASH_COINS:
         cap = feature[feature[F_HOLD] + HP_CAP]
-        multiple, minors, majors, mega, played = _hold_and_cash(
+        hold, minors, majors, mega, played = _hold_and_cash(
             feature, scratch, state, cap - pay if cap >= 0 else -1)
-        if multiple > MAX_ROUND_WIN // LINE_BETS_PER_TOTAL_BET:
+        if hold > MAX_ROUND_WIN:
             raise OverflowError("a Hold & Cash payout exceeds the simulator's range")
-        hold = multiple * LINE_BETS_PER_TOTAL_BET
         if 0 <= cap < pay + hold:  # the round's game win stops at the cap
             hold = cap - pay
         win += hold
@@ -555,6 +566,7 @@ def _feature_round(feature: npt.NDArray[np.int64], scratch: npt.NDArray[np.int64
             jackpots_at[at, 0] = spin
             jackpots_at[at, 1] = jackpots
             jackpots_at[at, 2] = respin_jackpots
+            jackpots_at[at, 3] = win
         sums[JACKPOT_ROUNDS] += 1
     _tally_round(tally, sums, win_hist, edges, pay, win, jackpots + respin_jackpots > 0)
 

@@ -12,6 +12,10 @@ module replays the run's €€€ rounds, in play order, against one installati
   its seed after the win (archived model versions: every line from what the earlier ones
   left, one refill at the end of the round).
 
+A model whose max-win cap holds the whole round (``max_win_scope`` ``round``) pays each share
+only up to what the cap leaves above the round's game win (the fourth field of a €€€ round);
+the rest stays in the pool, as in the engine (``money.jackpot_round``'s ``room``).
+
 Between two €€€ rounds the pool only grows, so the mean pool over all spins is a sum of floors
 of an arithmetic progression, computed exactly (:func:`floor_sum`) without visiting the spins.
 """
@@ -23,6 +27,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from starfever.engine import money
+from starfever.engine.model import MAX_WIN_ROUND, MathModel
 from starfever.engine.symbols import Cents, check_line_bet
 
 
@@ -52,6 +57,8 @@ class PoolReport:
     """The pool a spin played against (after its contribution), averaged over all spins."""
     staked: int
     """Cents bet: spins x total bet."""
+    withheld: int = 0
+    """Cents of shares the max-win cap left no room for (they stayed in the pool)."""
 
     @property
     def progressive_rtp(self) -> float:
@@ -82,12 +89,37 @@ def floor_sum(n: int, m: int, a: int, b: int) -> int:
         m, a = a, m
 
 
-def replay_pool(spins: int, jackpot_rounds: Iterable[tuple[int, ...]], line_bet: int,
-                rate: Fraction, seed: int,
-                rule: str = money.ONE_SHARE_PER_SPIN) -> PoolReport:
-    """Replay the €€€ rounds ``(spin number, €€€ lines of the base spin[, of the respin])`` of a
-    ``spins``-spin run at ``line_bet`` against a pool that starts at ``seed`` cents and receives
-    ``rate`` of every total bet, paying them under the jackpot ``rule``."""
+def _round(jackpot_round: Sequence[int]) -> tuple[int, tuple[int, ...], int]:
+    """(spin, €€€ lines per spin, game win in line bets) of a €€€ round ``(spin, base lines[,
+    respin lines[, game win]])``."""
+    spin, *rest = jackpot_round
+    return spin, tuple(rest[:2]), rest[2] if len(rest) > 2 else 0
+
+
+def jackpot_cap_x(model: MathModel) -> int | None:
+    """The cap (total bets) that holds ``model``'s €€€ shares: its ``max_win_x`` when the cap
+    holds the whole round, else ``None`` (no cap, or an earlier model that pays the share on
+    top)."""
+    return model.max_win_x if model.max_win_scope == MAX_WIN_ROUND else None
+
+
+def cap_room(cap_x: int | None, line_bet: int, game: int) -> Cents | None:
+    """Cents a cap of ``cap_x`` total bets that holds the whole round leaves for the €€€ of a
+    round whose game win is ``game`` line bets (``None``: no such cap)."""
+    if cap_x is None:
+        return None
+    return Cents(max(0, money.feature_win(cap_x, Cents(line_bet)) - money.in_line_bets(
+        game, Cents(line_bet))))
+
+
+def replay_pool(spins: int, jackpot_rounds: Iterable[Sequence[int]], line_bet: int,
+                rate: Fraction, seed: int, rule: str = money.ONE_SHARE_PER_SPIN,
+                cap_x: int | None = None) -> PoolReport:
+    """Replay the €€€ rounds ``(spin number, €€€ lines of the base spin[, of the respin[, game
+    win in line bets]])`` of a ``spins``-spin run at ``line_bet`` against a pool that starts at
+    ``seed`` cents and receives ``rate`` of every total bet, paying them under the jackpot
+    ``rule``. ``cap_x``: the model's max-win cap when it holds the whole round (the
+    ``max_win_x`` of a ``max_win_scope`` ``round`` model), else ``None``."""
     bet = check_line_bet(line_bet)
     step = money.total_bet(bet) * Fraction(rate)  # cents per spin, before rounding
     num, den = step.numerator, step.denominator
@@ -105,15 +137,17 @@ def replay_pool(spins: int, jackpot_rounds: Iterable[tuple[int, ...]], line_bet:
     pool = seed  # the pool less what it has received: pool(k) = base + received(k)
     base = seed
     pool_sum = 0
-    hits = paid = refills = refill_count = 0
+    hits = paid = refills = refill_count = withheld = 0
     done = 0  # spins accounted for
-    for spin, *lines in sorted(jackpot_rounds):
+    for spin, lines, game in sorted(_round(r) for r in jackpot_rounds):
         k = spin + 1  # spins played up to and including this one
         pool_sum += base * (k - 1 - done) + pools_sum(done + 1, k - 1)
         pool = base + received(k)
         pool_sum += pool
-        won = money.jackpot_round(Cents(pool), bet, lines, Cents(seed), rule)
+        won = money.jackpot_round(Cents(pool), bet, lines, Cents(seed), rule,
+                                  cap_room(cap_x, bet, game))
         paid += won.win
+        withheld += won.withheld
         hits += sum(len(award.shares) for award in won.awards)
         refills += won.refill
         refill_count += sum(1 for refill in won.refills if refill > 0)
@@ -125,7 +159,7 @@ def replay_pool(spins: int, jackpot_rounds: Iterable[tuple[int, ...]], line_bet:
     return PoolReport(line_bet=int(bet), spins=spins, seed=seed, contributions=received(spins),
                       hits=hits, paid=paid, refills=refills, refill_count=refill_count,
                       final_pool=final, mean_pool=pool_sum / spins,
-                      staked=spins * money.total_bet(bet))
+                      staked=spins * money.total_bet(bet), withheld=withheld)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +187,8 @@ class SharedPoolReport:
     contributions: int
     refills: int
     final_pool: int
+    withheld: int = 0
+    """Cents of shares the max-win cap left no room for (they stayed in the pool)."""
 
     @property
     def staked(self) -> int:
@@ -171,19 +207,20 @@ class SharedPoolReport:
                 == sum(c.paid for c in self.classes) + self.final_pool)
 
 
-def replay_shared_pool(runs: Sequence[tuple[int, int, Iterable[tuple[int, ...]]]],
-                       rate: Fraction, seed: int,
-                       rule: str = money.ONE_SHARE_PER_SPIN) -> SharedPoolReport:
+def replay_shared_pool(runs: Sequence[tuple[int, int, Iterable[Sequence[int]]]],
+                       rate: Fraction, seed: int, rule: str = money.ONE_SHARE_PER_SPIN,
+                       cap_x: int | None = None) -> SharedPoolReport:
     """Replay several classes' runs ``(line bet, spins, €€€ rounds)`` against ONE pool: the
     spins of each run are spread evenly over the same stretch of time (spin s of a run of n at
     time (s + 1/2) / n; ties go to the earlier run), every spin contributes ``rate`` of its
     total bet (one carry for the pool: after any prefix of the play it has received the floor
-    of the exact sum), and the €€€ rounds are paid in time order by ``money.jackpot_round``."""
+    of the exact sum), and the €€€ rounds are paid in time order by ``money.jackpot_round``
+    (``cap_x`` as in :func:`replay_pool`)."""
     lengths = [n for _, n, _ in runs]
     bets = [check_line_bet(b) for b, _, _ in runs]
     per_spin = [money.total_bet(b) * Fraction(rate) for b in bets]
-    events = sorted(((spin, i, tuple(lines)) for i, (_, _, rounds) in enumerate(runs)
-                     for spin, *lines in rounds),
+    events = sorted(((spin, i, lines, game) for i, (_, _, rounds) in enumerate(runs)
+                     for spin, lines, game in map(_round, rounds)),
                     key=lambda e: (Fraction(2 * e[0] + 1, 2 * lengths[e[1]]), e[1]))
 
     def played(j: int, spin: int, i: int) -> int:
@@ -203,17 +240,20 @@ def replay_shared_pool(runs: Sequence[tuple[int, int, Iterable[tuple[int, ...]]]
     base = seed
     paid = [0] * len(runs)
     hits = [0] * len(runs)
-    refills = 0
-    for spin, i, lines in events:
+    refills = withheld = 0
+    for spin, i, lines, game in events:
         got = received([played(j, spin, i) for j in range(len(runs))])
-        won = money.jackpot_round(Cents(base + got), bets[i], lines, Cents(seed), rule)
+        won = money.jackpot_round(Cents(base + got), bets[i], lines, Cents(seed), rule,
+                                  cap_room(cap_x, bets[i], game))
         paid[i] += won.win
         hits[i] += sum(len(a.shares) for a in won.awards)
         refills += won.refill
+        withheld += won.withheld
         base = won.pool_after - got
     total = received(lengths)
     return SharedPoolReport(
         classes=tuple(ClassShare(line_bet=int(b), spins=n, staked=n * money.total_bet(b),
                                  hits=h, paid=p)
                       for b, n, h, p in zip(bets, lengths, hits, paid, strict=True)),
-        seed=seed, contributions=total, refills=refills, final_pool=base + total)
+        seed=seed, contributions=total, refills=refills, final_pool=base + total,
+        withheld=withheld)

@@ -123,10 +123,11 @@ class SimulationResult:
     """Game win (line bets) of each chunk, in chunk order: the convergence trace."""
     elapsed_seconds: float = field(compare=False)
     """Wall-clock time of the run (not part of the result's identity)."""
-    jackpot_rounds_at: tuple[tuple[int, int, int], ...] = ()
-    """(spin number in the run, €€€ lines of the base spin, of the Star Wild respin) of every
-    round with €€€ lines, in play order: what :mod:`starfever.sim.pool` replays against a
-    pool."""
+    jackpot_rounds_at: tuple[tuple[int, int, int, int], ...] = ()
+    """(spin number in the run, €€€ lines of the base spin, of the Star Wild respin, the
+    round's game win in line bets) of every round with €€€ lines, in play order: what
+    :mod:`starfever.sim.pool` replays against a pool (the game win says what room a cap that
+    holds the whole round leaves for the share)."""
     holds_by_coins: tuple[int, ...] = ()
     """``[n]``: Hold & Cash features triggered by ``n`` coins."""
     lines_by_coins: tuple[int, ...] = ()

@@ -46,6 +46,9 @@ JACKPOT_ROWS = 64
 """Rows a chunk first gets for its €€€ rounds (about 9 expected); a chunk with more plays
 again with room for all of them (same stream, same result)."""
 
+JACKPOT_COLUMNS = 4
+"""Columns of a chunk's €€€ rounds: spin, base lines, respin lines, game win (line bets)."""
+
 _SQUARE_CARRY = 1 << 62
 _WORKER_TABLES: kernel.KernelArgs | None = None
 
@@ -63,8 +66,8 @@ class ChunkOutcome:
     hold_hist: npt.NDArray[np.int64]
     """Hold & Cash features per payout bin."""
     jackpots_at: npt.NDArray[np.int64]
-    """``[k, 3]``: (spin within the chunk, €€€ lines of the base spin, of the respin) of each
-    round with €€€ lines."""
+    """``[k, 4]``: (spin within the chunk, €€€ lines of the base spin, of the respin, game win
+    in line bets) of each round with €€€ lines."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +99,7 @@ def play_chunk(tables: kernel.KernelArgs, index: int, state: StreamState,
         sums = np.zeros(kernel.N_SUMS, dtype=np.int64)
         win_hist = np.zeros(len(edges) + 2, dtype=np.int64)
         hold_hist = np.zeros(len(edges) + 2, dtype=np.int64)
-        jackpots_at = np.zeros((rows, 3), dtype=np.int64)
+        jackpots_at = np.zeros((rows, JACKPOT_COLUMNS), dtype=np.int64)
         kernel.run_chunk(tables, np.array(state, dtype=np.uint64), spins, sums, win_hist,
                          hold_hist, edges, jackpots_at)
         found = int(sums[kernel.JACKPOT_ROUNDS])
@@ -323,8 +326,9 @@ def _merge(model: MathModel, seed: int, spins: int, workers: int,
         chunk_spin_counts=tuple(int(o.sums[kernel.SPINS]) for o in outcomes),
         chunk_game_wins=tuple(int(o.sums[kernel.GAME_SUM]) for o in outcomes),
         elapsed_seconds=elapsed,
-        jackpot_rounds_at=tuple((o.index * CHUNK_SPINS + int(spin), int(base), int(respin))
-                                for o in outcomes for spin, base, respin in o.jackpots_at),
+        jackpot_rounds_at=tuple(
+            (o.index * CHUNK_SPINS + int(spin), int(base), int(respin), int(game))
+            for o in outcomes for spin, base, respin, game in o.jackpots_at),
         holds_by_coins=tuple(total(kernel.HOLDS_BY_COINS + n) for n in range(CELLS + 1)),
         lines_by_coins=tuple(total(kernel.LINES_BY_COINS + n) for n in range(CELLS + 1)),
         lines_x_star_wild=total(kernel.LINES_X_STAR_WILD),

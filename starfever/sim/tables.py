@@ -92,6 +92,8 @@ HP_TOTALS = 21
 """``hold_params[HP_TOTALS + k]``: the sums of the cell, coin and cash weights."""
 HP_CAP = 24
 """``hold_params[HP_CAP]``: the model's max-win cap in line bets, or -1 for none."""
+HP_UPGRADE = 25
+"""``hold_params[HP_UPGRADE]``: what one UPGRADE adds to a held CASH value, in line bets."""
 
 HOT_COLUMNS = LINE_COUNT + 2
 """Columns per stop in ``hot_codes``: the 20 lines, the sentinel line, the stop's coins."""
@@ -133,7 +135,7 @@ class KernelTables:
     cash_values: Int64Array
     """Weights of respin CASH values 1..5."""
     cash_multiples: Int64Array
-    """The values 1..5 (x total bet) the value weights pick from."""
+    """The CASH values the value weights pick from, in line bets (1..5 x total bet)."""
     line_masks: npt.NDArray[np.uint64]
     """``[reel, stop, word]`` for reels 0-2: the lines each stop can still carry, per class."""
     spin_threshold: Int64Array
@@ -263,15 +265,16 @@ def _feature(base_windows: Int8Array, coins: Int8Array, sw_lengths: Int64Array,
                                      for p in parts)])
 
 
-def _hold_params(cell: tuple[int, ...], coin: tuple[int, ...],
-                 cash: tuple[int, ...], cap_x: int | None = None) -> Int64Array:
+def _hold_params(cell: tuple[int, ...], coin: tuple[int, ...], cash: tuple[int, ...],
+                 cap_x: int | None, upgrade: int) -> Int64Array:
     if (len(cell), len(coin), len(cash), len(CASH_VALUES)) != (6, 5, 5, 5):
         raise ValueError("Hold & Cash takes 6 cell weights and 5 weights per value")
     sums = [sum(_weights(w, what)) for w, what in ((cell, "cell_weights"),
                                                    (coin, "coin_values"),
                                                    (cash, "cash_values"))]
     cap = -1 if cap_x is None else cap_x * LINE_COUNT
-    return np.array([*cell, *coin, *cash, *CASH_VALUES, *sums, cap], dtype=np.int64)
+    values = [v * LINE_COUNT for v in CASH_VALUES]
+    return np.array([*cell, *coin, *cash, *values, *sums, cap, upgrade], dtype=np.int64)
 
 
 def _weights(weights: tuple[int, ...], what: str) -> Int64Array:
@@ -304,6 +307,8 @@ def kernel_tables(model: MathModel) -> KernelTables:
     hot_codes = np.concatenate([line_codes, coins[:, :, None].astype(np.int16)], axis=2)
     hot_rows = np.where(prefix >= 0, prefix.astype(np.int64) * finish.shape[1], 0)
     hc = model.hold_and_cash
+    hold = _hold_params(hc.cell_weights, hc.coin_values, hc.cash_values, model.max_win_x,
+                        hc.upgrade_line_bets)
     return KernelTables(
         base_lengths=base_lengths,
         base_windows=base_windows,
@@ -319,7 +324,7 @@ def kernel_tables(model: MathModel) -> KernelTables:
         cell_weights=_weights(hc.cell_weights, "cell_weights"),
         coin_values=_weights(hc.coin_values, "coin_values"),
         cash_values=_weights(hc.cash_values, "cash_values"),
-        cash_multiples=np.array(CASH_VALUES, dtype=np.int64),
+        cash_multiples=np.array([v * LINE_COUNT for v in CASH_VALUES], dtype=np.int64),
         line_masks=masks,
         spin_threshold=np.array([spin_threshold(base_lengths)], dtype=np.int64),
         hot_codes=hot_codes.astype(np.uint16).reshape(-1),
@@ -327,10 +332,7 @@ def kernel_tables(model: MathModel) -> KernelTables:
         hot_rows=hot_rows.astype(np.uint16),
         hot_finish=finish.reshape(-1).copy(),
         hot_stride=np.array([longest], dtype=np.int64),
-        hold_params=_hold_params(hc.cell_weights, hc.coin_values, hc.cash_values,
-                                 model.max_win_x),
+        hold_params=hold,
         feature=_feature(base_windows, coins, sw_lengths, sw_windows, rows, prefix, finish,
-                         _hold_params(hc.cell_weights, hc.coin_values, hc.cash_values,
-                                      model.max_win_x),
-                         sw_masks),
+                         hold, sw_masks),
     )

@@ -88,7 +88,8 @@ def game_data(model: MathModel | None = None,
               market: MarketProfile | None = None) -> dict[str, Any]:
     """Paytable, lines, bet classes, feature rules and symbol names as one JSON-ready dict;
     with the running ``model``, its exact RTP, hit and feature frequencies, the €€€ pool's
-    seed and contribution, whether the Star Wild respin can win the €€€ and the win cap; and
+    seed and contribution, whether the Star Wild respin can win the €€€, the win cap and what it
+    holds, and what one UPGRADE adds; and
     the ``market`` profile (the default market's when none is given)."""
     pays = symbols.PAYTABLE
     data: dict[str, Any] = {
@@ -128,6 +129,10 @@ def game_data(model: MathModel | None = None,
                                contribution_rate=float(model.contribution_rate),
                                rule=model.jackpot_rule)
         data["max_win"] = {"cap_x": model.max_win_x, "largest_x": figures["max_win_x"]}
+        if model.max_win_x is not None:  # the whole round, or the game win (earlier models)
+            data["max_win"]["scope"] = model.max_win_scope
+        # what one UPGRADE adds: 1 x line bet or 1 x total bet (the model's)
+        data["hold_and_cash"]["upgrade_unit"] = model.hold_and_cash.upgrade_unit
     return data
 
 

@@ -8,12 +8,15 @@ from functools import cache
 import pytest
 
 from starfever.engine import money
-from starfever.engine.model import MathModel, load_model, load_model_version
+from starfever.engine.model import MathModel, load_model_version
 from starfever.engine.rng import ReplayError
 from starfever.engine.round import RoundResult, replay_round
 from starfever.engine.symbols import BET_CLASSES, JACKPOT, Cents
 
-CURRENT = load_model("default")
+_RULED = load_model_version("default", "2.0")
+assert _RULED is not None
+CURRENT: MathModel = _RULED
+"""The first default version under the current rule (kept in the archive once replaced)."""
 EARLIER = load_model_version("default", "1.0")
 
 

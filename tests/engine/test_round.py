@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from starfever.engine import money
-from starfever.engine.model import load_model
+from starfever.engine.model import UPGRADE_LINE_BET, load_model, load_model_version
 from starfever.engine.rng import ReplayError, SeededSource
 from starfever.engine.round import play_round, replay_round
 from starfever.engine.symbols import BET_CLASSES, COIN, MWILD, WILD, InvalidBet
@@ -42,8 +42,9 @@ def test_round_invariants(seed: int, bet: int, pool: int) -> None:
         assert result.star_wild_win == 0
     if result.feature != "hold_and_cash":
         assert result.hold_and_cash_win == 0
-    else:
-        assert result.hold_and_cash_win % result.total_bet == 0
+    else:  # values are whole line bets; whole total bets when the UPGRADE adds total bets
+        unit = bet if MODEL.hold_and_cash.upgrade_unit == UPGRADE_LINE_BET else 20 * bet
+        assert result.hold_and_cash_win % unit == 0
     assert result.pool_after >= 0
     assert result.pool_before - result.progressive_win + result.pool_refill == result.pool_after
     # replaying the recorded draws gives the same round
@@ -136,12 +137,14 @@ def test_money_boundary() -> None:
 def test_golden_rounds_replay_identically() -> None:
     """Recorded seed -> draws -> outcome cases: the rules must give the same rounds."""
     golden = json.loads(GOLDEN.read_text())
-    assert golden["model"] == MODEL.name
+    # the version the rounds were recorded with: current, or archived once it is replaced
+    model = load_model_version(golden["model"], golden["version"])
+    assert model is not None, (golden["model"], golden["version"])
     features = {c["feature"] for c in golden["rounds"]}
     assert {None, "star_wild", "hold_and_cash"} <= features
     for case in golden["rounds"]:
-        again = play_round(MODEL, case["line_bet"], SeededSource(case["seed"]), pool=case["pool"])
+        again = play_round(model, case["line_bet"], SeededSource(case["seed"]), pool=case["pool"])
         assert list(again.draws) == case["draws"]
-        replayed = replay_round(MODEL, case["line_bet"], case["draws"], pool=case["pool"])
+        replayed = replay_round(model, case["line_bet"], case["draws"], pool=case["pool"])
         assert json.loads(json.dumps(list(replayed.events))) == case["events"]
         assert replayed.total_win == case["total_win"]

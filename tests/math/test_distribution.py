@@ -113,7 +113,7 @@ def test_the_payout_dp_has_the_rational_moments() -> None:
     laws = payout_laws(weights, cap=6000, coins=(5, 9, 14, 15))
     solver = HoldAndCashSolver(weights, exact=False)
     for coins, law in laws.items():
-        k = np.arange(len(law.probabilities))
+        k = np.arange(len(law.probabilities)) / law.unit  # cells of one UPGRADE step
         moments = solver.feature(coins)
         assert abs(law.probabilities.sum() + law.above_cap - 1) < 1e-12
         assert abs((k * law.probabilities).sum() - float(moments.mean)) < 1e-6 * float(

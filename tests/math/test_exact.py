@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from fractions import Fraction
 from itertools import product
 
@@ -38,9 +39,11 @@ def test_hold_and_cash_tiny_model_by_hand() -> None:
 
 
 @pytest.mark.slow
-def test_hold_and_cash_solver_agrees_with_the_engine() -> None:
-    """Play the default model's feature with the engine and compare to the exact mean."""
-    weights = load_model("default").hold_and_cash
+@pytest.mark.parametrize("unit", ["line_bet", "total_bet"])
+def test_hold_and_cash_solver_agrees_with_the_engine(unit: str) -> None:
+    """Play the default model's feature with the engine and compare to the exact mean, under
+    either UPGRADE unit."""
+    weights = replace(load_model("default").hold_and_cash, upgrade_unit=unit)
     exact_moments = HoldAndCashSolver(weights).feature(6)
     source = SeededSource(2026)
     coins = [(0, 0), (1, 1), (2, 2), (3, 0), (4, 1), (4, 2)]

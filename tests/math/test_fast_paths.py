@@ -6,10 +6,12 @@ DP. The direct ways are themselves checked against brute force and the engine el
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
-from starfever.engine.model import HoldAndCashModel, load_model, model_from_dict
+from starfever.engine.model import UPGRADE_LINE_BET, HoldAndCashModel, load_model, model_from_dict
 from starfever.math import cycles
 from starfever.math.distribution import _layout_wilds
 from starfever.math.holdcash import HoldAndCashSolver, StepwiseHoldAndCashSolver
@@ -19,6 +21,8 @@ from tests.math.test_exact import SMALL_STAR
 # many boosters, Minors and Majors: every kind of landing is likely, so every group is used
 RICH = HoldAndCashModel(cell_weights=(30, 6, 1, 1, 2, 1), coin_values=(4, 3, 2, 1, 1),
                         cash_values=(5, 3, 1, 1, 1))
+RICH_LINE_BET = replace(RICH, upgrade_unit=UPGRADE_LINE_BET)
+"""The same, an UPGRADE adding 1 x line bet (the DP's cells are line bets)."""
 
 
 def _same_joint(a: cycles.BaseJoint, b: cycles.BaseJoint) -> None:
@@ -60,8 +64,8 @@ def test_counts_over_head_states_equal_the_direct_walk_on_the_default_model() ->
                               cycles.respin_histogram(model, wilds, direct=True)), layout
 
 
-@pytest.mark.parametrize("weights", [RICH, load_model("default").hold_and_cash],
-                         ids=["rich", "default"])
+@pytest.mark.parametrize("weights", [RICH, RICH_LINE_BET, load_model("default").hold_and_cash],
+                         ids=["rich", "rich-line-bet", "default"])
 def test_the_summed_solver_gives_the_stepwise_rationals(weights: HoldAndCashModel) -> None:
     """Exact equality of every moment for every trigger count (and floats to 1e-12)."""
     for exact in (True, False):
@@ -77,8 +81,9 @@ def test_the_summed_solver_gives_the_stepwise_rationals(weights: HoldAndCashMode
                     assert abs(x - y) <= 1e-12 * abs(y) + 1e-300, coins
 
 
-@pytest.mark.parametrize("weights, coins", [(RICH, (9, 12)), (load_model("default").hold_and_cash,
-                                                                (11, 13))], ids=["rich", "default"])
+@pytest.mark.parametrize("weights, coins", [(RICH, (9, 12)), (RICH_LINE_BET, (12,)),
+                                            (load_model("default").hold_and_cash, (11, 13))],
+                         ids=["rich", "rich-line-bet", "default"])
 def test_the_grouped_payout_dp_gives_the_landing_by_landing_law(
         weights: HoldAndCashModel, coins: tuple[int, ...]) -> None:
     fast = payout_laws(weights, cap=2500, coins=coins)

@@ -68,7 +68,8 @@ def _close(a: Any, b: Any, where: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["default", "capped", "low-volatility", "high-volatility"])
+@pytest.mark.parametrize("name", ["default", "capped", "low-volatility", "high-volatility",
+                                  "default-total-bet"])
 def test_the_shipped_figures_are_a_fresh_computation(name: str) -> None:
     """Minutes: every base and respin stop combination and the Hold & Cash DP, recomputed."""
     model = load_model(name)
@@ -77,7 +78,8 @@ def test_the_shipped_figures_are_a_fresh_computation(name: str) -> None:
     _close(fresh, shipped, name)
 
 
-@pytest.mark.parametrize("name", ["default", "low-volatility", "high-volatility", "capped"])
+@pytest.mark.parametrize("name", ["default", "low-volatility", "high-volatility", "capped",
+                                  "rtp94", "rtp96", "default-total-bet"])
 def test_the_hold_and_cash_split_names_the_jackpots_and_adds_up(name: str) -> None:
     """``starfever rtp`` states the Minor, Major and Mega jackpots' return apart from the cash
     values; without a cap the parts add up to the feature's return."""
@@ -92,3 +94,20 @@ def test_the_hold_and_cash_split_names_the_jackpots_and_adds_up(name: str) -> No
         assert math.isclose(sum(split.values()), whole, rel_tol=1e-12)
     else:  # the cap cuts only the largest features
         assert whole <= sum(split.values()) < whole * 1.01
+
+
+@pytest.mark.parametrize("name", ["default", "low-volatility", "high-volatility", "capped",
+                                  "rtp94", "rtp96", "default-total-bet"])
+def test_every_shipped_model_has_figures_that_name_its_rules(name: str) -> None:
+    """Each shipped model ships its figures (format, hash), states its UPGRADE unit, both Star
+    Wild "pays nothing" figures (the respin alone pays nothing at least as often as the whole
+    round), and whether its total is a pure rational (not with a cap)."""
+    model = load_model(name)
+    data = figures.cached(model)
+    assert data is not None, name
+    assert data["upgrade_unit"] == model.hold_and_cash.upgrade_unit
+    assert data["total_exact_rational"] == (model.max_win_x is None)
+    assert 0 < data["star_wild_round_pays_nothing"] <= data["star_wild_respin_pays_nothing"] < 1
+    assert "star_wild_pays_nothing" not in data
+    assert data["jackpot_long_run"]["all_eur_1"]["method"] == "closed form"
+    assert data["jackpot_long_run"]["uniform"]["method"] == "grid"

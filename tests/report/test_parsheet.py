@@ -26,7 +26,8 @@ def test_par_sheet(tmp_path: Path) -> None:
                     "Star Wild split", "Hold & Cash split", "Exact and simulated, side by side"):
         assert f"## {section}" in md
         assert section.replace("&", "&amp;") in html
-    assert "95.4990 %" in md  # the exact total of the default model
+    assert "95.5011 %" in md  # the exact total of the default model 3.0
+    assert "| EUR progressive contribution | 1.0000 % | not simulated |" in md
     assert "Spins to confirm RTP to +/-0.1 pp at 99 %" in md
     for plot in ("win-distribution.png", "rtp-convergence.png", "hold-and-cash.png",
                  "rtp-split.png"):
@@ -35,7 +36,7 @@ def test_par_sheet(tmp_path: Path) -> None:
         assert f"({plot})" in md and f'src="{plot}"' in html
     assert "| DIAMOND x5 | 600 |" in md
     model = load_model("default")
-    assert model.sha256 in md and "UPGRADE reading" in md
+    assert model.sha256 in md and "| UPGRADE adds | 1 x line bet |" in md
     # the combination counts are integers that add up to every base stop combination
     table = md.split("## Combination counts")[1].split("##")[0]
     counts = [int(row.split("|")[2].replace(",", "")) for row in table.splitlines()
@@ -61,7 +62,7 @@ def test_par_sheet_of_a_tuned_model(tmp_path: Path, name: str) -> None:
                     "Hold & Cash split", "Exact and simulated, side by side",
                     "Volatility and max win"):
         assert f"## {section}" in md
-    assert "UPGRADE reading" in md and "confirms the RTP to +/-" in md
+    assert "| UPGRADE adds | 1 x line bet |" in md and "confirms the RTP to +/-" in md
     bands = md.split("Win bands of a round's game win")[1].split("Hold & Cash tail")[0]
     rows = [r for r in bands.splitlines() if r.startswith("| ") and not r.startswith("| x ")]
     assert len(rows) == 14  # 0, (0,1], ..., (2000,5000], > 5000

@@ -8,7 +8,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from starfever.engine.model import MathModel, load_model, model_from_dict
+from starfever.engine.model import (
+    UPGRADE_LINE_BET,
+    UPGRADE_TOTAL_BET,
+    UPGRADE_UNITS,
+    MathModel,
+    load_model,
+    model_from_dict,
+)
 from starfever.engine.round import play_round
 from starfever.sim.kernel import ROUND_FIELDS, play_rounds
 from starfever.sim.rng import KernelSource, stream_state
@@ -40,7 +47,7 @@ def _engine_rounds(model: MathModel, seed: int, rounds: int) -> list[dict[str, i
             "coins": sum(cell == "COIN" for reel in coins for cell in reel),
             "star_wild_pay": r.star_wild_win,
             "respin_jackpot_lines": jackpots.count("star_wild"),
-            "hold_multiple": hold.multiple if hold else 0,
+            "hold_pay": hold.line_bets if hold else 0,
             "minors": hold.minors if hold else 0,
             "majors": hold.majors if hold else 0,
             "mega": int(hold.mega) if hold else 0,
@@ -54,7 +61,7 @@ def test_fifteen_coins_win_the_mega_at_once() -> None:
                    coin_values={"1": 0, "2": 0, "3": 0, "4": 0, "5": 1})
     for outcome in _kernel_rounds(model, 1, 50):
         assert outcome == {**dict.fromkeys(ROUND_FIELDS, 0), "coins": 15,
-                           "hold_multiple": 15 * 5 + 1000, "mega": 1}
+                           "hold_pay": 20 * (15 * 5 + 1000), "mega": 1}
 
 
 def test_star_wild_stack_becomes_multiplier_wilds() -> None:
@@ -68,28 +75,33 @@ def test_star_wild_stack_becomes_multiplier_wilds() -> None:
         assert outcome["star_wild_pay"] == 20 * 150
 
 
-def test_boosters_act_after_the_new_symbols_are_held() -> None:
+@pytest.mark.parametrize("unit", UPGRADE_UNITS)
+def test_boosters_act_after_the_new_symbols_are_held(unit: str) -> None:
     # 5 coins worth 1; every respin cell lands MULTIPLIER or CASH 1 -> compare with the engine
     model = hand_made([["COIN"] * 3, ["COIN", "BAR", "BAR"], ["COIN", "BAR", "BAR"],
-                    ["BAR"] * 3, ["BAR"] * 3],
-                   cell_weights={"BLANK": 6, "CASH": 2, "MINOR": 1, "MAJOR": 1, "UPGRADE": 1,
-                                 "MULTIPLIER": 1},
-                   coin_values={"1": 1, "2": 0, "3": 0, "4": 0, "5": 0})
+                       ["BAR"] * 3, ["BAR"] * 3], upgrade_unit=unit,
+                      cell_weights={"BLANK": 6, "CASH": 2, "MINOR": 1, "MAJOR": 1, "UPGRADE": 1,
+                                    "MULTIPLIER": 1},
+                      coin_values={"1": 1, "2": 0, "3": 0, "4": 0, "5": 0})
     kernel = _kernel_rounds(model, 3, 400)
     assert kernel == _engine_rounds(model, 3, 400)
-    assert all(k["coins"] == 5 and k["hold_multiple"] >= 5 for k in kernel)
+    assert all(k["coins"] == 5 and k["hold_pay"] >= 100 for k in kernel)
     assert any(k["mega"] for k in kernel)
+    # a line-bet UPGRADE leaves values off the grid of whole total bets, a total-bet one never
+    off_grid = [k["hold_pay"] % 20 for k in kernel if k["hold_pay"] % 20]
+    assert bool(off_grid) == (unit == UPGRADE_LINE_BET)
 
 
 def test_default_model_stream_replays_through_the_engine() -> None:
     kernel = _kernel_rounds(load_model("default"), 4, 20_000)
     assert kernel == _engine_rounds(load_model("default"), 4, 20_000)
     assert sum(k["star_wild_pay"] > 0 for k in kernel) > 100
-    assert sum(k["hold_multiple"] > 0 for k in kernel) > 50
+    assert sum(k["hold_pay"] > 0 for k in kernel) > 50
 
 
-@pytest.mark.parametrize("seed", [5, 6])
-def test_feature_heavy_model_replays_through_the_engine(seed: int) -> None:
+@pytest.mark.parametrize(("seed", "unit"), [(5, UPGRADE_TOTAL_BET), (6, UPGRADE_TOTAL_BET),
+                                            (7, UPGRADE_LINE_BET), (8, UPGRADE_LINE_BET)])
+def test_feature_heavy_model_replays_through_the_engine(seed: int, unit: str) -> None:
     # many coins, stacked coins for MWILDs, and JACKPOTs on the respin reels
     base = [
         ["COIN", "COIN", "COIN", "LEMON", "JACKPOT", "WILD", "BELL", "COIN", "SEVEN", "BAR"],
@@ -100,7 +112,7 @@ def test_feature_heavy_model_replays_through_the_engine(seed: int) -> None:
     ]
     star_wild = [["JACKPOT", "LEMON", "WILD", "BELL", "SEVEN"]] * 3 + [
         ["LEMON", "WILD", "BELL", "SEVEN", "BAR"]] * 2
-    model = hand_made(base, star_wild, cell_weights={
+    model = hand_made(base, star_wild, upgrade_unit=unit, cell_weights={
         "BLANK": 30, "CASH": 6, "MINOR": 2, "MAJOR": 1, "UPGRADE": 2, "MULTIPLIER": 2})
     kernel = _kernel_rounds(model, seed, 3_000)
     assert kernel == _engine_rounds(model, seed, 3_000)
@@ -109,11 +121,12 @@ def test_feature_heavy_model_replays_through_the_engine(seed: int) -> None:
     assert sum(k["mega"] for k in kernel) > 0
 
 
-def test_a_capped_model_ends_hold_and_cash_at_the_same_draw_as_the_engine() -> None:
+@pytest.mark.parametrize("unit", UPGRADE_UNITS)
+def test_a_capped_model_ends_hold_and_cash_at_the_same_draw_as_the_engine(unit: str) -> None:
     """max_win_x: the feature ends once the held values reach the cap, in the kernel as in the
     engine (same draws, same respins), and the round's game win stops at the cap."""
     base = [["COIN", "COIN", "COIN", "LEMON", "WILD", "BELL"]] * 5
-    data: dict[str, Any] = hand_made(base, cell_weights={
+    data: dict[str, Any] = hand_made(base, upgrade_unit=unit, cell_weights={
         "BLANK": 12, "CASH": 6, "MINOR": 1, "MAJOR": 2, "UPGRADE": 1, "MULTIPLIER": 6}).to_dict()
     uncapped = model_from_dict(data)
     data["max_win_x"] = 1800
@@ -121,10 +134,10 @@ def test_a_capped_model_ends_hold_and_cash_at_the_same_draw_as_the_engine() -> N
     kernel = _kernel_rounds(capped, 9, 400)
     assert kernel == _engine_rounds(capped, 9, 400)
     free = _kernel_rounds(uncapped, 9, 400)
-    reached = [k["hold_multiple"] for k in kernel if k["hold_multiple"] >= 1800]
+    reached = [k["hold_pay"] for k in kernel if k["hold_pay"] >= 20 * 1800]
     assert len(reached) > 20  # the cap ended these features
     # ended at the first respin at or above the cap: far below where uncapped features go
-    assert max(reached) < max(f["hold_multiple"] for f in free) / 10
+    assert max(reached) < max(f["hold_pay"] for f in free) / 10
     source = KernelSource(stream_state(np.random.SeedSequence(9)),
                           spin_lengths=tuple(len(strip) for strip in capped.base_reels))
     for _ in range(400):

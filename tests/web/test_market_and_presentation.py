@@ -93,11 +93,13 @@ def test_the_rules_show_the_running_models_exact_figures(strict_game: Game) -> N
         assert needed in english, needed
     german = _open_rules(game, "de")
     assert pct(float(total), "de") in german and pct(float(game_part), "de") in german
-    # the conditions' "Einsatz" is the line bet: cash values, Minor, Major, Mega and UPGRADE
-    # are stated in Gesamteinsatz
+    # the conditions' "Einsatz" is the line bet: cash values, Minor, Major and Mega are
+    # stated in Gesamteinsatz, the UPGRADE in the running model's unit
+    upgrade = {"line_bet": "um 1 × Linieneinsatz", "total_bet": "um 1 × Gesamteinsatz"}[
+        load_model("rtp94").hold_and_cash.upgrade_unit]
     for needed in ("1, 2, 3, 4, 5 × Gesamteinsatz", "MINOR (20 × Gesamteinsatz)",
                    "MAJOR (200 × Gesamteinsatz)", "MEGA Jackpot (1000 × Gesamteinsatz)",
-                   "um 1 × Gesamteinsatz", "Verbindung", "keine Star Coins"):
+                   upgrade, "Verbindung", "keine Star Coins"):
         assert needed in german, needed
     assert " × Einsatz" not in german
 

@@ -230,5 +230,103 @@ def test_the_capped_models_rules_state_its_own_frequencies(capped_game: Game) ->
     hit = float(Fraction(figures["exact"]["hit_frequency"]))
     assert f"{hit * 100:.2f} %" in stated
     assert f"Hold & Cash 1 in {1 / figures['hold_and_cash_frequency']:.1f} rounds" in stated
-    assert "capped at 1800 × total bet (€360.00 at the current bet)" in capped_game.text(
-        '[data-testid="max-win"]')
+    said = capped_game.text('[data-testid="max-win"]')
+    assert "capped at 1800 × total bet (€360.00 at the current bet)" in said
+    # what the cap holds is the running model's: the whole round, or (models made before
+    # RULES.md said so) the game win with a €€€ share on top
+    served = capped_game.page.evaluate("window.starfever.state.game.max_win")
+    assert served["scope"] == load_model("capped").max_win_scope
+    assert ("stays in the pool" in said) == (served["scope"] == "round")
+    assert ("comes on top" in said) == (served["scope"] == "game")
+
+
+def test_the_timeline_shows_a_share_as_the_cap_that_holds_the_whole_round_pays_it(
+        game: Game) -> None:
+    """Pure logic (timeline.js) on logs of a model whose cap holds the whole round (RULES.md):
+    each €€€ scene shows what its event pays and what stayed in the pool; the meter never
+    passes the cap, and no "a share comes on top" is said once the cap is reached."""
+    game.open()
+
+    def scenes(events: list[dict[str, Any]]) -> list[list[Any]]:
+        shown: list[list[Any]] = game.page.evaluate(
+            "evs => window.starfever.lib.buildTimeline(evs).map(s => [s.kind, s.winSoFar,"
+            " s.jackpotFollows ?? null, s.withheld ?? null])", events)
+        return shown
+
+    reveal = {"type": "reveal", "phase": "base", "stops": [0] * 5, "grid": []}
+    line = {"type": "line_win", "phase": "base", "line": 1, "symbol": "BAR", "count": 3,
+            "multiplier": 1, "win": 100}
+    cap = {"type": "max_win", "win": 3_600_000}
+    # Hold & Cash reached the cap: the share (700) has no room left, it stays in the pool
+    hold = [reveal, line, {"type": "feature", "feature": "hold_and_cash", "star_coins": 5},
+            {"type": "hold_and_cash_start", "cells": [], "respins_left": 3},
+            {"type": "hold_and_cash_end", "cash": 5, "minor": 0, "major": 0, "mega": False,
+             "win": 5_760_000},
+            {"type": "jackpot", "phase": "base", "line": 2, "percent": 100, "win": 0,
+             "withheld": 700, "pool_left": 100_700, "refill": 0}, cap,
+            {"type": "round_end", "total_win": 3_600_000, "pool_after": 100_700}]
+    assert scenes(hold)[-5:] == [
+        ["hc_start", 100, None, None], ["hc_end", 3_600_000, None, None],
+        ["max_win", 3_600_000, False, None], ["jackpot", 3_600_000, None, 700],
+        ["end", 3_600_000, None, None]]
+    # a share alone reaches the cap: it is paid up to it, and the cap is said at the end
+    share = [reveal, line,
+             {"type": "jackpot", "phase": "base", "line": 2, "percent": 100,
+              "win": 3_599_900, "withheld": 1_400_100, "pool_left": 1_400_100, "refill": 0},
+             cap, {"type": "round_end", "total_win": 3_600_000, "pool_after": 1_400_100}]
+    assert scenes(share) == [
+        ["reveal", 0, None, None], ["lines", 100, None, None],
+        ["jackpot", 3_600_000, None, 1_400_100], ["max_win", 3_600_000, False, None],
+        ["end", 3_600_000, None, None]]
+
+
+@pytest.mark.parametrize(("before", "after", "added"), [(2_000, 2_005, 5), (2_000, 2_100, 100)],
+                         ids=["line-bet", "total-bet"])
+def test_the_timeline_reads_what_an_upgrade_added_off_its_values(
+        game: Game, before: int, after: int, added: int) -> None:
+    """The UPGRADE banner's amount is what the event's values rose by (1 x line bet or 1 x
+    total bet, as the round's model says): at EUR 0.05 a line, 5 or 100 cents."""
+    game.open()
+    cell = {"reel": 0, "row": 0, "kind": "CASH"}
+    events = [{"type": "hold_and_cash_start", "cells": [{**cell, "value": before}],
+               "respins_left": 3},
+              {"type": "respin", "index": 1, "landed": [{"reel": 1, "row": 0,
+                                                         "kind": "UPGRADE"}],
+               "boosters": [{"reel": 1, "row": 0, "kind": "UPGRADE",
+                             "values": [{**cell, "value": after}]}], "respins_left": 3}]
+    boosters = game.page.evaluate(
+        "evs => window.starfever.lib.buildTimeline(evs).filter(s => s.kind === 'hc_respin')"
+        ".map(s => s.boosters.map(b => [b.kind, b.added]))", events)
+    assert boosters == [[["UPGRADE", added]]]
+
+
+def test_the_rules_say_what_an_upgrade_adds_and_what_the_cap_holds(game: Game,
+                                                                   model: MathModel) -> None:
+    """The rules text follows the running model's UPGRADE unit and cap scope as the server
+    serves them (``GET /api/v1/game``), and never assumes the total bet."""
+    game.new_player(0)
+    served = game.page.evaluate("window.starfever.state.game")
+    assert served["hold_and_cash"]["upgrade_unit"] == model.hold_and_cash.upgrade_unit
+    said = {"line_bet": ("raises every cash value by 1 × line bet",
+                         "um 1 × Linieneinsatz"),
+            "total_bet": ("raises every cash value by 1 × total bet",
+                          "um 1 × Gesamteinsatz")}
+    for unit, (english, german) in said.items():
+        game.page.evaluate(f"window.starfever.state.game.hold_and_cash.upgrade_unit = "
+                           f"{unit!r}")
+        assert english in _open_rules(game, "en")
+        assert german in _open_rules(game, "de")
+        other = said["total_bet" if unit == "line_bet" else "line_bet"]
+        assert other[0] not in _open_rules(game, "en")
+    game.page.evaluate("window.starfever.state.game.max_win = {cap_x: 1800, largest_x: {},"
+                       " scope: 'round'}")
+    _open_rules(game, "en")
+    whole = game.text('[data-testid="max-win"]')
+    assert "total win (lines, Star Wild, Hold & Cash and any €€€ share) is capped" in whole
+    assert "stays in the pool" in whole and "comes on top" not in whole
+    _open_rules(game, "de")
+    assert "bleibt im Pool" in game.text('[data-testid="max-win"]')
+    game.page.evaluate("window.starfever.state.game.max_win.scope = 'game'")
+    _open_rules(game, "en")
+    earlier = game.text('[data-testid="max-win"]')
+    assert "A €€€ share comes on top." in earlier and "stays in the pool" not in earlier

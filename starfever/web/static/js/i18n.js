@@ -65,6 +65,7 @@ const STRINGS = {
     announceWin: "Gewinn {win}. Guthaben {balance}.", announceNoWin: "Kein Gewinn. Guthaben {balance}.",
     winBelowStake: "{win} zurück von {stake} Einsatz",
     jackpotWin: "€€€ JACKPOT: Linie {line} · {percent} % des Pools = {win}",
+    jackpotWithheld: "{withheld} bleiben im Pool: die Runde hat den Höchstgewinn erreicht.",
     megaSub: "{x} × Gesamteinsatz ({bet})",
     bigWin1: "BIG WIN", bigWin2: "SUPER WIN", bigWin3: "EPIC WIN", bigWinKicker: "{x} × Gesamteinsatz",
     sym_CASH: "Geldsymbol", sym_MINOR: "MINOR", sym_MAJOR: "MAJOR", sym_UPGRADE: "Upgrade",
@@ -94,7 +95,7 @@ const STRINGS = {
       <p>Genau {sw} Star Coins: Nach den Liniengewinnen werden die Coins zu WILDs und bleiben stehen; alle anderen Felder drehen einmal neu. Liegen 3 der 4 Coins auf einer Walze, werden diese drei zu Multiplikator Wilds (×{mult}). Die Walzen des Respins tragen keine Star Coins: der Respin kann Hold &amp; Cash nicht auslösen. {respinRule}</p>
       <h3>Hold &amp; Cash</h3>
       <p>{hc} oder mehr Star Coins: Jeder Coin wird zu einem festgehaltenen Geldsymbol mit {cash} × Gesamteinsatz. Sie haben {respins} Respins; jedes neue Symbol setzt den Zähler auf {respins} zurück. Das Feature wird mit dem Einsatz des auslösenden Spins gespielt.</p>
-      <p>Neu landen können Geldsymbole, MINOR ({minor} × Gesamteinsatz), MAJOR ({major} × Gesamteinsatz), UPGRADE und MULTIPLIKATOR (jeder Geldwert ×2). UPGRADE erhöht jeden Geldwert um 1 × Gesamteinsatz: die „Einsatzhöhe“ der Spielbedingungen wird als Gesamteinsatz gelesen, weil die Werte selbst Vielfache des Gesamteinsatzes sind. Booster wirken nach dem Festhalten der neuen Symbole, in Lesereihenfolge, und verschwinden danach; MINOR und MAJOR verändern sie nicht.</p>
+      <p>Neu landen können Geldsymbole, MINOR ({minor} × Gesamteinsatz), MAJOR ({major} × Gesamteinsatz), UPGRADE und MULTIPLIKATOR (jeder Geldwert ×2). {upgradeRule} Booster wirken nach dem Festhalten der neuen Symbole, in Lesereihenfolge, und verschwinden danach; MINOR und MAJOR verändern sie nicht.</p>
       <p>Sind alle 15 Felder gefüllt, gewinnen Sie zusätzlich den MEGA Jackpot ({mega} × Gesamteinsatz). Am Ende werden alle Werte ausgezahlt.</p>
       <h3>€€€ Jackpot</h3>
       <p>3 × €€€ auf den Walzen 1–3 einer Linie (ohne Wild) gewinnen einen Anteil des Pools: Linieneinsatz / 1,00 € (0,01 € → 1 %, 1,00 € → 100 %), abgerundet auf den Cent; der Rest bleibt im Pool. Ein Spin gewinnt den €€€ höchstens einmal: zeigen mehrere Linien €€€, erhalten Sie einen Anteil des Pools, wie er vor dem Gewinn stand.</p>
@@ -111,7 +112,11 @@ const STRINGS = {
     respinJackpot: "Seine Liniengewinne und der €€€ gelten wie in jedem Spin.",
     respinNoJackpot: "Sie tragen auch keine €€€-Symbole: der Respin kann den €€€ nicht gewinnen. Seine Liniengewinne gelten wie in jedem Spin.",
     maxWinNone: "Die Spielbedingungen setzen keinen Höchstgewinn: der höchste Liniengewinn eines Spins beträgt {base} × Gesamteinsatz, Spin und Respin des Star Wild zusammen höchstens {star} × Gesamteinsatz; Hold &amp; Cash hat keine feste Obergrenze (alle 15 Felder mit hohen Werten, MEGA {mega} × Gesamteinsatz, dazu ein €€€-Anteil).",
-    maxWinCap: "Der Gewinn einer Runde (Linien, Star Wild, Hold &amp; Cash) ist auf {cap} × Gesamteinsatz begrenzt ({amount} beim aktuellen Einsatz): erreicht er diese Grenze, endet die Runde dort, auch ein laufendes Hold &amp; Cash. Ein €€€-Anteil kommt hinzu.",
+    maxWinCap: "Der Gesamtgewinn einer Runde (Linien, Star Wild, Hold &amp; Cash und ein €€€-Anteil) ist auf {cap} × Gesamteinsatz begrenzt ({amount} beim aktuellen Einsatz): erreicht er diese Grenze, endet die Runde dort, auch ein laufendes Hold &amp; Cash; der Teil eines €€€-Anteils, für den die Grenze keinen Raum lässt, bleibt im Pool.",
+    maxWinCapGame: "Der Gewinn einer Runde (Linien, Star Wild, Hold &amp; Cash) ist auf {cap} × Gesamteinsatz begrenzt ({amount} beim aktuellen Einsatz): erreicht er diese Grenze, endet die Runde dort, auch ein laufendes Hold &amp; Cash. Ein €€€-Anteil kommt hinzu.",
+    upgradeLineBet: "UPGRADE erhöht jeden Geldwert um 1 × Linieneinsatz (die „Einsatzhöhe“ der Spielbedingungen).",
+    upgradeTotalBet: "UPGRADE erhöht jeden Geldwert um 1 × Gesamteinsatz.",
+    upgradeUnknown: "UPGRADE erhöht jeden Geldwert um einen festen Betrag, den das Mathematikmodell des Spiels festlegt.",
     marketHtml: `<h3>Spielregeln dieses Marktes ({name})</h3><p>{turbo} {skip} {minRound} Höchsteinsatz {maxStake} pro Runde. Kein automatisches Spiel. {clock}</p>`,
     marketTurboYes: "Turbo beschleunigt die Darstellung.", marketTurboNo: "Kein Turbo.",
     marketSkipYes: "Überspringen zeigt sofort das Ergebnis.", marketSkipNo: "Runden können nicht übersprungen werden.",
@@ -184,6 +189,7 @@ const STRINGS = {
     announceWin: "Win {win}. Balance {balance}.", announceNoWin: "No win. Balance {balance}.",
     winBelowStake: "{win} back of your {stake} stake",
     jackpotWin: "€€€ JACKPOT: line {line} · {percent} % of the pool = {win}",
+    jackpotWithheld: "{withheld} stays in the pool: the round has reached the maximum win.",
     megaSub: "{x} × total bet ({bet})",
     bigWin1: "BIG WIN", bigWin2: "SUPER WIN", bigWin3: "EPIC WIN", bigWinKicker: "{x} × total bet",
     sym_CASH: "Cash", sym_MINOR: "MINOR", sym_MAJOR: "MAJOR", sym_UPGRADE: "Upgrade",
@@ -212,7 +218,7 @@ const STRINGS = {
       <p>Exactly {sw} Star Coins: after the line wins, the coins turn into WILDs that stay in place while every other cell respins once. If 3 of the 4 coins fill one reel, those three become Multiplier Wilds (×{mult}). The respin's reels hold no Star Coins, so the respin cannot trigger Hold &amp; Cash. {respinRule}</p>
       <h3>Hold &amp; Cash</h3>
       <p>{hc} or more Star Coins: every coin becomes a held cash symbol worth {cash} × total bet. You get {respins} respins; every new symbol resets the counter to {respins}. The feature is played at the bet of the spin that triggered it.</p>
-      <p>New cells can land cash symbols, MINOR ({minor} × total bet), MAJOR ({major} × total bet), UPGRADE and MULTIPLIER (every cash value ×2). UPGRADE raises every cash value by 1 × total bet: the conditions' "Einsatzhöhe" is read as the total bet, since the values themselves are multiples of it. Boosters act after the new symbols are held, in reading order, then vanish; they never change MINOR or MAJOR.</p>
+      <p>New cells can land cash symbols, MINOR ({minor} × total bet), MAJOR ({major} × total bet), UPGRADE and MULTIPLIER (every cash value ×2). {upgradeRule} Boosters act after the new symbols are held, in reading order, then vanish; they never change MINOR or MAJOR.</p>
       <p>Fill all 15 cells to win the MEGA jackpot as well ({mega} × total bet). At the end every value is paid.</p>
       <h3>€€€ jackpot</h3>
       <p>3 × €€€ on reels 1–3 of a line (no wilds) win a share of the pool: line bet / €1.00 (€0.01 → 1 %, €1.00 → 100 %), rounded down to the cent; the rest stays in the pool. A spin wins the €€€ at most once: when several lines show it, you win one share of the pool as it stood before the win.</p>
@@ -229,7 +235,11 @@ const STRINGS = {
     respinJackpot: "Its line wins and the €€€ count as in any spin.",
     respinNoJackpot: "They hold no €€€ either, so the respin cannot win the €€€; its line wins count as in any spin.",
     maxWinNone: "The conditions set no maximum win: the largest line win of a spin is {base} × total bet, a Star Wild spin and respin together at most {star} × total bet; Hold &amp; Cash has no fixed upper limit (all 15 cells with high values, MEGA {mega} × total bet, plus any €€€ share).",
-    maxWinCap: "A round's win (lines, Star Wild, Hold &amp; Cash) is capped at {cap} × total bet ({amount} at the current bet): when it gets there the round ends, a running Hold &amp; Cash too. A €€€ share comes on top.",
+    maxWinCap: "A round's total win (lines, Star Wild, Hold &amp; Cash and any €€€ share) is capped at {cap} × total bet ({amount} at the current bet): when it gets there the round ends, a running Hold &amp; Cash too; the part of a €€€ share the cap leaves no room for stays in the pool.",
+    maxWinCapGame: "A round's win (lines, Star Wild, Hold &amp; Cash) is capped at {cap} × total bet ({amount} at the current bet): when it gets there the round ends, a running Hold &amp; Cash too. A €€€ share comes on top.",
+    upgradeLineBet: "UPGRADE raises every cash value by 1 × line bet (the conditions' \"Einsatzhöhe\").",
+    upgradeTotalBet: "UPGRADE raises every cash value by 1 × total bet.",
+    upgradeUnknown: "UPGRADE raises every cash value by a fixed amount that the game's math model sets.",
     marketHtml: `<h3>Rules of this market ({name})</h3><p>{turbo} {skip} {minRound} Maximum stake {maxStake} a round. No autoplay. {clock}</p>`,
     marketTurboYes: "Turbo speeds up the presentation.", marketTurboNo: "No Turbo.",
     marketSkipYes: "Skip shows the result at once.", marketSkipNo: "Rounds cannot be skipped.",

@@ -56,6 +56,9 @@ export function oneIn(probability, digits, lang) {
   return probability > 0 ? number((1 / probability).toFixed(digits), lang) : "–";
 }
 
+/** The text that says what one UPGRADE adds, by the model's ``upgrade_unit``. */
+export const UPGRADE_RULES = { line_bet: "upgradeLineBet", total_bet: "upgradeTotalBet" };
+
 /** The rules text, with the numbers from the engine's data, the running model's exact return
  * and the market profile (GET /api/v1/game). */
 export function renderRules(el, game, { t, money, lang, lineBet }) {
@@ -64,8 +67,10 @@ export function renderRules(el, game, { t, money, lang, lineBet }) {
   const totalBet = lineBet * game.line_count;
   const cap = game.max_win?.cap_x;
   const largest = game.max_win?.largest_x;
+  // the cap holds the whole round (RULES.md), or, in a model made before, the game win only
   const maxWin = cap
-    ? t("maxWinCap", { cap, amount: money(cap * totalBet) })
+    ? t(game.max_win?.scope === "game" ? "maxWinCapGame" : "maxWinCap",
+      { cap, amount: money(cap * totalBet) })
     : t("maxWinNone", { base: number(largest?.base ?? "–", lang),
       star: number(largest?.star_wild ?? "–", lang), mega: hc.mega });
   const market = t("marketHtml", {
@@ -81,6 +86,8 @@ export function renderRules(el, game, { t, money, lang, lineBet }) {
   // the respin's €€€ is stated only where its reels can show it (the server says whether)
   const respinRule = t(game.star_wild_respin_jackpot === false ? "respinNoJackpot"
     : "respinJackpot");
+  // what one UPGRADE adds is the running model's (hold_and_cash.upgrade_unit), never assumed
+  const upgradeRule = t(UPGRADE_RULES[hc.upgrade_unit] || "upgradeUnknown");
   el.innerHTML = t("rulesHtml", {
     lines: game.line_count,
     classes: game.bet_classes.map((c) => money(c)).join(", "),
@@ -102,6 +109,7 @@ export function renderRules(el, game, { t, money, lang, lineBet }) {
     maxWin,
     market,
     respinRule,
+    upgradeRule,
     hit: freq.hit === undefined ? "–" : percent(freq.hit, lang),
     hitOneIn: oneIn(freq.hit, 2, lang),
     starWildOneIn: oneIn(freq.star_wild, 1, lang),

@@ -242,8 +242,9 @@ export class RoundPlayer {
     }
     await this.wait(scene.landed.length ? 800 : 350);
     for (const b of scene.boosters) {
-      const text = b.kind === "UPGRADE"
-        ? ui.t("upgradeText", { amount: ui.money(round.total_bet) }) : ui.t("multiplierText");
+      // the amount an UPGRADE added comes from the round's events (timeline.js)
+      const text = b.kind !== "UPGRADE" ? ui.t("multiplierText")
+        : b.added !== null ? ui.t("upgradeText", { amount: ui.money(b.added) }) : ui.t("upgrade");
       ui.winLine.textContent = text;
       ui.banner.show(ui.t(b.kind === "UPGRADE" ? "upgrade" : "multiplier"), text, "booster");
       await this.wait(700);
@@ -310,7 +311,8 @@ export class RoundPlayer {
     const rows = game.lines[scene.line - 1];
     ui.reels.highlight(Array.from({ length: game.jackpot.reels }, (_, reel) => ({ reel, row: rows[reel] })), "jp-win");
     ui.countWin(shownWin, scene.winSoFar, 0, { glow: this.cheer });
-    const text = ui.t("jackpotWin", { line: scene.line, percent: scene.percent, win: ui.money(scene.win) });
+    const text = ui.t("jackpotWin", { line: scene.line, percent: scene.percent, win: ui.money(scene.win) })
+      + (scene.withheld ? ` ${ui.t("jackpotWithheld", { withheld: ui.money(scene.withheld) })}` : "");
     ui.winLine.textContent = text;
     if (this.quiet) return;
     this.sound("jackpot");

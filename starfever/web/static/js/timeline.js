@@ -17,15 +17,20 @@ function cloneBoard(board) {
  *
  * A capped round (a ``max_win`` event, docs/events.md) pays its game win (lines, Star Wild
  * respin lines, Hold & Cash) up to the cap only, whatever the line and Hold & Cash events say
- * those parts were worth; a €€€ share is no part of the game win and comes on top. The engine
- * logs ``max_win`` after the €€€, so the cap is read from the whole log first, and the
- * ``max_win`` scene plays right after the scene whose win reached the cap (before any €€€).
+ * those parts were worth. A €€€ event's ``win`` is what it pays: where the cap holds the whole
+ * round (RULES.md) the engine has already cut it to what the cap left (``withheld`` says what
+ * stayed in the pool); in models made before, it comes on top. The engine logs ``max_win``
+ * after the €€€, so the cap is read from the whole log first, and the ``max_win`` scene plays
+ * right after the scene whose win reached the cap (before any €€€), or at the end where only
+ * a €€€ share reached it.
  */
 export function buildTimeline(events) {
   const scenes = [];
   const capEvent = events.find((ev) => ev.type === "max_win");
   const cap = capEvent ? capEvent.win : Infinity;
-  const jackpotFollows = events.some((ev) => ev.type === "jackpot");
+  // a €€€ share still paid after the game win reached the cap (only a model whose cap holds
+  // the game win alone pays one)
+  const jackpotFollows = events.some((ev) => ev.type === "jackpot" && ev.win > 0);
   let gameWin = 0;  // lines, Star Wild respin lines and Hold & Cash paid so far (<= cap)
   let jackpots = 0;  // €€€ shares, on top of the game win
   let capShown = false;
@@ -91,10 +96,16 @@ export function buildTimeline(events) {
         }
         const afterLanding = cloneBoard(board);
         const boosters = ev.boosters.map((b) => {
+          // what an UPGRADE added, read off the values it raised (1 x line bet or 1 x total
+          // bet, as the round's model says): never assumed here
+          let added = null;
           for (const v of b.values) {
+            const was = board.get(cellKey(v.reel, v.row));
+            if (added === null && was) added = v.value - was.value;
             board.set(cellKey(v.reel, v.row), { kind: "CASH", value: v.value });
           }
-          return { reel: b.reel, row: b.row, kind: b.kind, board: cloneBoard(board) };
+          return { reel: b.reel, row: b.row, kind: b.kind, board: cloneBoard(board),
+            added: b.kind === "UPGRADE" ? added : null };
         });
         scenes.push({ kind: "hc_respin", index: ev.index, before, landed, afterLanding, boosters,
           board: cloneBoard(board), respinsLeft: ev.respins_left,
@@ -116,12 +127,14 @@ export function buildTimeline(events) {
       case "jackpot":
         jackpots += ev.win;
         scenes.push({ kind: "jackpot", line: ev.line, phase: ev.phase, percent: ev.percent,
-          win: ev.win, poolLeft: ev.pool_left, winSoFar: winSoFar() });
+          win: ev.win, withheld: ev.withheld || 0, poolLeft: ev.pool_left,
+          winSoFar: winSoFar() });
         break;
       case "max_win":
         if (!capShown) {  // shown after the scene that reached the cap; here only if none did
-          capShown = true;
-          scenes.push({ kind: "max_win", win: ev.win, jackpotFollows, winSoFar: winSoFar() });
+          capShown = true;  // (a €€€ share reached it: nothing follows)
+          scenes.push({ kind: "max_win", win: ev.win, jackpotFollows: false,
+            winSoFar: winSoFar() });
         }
         break;
       case "round_end":
