@@ -82,11 +82,11 @@ def _probabilities(values: tuple[int, ...], weights: tuple[int, ...]) -> tuple[t
     return tuple((v, Fraction(w, total)) for v, w in zip(values, weights, strict=True) if w)
 
 
-def gather(model: MathModel, figures: dict[str, Any] | None = None) -> Facts:
-    """The facts of ``model``; its exact figures are computed (or read from their cache) unless
-    given. :class:`ConditionsError` for a model whose conditions cannot be written: one that
-    could not be offered (``check_offered``), an UPGRADE unit or €€€ rule the text has no words
-    for, a Star Wild respin whose reels hold a COIN, figures that cannot be computed."""
+def check_writable(model: MathModel) -> None:
+    """:class:`ConditionsError` unless the text has words for every rule of ``model``: one
+    that could not be offered (``check_offered``), an UPGRADE unit or €€€ rule the text does
+    not know, a Star Wild respin whose reels hold a COIN. Reads no figures (a model's exact
+    figures can take a minute to compute the first time)."""
     where = f"model {model.name} {model.version}"
     try:
         check_offered(model)
@@ -103,6 +103,15 @@ def gather(model: MathModel, figures: dict[str, Any] | None = None) -> Facts:
     if any(symbols.COIN in strip for strip in model.star_wild_reels):
         raise ConditionsError(f"no game conditions for {where}: its Star Wild respin reels hold "
                               "a COIN, which the rules do not allow")
+
+
+def gather(model: MathModel, figures: dict[str, Any] | None = None) -> Facts:
+    """The facts of ``model``; its exact figures are computed (or read from their cache) unless
+    given. :class:`ConditionsError` for a model whose conditions cannot be written
+    (:func:`check_writable`) or whose figures cannot be computed."""
+    check_writable(model)
+    where = f"model {model.name} {model.version}"
+    hc = model.hold_and_cash
     if figures is None:
         from starfever.math.figures import figures as compute
 

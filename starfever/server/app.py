@@ -46,7 +46,7 @@ from starfever.server.settings import Settings, get_settings
 from starfever.server.spin.wallets import LedgerWallet, WalletPort
 from starfever.web import mount_web
 from starfever.web.backoffice import mount_backoffice
-from starfever.web.routes import model_figures
+from starfever.web.routes import warm_figures
 
 log = logging.getLogger("starfever.server")
 API_PREFIX = "/api/v1"
@@ -109,10 +109,10 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
             log.warning("%s", warning)
         ensure_pool(db, model)
         ensure_boundary(db, settings.chain_key())
-        # the rules page states the model's exact figures: read them from their cache now, or
-        # for a model never seen compute them (seconds, ADR 0023) beside the serving, not in
-        # the first player's GET /game
-        threading.Thread(target=model_figures, args=(model,), daemon=True,
+        # the rules page and the game conditions state the model's exact figures: read them
+        # from their cache now, or for a model never seen compute them (up to a minute, ADR
+        # 0032) beside the serving, not in the first player's GET /game
+        threading.Thread(target=warm_figures, args=(model,), daemon=True,
                          name="starfever-figures").start()
         context.wallet.start()
         drain.install()

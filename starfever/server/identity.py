@@ -69,12 +69,21 @@ def check_own_identity(model: MathModel) -> None:
 def check_conditions(model: MathModel) -> None:
     """:class:`SettingsError` (one line) unless the game conditions of ``model`` can be
     written in every language: a server serves them beside the rules page, and offers no
-    game it cannot state the conditions of. The model's exact figures are read from their
-    cache (the shipped models ship with theirs), or computed once for a new model (seconds)."""
+    game it cannot state the conditions of. Every rule of the model must have its words
+    (``check_writable``); where the model's exact figures are at hand (the shipped models ship
+    with theirs; any other model's are cached once computed) the whole text is rendered now.
+    A model never seen before has its figures computed beside the serving instead (about a
+    minute for a line-bet model, ADR 0032), as the rules page's are, so the check does not
+    hold the server's start for that long."""
     from starfever.conditions import ConditionsError, render
+    from starfever.conditions.facts import check_writable
+    from starfever.math.figures import cached
 
     try:
-        render(model)
+        check_writable(model)
+        found = cached(model)
+        if found is not None:
+            render(model, found)
     except ConditionsError as error:
         raise SettingsError(f"{error}; refusing to start") from None
 

@@ -5,6 +5,7 @@ never disagree with the engine, nor state a return the running model does not ha
 
 from __future__ import annotations
 
+import logging
 import threading
 from fractions import Fraction
 from typing import Any, Final
@@ -16,6 +17,8 @@ from starfever.engine import money, symbols
 from starfever.engine.model import MathModel
 from starfever.engine.symbols import Symbol
 from starfever.markets import DEFAULT_MARKET, MarketProfile, load_market
+
+log = logging.getLogger("starfever.server")
 
 router = APIRouter(tags=["game"])
 
@@ -155,8 +158,9 @@ CONDITIONS_FORMATS = {"html": "text/html; charset=utf-8", "md": "text/markdown; 
 
 def model_conditions(model: MathModel) -> Any:
     """The running model's game conditions per language (:func:`starfever.conditions.render`),
-    rendered once per process (the server has rendered them at start-up, or refused to
-    start: ``starfever.server.identity.check_conditions``)."""
+    rendered once per process: the server checked at start-up that it has words for every
+    rule of the model (``starfever.server.identity.check_conditions``), and renders them
+    beside the serving (:func:`warm_figures`)."""
     with _conditions_lock:
         known = _conditions_by_model.get(model.sha256)
         if known is None:
@@ -164,6 +168,20 @@ def model_conditions(model: MathModel) -> Any:
 
             known = _conditions_by_model[model.sha256] = render(model)
         return known
+
+
+def warm_figures(model: MathModel) -> None:
+    """Compute (or read from their cache) the running model's figures and render its game
+    conditions, beside the serving: a model never seen takes up to a minute. A failure is
+    logged here, and the endpoints that need them answer it as an error of their own."""
+    from starfever.conditions import ConditionsError
+
+    try:
+        model_figures(model)
+        model_conditions(model)
+    except (ConditionsError, ArithmeticError, ValueError) as error:
+        log.error("the figures or game conditions of model %s %s cannot be made: %s",
+                  model.name, model.version, error)
 
 
 @router.get("/game/conditions/{lang}", response_class=Response, responses={200: {
@@ -182,7 +200,12 @@ def conditions(lang: str, request: Request, format: str = "html") -> Response:
     model = getattr(getattr(request.app.state, "context", None), "model", None)
     if model is None:
         raise HTTPException(404, "this server runs no model")
-    page = model_conditions(model)[lang]
+    from starfever.conditions import ConditionsError
+
+    try:
+        page = model_conditions(model)[lang]
+    except ConditionsError as error:
+        raise HTTPException(503, str(error)) from None
     body = page.html if format == "html" else page.markdown
     return Response(body, media_type=CONDITIONS_FORMATS[format],
                     headers={"Content-Language": lang, "Cache-Control": "no-cache"})

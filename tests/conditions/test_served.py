@@ -5,6 +5,7 @@ it cannot write."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -58,3 +59,18 @@ def test_a_server_refuses_to_start_with_a_model_whose_conditions_it_cannot_write
                        r".*refusing to start") as error:
         check_startup(Settings(), broken)
     assert "\n" not in str(error.value)
+
+
+def test_the_start_check_of_a_model_never_seen_leaves_its_figures_to_the_serving(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line-bet model's figures take about a minute the first time (ADR 0032): the start-up
+    check reads the rules only, and leaves the figures (and so the full text) to the thread
+    beside the serving, which caches them."""
+    from starfever.math.figures import cached
+
+    monkeypatch.setenv("STARFEVER_CACHE_DIR", str(tmp_path))
+    model = load_model("default")
+    fresh = dataclasses.replace(model, name="never-seen", seed_cents=model.seed_cents + 1)
+    assert cached(fresh) is None
+    check_conditions(fresh)
+    assert cached(fresh) is None  # nothing was computed
