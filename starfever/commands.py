@@ -179,7 +179,10 @@ def print_rtp(data: dict[str, Any]) -> None:
     c = data["components"]
     print(f"Star Fever model {data['model']!r} {data['model_version']} "
           f"(sha256 {data['model_sha256'][:12]}...): theoretical RTP {data['total']:.2%} "
-          f"({data['total']:.5%} to 5 decimals, computed exactly)")
+          f"({data['total']:.5%} to 5 decimals, "
+          + ("computed exactly)" if data.get("total_exact_rational", True) else
+             "computed exactly but for the max-win cap's cut, a float step good to about "
+             "1e-12)"))
     split = data["hold_and_cash_split"]
     capped = " (before the max-win cap)" if data["hold_and_cash_split_before_cap"] else ""
     for key, label in (("lines", "line wins"), ("star_wild", "Star Wild respin"),

@@ -107,3 +107,17 @@ def test_the_same_model_uncapped_is_stated_without_a_feature_it_lacks(tmp_path: 
     assert done.returncode == 0, done.stderr
     assert "Hold & Cash never" in done.stdout and "EUR jackpot line never" in done.stdout
     assert "Star Wild round 1,825 x" in done.stdout or "Star Wild round 1825 x" in done.stdout
+
+
+def test_rtp_says_the_capped_total_passes_a_float_step_and_the_uncapped_does_not(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The cap's cut of the Hold & Cash law is a float step (figures ``total_exact_rational``):
+    ``starfever rtp`` labels that total for what it is, and the uncapped total as exact."""
+    from starfever.commands import print_rtp
+    from starfever.math.figures import figures
+
+    print_rtp(figures(load_model("capped")))
+    assert "computed exactly but for the max-win cap's cut" in capsys.readouterr().out
+    print_rtp(figures(load_model("default")))
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.endswith("computed exactly)")
