@@ -7,7 +7,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from types import ModuleType
 
 import pytest
 
@@ -41,6 +42,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.fixture
 def cli() -> object:
     return run_cli
+
+
+@pytest.fixture
+def clock() -> Iterator[ModuleType]:
+    """The server's clock (``starfever.server.clock``) for a test that moves it in process;
+    the system clock again afterwards."""
+    from starfever.server import clock as server_clock
+
+    server_clock.reset()
+    yield server_clock
+    server_clock.reset()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -31,7 +31,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
@@ -45,6 +45,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from starfever.seamless import protocol
+from starfever.server import clock
 from starfever.server.db import Database, migrate, sqlalchemy_url
 from starfever.server.services import operators
 from starfever.server.services.wallet import LedgerWallet
@@ -184,16 +185,20 @@ def totp_secret_of(output: str) -> str:
 
 
 def operator_log_in(http: httpx.Client, base: str, name: str, password: str,
-                    secret: str) -> httpx.Response:
+                    secret: str, server: Server | None = None) -> httpx.Response:
     """``POST /operator/sessions`` with the current code (a code is good once: after a reuse,
-    wait for the next 30-second step and send that one)."""
+    the next 30-second step's code: ``server``'s clock is moved to it, else this waits)."""
     response = None
     for _ in range(2):
+        at = server.now() if server is not None else datetime.now(UTC)
         response = http.post(f"{base}/operator/sessions", json={
-            "username": name, "password": password, "otp": pyotp.TOTP(secret).now()})
+            "username": name, "password": password, "otp": pyotp.TOTP(secret).at(at)})
         if response.status_code != 401 or response.json()["error"]["code"] != "otp_reused":
             return response
-        time.sleep(30.5 - time.time() % 30)
+        if server is not None and server.test_mode:
+            server.move_clock(30)
+        else:
+            time.sleep(30.5 - time.time() % 30)
     assert response is not None
     return response
 
@@ -282,6 +287,8 @@ class Server:
     The port is chosen at the first :meth:`start` and kept, so a restarted server is where its
     clients expect it. ``env`` adds ``STARFEVER_*`` settings to the harness's own (the secret
     and the test mode); nothing else of this process's ``STARFEVER_*`` environment reaches it.
+    In test mode its clock follows a file beside its log, which :meth:`move_clock` writes
+    (ADR 0041): a time rule is tested by moving the clock, not by sleeping.
     """
 
     def __init__(self, database_url: str, log_path: Path, env: Mapping[str, str] | None = None,
@@ -291,9 +298,15 @@ class Server:
         self.args = tuple(args)
         """More arguments of ``starfever serve`` (e.g. ``--wallet operator``)."""
         self.log_path = log_path
+        self.clock_file = log_path.parent / f"clock-{unique_name()}"
+        """The file the server's clock follows (test mode only)."""
+        self.clock_shift = 0.0
+        """How many seconds :meth:`move_clock` has moved the server's clock in all."""
+        clock_env = {"STARFEVER_TEST_CLOCK_FILE": str(self.clock_file)} if test_mode else {}
         self.env = {"STARFEVER_SECRET_KEY": SECRET, "STARFEVER_AUDIT_KEY_FILE": audit_key_file(),
-                    "STARFEVER_TEST_MODE": "1" if test_mode else "0", **TEST_SERVER_ENV,
-                    **(env or {})}
+                    "STARFEVER_TEST_MODE": "1" if test_mode else "0", **clock_env,
+                    **TEST_SERVER_ENV, **(env or {})}
+        self.test_mode = test_mode
         self.workers = workers
         self.own_process_group = own_process_group
         """Start it in its own process group, so that one signal reaches every worker."""
@@ -367,6 +380,18 @@ class Server:
         self.process.wait()
         self.process = None
 
+    def move_clock(self, seconds: float) -> None:
+        """Move the server's clock ``seconds`` on (it keeps running from there); every time
+        rule of the server sees the moved time at its next reading."""
+        if not self.test_mode:
+            raise RuntimeError("only a server in test mode has a clock a test can move")
+        self.clock_shift += seconds
+        clock.write_shift(self.clock_file, self.clock_shift)
+
+    def now(self) -> datetime:
+        """The server's time (this machine's clock, moved as :meth:`move_clock` moved it)."""
+        return datetime.now(UTC) + timedelta(seconds=self.clock_shift)
+
     def log_tail(self, characters: int = 3000) -> str:
         """The end of the server's log."""
         return self.log_path.read_text(errors="replace")[-characters:]
@@ -418,7 +443,7 @@ class Server:
         with self._operator_lock:
             if self._operator_token is None:
                 response = operator_log_in(self.http, self.base, OPERATOR_USERNAME,
-                                           OPERATOR_PASSWORD, self.operator_totp)
+                                           OPERATOR_PASSWORD, self.operator_totp, self)
                 self._operator_token = str(expect(response, 201).json()["token"])
             return self._operator_token
 
@@ -578,7 +603,7 @@ def signed_launch(server: Server, secret: str, player_id: str,
     """The operator's ``POST /launch`` for ``player_id``, signed with ``secret``."""
     body = protocol.encode({"player_id": player_id, "currency": "EUR", "language": "de",
                             "market": "at", "return_url": "https://operator.example/lobby",
-                            **fields}, datetime.now(UTC))
+                            **fields}, server.now())
     return server.call("POST", "/launch", content=body, headers={
         "Content-Type": "application/json",
         protocol.OPERATOR_SIGNATURE: protocol.sign(secret, body)})
