@@ -18,6 +18,7 @@ Plain Python, no pytest (the fixtures live in the conftest files):
 from __future__ import annotations
 
 import functools
+import io
 import os
 import secrets
 import shutil
@@ -160,6 +161,51 @@ def run_cli(*args: str, stdin: str = "", env: Mapping[str, str] | None = None,
                           capture_output=True, text=True, timeout=timeout, cwd=cwd,
                           env={**os.environ, "STARFEVER_SECRET_KEY": SECRET,
                                "STARFEVER_AUDIT_KEY_FILE": audit_key_file(), **(env or {})})
+
+
+def run_cli_in_process(*args: str, stdin: str = "", env: Mapping[str, str] | None = None,
+                       cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """:func:`run_cli` without the subprocess: ``starfever.cli.main(ARGS)`` in this process,
+    with ``stdin``, the harness's secret and chain key (and ``env``) in the environment and
+    ``cwd`` as the working folder for the call; its exit code and output as a subprocess's.
+    For a command's answers and refusals, where a process of its own proves nothing more
+    (one costs about two seconds of imports); exit by signal, broken pipes and start-up stay
+    with :func:`run_cli` (ADR 0042)."""
+    from starfever.cli import main
+
+    settings = {"STARFEVER_SECRET_KEY": SECRET, "STARFEVER_AUDIT_KEY_FILE": audit_key_file(),
+                **(env or {})}
+    saved_env = {name: os.environ.get(name) for name in settings}
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    saved_cwd = os.getcwd()
+    out, err = io.BytesIO(), io.BytesIO()
+    streams = (io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8"),
+               io.TextIOWrapper(out, encoding="utf-8", write_through=True),
+               io.TextIOWrapper(err, encoding="utf-8", write_through=True))
+    sys.stdin, sys.stdout, sys.stderr = streams
+    os.environ.update(settings)
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        try:
+            code = main(list(args))
+        except SystemExit as exit_:  # argparse's refusals and --help
+            code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None
+                                                                   else 1)
+    finally:
+        for stream in streams:
+            stream.flush()
+            stream.detach()  # (closing a wrapper would close the buffer read below)
+        os.chdir(saved_cwd)
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return subprocess.CompletedProcess(["starfever", *args], code,
+                                       out.getvalue().decode(errors="replace"),
+                                       err.getvalue().decode(errors="replace"))
 
 
 def create_operator(database_url: str, name: str = OPERATOR_USERNAME,
