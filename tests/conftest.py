@@ -20,6 +20,14 @@ def run_cli(args: Sequence[str], stdin: str = "",
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
+def run_cli_here(args: Sequence[str], stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """:func:`run_cli` in this process (``tests.harness.run_cli_in_process``): for a command's
+    answers and refusals, where a process of its own proves nothing more."""
+    from tests.harness import run_cli_in_process
+
+    return run_cli_in_process(*args, stdin=stdin)
+
+
 _RUN_TEMP: str | None = None
 
 
