@@ -348,10 +348,14 @@ class Server:
         """The file the server's clock follows (test mode only)."""
         self.clock_shift = 0.0
         """How many seconds :meth:`move_clock` has moved the server's clock in all."""
-        clock_env = {"STARFEVER_TEST_CLOCK_FILE": str(self.clock_file)} if test_mode else {}
         self.env = {"STARFEVER_SECRET_KEY": SECRET, "STARFEVER_AUDIT_KEY_FILE": audit_key_file(),
-                    "STARFEVER_TEST_MODE": "1" if test_mode else "0", **clock_env,
+                    "STARFEVER_TEST_MODE": "1" if test_mode else "0",
                     **TEST_SERVER_ENV, **(env or {})}
+        # test mode as the server will see it (``env`` may turn it off, or ask for production)
+        test_mode = self.env["STARFEVER_TEST_MODE"] == "1" \
+            and self.env.get("STARFEVER_ENV", "development") == "development"
+        if test_mode:
+            self.env["STARFEVER_TEST_CLOCK_FILE"] = str(self.clock_file)
         self.test_mode = test_mode
         self.workers = workers
         self.own_process_group = own_process_group
