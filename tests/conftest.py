@@ -7,7 +7,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from types import ModuleType
 
 import pytest
 
@@ -17,6 +18,14 @@ def run_cli(args: Sequence[str], stdin: str = "",
     """Run ``python -m starfever.cli ARGS`` and capture its output."""
     return subprocess.run([sys.executable, "-m", "starfever.cli", *args], input=stdin,
                           capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def run_cli_here(args: Sequence[str], stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """:func:`run_cli` in this process (``tests.harness.run_cli_in_process``): for a command's
+    answers and refusals, where a process of its own proves nothing more."""
+    from tests.harness import run_cli_in_process
+
+    return run_cli_in_process(*args, stdin=stdin)
 
 
 _RUN_TEMP: str | None = None
@@ -41,6 +50,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.fixture
 def cli() -> object:
     return run_cli
+
+
+@pytest.fixture
+def clock() -> Iterator[ModuleType]:
+    """The server's clock (``starfever.server.clock``) for a test that moves it in process;
+    the system clock again afterwards."""
+    from starfever.server import clock as server_clock
+
+    server_clock.reset()
+    yield server_clock
+    server_clock.reset()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

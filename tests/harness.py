@@ -18,6 +18,7 @@ Plain Python, no pytest (the fixtures live in the conftest files):
 from __future__ import annotations
 
 import functools
+import io
 import os
 import secrets
 import shutil
@@ -31,7 +32,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
@@ -45,6 +46,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from starfever.seamless import protocol
+from starfever.server import clock
 from starfever.server.db import Database, migrate, sqlalchemy_url
 from starfever.server.services import operator_accounts as operators
 from starfever.server.settings import Settings
@@ -161,6 +163,51 @@ def run_cli(*args: str, stdin: str = "", env: Mapping[str, str] | None = None,
                                "STARFEVER_AUDIT_KEY_FILE": audit_key_file(), **(env or {})})
 
 
+def run_cli_in_process(*args: str, stdin: str = "", env: Mapping[str, str] | None = None,
+                       cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """:func:`run_cli` without the subprocess: ``starfever.cli.main(ARGS)`` in this process,
+    with ``stdin``, the harness's secret and chain key (and ``env``) in the environment and
+    ``cwd`` as the working folder for the call; its exit code and output as a subprocess's.
+    For a command's answers and refusals, where a process of its own proves nothing more
+    (one costs about two seconds of imports); exit by signal, broken pipes and start-up stay
+    with :func:`run_cli` (ADR 0042)."""
+    from starfever.cli import main
+
+    settings = {"STARFEVER_SECRET_KEY": SECRET, "STARFEVER_AUDIT_KEY_FILE": audit_key_file(),
+                **(env or {})}
+    saved_env = {name: os.environ.get(name) for name in settings}
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    saved_cwd = os.getcwd()
+    out, err = io.BytesIO(), io.BytesIO()
+    streams = (io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8"),
+               io.TextIOWrapper(out, encoding="utf-8", write_through=True),
+               io.TextIOWrapper(err, encoding="utf-8", write_through=True))
+    sys.stdin, sys.stdout, sys.stderr = streams
+    os.environ.update(settings)
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        try:
+            code = main(list(args))
+        except SystemExit as exit_:  # argparse's refusals and --help
+            code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None
+                                                                   else 1)
+    finally:
+        for stream in streams:
+            stream.flush()
+            stream.detach()  # (closing a wrapper would close the buffer read below)
+        os.chdir(saved_cwd)
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return subprocess.CompletedProcess(["starfever", *args], code,
+                                       out.getvalue().decode(errors="replace"),
+                                       err.getvalue().decode(errors="replace"))
+
+
 def create_operator(database_url: str, name: str = OPERATOR_USERNAME,
                     password: str = OPERATOR_PASSWORD) -> str:
     """Migrate the database and create an operator account, as ``starfever operator create``
@@ -184,16 +231,20 @@ def totp_secret_of(output: str) -> str:
 
 
 def operator_log_in(http: httpx.Client, base: str, name: str, password: str,
-                    secret: str) -> httpx.Response:
+                    secret: str, server: Server | None = None) -> httpx.Response:
     """``POST /operator/sessions`` with the current code (a code is good once: after a reuse,
-    wait for the next 30-second step and send that one)."""
+    the next 30-second step's code: ``server``'s clock is moved to it, else this waits)."""
     response = None
     for _ in range(2):
+        at = server.now() if server is not None else datetime.now(UTC)
         response = http.post(f"{base}/operator/sessions", json={
-            "username": name, "password": password, "otp": pyotp.TOTP(secret).now()})
+            "username": name, "password": password, "otp": pyotp.TOTP(secret).at(at)})
         if response.status_code != 401 or response.json()["error"]["code"] != "otp_reused":
             return response
-        time.sleep(30.5 - time.time() % 30)
+        if server is not None and server.test_mode:
+            server.move_clock(30)
+        else:
+            time.sleep(30.5 - time.time() % 30)
     assert response is not None
     return response
 
@@ -282,6 +333,8 @@ class Server:
     The port is chosen at the first :meth:`start` and kept, so a restarted server is where its
     clients expect it. ``env`` adds ``STARFEVER_*`` settings to the harness's own (the secret
     and the test mode); nothing else of this process's ``STARFEVER_*`` environment reaches it.
+    In test mode its clock follows a file beside its log, which :meth:`move_clock` writes
+    (ADR 0041): a time rule is tested by moving the clock, not by sleeping.
     """
 
     def __init__(self, database_url: str, log_path: Path, env: Mapping[str, str] | None = None,
@@ -291,9 +344,19 @@ class Server:
         self.args = tuple(args)
         """More arguments of ``starfever serve`` (e.g. ``--wallet operator``)."""
         self.log_path = log_path
+        self.clock_file = log_path.parent / f"clock-{unique_name()}"
+        """The file the server's clock follows (test mode only)."""
+        self.clock_shift = 0.0
+        """How many seconds :meth:`move_clock` has moved the server's clock in all."""
         self.env = {"STARFEVER_SECRET_KEY": SECRET, "STARFEVER_AUDIT_KEY_FILE": audit_key_file(),
-                    "STARFEVER_TEST_MODE": "1" if test_mode else "0", **TEST_SERVER_ENV,
-                    **(env or {})}
+                    "STARFEVER_TEST_MODE": "1" if test_mode else "0",
+                    **TEST_SERVER_ENV, **(env or {})}
+        # test mode as the server will see it (``env`` may turn it off, or ask for production)
+        test_mode = self.env["STARFEVER_TEST_MODE"] == "1" \
+            and self.env.get("STARFEVER_ENV", "development") == "development"
+        if test_mode:
+            self.env["STARFEVER_TEST_CLOCK_FILE"] = str(self.clock_file)
+        self.test_mode = test_mode
         self.workers = workers
         self.own_process_group = own_process_group
         """Start it in its own process group, so that one signal reaches every worker."""
@@ -367,6 +430,18 @@ class Server:
         self.process.wait()
         self.process = None
 
+    def move_clock(self, seconds: float) -> None:
+        """Move the server's clock ``seconds`` on (it keeps running from there); every time
+        rule of the server sees the moved time at its next reading."""
+        if not self.test_mode:
+            raise RuntimeError("only a server in test mode has a clock a test can move")
+        self.clock_shift += seconds
+        clock.write_shift(self.clock_file, self.clock_shift)
+
+    def now(self) -> datetime:
+        """The server's time (this machine's clock, moved as :meth:`move_clock` moved it)."""
+        return datetime.now(UTC) + timedelta(seconds=self.clock_shift)
+
     def log_tail(self, characters: int = 3000) -> str:
         """The end of the server's log."""
         return self.log_path.read_text(errors="replace")[-characters:]
@@ -418,7 +493,7 @@ class Server:
         with self._operator_lock:
             if self._operator_token is None:
                 response = operator_log_in(self.http, self.base, OPERATOR_USERNAME,
-                                           OPERATOR_PASSWORD, self.operator_totp)
+                                           OPERATOR_PASSWORD, self.operator_totp, self)
                 self._operator_token = str(expect(response, 201).json()["token"])
             return self._operator_token
 
@@ -578,7 +653,7 @@ def signed_launch(server: Server, secret: str, player_id: str,
     """The operator's ``POST /launch`` for ``player_id``, signed with ``secret``."""
     body = protocol.encode({"player_id": player_id, "currency": "EUR", "language": "de",
                             "market": "at", "return_url": "https://operator.example/lobby",
-                            **fields}, datetime.now(UTC))
+                            **fields}, server.now())
     return server.call("POST", "/launch", content=body, headers={
         "Content-Type": "application/json",
         protocol.OPERATOR_SIGNATURE: protocol.sign(secret, body)})

@@ -14,7 +14,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from starfever.engine.model import load_model
-from starfever.server import metrics
+from starfever.server import clock, metrics
 from starfever.server.api import errors
 from starfever.server.api.deps import Context
 from starfever.server.api.request_checks import RequestChecks
@@ -87,6 +87,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     from starfever.server.spin.seamless_wallet import SeamlessWallet
 
     settings.check()
+    clock.follow_file(settings.test_clock_file or None)  # a test server only (ADR 0041)
     model = load_model(settings.model)
     identity = check_startup(settings, model)  # production refuses a mismatch (ADR 0020)
     db = Database(settings.database_url)

@@ -132,6 +132,10 @@ class Settings:
     ``timeout_keep_alive``)."""
     test_mode: bool = False
     """``STARFEVER_TEST_MODE=1``: spins may carry ``test_draws``. Never in production."""
+    test_clock_file: str = ""
+    """A file holding how many milliseconds the server's clock is moved (tests move a real
+    server's clock with it, ``starfever.server.clock``); accepted only with
+    ``STARFEVER_TEST_MODE=1`` in development (ADR 0041)."""
     drain_seconds: int = 30
     """On SIGTERM, how long the server drains at most (new spins answered 503, the spins
     taken finished) before it shuts down."""
@@ -174,6 +178,9 @@ class Settings:
             raise SettingsError("STARFEVER_SECRET_KEY must be set outside development")
         if self.environment != "development" and self.test_mode:
             raise SettingsError("STARFEVER_TEST_MODE is refused in production")
+        if self.test_clock_file and not (self.test_mode and self.environment == "development"):
+            raise SettingsError("STARFEVER_TEST_CLOCK_FILE is accepted only with "
+                                "STARFEVER_TEST_MODE=1 in development")
         if self.environment != "development" and not self.audit_key_file:
             raise SettingsError("STARFEVER_AUDIT_KEY_FILE must be set outside development")
         if self.audit_key_file:
@@ -250,6 +257,7 @@ ENV_NAMES: dict[str, str] = {
     "request_read_timeout_seconds": "STARFEVER_REQUEST_READ_TIMEOUT_SECONDS",
     "keep_alive_seconds": "STARFEVER_KEEP_ALIVE_SECONDS",
     "test_mode": "STARFEVER_TEST_MODE",
+    "test_clock_file": "STARFEVER_TEST_CLOCK_FILE",
     "audit_key_file": "STARFEVER_AUDIT_KEY_FILE",
     "approved_models": "STARFEVER_APPROVED_MODELS",
     "drain_seconds": "STARFEVER_DRAIN_SECONDS",

@@ -16,7 +16,7 @@ import pytest
 from starfever.certify.manifest import file_sha256
 from starfever.engine.model import load_model
 from starfever.math.figures import cached
-from tests.harness import run_cli
+from tests.harness import run_cli, run_cli_in_process
 
 pytestmark = pytest.mark.slow  # a bundle takes about a minute (numba compiles, the PAR sheet)
 
@@ -37,7 +37,7 @@ EXPECTED = ("MANIFEST.json", "MANIFEST.json.sig", "README.md", "certification.js
 def keys(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A lab's key pair (``PREFIX.key``, ``PREFIX.pub``)."""
     prefix = tmp_path_factory.mktemp("keys") / "lab"
-    made = run_cli("keygen", "--out", str(prefix))
+    made = run_cli_in_process("keygen", "--out", str(prefix))
     assert made.returncode == 0, made.stderr
     assert "fingerprint" in made.stdout
     assert (prefix.parent / "lab.key").stat().st_mode & 0o777 == 0o600
@@ -173,7 +173,7 @@ def test_the_rules_are_the_clients_in_both_languages(bundle: Path) -> None:
 
 def test_the_manifest_verifies_and_one_changed_byte_is_named(bundle: Path,
                                                              tmp_path: Path) -> None:
-    ok = run_cli("verify", "--bundle", str(bundle))
+    ok = run_cli_in_process("verify", "--bundle", str(bundle))
     assert ok.returncode == 0, ok.stdout + ok.stderr
     # signed, no key given: the files hold, the signature is not called verified
     assert ok.stdout.startswith("bundle files OK, signature NOT verified")
@@ -188,7 +188,7 @@ def test_the_manifest_verifies_and_one_changed_byte_is_named(bundle: Path,
     target.write_bytes(bytes(data))
     (copy / "extra.txt").write_text("slipped in")
     (copy / "MANIFEST.json.sig").unlink()
-    bad = run_cli("verify", "--bundle", str(copy))
+    bad = run_cli_in_process("verify", "--bundle", str(copy))
     assert bad.returncode == 1
     assert "changed: figures/exact.json" in bad.stdout
     assert "not in the manifest: extra.txt" in bad.stdout
@@ -197,13 +197,14 @@ def test_the_manifest_verifies_and_one_changed_byte_is_named(bundle: Path,
 
 def test_the_signature_verifies_under_the_labs_key_and_a_forgery_does_not(
         bundle: Path, keys: Path, tmp_path: Path) -> None:
-    ok = run_cli("verify", "--bundle", str(bundle), "--public-key", f"{keys}.pub")
+    ok = run_cli_in_process("verify", "--bundle", str(bundle), "--public-key", f"{keys}.pub")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "signature OK" in ok.stdout
     # another key's public half: the signature does not hold
     other = tmp_path / "other"
-    assert run_cli("keygen", "--out", str(other)).returncode == 0
-    forged_key = run_cli("verify", "--bundle", str(bundle), "--public-key", f"{other}.pub")
+    assert run_cli_in_process("keygen", "--out", str(other)).returncode == 0
+    forged_key = run_cli_in_process("verify", "--bundle", str(bundle),
+                                    "--public-key", f"{other}.pub")
     assert forged_key.returncode == 1 and "does not hold" in forged_key.stdout
     # a manifest rewritten to match a changed file, its signature kept: refused
     copy = _copy(bundle, tmp_path)
@@ -212,17 +213,19 @@ def test_the_signature_verifies_under_the_labs_key_and_a_forgery_does_not(
     manifest["files"]["README.md"] = file_sha256(copy / "README.md")
     (copy / "MANIFEST.json").write_text(json.dumps(manifest, sort_keys=True,
                                                    separators=(",", ":")) + "\n")
-    rewritten = run_cli("verify", "--bundle", str(copy), "--public-key", f"{keys}.pub")
+    rewritten = run_cli_in_process("verify", "--bundle", str(copy),
+                                   "--public-key", f"{keys}.pub")
     assert rewritten.returncode == 1 and "signature" in rewritten.stdout
     # a signature re-made with the other key, claiming to be the lab's: refused
-    assert run_cli("sign", str(copy / "MANIFEST.json"), "--key", f"{other}.key",
-                   "--out", str(copy / "MANIFEST.json.sig")).returncode == 0
-    resigned = run_cli("verify", "--bundle", str(copy), "--public-key", f"{keys}.pub")
+    assert run_cli_in_process("sign", str(copy / "MANIFEST.json"), "--key", f"{other}.key",
+                              "--out", str(copy / "MANIFEST.json.sig")).returncode == 0
+    resigned = run_cli_in_process("verify", "--bundle", str(copy),
+                                  "--public-key", f"{keys}.pub")
     assert resigned.returncode == 1 and "does not hold" in resigned.stdout
     # the software manifest the bundle carries is signed by the same key
-    software = run_cli("verify", "--manifest", str(bundle / "software" /
-                                                   "software-manifest.json"),
-                       "--public-key", f"{keys}.pub")
+    software = run_cli_in_process("verify", "--manifest", str(bundle / "software" /
+                                                              "software-manifest.json"),
+                                  "--public-key", f"{keys}.pub")
     assert "signature OK" in software.stdout, software.stdout
 
 
@@ -244,7 +247,7 @@ def test_the_signature_verifies_under_the_labs_key_and_a_forgery_does_not(
 ])
 def test_bad_input_is_refused_in_one_line(tmp_path: Path, args: list[str], says: str) -> None:
     out = tmp_path / "out"
-    refused = run_cli("certify", "--out", str(out), *args)
+    refused = run_cli_in_process("certify", "--out", str(out), *args)
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert says in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
     assert not out.exists()
@@ -252,8 +255,8 @@ def test_bad_input_is_refused_in_one_line(tmp_path: Path, args: list[str], says:
 
 def test_the_labs_key_from_the_environment_is_used(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    refused = run_cli("certify", "--out", str(out), "--spins", "1e6",
-                      env={"STARFEVER_SIGNING_KEY": "/nonexistent/lab.key"})
+    refused = run_cli_in_process("certify", "--out", str(out), "--spins", "1e6",
+                                 env={"STARFEVER_SIGNING_KEY": "/nonexistent/lab.key"})
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "cannot read the signing key" in refused.stderr
     assert "/nonexistent/lab.key" in refused.stderr and not out.exists()
@@ -265,16 +268,17 @@ def test_a_non_empty_folder_and_a_file_are_refused(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     for target, says in ((tmp_path / "full", "is not empty"),
                          (tmp_path / "file", "is not a folder")):
-        refused = run_cli("certify", "--out", str(target), "--spins", "1e6")
+        refused = run_cli_in_process("certify", "--out", str(target), "--spins", "1e6")
         assert refused.returncode == 2 and says in refused.stderr
         assert len(refused.stderr.strip().splitlines()) == 1
     assert [p.name for p in (tmp_path / "full").iterdir()] == ["keep.txt"]
 
 
 def test_keys_are_never_overwritten_and_bad_keys_are_refused(keys: Path, tmp_path: Path) -> None:
-    again = run_cli("keygen", "--out", str(keys))
+    again = run_cli_in_process("keygen", "--out", str(keys))
     assert again.returncode == 2 and "never overwritten" in again.stderr
     junk = tmp_path / "junk.pub"
     junk.write_text("not a key")
-    refused = run_cli("verify", "--bundle", str(tmp_path), "--public-key", str(junk))
+    refused = run_cli_in_process("verify", "--bundle", str(tmp_path),
+                                 "--public-key", str(junk))
     assert refused.returncode == 2 and "is not a PEM public key" in refused.stderr

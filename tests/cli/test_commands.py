@@ -1,4 +1,6 @@
-"""The command contracts of eval, model, rtp and tune, through the real command line."""
+"""The command contracts of eval, model, rtp and tune, through the command line's ``main`` in this
+process (its exit codes, output and one-line refusals; the real process is tested in
+test_one_line_errors.py)."""
 
 from __future__ import annotations
 
@@ -13,14 +15,14 @@ from starfever import commands
 from starfever.cli import INTERNAL_ERROR, main
 from starfever.engine.model import load_model
 from starfever.math import exact
-from tests.conftest import run_cli
+from tests.conftest import run_cli_here
 
 DATA = Path(__file__).parent.parent / "data"
 
 
 def test_eval_contract() -> None:
     case = json.loads((DATA / "grid_cases.json").read_text())["cases"][2]
-    out = run_cli(["eval", "--line-bet", "10"], json.dumps({"grid": case["grid"]}))
+    out = run_cli_here(["eval", "--line-bet", "10"], json.dumps({"grid": case["grid"]}))
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data == {
@@ -34,7 +36,7 @@ def test_eval_contract() -> None:
 
 def test_eval_default_line_bet_is_one_cent() -> None:
     case = json.loads((DATA / "grid_cases.json").read_text())["cases"][1]
-    data = json.loads(run_cli(["eval"], json.dumps({"grid": case["grid"]})).stdout)
+    data = json.loads(run_cli_here(["eval"], json.dumps({"grid": case["grid"]})).stdout)
     assert data["line_total"] == 5
 
 
@@ -48,14 +50,14 @@ def test_eval_default_line_bet_is_one_cent() -> None:
      '["LEMON","LEMON","LEMON"],["LEMON","LEMON","LEMON"]]}', ["--line-bet", "7"]),
 ])
 def test_eval_bad_input(stdin: str, args: list[str]) -> None:
-    out = run_cli(["eval", *args], stdin)
+    out = run_cli_here(["eval", *args], stdin)
     assert out.returncode == 2
     assert out.stdout == ""
     assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
 
 
 def test_model_contract() -> None:
-    out = run_cli(["model", "--json"])
+    out = run_cli_here(["model", "--json"])
     data = json.loads(out.stdout)
     assert data["name"] == "default"
     assert len(data["reels"]["base"]) == 5 and len(data["reels"]["star_wild"]) == 5
@@ -70,7 +72,7 @@ def test_model_contract() -> None:
 
 @pytest.mark.slow
 def test_rtp_contract() -> None:
-    out = run_cli(["rtp", "--json"])
+    out = run_cli_here(["rtp", "--json"])
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["model"] == "default"
@@ -107,13 +109,13 @@ def test_rtp_contract() -> None:
 
 def test_rtp_answers_a_model_seen_before_from_its_cache() -> None:
     # how fast that is, is measured by benchmarks/rtp.py, not asserted here
-    out = run_cli(["rtp"])
+    out = run_cli_here(["rtp"])
     assert out.returncode == 0, out.stderr
     assert "hit cache" in out.stdout
 
 
 def _write(tmp_path: Path, mutate: object) -> Path:
-    data = json.loads(run_cli(["model", "--json"]).stdout)
+    data = json.loads(run_cli_here(["model", "--json"]).stdout)
     mutate(data)  # type: ignore[operator]
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(data))
@@ -130,13 +132,13 @@ def _write(tmp_path: Path, mutate: object) -> Path:
 ])
 @pytest.mark.slow
 def test_bad_model_file(tmp_path: Path, mutate: object, needle: str) -> None:
-    out = run_cli(["rtp", "--model", str(_write(tmp_path, mutate))])
+    out = run_cli_here(["rtp", "--model", str(_write(tmp_path, mutate))])
     assert out.returncode == 2
     assert needle in out.stderr and "Traceback" not in out.stderr
 
 
 def test_unknown_model() -> None:
-    out = run_cli(["model", "--model", "nope"])
+    out = run_cli_here(["model", "--model", "nope"])
     assert out.returncode == 2 and "unknown model 'nope'" in out.stderr
 
 
@@ -145,12 +147,12 @@ def test_tune_refuses_an_existing_out_file_before_searching(tmp_path: Path) -> N
     a folder that does not exist is refused the same way."""
     out_file = tmp_path / "mine.json"
     out_file.write_text("my model\n", encoding="utf-8")
-    out = run_cli(["tune", "--target", "95%", "--name", "m95", "--out", str(out_file)])
+    out = run_cli_here(["tune", "--target", "95%", "--name", "m95", "--out", str(out_file)])
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert out.stderr.count("\n") == 1 and "exists; give --force to replace it" in out.stderr
     assert out_file.read_text(encoding="utf-8") == "my model\n"
     missing = tmp_path / "no-such-folder" / "m95.json"
-    out = run_cli(["tune", "--target", "95%", "--name", "m95", "--out", str(missing)])
+    out = run_cli_here(["tune", "--target", "95%", "--name", "m95", "--out", str(missing)])
     assert out.returncode == 2 and "no folder" in out.stderr and not missing.parent.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.json"]
 
@@ -159,7 +161,7 @@ def test_tune_refuses_an_existing_out_file_before_searching(tmp_path: Path) -> N
 def test_tune_produces_the_target(tmp_path: Path) -> None:
     out_file = tmp_path / "m95.json"
     out_file.write_text("an older try\n", encoding="utf-8")  # replaced with --force
-    out = run_cli(["tune", "--target", "95%", "--name", "m95", "--out", str(out_file),
+    out = run_cli_here(["tune", "--target", "95%", "--name", "m95", "--out", str(out_file),
                    "--force"])
     assert out.returncode == 0, out.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["m95.json"]  # no part file left
@@ -173,7 +175,7 @@ def test_tune_produces_the_target(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("target", ["0.5", "250%", "abc"])
 def test_tune_impossible_target(tmp_path: Path, target: str) -> None:
-    out = run_cli(["tune", "--target", target, "--out", str(tmp_path / "x.json")])
+    out = run_cli_here(["tune", "--target", target, "--out", str(tmp_path / "x.json")])
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert not (tmp_path / "x.json").exists()
 

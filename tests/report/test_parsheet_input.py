@@ -15,6 +15,7 @@ import pytest
 
 from starfever.engine.model import load_model
 from tests.conftest import run_cli
+from tests.harness import run_cli_in_process
 
 
 @pytest.mark.parametrize(("args", "says"), [
@@ -27,7 +28,7 @@ from tests.conftest import run_cli
 def test_bad_numbers_are_refused_as_simulate_refuses_them(
         tmp_path: Path, args: list[str], says: str) -> None:
     out = tmp_path / "p"
-    done = run_cli(["par-sheet", "--out", str(out), "--spins", "1e4", *args])
+    done = run_cli_in_process("par-sheet", "--out", str(out), "--spins", "1e4", *args)
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("starfever par-sheet: error: ")
     assert done.stderr.count("\n") == 1 and says in done.stderr
@@ -35,13 +36,13 @@ def test_bad_numbers_are_refused_as_simulate_refuses_them(
 
 
 def test_the_minimum_spins_is_in_the_help() -> None:
-    shown = " ".join(run_cli(["par-sheet", "--help"]).stdout.split())
+    shown = " ".join(run_cli_in_process("par-sheet", "--help").stdout.split())
     assert "at least 10,000" in shown
 
 
 def test_a_missing_parent_folder_is_refused_and_not_created(tmp_path: Path) -> None:
     out = tmp_path / "missing" / "sheet"
-    done = run_cli(["par-sheet", "--out", str(out), "--spins", "1e4"])
+    done = run_cli_in_process("par-sheet", "--out", str(out), "--spins", "1e4")
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "the parent folder must exist" in done.stderr
     assert list(tmp_path.iterdir()) == []

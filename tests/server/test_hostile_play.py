@@ -7,7 +7,6 @@ in operator mode against the reference operator wallet."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +15,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from starfever.markets import load_market
+from starfever.server.settings import Settings
 from tests.harness import (
     DatabaseKind,
     Databases,
@@ -29,39 +29,33 @@ from tests.harness import (
 )
 
 STRICT_S = load_market("strict").min_round_ms / 1000
-INTERVAL_S = 2
-"""The reality check's interval of these servers (``STARFEVER_REALITY_CHECK_SECONDS``)."""
+INTERVAL_S = Settings().reality_check_seconds
+"""The reality check's interval of the module's server (the default: an hour)."""
 
 
-def test_an_early_acknowledgement_of_the_reality_check_changes_nothing(
-        db_kind: DatabaseKind, databases: Databases, tmp_path: Path) -> None:
-    server = start_server(databases, db_kind, tmp_path,
-                          {"STARFEVER_REALITY_CHECK_SECONDS": str(INTERVAL_S)})
-    try:
-        _, token = server.player(deposit=1_000)
-        started = time.monotonic()
-        expect(server.spin(token), 201)
-        check = expect(server.call("GET", "/reality-check", token), 200).json()
-        assert check["due"] is False
-        time.sleep(INTERVAL_S / 2)
-        early = expect(server.call("POST", "/reality-check/acknowledge", token), 200).json()
-        assert early["due"] is False
-        assert early["next_due_at"] == check["next_due_at"]  # the clock did not move
-        assert server.call("GET", "/reality-check", token).json() \
-            ["next_due_at"] == check["next_due_at"]
-        time.sleep(max(0.0, started + INTERVAL_S + 0.2 - time.monotonic()))
-        balance = server.balance(token)
-        refused = server.spin(token)  # so play still stops when the check falls due
-        assert refused.status_code == 409, refused.text
-        assert refused.json()["error"]["code"] == "reality_check_due"
-        assert server.balance(token) == balance
-        seen = expect(server.call("POST", "/reality-check/acknowledge", token), 200).json()
-        assert seen["due"] is False and seen["next_due_at"] > check["next_due_at"]
-        again = expect(server.call("POST", "/reality-check/acknowledge", token), 200).json()
-        assert again["next_due_at"] == seen["next_due_at"]  # twice: still one interval
-        expect(server.spin(token), 201)
-    finally:
-        server.stop()
+def test_an_early_acknowledgement_of_the_reality_check_changes_nothing(server: Server) -> None:
+    """The module's server, its interval the default hour: the test moves its clock."""
+    _, token = server.player(deposit=1_000)
+    expect(server.spin(token), 201)
+    check = expect(server.call("GET", "/reality-check", token), 200).json()
+    assert check["due"] is False
+    server.move_clock(INTERVAL_S / 2)
+    early = expect(server.call("POST", "/reality-check/acknowledge", token), 200).json()
+    assert early["due"] is False
+    assert early["next_due_at"] == check["next_due_at"]  # the clock did not move
+    assert server.call("GET", "/reality-check", token).json() \
+        ["next_due_at"] == check["next_due_at"]
+    server.move_clock(INTERVAL_S / 2 + 0.2)
+    balance = server.balance(token)
+    refused = server.spin(token)  # so play still stops when the check falls due
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["error"]["code"] == "reality_check_due"
+    assert server.balance(token) == balance
+    seen = expect(server.call("POST", "/reality-check/acknowledge", token), 200).json()
+    assert seen["due"] is False and seen["next_due_at"] > check["next_due_at"]
+    again = expect(server.call("POST", "/reality-check/acknowledge", token), 200).json()
+    assert again["next_due_at"] == seen["next_due_at"]  # twice: still one interval
+    expect(server.spin(token), 201)
 
 
 @pytest.fixture(scope="module")
@@ -99,9 +93,9 @@ def test_a_replay_of_any_settled_spin_is_not_paced_and_moves_no_pace(
     server, token = _strict_player(mode, db_kind, databases, tmp_path, request)
     try:
         first = expect(server.spin(token, key="first"), 201).json()
-        time.sleep(STRICT_S + 0.1)
+        server.move_clock(STRICT_S + 0.1)
         second = expect(server.spin(token, key="second"), 201).json()
-        time.sleep(STRICT_S + 0.1)
+        server.move_clock(STRICT_S + 0.1)
         # a replay does not start a round: the next new spin is paced from "second" still
         assert expect(server.spin(token, key="first"), 200).json()["round"] == first["round"]
         third = server.spin(token, key="third")

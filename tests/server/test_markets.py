@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from fractions import Fraction
@@ -119,7 +118,7 @@ def test_a_spin_before_the_minimum_round_duration_is_refused_and_debits_nothing(
     # a retry of the spin just played is not paced: it replays its round, no money moves
     again = expect(strict.spin(token, key=first_key), 200).json()
     assert again["round"]["id"] == first["round"]["id"] and strict.balance(token) == balance
-    time.sleep(STRICT_MS / 1000 + 0.1)
+    strict.move_clock(STRICT_MS / 1000 + 0.1)
     expect(strict.spin(token), 201)
     assert _rounds(strict, token) == 2
 
@@ -153,7 +152,7 @@ def test_a_refused_spin_uses_no_pace_and_the_stake_is_capped(strict: Server) -> 
     assert broke.status_code == 409 and broke.json()["error"]["code"] == "insufficient_funds"
     strict.deposit(name, 5_000)
     expect(strict.spin(token), 201)  # the refusal held no pace: this one may start at once
-    time.sleep(STRICT_MS / 1000 + 0.1)
+    strict.move_clock(STRICT_MS / 1000 + 0.1)
     too_big = strict.spin(token, line_bet=75)  # EUR 15.00 > the strict market's EUR 10.00
     assert too_big.status_code == 422
     assert too_big.json()["error"]["code"] == "stake_above_market_limit"

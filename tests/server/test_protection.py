@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 
-from tests.harness import DatabaseKind, Databases, Server, start_server, unique_name
+from starfever.server.settings import Settings
+from tests.harness import Server, unique_name
+
+INTERVAL_S = Settings().reality_check_seconds
+"""The reality check's interval of the module's server (the default: an hour)."""
 
 
 def _limits(server: Server, token: str) -> dict[str, object]:
@@ -55,7 +57,7 @@ def test_limit_decrease_is_immediate_and_increase_waits_72_hours(server: Server)
     raised = server.call("PUT", "/limits", token, json={"weekly_deposit_limit": 30_000}).json()
     assert raised["weekly_deposit_limit"] == 5_000 and raised["pending_limit"] == 30_000
     effective = datetime.fromisoformat(raised["pending_effective_at"].replace("Z", "+00:00"))
-    assert abs((effective - datetime.now(UTC)) - timedelta(hours=72)) < timedelta(minutes=1)
+    assert abs((effective - server.now()) - timedelta(hours=72)) < timedelta(minutes=1)
     still = server.call("POST", f"/players/{name}/deposits", server.operator_token,
                         json={"amount": 5_001})
     assert still.status_code == 403
@@ -86,35 +88,30 @@ def test_self_exclusion_blocks_bets_and_deposits(server: Server) -> None:
     assert server.call("GET", "/self-exclusion", token).json()["excluded"] is True
 
 
-@pytest.mark.slow
-def test_a_due_reality_check_pauses_play_until_acknowledged(
-        db_kind: DatabaseKind, databases: Databases, tmp_path: Path) -> None:
-    server = start_server(databases, db_kind, tmp_path, {"STARFEVER_REALITY_CHECK_SECONDS": "2"})
-    try:
-        _, token = server.player(deposit=1_000)
-        first = server.spin(token, key="before-the-check")
-        spin = first.json()
-        check = spin["reality_check"]
-        assert check["due"] is False
-        assert check["net_result"] == spin["round"]["total_win"] - spin["round"]["total_bet"]
-        time.sleep(2.1)
-        wallet = server.call("GET", "/wallet", token).json()
-        assert wallet["reality_check"]["due"] is True
-        assert wallet["reality_check"]["elapsed_seconds"] >= 2
-        refused = server.spin(token)
-        assert refused.status_code == 409, refused.text
-        assert refused.json()["error"]["code"] == "reality_check_due"
-        assert server.balance(token) == spin["balance"]  # nothing moved
-        retry = server.spin(token, key="before-the-check")  # a settled spin is still answered
-        assert retry.status_code == 200 and retry.json()["round"] == spin["round"]
-        acknowledged = server.call("POST", "/reality-check/acknowledge", token).json()
-        assert acknowledged["due"] is False
-        assert server.call("GET", "/reality-check", token).json()["due"] is False
-        assert server.spin(token).status_code == 201  # play goes on
-        rounds = server.call("GET", "/rounds", token).json()["rounds"]
-        assert len(rounds) == 2
-    finally:
-        server.stop()
+def test_a_due_reality_check_pauses_play_until_acknowledged(server: Server) -> None:
+    """The module's server, its interval the default hour: the test moves its clock."""
+    _, token = server.player(deposit=1_000)
+    first = server.spin(token, key="before-the-check")
+    spin = first.json()
+    check = spin["reality_check"]
+    assert check["due"] is False
+    assert check["net_result"] == spin["round"]["total_win"] - spin["round"]["total_bet"]
+    server.move_clock(INTERVAL_S + 1)
+    wallet = server.call("GET", "/wallet", token).json()
+    assert wallet["reality_check"]["due"] is True
+    assert wallet["reality_check"]["elapsed_seconds"] >= INTERVAL_S
+    refused = server.spin(token)
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["error"]["code"] == "reality_check_due"
+    assert server.balance(token) == spin["balance"]  # nothing moved
+    retry = server.spin(token, key="before-the-check")  # a settled spin is still answered
+    assert retry.status_code == 200 and retry.json()["round"] == spin["round"]
+    acknowledged = server.call("POST", "/reality-check/acknowledge", token).json()
+    assert acknowledged["due"] is False
+    assert server.call("GET", "/reality-check", token).json()["due"] is False
+    assert server.spin(token).status_code == 201  # play goes on
+    rounds = server.call("GET", "/rounds", token).json()["rounds"]
+    assert len(rounds) == 2
 
 
 def test_adults_only_no_deposit_or_bet_without_a_known_age_of_18(server: Server) -> None:
@@ -186,32 +183,27 @@ def test_concurrent_first_limit_changes_answer_cleanly(server: Server) -> None:
         assert state["weekly_deposit_limit"] in (5_000, 7_000, 100)
 
 
-def test_the_reality_check_clock_is_the_players_across_sessions(
-        db_kind: str, databases: Databases, tmp_path: Path) -> None:
-    server = start_server(databases, db_kind, tmp_path, {"STARFEVER_REALITY_CHECK_SECONDS": "2"})
-    try:
-        name, first = server.player(deposit=1_000)
-        spin = server.spin(first).json()
-        net = spin["round"]["total_win"] - spin["round"]["total_bet"]
-        time.sleep(2.1)
-        assert server.call("GET", "/reality-check", first).json()["due"] is True
-        second = server.login(name, "password-1")  # a fresh log-in does not restart the clock
-        check = server.call("GET", "/reality-check", second).json()
-        assert check["due"] is True and check["elapsed_seconds"] >= 2
-        assert check["net_result"] == net
-        refused = server.spin(second)
-        assert refused.status_code == 409, refused.text
-        assert refused.json()["error"]["code"] == "reality_check_due"
-        assert server.call("DELETE", "/sessions/current", second).status_code == 204
-        third = server.login(name, "password-1")  # nor does logging out and in again
-        assert server.spin(third).json()["error"]["code"] == "reality_check_due"
-        assert server.call("POST", "/reality-check/acknowledge", third).json()["due"] is False
-        assert server.call("GET", "/reality-check", first).json()["due"] is False  # one clock
-        again = server.spin(first)
-        assert again.status_code == 201, again.text
-        played = again.json()
-        assert played["reality_check"]["net_result"] == net + played["round"]["total_win"] \
-            - played["round"]["total_bet"]
-        assert played["reality_check"]["elapsed_seconds"] >= 2  # the period goes on
-    finally:
-        server.stop()
+def test_the_reality_check_clock_is_the_players_across_sessions(server: Server) -> None:
+    name, first = server.player(deposit=1_000)
+    spin = server.spin(first).json()
+    net = spin["round"]["total_win"] - spin["round"]["total_bet"]
+    server.move_clock(INTERVAL_S + 1)
+    assert server.call("GET", "/reality-check", first).json()["due"] is True
+    second = server.login(name, "password-1")  # a fresh log-in does not restart the clock
+    check = server.call("GET", "/reality-check", second).json()
+    assert check["due"] is True and check["elapsed_seconds"] >= INTERVAL_S
+    assert check["net_result"] == net
+    refused = server.spin(second)
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["error"]["code"] == "reality_check_due"
+    assert server.call("DELETE", "/sessions/current", second).status_code == 204
+    third = server.login(name, "password-1")  # nor does logging out and in again
+    assert server.spin(third).json()["error"]["code"] == "reality_check_due"
+    assert server.call("POST", "/reality-check/acknowledge", third).json()["due"] is False
+    assert server.call("GET", "/reality-check", first).json()["due"] is False  # one clock
+    again = server.spin(first)
+    assert again.status_code == 201, again.text
+    played = again.json()
+    assert played["reality_check"]["net_result"] == net + played["round"]["total_win"] \
+        - played["round"]["total_bet"]
+    assert played["reality_check"]["elapsed_seconds"] >= INTERVAL_S  # the period goes on

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
+from dataclasses import replace
 from typing import Annotated, Any
 
 import httpx
@@ -29,6 +29,7 @@ from tests.harness import (
     expect,
     operator_log_in,
     settings_like_servers,
+    unique_name,
 )
 
 API = "http://testserver/api/v1"
@@ -57,34 +58,55 @@ class Doors:
         return response, "route" if self.routed > before else "lean"
 
 
-@pytest.fixture
-def doors(tmp_path: Path) -> Iterator[Doors]:
-    url = f"sqlite:///{tmp_path / 'doors.db'}"
+class _App:
+    """The module's app in this process (started once: an app's start is most of a test's
+    time), its operator's session, and the :class:`Doors` of the test now running."""
+
+    def __init__(self, client: TestClient, operator: str) -> None:
+        self.client = client
+        self.operator = operator
+        self.doors: Doors | None = None
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_App]:
+    url = f"sqlite:///{tmp_path_factory.mktemp('doors') / 'doors.db'}"
     totp = create_operator(url)
-    app = create_app(settings_like_servers(url))
-    counted: list[Doors] = []
+    # every test registers a player from the one test client address
+    made = create_app(replace(settings_like_servers(url), registrations_per_address=1_000_000))
+    holder: list[_App] = []
 
     async def counting_spinner(context: ContextDep,
                                authorization: Annotated[str | None, Header()] = None,
                                ) -> Principal:
-        counted[0].routed += 1
+        doors = holder[0].doors
+        if doors is not None:
+            doors.routed += 1
         return await current_spinner(context, authorization)
 
-    app.dependency_overrides[current_spinner] = counting_spinner
-    with TestClient(app) as client:
-        expect(client.post(f"{API}/players", json={
-            "username": "doors", "password": PLAYER_PASSWORD, "birth_date": ADULT_BIRTH_DATE}),
-            201)
+    made.dependency_overrides[current_spinner] = counting_spinner
+    with TestClient(made) as client:
         operator = expect(operator_log_in(client, API, OPERATOR_USERNAME, OPERATOR_PASSWORD,
                                           totp), 201).json()["token"]
-        expect(client.post(f"{API}/players/doors/deposits", json={"amount": 10_000},
-                           headers={"Authorization": f"Bearer {operator}",
-                                    "Idempotency-Key": uuid.uuid4().hex}), 201)
-        token = expect(client.post(f"{API}/sessions", json={
-            "username": "doors", "password": PLAYER_PASSWORD}), 201).json()["token"]
-        made = Doors(client, token)
-        counted.append(made)
-        yield made
+        holder.append(_App(client, operator))
+        yield holder[0]
+
+
+@pytest.fixture
+def doors(app: _App) -> Doors:
+    """A fresh player with money on the module's app, logged in: a token the process has not
+    seen yet."""
+    client = app.client
+    name = unique_name("doors")
+    expect(client.post(f"{API}/players", json={
+        "username": name, "password": PLAYER_PASSWORD, "birth_date": ADULT_BIRTH_DATE}), 201)
+    expect(client.post(f"{API}/players/{name}/deposits", json={"amount": 10_000},
+                       headers={"Authorization": f"Bearer {app.operator}",
+                                "Idempotency-Key": uuid.uuid4().hex}), 201)
+    token = expect(client.post(f"{API}/sessions", json={
+        "username": name, "password": PLAYER_PASSWORD}), 201).json()["token"]
+    app.doors = Doors(client, token)
+    return app.doors
 
 
 def _same_answer(lean: httpx.Response, routed: httpx.Response) -> None:

@@ -5,6 +5,8 @@ call, one TCP segment) at the end of the event loop's turn."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from starfever.server.transport import _CoalescingTransport
@@ -36,6 +38,13 @@ class _Recorder:
         return f"extra {name}"
 
 
+
+def _run(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """``asyncio.run(main())`` on a thread of its own: a browser test run earlier by the same
+    pytest-xdist worker keeps Playwright's event loop running on the main thread."""
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(lambda: asyncio.run(main())).result()
+
 def test_writes_in_one_turn_go_out_as_one_write_after_it() -> None:
     async def main() -> None:
         under = _Recorder()
@@ -50,7 +59,7 @@ def test_writes_in_one_turn_go_out_as_one_write_after_it() -> None:
         assert under.writes[1:] == [b"next"]
         assert transport.get_extra_info("peername") == "extra peername"  # the rest: its own
 
-    asyncio.run(main())
+    _run(main)
 
 
 def test_close_sends_what_is_waiting_first_and_abort_drops_it() -> None:
@@ -76,4 +85,4 @@ def test_close_sends_what_is_waiting_first_and_abort_drops_it() -> None:
         await asyncio.sleep(0)
         assert closed.writes == []
 
-    asyncio.run(main())
+    _run(main)

@@ -16,7 +16,7 @@ from starfever.server.services.chain import GENESIS_HASH, HASH_FIELDS, round_has
 from starfever.server.settings import DEVELOPMENT_SECRET, SettingsError, settings_from_env
 from starfever.server.spin.draw import play_live_or_test
 from starfever.sim.rng import KernelSource, chunk_state
-from tests.harness import OPERATOR_PASSWORD, audit_key_file, run_cli
+from tests.harness import OPERATOR_PASSWORD, audit_key_file, run_cli_in_process
 
 
 def test_production_refuses_the_default_secret() -> None:
@@ -56,18 +56,18 @@ GOLDEN_HASH = "276cb67143c6b401b4af850da5166329694758f299a7064078bf2359e8f0022f"
 
 
 def test_cli_refuses_bad_operator_input(tmp_path: object) -> None:
-    done = run_cli("operator", "create", "Bad Name", "--database-url",
+    done = run_cli_in_process("operator", "create", "Bad Name", "--database-url",
                    "sqlite:///" + str(tmp_path) + "/x.db", stdin="password-1\n")
     assert done.returncode == 2 and "operator name" in done.stderr
-    done = run_cli("operator", "create", "boss", "--database-url",
+    done = run_cli_in_process("operator", "create", "boss", "--database-url",
                    "sqlite:///" + str(tmp_path) + "/x.db", stdin="short\n")
     assert done.returncode == 2 and "12-128" in done.stderr
     missing = Path(str(tmp_path)) / "empty.db"
-    done = run_cli("audit", "--database-url", f"sqlite:///{missing}")
+    done = run_cli_in_process("audit", "--database-url", f"sqlite:///{missing}")
     assert done.returncode == 2 and "no such database file" in done.stderr
     assert not missing.exists()  # checking a database never creates one
     sqlite3.connect(missing).close()  # a file, but not a Star Fever database
-    done = run_cli("audit", "--database-url", f"sqlite:///{missing}")
+    done = run_cli_in_process("audit", "--database-url", f"sqlite:///{missing}")
     assert done.returncode == 2 and "no Star Fever database" in done.stderr
 
 
@@ -84,13 +84,13 @@ def test_live_play_fails_closed_on_a_source_not_marked_live() -> None:
 
 
 def test_cli_creates_an_operator_once(tmp_path: Path) -> None:
-    # the server tests' harness creates its operators in-process: this is the command's own run
+    # the command's own run, in process (the server tests' harness calls the service)
     url = f"sqlite:///{tmp_path / 'operators.db'}"
-    done = run_cli("operator", "create", "boss", "--database-url", url,
+    done = run_cli_in_process("operator", "create", "boss", "--database-url", url,
                    stdin=OPERATOR_PASSWORD + "\n")
     assert done.returncode == 0 and "operator 'boss' created" in done.stdout, done.stderr
     assert "secret:" in done.stdout and "otpauth://totp/" in done.stdout  # the second factor
-    again = run_cli("operator", "create", "boss", "--database-url", url,
+    again = run_cli_in_process("operator", "create", "boss", "--database-url", url,
                     stdin="another-Orbit-7731\n")
     assert again.returncode == 2 and "is taken" in again.stderr
     engine = create_engine(url)

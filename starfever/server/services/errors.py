@@ -3,12 +3,15 @@ API turns it into ``{"error": {"code": ..., "message": ...}}``."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
+
+from starfever.server import clock
 
 
 def utcnow() -> datetime:
-    """Now, in UTC (the one clock of the server)."""
-    return datetime.now(UTC)
+    """Now, in UTC: the one clock of the server (``starfever.server.clock``, which tests
+    move)."""
+    return clock.now()
 
 
 class ServiceError(Exception):

@@ -16,12 +16,12 @@ its claim back, so a refusal changes nothing.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
+from starfever.server import clock
 from starfever.server.db import Database
 from starfever.server.models import Round, SpinPacing
 from starfever.server.services.errors import TooManyRequests
@@ -41,8 +41,8 @@ class Claim:
 
 
 def now_ms() -> int:
-    """Milliseconds since the epoch (UTC)."""
-    return time.time_ns() // 1_000_000
+    """Milliseconds since the epoch (UTC), on the server's clock."""
+    return clock.now_ms()
 
 
 def _too_soon(wait_ms: int, min_round_ms: int) -> TooManyRequests:
