@@ -1,5 +1,6 @@
-"""A model whose UPGRADE unit is missing or unknown, or whose cap scope is unknown, is refused
-by the commands that read models in one line on stderr, exit 2, nothing written (issue 32)."""
+"""Every command that reads a model refuses a model file whose UPGRADE unit is missing or
+unknown, whose cap scope is unknown, or whose cap lies below the largest line win of a paid
+spin: one line on stderr, exit 2, nothing on stdout, nothing written (issue 32)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ from typing import Any
 import pytest
 
 from starfever.engine.model import load_model
+from starfever.engine.symbols import LINE_COUNT, PAYTABLE
 from tests.harness import run_cli
+
+LARGEST_LINE_WIN_X = LINE_COUNT * max(max(pays) for pays in PAYTABLE.values()) // LINE_COUNT
+"""Largest line win of a paid spin in total bets: 20 lines x 600 line bets (the base reels hold
+no MWILD) / 20 = 600."""
 
 
 def _without_unit(data: dict[str, Any]) -> None:
@@ -25,16 +31,26 @@ def _unknown_scope(data: dict[str, Any]) -> None:
     data["max_win_x"], data["max_win_scope"] = 1800, "jackpot"
 
 
+def _cap_below_a_line_win(data: dict[str, Any]) -> None:
+    data["max_win_x"] = LARGEST_LINE_WIN_X - 1
+
+
 @pytest.mark.parametrize(("spoil", "needle"), [
     (_without_unit, "hold_and_cash.upgrade_unit is missing"),
     (_unknown_unit, "hold_and_cash.upgrade_unit must be one of line_bet, total_bet, got "
                     "'half_bet'"),
     (_unknown_scope, "max_win_scope must be one of round, game"),
-], ids=["missing-unit", "unknown-unit", "unknown-scope"])
-@pytest.mark.parametrize("command", [["rtp"], ["simulate", "--spins", "1000"]],
-                         ids=["rtp", "simulate"])
-def test_a_model_with_a_bad_unit_is_one_line_and_exit_2(tmp_path: Path, spoil: Any,
-                                                        needle: str, command: list[str]) -> None:
+    (_cap_below_a_line_win, "max_win_x must be null or a whole number >= 1800"),
+], ids=["missing-unit", "unknown-unit", "unknown-scope", "cap-below-line-win"])
+@pytest.mark.parametrize("command", [
+    ["rtp"],
+    ["simulate", "--spins", "1000"],
+    ["tune", "--rtp", "95.5%", "--out", "tuned.json"],
+    ["par-sheet", "--out", "sheet", "--spins", "1000000"],
+], ids=["rtp", "simulate", "tune", "par-sheet"])
+def test_a_bad_model_file_is_one_line_exit_2_and_nothing_written(
+        tmp_path: Path, spoil: Any, needle: str, command: list[str]) -> None:
+    assert LARGEST_LINE_WIN_X < 1800  # the loader's floor lies above every paid spin's win
     data = load_model("default").to_dict()
     spoil(data)
     bad = tmp_path / "bad.json"
