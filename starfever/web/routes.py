@@ -184,9 +184,11 @@ def warm_figures(model: MathModel) -> None:
                   model.name, model.version, error)
 
 
-@router.get("/game/conditions/{lang}", response_class=Response, responses={200: {
-    "content": {"text/html": {}, "text/markdown": {}},
-    "description": "The game conditions of the running model (German binds)"}})
+@router.get("/game/conditions/{lang}", response_class=Response, responses={
+    200: {"content": {"text/html": {}, "text/markdown": {}},
+          "description": "The game conditions of the running model (German binds)"},
+    404: {"description": "No conditions in that language or format, or no model runs"},
+    503: {"description": "The running model's figures, and so its conditions, failed"}})
 def conditions(lang: str, request: Request, format: str = "html") -> Response:
     """The game conditions of the running model, generated from it, beside the rules page:
     ``de`` (binding) or ``en``, as an HTML page or (``?format=md``) Markdown."""

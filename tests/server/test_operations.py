@@ -21,6 +21,7 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import text
 
+from starfever.engine.model import load_model
 from tests.harness import (
     OPERATOR_PASSWORD,
     OPERATOR_USERNAME,
@@ -36,6 +37,8 @@ from tests.harness import (
     start_server,
 )
 
+DEFAULT_VERSION = load_model("default").version
+"""The running default model's version, as the metrics label its rounds."""
 ALERTS = Path(__file__).resolve().parents[2] / "deploy" / "prometheus" / "alerts.yml"
 
 
@@ -92,7 +95,7 @@ def test_metrics_sum_every_worker_and_match_the_database(
             assert found[f"starfever_rounds_total{{line_bet={line_bet}}}"] == n
             assert found[f"starfever_bets_cents_total{{line_bet={line_bet}}}"] == bets
             assert found[f"starfever_wins_cents_total{{line_bet={line_bet}}}"] == wins
-            stored = f"line_bet={line_bet},model=default,version=2.0"
+            stored = f"line_bet={line_bet},model=default,version={DEFAULT_VERSION}"
             assert found[f"starfever_rounds_stored{{{stored}}}"] == n
             assert f"starfever_rtp_realised_minus_theoretical{{{stored}}}" in found
         assert total(found, "starfever_settle_batch_size_count") >= 6
@@ -103,8 +106,8 @@ def test_metrics_sum_every_worker_and_match_the_database(
         # a second scrape reads only what is new, and agrees
         expect(server.spin(token, line_bet=1), 201)
         again = samples(server)
-        assert again["starfever_rounds_stored{line_bet=1,model=default,version=2.0}"] == \
-            found["starfever_rounds_stored{line_bet=1,model=default,version=2.0}"] + 1
+        one = f"starfever_rounds_stored{{line_bet=1,model=default,version={DEFAULT_VERSION}}}"
+        assert again[one] == found[one] + 1
     finally:
         server.stop()
         databases.drop(server.database_url)

@@ -84,7 +84,8 @@ def test_serve_refuses_a_model_without_a_coin_on_every_reel(tmp_path: Path) -> N
                    "--model", str(model_file))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip() == (
-        "starfever serve: error: model default 2.0 cannot be offered: base reel 0 holds no COIN, "
+        f"starfever serve: error: model default {data['version']} cannot be offered: base reel 0 "
+        "holds no COIN, "
         "and the conditions let Star Coins appear on every reel")
     assert not database.exists()
 
