@@ -5,12 +5,21 @@ connections reused and replaced, and the failures it must report as failures."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 
 from starfever.seamless.http11 import AsyncHttpClient, HttpError
 from tests.seamless.raw_http import read_request, reset
+
+
+def _own_loop(coroutine: Coroutine[Any, Any, None]) -> None:
+    """``asyncio.run`` on a thread of its own: a browser test run earlier by the same xdist
+    worker leaves Playwright's event loop running in this thread."""
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, coroutine).result()
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -38,7 +47,7 @@ def _run(handler: Handler, test: Callable[[AsyncHttpClient, list[int]], Awaitabl
             await client.close()
             server.close()
 
-    asyncio.run(main())
+    _own_loop(main())
     return connections
 
 
@@ -180,6 +189,6 @@ def test_a_late_reply_is_a_timeout_and_no_server_is_an_error() -> None:
         with pytest.raises(HttpError):
             await client.post("/debit", b"{}", {})
 
-    asyncio.run(nobody())
+    _own_loop(nobody())
     with pytest.raises(ValueError):
         AsyncHttpClient("ftp://example.org/", 1.0)
