@@ -158,7 +158,7 @@ def cmd_rtp(args: argparse.Namespace) -> int:
     if args.full_cycle:
         from starfever.math.exact import compute
 
-        cycle = full_cycle_check(model, compute(model, with_std_dev=False))
+        cycle = full_cycle_check(model, compute(model))
         data["full_cycle"] = cycle
     data["seconds"] = round(time.perf_counter() - started, 3)
     data["cache_file"] = str(cache_path(model))

@@ -301,7 +301,7 @@ def _simulate(model: MathModel, options: Options, seed: int, box: dict[str, Any]
     from starfever.sim.runner import simulate
 
     def exact_meanwhile() -> None:
-        box["report"] = compute(model, with_std_dev=False)
+        box["report"] = compute(model)
 
     try:
         return simulate(model, options.spins, seed, workers=options.workers,

@@ -159,7 +159,7 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
         laws = pool.submit(payout_laws, model.hold_and_cash,
                            cap=max(DEFAULT_CAP, model.max_win_x or 0), coins=triggers,
                            threads=1)
-        calculated = pool.submit(exact.compute, model, with_std_dev=False)
+        calculated = pool.submit(exact.compute, model)
         features = pool.submit(lambda: calculated.result().hold_and_cash_by_coins)
 
         def pool_long_run(mix: Mix) -> LongRun:

@@ -202,7 +202,7 @@ class _Exact:
         if self._report is None:
             from starfever.math.exact import compute
 
-            self._report = compute(self._model, with_std_dev=False, rational_hold=False)
+            self._report = compute(self._model, rational_hold=False)
         return self._report
 
     def figures(self) -> dict[str, float]:

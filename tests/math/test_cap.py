@@ -35,8 +35,8 @@ def test_the_capped_rtp_is_what_the_capped_game_returns() -> None:
     simulated capped game (kernel, which ends the feature like the engine) agrees with the
     exact capped figure."""
     capped = _wild_model(1800)
-    report = exact.compute(capped, with_std_dev=False)
-    free = exact.compute(_wild_model(None), with_std_dev=False)
+    report = exact.compute(capped)
+    free = exact.compute(_wild_model(None))
     assert report.total < free.total / 2  # the cap bites hard here
     run = simulate(capped, 300_000, 11, workers=1)
     assert run.rtp.contains(float(report.total)), (run.rtp, float(report.total))

@@ -45,7 +45,7 @@ def theoretical(name: str, version: str) -> Theory | None:
     if figures is not None:
         total = Fraction(figures["exact"]["total"])
         return Theory(total=total, game=total - Fraction(figures["exact"]["progressive"]))
-    report = compute(model, with_std_dev=False)
+    report = compute(model)
     return Theory(total=report.total, game=report.game)
 
 
