@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 from starfever.engine import money, symbols
 from starfever.engine.errors import InputError
@@ -17,6 +16,7 @@ from starfever.engine.model import (
     check_offered,
 )
 from starfever.engine.symbols import Cents
+from starfever.math.figures_format import Figures
 
 
 class ConditionsError(InputError):
@@ -105,7 +105,7 @@ def check_writable(model: MathModel) -> None:
                               "a COIN, which the rules do not allow")
 
 
-def gather(model: MathModel, figures: dict[str, Any] | None = None) -> Facts:
+def gather(model: MathModel, figures: Figures | None = None) -> Facts:
     """The facts of ``model``; its exact figures are computed (or read from their cache) unless
     given. :class:`ConditionsError` for a model whose conditions cannot be written
     (:func:`check_writable`) or whose figures cannot be computed."""
@@ -122,10 +122,9 @@ def gather(model: MathModel, figures: dict[str, Any] | None = None) -> Facts:
                                   f"computed: {error}") from None
     pays = symbols.PAYTABLE
     paying = [*symbols.PAYING_SYMBOLS, symbols.WILD]
-    exact = figures.get("exact", {})
-    total = float(Fraction(exact["total"])) if "total" in exact else float(figures["total"])
+    total = float(figures.exact.total)
     progressive = float(model.contribution_rate)
-    largest = figures["max_win_x"]
+    largest = figures.max_win_x
     return Facts(
         name=model.name, version=model.version, sha256=model.sha256,
         paytable=tuple((code, pays[code]) for code in paying),
@@ -146,11 +145,10 @@ def gather(model: MathModel, figures: dict[str, Any] | None = None) -> Facts:
         contribution_rate=model.contribution_rate, seed_cents=model.seed_cents,
         respin_jackpot=any(symbols.JACKPOT in strip for strip in model.star_wild_reels),
         cap_x=model.max_win_x,
-        max_base_x=float(largest["base"]), max_star_wild_x=float(largest["star_wild"]),
+        max_base_x=float(largest.base), max_star_wild_x=float(largest.star_wild),
         total=total, game=total - progressive, progressive=progressive,
-        by_class=tuple((Cents(int(bet)), float(row["total"]))
-                       for bet, row in sorted(figures["by_line_bet"].items(),
-                                              key=lambda item: int(item[0]))),
-        hit=float(figures["hit_frequency"]), star_wild=float(figures["star_wild_frequency"]),
-        hold_and_cash=float(figures["hold_and_cash_frequency"]),
+        by_class=tuple((bet, float(row.total)) for bet, row in sorted(figures.by_line_bet.items())),
+        hit=float(figures.hit_frequency), star_wild=float(figures.star_wild_frequency),
+        hold_and_cash=float(figures.hold_and_cash_frequency),
     )
+

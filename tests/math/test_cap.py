@@ -116,8 +116,8 @@ def test_rtp_says_the_capped_total_passes_a_float_step_and_the_uncapped_does_not
     from starfever.commands import print_rtp
     from starfever.math.figures import figures
 
-    print_rtp({**figures(load_model("capped")), "seconds": 0.0})
+    print_rtp(figures(load_model("capped")), cache="hit", seconds=0.0)
     assert "computed exactly but for the max-win cap's cut" in capsys.readouterr().out
-    print_rtp({**figures(load_model("default")), "seconds": 0.0})
+    print_rtp(figures(load_model("default")), cache="hit", seconds=0.0)
     first = capsys.readouterr().out.splitlines()[0]
     assert first.endswith("computed exactly)")

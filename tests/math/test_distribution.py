@@ -217,15 +217,15 @@ def test_the_shipped_figures_state_the_std_dev_at_each_mix_pool() -> None:
     from starfever.math.figures import figures
 
     data = figures(load_model("default"))
-    second = Fraction(data["exact"]["second_moment_game"])
-    p = data["jackpot_frequency"]
-    for name, run in data["jackpot_long_run"].items():
-        assert run["std_dev"] > data["std_dev"], name
+    second = data.exact.second_moment_game
+    p = data.jackpot_frequency
+    for name, run in data.jackpot_long_run.items():
+        assert run.std_dev > data.std_dev, name
         # the share's mean in the std dev is the €€€ return per class the mix states
-        share = run["progressive_per_class"] / p
+        share = run.progressive_per_class / p
         lower = math.sqrt(float(second) + p * share ** 2
-                          - (data["game"] + run["progressive_per_class"]) ** 2)
-        assert run["std_dev"] >= lower, name  # E[share^2] >= E[share]^2
+                          - (data.game + run.progressive_per_class) ** 2)
+        assert run.std_dev >= lower, name  # E[share^2] >= E[share]^2
 
 
 def test_a_pool_that_is_never_won_returns_nothing() -> None:

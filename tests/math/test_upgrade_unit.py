@@ -208,7 +208,7 @@ def test_default_returns_95_50_at_every_bet_class() -> None:
     from starfever.math.figures import compute_figures
 
     figures = compute_figures(load_model("default"))
-    assert figures["upgrade_unit"] == UPGRADE_LINE_BET
-    assert sorted(int(b) for b in figures["by_line_bet"]) == sorted(BET_CLASSES)
-    for row in figures["by_line_bet"].values():
-        assert abs(row["total"] - 0.955) < 0.0002
+    assert figures.upgrade_unit == UPGRADE_LINE_BET
+    assert sorted(figures.by_line_bet) == sorted(BET_CLASSES)
+    for row in figures.by_line_bet.values():
+        assert abs(row.total - 0.955) < 0.0002
