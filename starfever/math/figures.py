@@ -8,6 +8,7 @@ figures) in :func:`cache_dir`, and a model seen before answers from there. The s
 figures ship with them (``starfever/models/figures``, written by ``starfever rtp --no-cache
 --write-shipped``; a test recomputes them and compares), so even a fresh install answers at
 once. A cache miss (a new model, a new format, a deleted or unreadable file) recomputes.
+Readers get a frozen :class:`~starfever.math.figures_format.Figures`, never the JSON (ADR 0047).
 """
 
 from __future__ import annotations
