@@ -18,6 +18,7 @@ from starfever.engine.symbols import BET_CLASSES, LINE_COUNT, Cents, check_line_
 if TYPE_CHECKING:
     from starfever.engine.model import MathModel
     from starfever.math.exact import ExactReport
+    from starfever.math.figures_format import Figures, WinBand
 
 
 MAX_COUNT = 2**63 - 1
@@ -141,31 +142,34 @@ def full_cycle_check(model: MathModel, report: ExactReport) -> dict[str, Any]:
 def cmd_rtp(args: argparse.Namespace) -> int:
     import time
 
-    from starfever.math.figures import cache_path, figures
+    from starfever.math.figures import cache_path, look_up
 
     started = time.perf_counter()
     if args.exact and not args.json:
         raise InputError("--exact adds the rationals to the JSON: give it with --json")
     model = load_model(args.model)
-    data = figures(model, use_cache=not args.no_cache)
+    found = look_up(model, use_cache=not args.no_cache)
     if args.write_shipped:
         from starfever.math.figures import write_shipped
 
-        print(f"wrote {write_shipped(model, data)}", file=sys.stderr)
-    if not args.exact:
-        data.pop("exact", None)
+        print(f"wrote {write_shipped(model, found.figures)}", file=sys.stderr)
     cycle = None
     if args.full_cycle:
         from starfever.math.exact import compute
 
-        cycle = full_cycle_check(model, compute(model, with_std_dev=False))
-        data["full_cycle"] = cycle
-    data["seconds"] = round(time.perf_counter() - started, 3)
-    data["cache_file"] = str(cache_path(model))
+        cycle = full_cycle_check(model, compute(model))
+    seconds = round(time.perf_counter() - started, 3)
     if args.json:
+        data = {**found.figures.to_json(), "cache": found.cache}
+        if not args.exact:
+            del data["exact"]
+        if cycle is not None:
+            data["full_cycle"] = cycle
+        data["seconds"] = seconds
+        data["cache_file"] = str(cache_path(model))
         print(json.dumps(data, indent=2))
         return 0 if cycle is None or cycle["agrees"] else 1
-    print_rtp(data)
+    print_rtp(found.figures, cache=found.cache, seconds=seconds)
     if cycle is not None:
         verdict = "agrees to the last digit" if cycle["agrees"] else f"DISAGREES: {cycle['checks']}"
         print(f"  full cycle: {cycle['combinations']:,} base stop combinations, {verdict}; "
@@ -174,54 +178,55 @@ def cmd_rtp(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_rtp(data: dict[str, Any]) -> None:
-    """The human report of ``starfever rtp``."""
-    c = data["components"]
-    print(f"Star Fever model {data['model']!r} {data['model_version']} "
-          f"(sha256 {data['model_sha256'][:12]}...): theoretical RTP {data['total']:.2%} "
-          f"({data['total']:.5%} to 5 decimals, "
-          + ("computed exactly)" if data.get("total_exact_rational", True) else
+def print_rtp(figs: Figures, *, cache: str, seconds: float) -> None:
+    """The human report of ``starfever rtp`` (``cache``: ``hit``, ``miss`` or ``off``)."""
+    c = figs.components
+    print(f"Star Fever model {figs.model!r} {figs.model_version} "
+          f"(sha256 {figs.model_sha256[:12]}...): theoretical RTP {figs.total:.2%} "
+          f"({figs.total:.5%} to 5 decimals, "
+          + ("computed exactly)" if figs.total_exact_rational else
              "computed exactly but for the max-win cap's cut, a float step good to about "
              "1e-12)"))
-    split = data["hold_and_cash_split"]
-    capped = " (before the max-win cap)" if data["hold_and_cash_split_before_cap"] else ""
-    for key, label in (("lines", "line wins"), ("star_wild", "Star Wild respin"),
-                       ("hold_and_cash", "Hold & Cash (cash, Minor, Major, Mega)"),
-                       ("progressive", "EUR progressive contribution")):
-        print(f"  {label:<40} {c[key]:>9.4%}")
-        if key == "hold_and_cash":
-            print(f"    of which{capped}: cash {split['cash']:.4%}, Minor jackpot "
-                  f"{split['minor']:.4%}, Major jackpot {split['major']:.4%}, Mega jackpot "
-                  f"{split['mega']:.4%}")
-    totals = {round(v["total"], 8) for v in data["by_line_bet"].values()}
+    split = figs.hold_and_cash_split
+    capped = " (before the max-win cap)" if figs.hold_and_cash_split_before_cap else ""
+    for part, label, of_which in (
+            (c.lines, "line wins", False), (c.star_wild, "Star Wild respin", False),
+            (c.hold_and_cash, "Hold & Cash (cash, Minor, Major, Mega)", True),
+            (c.progressive, "EUR progressive contribution", False)):
+        print(f"  {label:<40} {part:>9.4%}")
+        if of_which:
+            print(f"    of which{capped}: cash {split.cash:.4%}, Minor jackpot "
+                  f"{split.minor:.4%}, Major jackpot {split.major:.4%}, Mega jackpot "
+                  f"{split.mega:.4%}")
+    totals = {round(v.total, 8) for v in figs.by_line_bet.values()}
     print(f"  every bet class (1..100 cent line bets): {min(totals):.4%} to {max(totals):.4%} "
           "from the players' money (one EUR share per spin: the same return per euro)")
-    print(f"  hit frequency {data['hit_frequency']:.2%} (1 in {1 / data['hit_frequency']:.2f}; "
+    print(f"  hit frequency {figs.hit_frequency:.2%} (1 in {1 / figs.hit_frequency:.2f}; "
           f"total win > 0, exact)")
-    print(f"  Star Wild {_one_in(data['star_wild_frequency'], '.1f')} spins "
-          f"(the respin alone pays nothing in {data['star_wild_respin_pays_nothing']:.1%} "
-          f"of them, the whole round in {data['star_wild_round_pays_nothing']:.1%}), Hold & Cash "
-          f"{_one_in(data['hold_and_cash_frequency'], '.1f')}, Mega "
-          f"{_one_in(data['mega_frequency'], ',.0f')}, EUR jackpot line "
-          f"{_one_in(data['jackpot_frequency'], ',.0f')}")
-    print(f"  standard deviation {data['std_dev']:.3f} x total bet ({data['std_dev_method']}; "
-          f"game alone {data['std_dev_game']:.3f}; EUR share at the seed pool), with the EUR "
+    print(f"  Star Wild {_one_in(figs.star_wild_frequency, '.1f')} spins "
+          f"(the respin alone pays nothing in {figs.star_wild_respin_pays_nothing:.1%} "
+          f"of them, the whole round in {figs.star_wild_round_pays_nothing:.1%}), Hold & Cash "
+          f"{_one_in(figs.hold_and_cash_frequency, '.1f')}, Mega "
+          f"{_one_in(figs.mega_frequency, ',.0f')}, EUR jackpot line "
+          f"{_one_in(figs.jackpot_frequency, ',.0f')}")
+    print(f"  standard deviation {figs.std_dev:.3f} x total bet ({figs.std_dev_method}; "
+          f"game alone {figs.std_dev_game:.3f}; EUR share at the seed pool), with the EUR "
           "share at the pool's long-run law, by mix: " + ", ".join(
-              f"{name} {run['std_dev']:.3f}"
-              + (" (closed form)" if run.get("method") == "closed form" else " (grid)")
-              for name, run in data["jackpot_long_run"].items()))
-    mw, mp = data["max_win_x"], data["max_win_probability"]
-    cap = mw["hold_and_cash"]
+              f"{name} {run.std_dev:.3f}"
+              + (" (closed form)" if run.method == "closed form" else " (grid)")
+              for name, run in figs.jackpot_long_run.items()))
+    mw, mp = figs.max_win_x, figs.max_win_probability
+    cap = mw.hold_and_cash
     hold = "unbounded" if cap is None else f"capped at {cap:,} x"
-    print(f"  max win: base spin {mw['base']:g} x (p {mp['base']:.3g}), Star Wild round "
-          f"{mw['star_wild']:g} x (p {mp['star_wild']:.3g}), Hold & Cash {hold}; "
+    print(f"  max win: base spin {mw.base:g} x (p {mp.base:.3g}), Star Wild round "
+          f"{mw.star_wild:g} x (p {mp.star_wild:.3g}), Hold & Cash {hold}; "
           "P(H&C >= k x | triggered): " + ", ".join(
-              f"{t['k']}: {t['given_trigger']:.3g}" for t in data["hold_and_cash_tails"]))
+              f"{t.k}: {t.given_trigger:.3g}" for t in figs.hold_and_cash_tails))
     print("  win bands (x total bet, EUR share excluded): " + ", ".join(
-        f"{_band(b)} {b['probability']:.4g}" for b in data["win_bands"]))
+        f"{_band(b)} {b.probability:.4g}" for b in figs.win_bands))
     print("  operator refills per euro staked, by mix: " + ", ".join(
-        f"{name} {run['refills']:.4%}" for name, run in data["jackpot_long_run"].items()))
-    print(f"  ({data['cache']} cache, {data['seconds']:.2f} s)")
+        f"{name} {run.refills:.4%}" for name, run in figs.jackpot_long_run.items()))
+    print(f"  ({cache} cache, {seconds:.2f} s)")
 
 
 def _one_in(p: float, spec: str) -> str:
@@ -229,12 +234,12 @@ def _one_in(p: float, spec: str) -> str:
     return f"1 in {1 / p:{spec}}" if p > 0 else "never"
 
 
-def _band(band: dict[str, Any]) -> str:
-    if band["to_x"] == band["from_x"]:
+def _band(band: WinBand) -> str:
+    if band.to_x == band.from_x:
         return "0"
-    if band["to_x"] is None:
-        return f">{band['from_x']}"
-    return f"({band['from_x']},{band['to_x']}]"
+    if band.to_x is None:
+        return f">{band.from_x}"
+    return f"({band.from_x},{band.to_x}]"
 
 
 def cmd_rng_stream(args: argparse.Namespace) -> int:

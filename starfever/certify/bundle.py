@@ -41,6 +41,7 @@ from starfever.certify.defaults import (
 from starfever.certify.manifest import BUNDLE_FORMAT, SOFTWARE_MANIFEST, canonical, file_sha256
 from starfever.engine.errors import InputError
 from starfever.engine.model import MathModel, check_offered, load_model, shipped_models
+from starfever.math.figures_format import Figures
 from starfever.math.stats import Z99
 
 MANIFEST = "MANIFEST.json"
@@ -205,12 +206,11 @@ def _make(options: Options, model: MathModel, key: Any) -> Bundle:
         from starfever.math.figures import figures
 
         figs = figures(model)
-        exact = {k: v for k, v in figs.items() if k not in ("cache", "seconds")}
-        _write_json(out / "figures" / "exact.json", exact)
+        _write_json(out / "figures" / "exact.json", figs.to_json())
     report_box: dict[str, Any] = {}
     with steps.step(f"simulation ({options.spins:,} spins, seed {seed})"):
         sim = _simulate(model, options, seed, report_box)
-        claim = simulation_claim(sim.spins, figs["std_dev_game"])
+        claim = simulation_claim(sim.spins, figs.std_dev_game)
         from starfever.sim.cli import exact_figures, result_json
 
         sim_doc = result_json(sim, exact_figures(report_box["report"]), 1, model)
@@ -301,7 +301,7 @@ def _simulate(model: MathModel, options: Options, seed: int, box: dict[str, Any]
     from starfever.sim.runner import simulate
 
     def exact_meanwhile() -> None:
-        box["report"] = compute(model, with_std_dev=False)
+        box["report"] = compute(model)
 
     try:
         return simulate(model, options.spins, seed, workers=options.workers,
@@ -344,7 +344,7 @@ def simulation_claim(spins: int, std_dev: float) -> dict[str, Any]:
                          "finer; the exact figures do not rest on the simulation"}
 
 
-def _rng(model: MathModel, figs: dict[str, Any], options: Options) -> dict[str, Any]:
+def _rng(model: MathModel, figs: Figures, options: Options) -> dict[str, Any]:
     bounds = rng_evidence.ranges(model)
     proofs = {}
     for name, n in tqdm(bounds.items(), desc="scaling proofs", unit="range",
@@ -354,7 +354,7 @@ def _rng(model: MathModel, figs: dict[str, Any], options: Options) -> dict[str, 
     with tqdm(total=reels * options.rng_stops, desc="live stops", unit="stop",
               unit_scale=True, disable=not options.progress, leave=False) as bar:
         live = rng_evidence.reel_tests(model, options.rng_stops, bar.update)
-    feature_p = figs["star_wild_frequency"] + figs["hold_and_cash_frequency"]
+    feature_p = figs.star_wild_frequency + figs.hold_and_cash_frequency
     with tqdm(total=options.rng_rounds, desc="live rounds", unit="round",
               disable=not options.progress, leave=False) as bar:
         live_rounds = rng_evidence.round_tests(model, options.rng_rounds, feature_p, bar.update)
@@ -416,7 +416,7 @@ def write_manifest(out: Path) -> str:
     return sha256_of(data)
 
 
-def _readme(model: MathModel, figs: dict[str, Any], claim: dict[str, Any], seed: int,
+def _readme(model: MathModel, figs: Figures, claim: dict[str, Any], seed: int,
             bundle: Bundle, checked: software.SoftwareCheck, signer: str | None) -> str:
     timing = "\n".join(f"| {name} | {seconds:.1f} s |" for name, seconds in
                        bundle.seconds.items())
@@ -465,7 +465,7 @@ Made by `starfever certify`. Check it with `starfever verify --bundle .` (and
 |---|---|
 {table}
 
-Exact total RTP {figs['total']:.5%}. {claim['statement']}.
+Exact total RTP {figs.total:.5%}. {claim['statement']}.
 
 Durations:
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from starfever.engine import money, symbols
 from starfever.engine.model import MathModel
+from starfever.math.figures_format import Figures, WinBand
 from starfever.report.document import Document
 
 APP_JS = Path(__file__).resolve().parent.parent / "web" / "static" / "js" / "app.js"
@@ -28,7 +28,7 @@ def _poll_seconds(path: Path = APP_JS) -> str:
     return f"every {int(found.group(1).replace('_', '')) / 1000:g} s"
 
 
-def progressive_document(model: MathModel, figures: dict[str, Any]) -> Document:
+def progressive_document(model: MathModel, figures: Figures) -> Document:
     """How the €€€ pool of ``model`` is funded, shown, won, refilled and accounted for."""
     doc = Document(title=f"Star Fever €€€ progressive jackpot: model {model.name} "
                          f"{model.version}")
@@ -76,12 +76,11 @@ def progressive_document(model: MathModel, figures: dict[str, Any]) -> Document:
                   "metric `starfever_pool_refills_cents`. Refills are not part of the return "
                   "the players' money buys: that is the contribution rate; refills come on top, "
                   "and their long-run size depends on the mix of bet classes played:")
-    runs = figures.get("jackpot_long_run", {})
     doc.table(["bet-class mix", "refills (x total bets)", "refill per win", "mean pool at win",
                "€€€ return per class"],
-              [[name, f"{run['refills']:.6%}", _eur(run["refill_per_win_cents"]),
-                _eur(run["mean_pool_at_win_cents"]), f"{run['progressive_per_class']:.4%}"]
-               for name, run in runs.items()])
+              [[name, f"{run.refills:.6%}", _eur(run.refill_per_win_cents),
+                _eur(run.mean_pool_at_win_cents), f"{run.progressive_per_class:.4%}"]
+               for name, run in figures.jackpot_long_run.items()])
     doc.paragraph("Computed exactly from the pool's stationary law on a grid "
                   "(starfever.math.jackpot; figures/exact.json `jackpot_long_run`).")
     doc.heading("Display")
@@ -112,15 +111,14 @@ def progressive_document(model: MathModel, figures: dict[str, Any]) -> Document:
     return doc
 
 
-def exposure_document(model: MathModel, figures: dict[str, Any],
+def exposure_document(model: MathModel, figures: Figures,
                       seen: list[tuple[str, int, float]]) -> Document:
     """The maximum-exposure statement of ``model``: its largest wins, the exact tails of the
     Hold & Cash, and the largest win each simulation of the bundle saw (``seen``: what, spins,
     largest round win in total bets)."""
     doc = Document(title=f"Star Fever maximum exposure: model {model.name} {model.version}")
     top_bet = max(symbols.BET_CLASSES) * symbols.LINE_COUNT
-    largest = figures["max_win_x"]
-    chance = figures.get("max_win_probability", {})
+    largest, chance = figures.max_win_x, figures.max_win_probability
     doc.paragraph(f"Model SHA-256 {model.sha256}. Amounts at the largest total bet, "
                   f"{_eur(top_bet)}. Every probability is per paid spin (round) unless said.")
     doc.heading("Maximum win")
@@ -135,46 +133,42 @@ def exposure_document(model: MathModel, figures: dict[str, Any],
                       f"{_eur(top_bet)}).")
     doc.table(["part", "largest win (x total bet)", f"at {_eur(top_bet)}",
                "probability per round"],
-              [["paid spin (lines)", f"{largest['base']:g}", _eur(largest["base"] * top_bet),
-                f"{chance.get('base', float('nan')):.6g}"],
-               ["Star Wild round (spin + respin)", f"{largest['star_wild']:g}",
-                _eur(largest["star_wild"] * top_bet),
-                f"{chance.get('star_wild', float('nan')):.6g}"],
-               ["Hold & Cash", "no maximum" if largest.get("hold_and_cash") is None
-                else f"{largest['hold_and_cash']:,}", "–" if largest.get("hold_and_cash") is
-                None else _eur(largest["hold_and_cash"] * top_bet), "see the tails"]])
+              [["paid spin (lines)", f"{largest.base:g}", _eur(largest.base * top_bet),
+                f"{chance.base:.6g}"],
+               ["Star Wild round (spin + respin)", f"{largest.star_wild:g}",
+                _eur(largest.star_wild * top_bet), f"{chance.star_wild:.6g}"],
+               ["Hold & Cash", "no maximum" if largest.hold_and_cash is None
+                else f"{largest.hold_and_cash:,}", "–" if largest.hold_and_cash is
+                None else _eur(largest.hold_and_cash * top_bet), "see the tails"]])
     doc.heading("Hold & Cash tails")
     doc.paragraph("P(the feature pays at least k x total bet), from the feature's payout law "
                   "(figures/exact.json `hold_and_cash_tails`; method: "
-                  f"{figures.get('methods', {}).get('hold_and_cash_tails', 'payout DP')}), with "
+                  f"{figures.methods.get('hold_and_cash_tails', 'payout DP')}), with "
                   "the mean number of rounds between such wins:")
     doc.table(["k (x total bet)", f"at {_eur(top_bet)}", "given a trigger", "per round",
                "1 in rounds"],
-              [[f"{t['k']:,}", _eur(t["k"] * top_bet), f"{t['given_trigger']:.6g}",
-                f"{t['per_spin']:.6g}",
-                f"{1 / t['per_spin']:,.0f}" if t["per_spin"] else "never"]
-               for t in figures["hold_and_cash_tails"]])
-    above = figures.get("hold_and_cash_above_cap_per_spin")
-    if above is not None:
-        doc.paragraph(f"The payout law is kept exactly up to "
-                      f"{figures.get('hold_and_cash_dp_cap_x', 0):,} x total bet; the "
-                      f"probability mass beyond it is {above:.6g} per round (counted in every "
-                      "tail above).")
+              [[f"{t.k:,}", _eur(t.k * top_bet), f"{t.given_trigger:.6g}",
+                f"{t.per_spin:.6g}", f"{1 / t.per_spin:,.0f}" if t.per_spin else "never"]
+               for t in figures.hold_and_cash_tails])
+    doc.paragraph(f"The payout law is kept exactly up to "
+                  f"{figures.hold_and_cash_dp_cap_x:,} x total bet; the probability mass "
+                  f"beyond it is {figures.hold_and_cash_above_cap_per_spin:.6g} per round "
+                  "(counted in every tail above).")
     doc.heading("Win bands")
     doc.table(["round win (x total bet)", "probability per round"],
-              [[_band(b), f"{b['probability']:.6g}"] for b in figures["win_bands"]])
+              [[_band(b), f"{b.probability:.6g}"] for b in figures.win_bands])
     doc.paragraph("€€€ shares are not in these bands; a share is at most the pool (100 % at "
                   f"{_eur(money.JACKPOT_SHARE_BASE)} line bets), whose size the progressive "
                   "document states.")
     doc.heading("The largest wins the simulations saw")
     rows = []
     for label, spins, x in seen:
-        band = next((b for b in figures["win_bands"] if _in_band(b, x)), None)
-        tail = [t for t in figures["hold_and_cash_tails"] if t["k"] <= x]
+        band = next((b for b in figures.win_bands if _in_band(b, x)), None)
+        tail = [t for t in figures.hold_and_cash_tails if t.k <= x]
         rows.append([label, f"{spins:,}", f"{x:,.2f}", _eur(x * top_bet),
                      _band(band) if band else "–",
-                     f"{band['probability']:.6g}" if band else "–",
-                     f"P(H&C >= {tail[-1]['k']:,}) = {tail[-1]['per_spin']:.6g}"
+                     f"{band.probability:.6g}" if band else "–",
+                     f"P(H&C >= {tail[-1].k:,}) = {tail[-1].per_spin:.6g}"
                      if tail else "–"])
     doc.table(["simulation", "spins", "largest round win (x total bet)", f"at {_eur(top_bet)}",
                "its band", "band's probability per round", "Hold & Cash tail at or below it"],
@@ -182,15 +176,15 @@ def exposure_document(model: MathModel, figures: dict[str, Any],
     return doc
 
 
-def _in_band(band: dict[str, Any], x: float) -> bool:
-    low, high = band["from_x"], band["to_x"]
+def _in_band(band: WinBand, x: float) -> bool:
+    low, high = band.from_x, band.to_x
     if high is not None and low == high:
         return x == low
     return x > low and (high is None or x <= high)
 
 
-def _band(band: dict[str, Any]) -> str:
-    low, high = band["from_x"], band["to_x"]
+def _band(band: WinBand) -> str:
+    low, high = band.from_x, band.to_x
     if high is not None and low == high:
         return f"= {low:,}"
     return f"> {low:,}" if high is None else f"> {low:,} to {high:,}"

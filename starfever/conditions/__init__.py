@@ -10,11 +10,11 @@ raises :class:`ConditionsError` (one line), and the server refuses to start with
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from starfever.conditions import english, german
 from starfever.conditions.facts import ConditionsError, Facts, gather
 from starfever.engine.model import MathModel
+from starfever.math.figures_format import Figures
 
 LANGUAGES = ("de", "en")
 """German first: it binds."""
@@ -36,7 +36,7 @@ def symbol_names(lang: str) -> dict[str, str]:
     return {code: pair[0 if lang == "de" else 1] for code, pair in SYMBOL_NAMES.items()}
 
 
-def render(model: MathModel, figures: dict[str, Any] | None = None) -> dict[str, Conditions]:
+def render(model: MathModel, figures: Figures | None = None) -> dict[str, Conditions]:
     """The conditions of ``model`` per language (``figures``: its exact figures, computed or
     read from their cache when not given); :class:`ConditionsError` where they cannot be
     written."""

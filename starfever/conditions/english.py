@@ -3,8 +3,19 @@ facts in the same order (:mod:`starfever.conditions.german`)."""
 
 from __future__ import annotations
 
-from starfever.conditions.facts import Facts
-from starfever.conditions.numbers import euros, number, one_in, percent, plain, share_percent
+from starfever.conditions.facts import (
+    Facts,
+    alternatives,
+    cash_value_rows,
+    cell_kind_rows,
+    jackpot_payout_rows,
+    line_rows,
+    paytable_rows,
+    return_range,
+    return_rows,
+    share_rows,
+)
+from starfever.conditions.numbers import euros, number, one_in, percent, plain
 from starfever.engine.model import UPGRADE_LINE_BET
 from starfever.engine.money import ONE_SHARE_PER_SPIN
 from starfever.report.document import Document
@@ -13,11 +24,6 @@ LANG = "en"
 CELL_NAMES = {"BLANK": "blank (no symbol)", "CASH": "cash symbol", "MINOR": "MINOR jackpot",
               "MAJOR": "MAJOR jackpot", "UPGRADE": "Upgrade booster",
               "MULTIPLIER": "Multiplier booster"}
-
-
-def _values(values: tuple[tuple[int, object], ...]) -> str:
-    shown = [f"x{v}" for v, _ in values]
-    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
 
 
 def build(f: Facts, names: dict[str, str]) -> Document:
@@ -41,7 +47,7 @@ def _paytable(doc: Document, f: Facts, names: dict[str, str]) -> None:
     doc.heading("Paytable")
     doc.table(["Symbol", "3 symbols: bet* x factor", "4 symbols: bet* x factor",
                "5 symbols: bet* x factor"],
-              [[names[code], *pays] for code, pays in f.paytable])
+              paytable_rows(f, names))
     doc.paragraph(f"*In Star Fever the “bet” is the bet class per line. The total bet is the "
                   f"chosen bet class times the number of lines. Star Fever is played on "
                   f"{f.line_count} fixed lines (see “Bets and return”).")
@@ -54,7 +60,7 @@ def _lines(doc: Document, f: Facts) -> None:
                   "for each reel (1 to 5 from left to right), the row (1 to 3 from top to "
                   "bottom):")
     doc.table(["Line", "Reel 1", "Reel 2", "Reel 3", "Reel 4", "Reel 5"],
-              [[i + 1, *(row + 1 for row in line)] for i, line in enumerate(f.lines)])
+              line_rows(f))
 
 
 def _wins(doc: Document, f: Facts) -> None:
@@ -109,19 +115,16 @@ def _features(doc: Document, f: Facts) -> None:
     doc.paragraph(f"The player first gets {f.respins} free bonus spins. The Star Coins already "
                   "on the reels are held for the whole feature. Before the first bonus spin they "
                   "turn into cash symbols with a cash value (at random, total bet "
-                  f"{_values(f.coin_values)}). During the feature further cash symbols, "
+                  f"{alternatives(f.coin_values, 'or')}). During the feature further cash symbols, "
                   "Upgrade boosters, Multiplier boosters and MINOR or MAJOR jackpot symbols can "
                   "appear on the display.")
     doc.paragraph("In every bonus spin each empty cell shows, independently of the others, one "
                   "of these results with the probability given:")
     doc.table(["Result of an empty cell", "Probability"],
-              [[CELL_NAMES[kind], percent(p, LANG, 4)] for kind, p in f.cell_kinds])
+              cell_kind_rows(f, CELL_NAMES, LANG))
     doc.paragraph("Cash values (multiples of the total bet) and their probabilities:")
-    coin = dict(f.coin_values)
-    cash = dict(f.cash_values)
     doc.table(["Cash value", "Star Coin before the first bonus spin", "new cash symbol"],
-              [[f"total bet x{v}", percent(coin.get(v, 0), LANG),
-                percent(cash.get(v, 0), LANG)] for v in sorted(coin.keys() | cash.keys())])
+              cash_value_rows(f, "total bet", LANG))
     doc.paragraph("Each spin that brings at least one new cash symbol, MINOR or MAJOR jackpot "
                   "or booster symbol sets the count of bonus spins left back to "
                   f"{f.respins}. New cash symbols, MINOR and MAJOR jackpots are held on the "
@@ -145,7 +148,7 @@ def _features(doc: Document, f: Facts) -> None:
                   "symbols). MINOR and MAJOR symbols can appear on the display several times.")
     doc.heading("Jackpot payouts", 3)
     doc.table(["Jackpot", "Minor", "Major", "Mega"],
-              [["Payout factor (total bet x)", f.minor, f.major, f.mega]])
+              jackpot_payout_rows(f, "Payout factor (total bet x)"))
     doc.heading("Boosters", 3)
     doc.paragraph("Two kinds of booster can appear on the reels during the Hold & Cash "
                   "feature.")
@@ -166,8 +169,7 @@ def _jackpot(doc: Document, f: Facts) -> None:
                   f"{f.jackpot_reels}; the Wild does not stand in for them. The amount depends "
                   "on the jackpot's level and the bet. The jackpot is shared as follows:")
     doc.table(["Bet", "Win in % of the jackpot's level"],
-              [[f"{euros(bet, LANG)} per line", share_percent(f.share(bet), LANG)]
-               for bet in f.bet_classes])
+              share_rows(f, "per line", LANG))
     if f.jackpot_rule == ONE_SHARE_PER_SPIN:
         rule = ("A spin wins the €€€ jackpot at most once: when several lines show 3 Jackpot "
                 "symbols, the player wins one share from the table, of the jackpot's level "
@@ -201,10 +203,10 @@ def _max_win(doc: Document, f: Facts) -> None:
 
 
 def _per_class(f: Facts) -> str:
-    shown = {percent(rtp, LANG) for _, rtp in f.by_class}
-    if shown == {percent(f.total, LANG)}:
+    spread = return_range(f, LANG)
+    if spread is None:
         return "It is the same at every bet class."
-    low, high = min(rtp for _, rtp in f.by_class), max(rtp for _, rtp in f.by_class)
+    low, high = spread
     return (f"Per bet class it lies between {percent(low, LANG)} and {percent(high, LANG)} "
             "(table).")
 
@@ -218,8 +220,7 @@ def _stake_and_return(doc: Document, f: Facts) -> None:
                   f"jackpot (the share of every total bet that flows into it). {_per_class(f)} "
                   "What the operator adds to refill the jackpot to its seed comes on top.")
     doc.table(["Bet class per line", "Total bet", "Theoretical return"],
-              [[euros(bet, LANG), euros(bet * f.line_count, LANG), percent(rtp, LANG)]
-               for bet, rtp in reversed(f.by_class)])
+              return_rows(f, LANG))
     doc.paragraph(f"Probability that a round wins something (total win above zero): "
                   f"{percent(f.hit, LANG)}. Star Wild is triggered on average once in "
                   f"{one_in(f.star_wild, LANG)} spins, Hold & Cash once in "

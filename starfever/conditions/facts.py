@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
+from starfever.conditions.numbers import euros, percent, share_percent
 from starfever.engine import money, symbols
 from starfever.engine.errors import InputError
 from starfever.engine.model import (
@@ -17,6 +17,7 @@ from starfever.engine.model import (
     check_offered,
 )
 from starfever.engine.symbols import Cents
+from starfever.math.figures_format import Figures
 
 
 class ConditionsError(InputError):
@@ -105,7 +106,7 @@ def check_writable(model: MathModel) -> None:
                               "a COIN, which the rules do not allow")
 
 
-def gather(model: MathModel, figures: dict[str, Any] | None = None) -> Facts:
+def gather(model: MathModel, figures: Figures | None = None) -> Facts:
     """The facts of ``model``; its exact figures are computed (or read from their cache) unless
     given. :class:`ConditionsError` for a model whose conditions cannot be written
     (:func:`check_writable`) or whose figures cannot be computed."""
@@ -122,10 +123,9 @@ def gather(model: MathModel, figures: dict[str, Any] | None = None) -> Facts:
                                   f"computed: {error}") from None
     pays = symbols.PAYTABLE
     paying = [*symbols.PAYING_SYMBOLS, symbols.WILD]
-    exact = figures.get("exact", {})
-    total = float(Fraction(exact["total"])) if "total" in exact else float(figures["total"])
+    total = float(figures.exact.total)
     progressive = float(model.contribution_rate)
-    largest = figures["max_win_x"]
+    largest = figures.max_win_x
     return Facts(
         name=model.name, version=model.version, sha256=model.sha256,
         paytable=tuple((code, pays[code]) for code in paying),
@@ -146,11 +146,68 @@ def gather(model: MathModel, figures: dict[str, Any] | None = None) -> Facts:
         contribution_rate=model.contribution_rate, seed_cents=model.seed_cents,
         respin_jackpot=any(symbols.JACKPOT in strip for strip in model.star_wild_reels),
         cap_x=model.max_win_x,
-        max_base_x=float(largest["base"]), max_star_wild_x=float(largest["star_wild"]),
+        max_base_x=float(largest.base), max_star_wild_x=float(largest.star_wild),
         total=total, game=total - progressive, progressive=progressive,
-        by_class=tuple((Cents(int(bet)), float(row["total"]))
-                       for bet, row in sorted(figures["by_line_bet"].items(),
-                                              key=lambda item: int(item[0]))),
-        hit=float(figures["hit_frequency"]), star_wild=float(figures["star_wild_frequency"]),
-        hold_and_cash=float(figures["hold_and_cash_frequency"]),
+        by_class=tuple((bet, float(row.total)) for bet, row in sorted(figures.by_line_bet.items())),
+        hit=float(figures.hit_frequency), star_wild=float(figures.star_wild_frequency),
+        hold_and_cash=float(figures.hold_and_cash_frequency),
     )
+
+
+# -- the tables' rows, built once for both languages (the words come from the language) --------
+
+
+def paytable_rows(f: Facts, names: dict[str, str]) -> list[list[object]]:
+    """Symbol name and its 3/4/5 factors, lowest paying first (``names``: code -> name)."""
+    return [[names[code], *pays] for code, pays in f.paytable]
+
+
+def line_rows(f: Facts) -> list[list[object]]:
+    """Line number and its row (1 to 3) on reels 1 to 5."""
+    return [[i + 1, *(row + 1 for row in line)] for i, line in enumerate(f.lines)]
+
+
+def cell_kind_rows(f: Facts, names: dict[str, str], lang: str) -> list[list[object]]:
+    """What an empty cell lands in a Hold & Cash respin (``names``: kind -> name) and its
+    probability."""
+    return [[names[kind], percent(p, lang, 4)] for kind, p in f.cell_kinds]
+
+
+def cash_value_rows(f: Facts, unit: str, lang: str) -> list[list[object]]:
+    """A cash value (``unit`` x value), its probability on a triggering coin and on a new
+    cash symbol (0 where one cannot show it)."""
+    coin, cash = dict(f.coin_values), dict(f.cash_values)
+    return [[f"{unit} x{v}", percent(coin.get(v, 0), lang), percent(cash.get(v, 0), lang)]
+            for v in sorted(coin.keys() | cash.keys())]
+
+
+def jackpot_payout_rows(f: Facts, label: str) -> list[list[object]]:
+    """The Minor, Major and Mega factors (x total bet), after ``label``."""
+    return [[label, f.minor, f.major, f.mega]]
+
+
+def share_rows(f: Facts, per_line: str, lang: str) -> list[list[object]]:
+    """Each line bet (``per_line``: the words after it) and the €€€ share it wins."""
+    return [[f"{euros(bet, lang)} {per_line}", share_percent(f.share(bet), lang)]
+            for bet in f.bet_classes]
+
+
+def return_rows(f: Facts, lang: str) -> list[list[object]]:
+    """Each bet class, its total bet and its return, largest first."""
+    return [[euros(bet, lang), euros(bet * f.line_count, lang), percent(rtp, lang)]
+            for bet, rtp in reversed(f.by_class)]
+
+
+def return_range(f: Facts, lang: str) -> tuple[float, float] | None:
+    """The lowest and highest return of a bet class, or ``None`` where every class's, as
+    written in ``lang``, is the total's."""
+    if {percent(rtp, lang) for _, rtp in f.by_class} == {percent(f.total, lang)}:
+        return None
+    return min(rtp for _, rtp in f.by_class), max(rtp for _, rtp in f.by_class)
+
+
+def alternatives(values: tuple[tuple[int, object], ...], last: str) -> str:
+    """``x1, x2 or x5``: the values of ``values`` with ``last`` (the language's "or") before
+    the last one."""
+    shown = [f"x{v}" for v, _ in values]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + f" {last} " + shown[-1]

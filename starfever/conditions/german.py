@@ -4,8 +4,19 @@ RULES.md fixes where the supplied text is open, written out."""
 
 from __future__ import annotations
 
-from starfever.conditions.facts import Facts
-from starfever.conditions.numbers import euros, number, one_in, percent, plain, share_percent
+from starfever.conditions.facts import (
+    Facts,
+    alternatives,
+    cash_value_rows,
+    cell_kind_rows,
+    jackpot_payout_rows,
+    line_rows,
+    paytable_rows,
+    return_range,
+    return_rows,
+    share_rows,
+)
+from starfever.conditions.numbers import euros, number, one_in, percent, plain
 from starfever.engine.model import UPGRADE_LINE_BET
 from starfever.engine.money import ONE_SHARE_PER_SPIN
 from starfever.report.document import Document
@@ -14,11 +25,6 @@ LANG = "de"
 CELL_NAMES = {"BLANK": "leer (kein Symbol)", "CASH": "Direktgewinnsymbol",
               "MINOR": "„Minor“ Jackpot", "MAJOR": "„Major“ Jackpot",
               "UPGRADE": "Upgrade Booster", "MULTIPLIER": "Multiplikator Booster"}
-
-
-def _values(values: tuple[tuple[int, object], ...]) -> str:
-    shown = [f"x{v}" for v, _ in values]
-    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " oder " + shown[-1]
 
 
 def build(f: Facts, names: dict[str, str]) -> Document:
@@ -44,7 +50,7 @@ def _paytable(doc: Document, f: Facts, names: dict[str, str]) -> None:
     doc.table(["Symbol", "Gewinnklasse 1 (3 Symbole): Einsatz* x Faktor",
                "Gewinnklasse 2 (4 Symbole): Einsatz* x Faktor",
                "Gewinnklasse 3 (5 Symbole): Einsatz* x Faktor"],
-              [[names[code], *pays] for code, pays in f.paytable])
+              paytable_rows(f, names))
     doc.paragraph(f"*„Einsatz“ bezieht sich bei „Star Fever“ auf die Einsatzklasse pro "
                   f"Gewinnlinie. Der Gesamteinsatz berechnet sich durch die gewählte "
                   f"Einsatzklasse mal der Anzahl an Gewinnlinien. „Star Fever“ wird mit fixen "
@@ -58,7 +64,7 @@ def _lines(doc: Document, f: Facts) -> None:
                   "jeder Walze; die Tabelle nennt für jede Walze (von links nach rechts 1 bis 5) "
                   "die Reihe (von oben nach unten 1 bis 3):")
     doc.table(["Linie", "Walze 1", "Walze 2", "Walze 3", "Walze 4", "Walze 5"],
-              [[i + 1, *(row + 1 for row in line)] for i, line in enumerate(f.lines)])
+              line_rows(f))
 
 
 def _wins(doc: Document, f: Facts, names: dict[str, str]) -> None:
@@ -122,19 +128,17 @@ def _features(doc: Document, f: Facts) -> None:
                   "gratis Bonus Spins. Während des Features werden die zuvor erzielten Star "
                   "Coins auf den Walzen fixiert. Star Coins werden vor dem ersten Bonusspin in "
                   "Direktgewinnsymbole umgewandelt und erscheinen mit Direktgewinnen (zufällig "
-                  f"Gesamteinsatz {_values(f.coin_values)}). Während des Features können weitere "
-                  "Direktgewinnsymbole, Upgrade Booster, Multiplikator Booster sowie „Minor "
-                  "Jackpot“ oder „Major Jackpot“ Symbole auf dem Display erscheinen.")
+                  f"Gesamteinsatz {alternatives(f.coin_values, 'oder')}). Während des Features "
+                  "können weitere Direktgewinnsymbole, Upgrade Booster, Multiplikator Booster "
+                  "sowie „Minor Jackpot“ oder „Major Jackpot“ Symbole auf dem Display "
+                  "erscheinen.")
     doc.paragraph("In jedem Bonus Spin zeigt jedes freie Feld, unabhängig von den anderen, eines "
                   "der folgenden Ergebnisse mit der angegebenen Wahrscheinlichkeit:")
     doc.table(["Ergebnis eines freien Feldes", "Wahrscheinlichkeit"],
-              [[CELL_NAMES[kind], percent(p, LANG, 4)] for kind, p in f.cell_kinds])
+              cell_kind_rows(f, CELL_NAMES, LANG))
     doc.paragraph("Direktgewinne (Vielfache des Gesamteinsatzes) und ihre Wahrscheinlichkeiten:")
-    coin = dict(f.coin_values)
-    cash = dict(f.cash_values)
     doc.table(["Direktgewinn", "Star Coin vor dem ersten Bonusspin", "neues Direktgewinnsymbol"],
-              [[f"Gesamteinsatz x{v}", percent(coin.get(v, 0), LANG),
-                percent(cash.get(v, 0), LANG)] for v in sorted(coin.keys() | cash.keys())])
+              cash_value_rows(f, "Gesamteinsatz", LANG))
     doc.paragraph("Bei jedem Spin, bei dem zumindest ein weiteres Direktgewinnsymbol, „Minor“ "
                   "oder „Major“ Jackpot oder ein Booster Symbol erscheint, wird der Zähler für "
                   f"die verbleibenden Bonus Spins wieder auf {f.respins} gesetzt. Neu "
@@ -165,7 +169,7 @@ def _features(doc: Document, f: Facts) -> None:
                   "erscheinen.")
     doc.heading("Bonus Jackpot Auszahlungen", 3)
     doc.table(["Jackpot Bezeichnung", "Minor", "Major", "Mega"],
-              [["Auszahlungsfaktor (Gesamteinsatz x)", f.minor, f.major, f.mega]])
+              jackpot_payout_rows(f, "Auszahlungsfaktor (Gesamteinsatz x)"))
     doc.heading("Booster Symbole", 3)
     doc.paragraph("Während des Hold & Cash Features können zwei verschiedene Booster Symbole auf "
                   "den Walzen erscheinen.")
@@ -193,8 +197,7 @@ def _jackpot(doc: Document, f: Facts) -> None:
                   "ersetzt sie nicht. Die Gewinnhöhe ist abhängig von jeweiligen Jackpot Stand "
                   "und dem geleisteten Einsatz. Die Gewinnverteilung des Jackpots ist folgende:")
     doc.table(["Einsatzhöhe", "Gewinn in % des jeweiligen Jackpot Standes"],
-              [[f"{euros(bet, LANG)} pro Linie", share_percent(f.share(bet), LANG)]
-               for bet in f.bet_classes])
+              share_rows(f, "pro Linie", LANG))
     if f.jackpot_rule == ONE_SHARE_PER_SPIN:
         rule = ("Ein Spin gewinnt den €€€-Jackpot höchstens einmal: zeigen mehrere "
                 "Gewinnlinien 3 Jackpot Symbole, erhält der Spielteilnehmer einen einzigen Anteil "
@@ -234,10 +237,10 @@ def _max_win(doc: Document, f: Facts) -> None:
 
 
 def _per_class(f: Facts) -> str:
-    shown = {percent(rtp, LANG) for _, rtp in f.by_class}
-    if shown == {percent(f.total, LANG)}:
+    spread = return_range(f, LANG)
+    if spread is None:
         return "Sie ist in jeder Einsatzklasse dieselbe."
-    low, high = min(rtp for _, rtp in f.by_class), max(rtp for _, rtp in f.by_class)
+    low, high = spread
     return (f"Je Einsatzklasse liegt sie zwischen {percent(low, LANG)} und "
             f"{percent(high, LANG)} (Tabelle).")
 
@@ -252,8 +255,7 @@ def _stake_and_return(doc: Document, f: Facts) -> None:
                   f"{_per_class(f)} Was der Betreiber zum Auffüllen des Jackpots auf den "
                   "Startwert zuschießt, kommt hinzu.")
     doc.table(["Einsatzklasse pro Gewinnlinie", "Gesamteinsatz", "Theoretische Ausschüttung"],
-              [[euros(bet, LANG), euros(bet * f.line_count, LANG), percent(rtp, LANG)]
-               for bet, rtp in reversed(f.by_class)])
+              return_rows(f, LANG))
     doc.paragraph(f"Wahrscheinlichkeit, dass eine Spielrunde etwas gewinnt (Gesamtgewinn über "
                   f"null): {percent(f.hit, LANG)}. Star Wild wird durchschnittlich einmal in "
                   f"{one_in(f.star_wild, LANG)} Spins ausgelöst, Hold & Cash einmal in "

@@ -43,7 +43,6 @@ from starfever.engine.symbols import (
     Symbol,
 )
 from starfever.math.holdcash import FeatureMoments, solver_for
-from starfever.math.variance import StdDev, std_dev
 
 F = Fraction
 CellDistribution = dict[Symbol, Fraction]
@@ -107,12 +106,6 @@ class ExactReport:
     mega_frequency: Fraction
     coin_counts: dict[int, Fraction]
     hold_and_cash_by_coins: dict[int, FeatureMoments] = field(repr=False)
-    std: StdDev | None = None
-
-    @property
-    def std_dev(self) -> float:
-        """Standard deviation of a round's win per unit total bet (see ``variance``)."""
-        return self.std.value if self.std else float("nan")
 
     @property
     def game(self) -> Fraction:
@@ -311,9 +304,9 @@ def event_probability(model: MathModel) -> Fraction:
     return 1 - quiet
 
 
-def compute(model: MathModel, *, with_std_dev: bool = True,
-            rational_hold: bool = True) -> ExactReport:
-    """Every exact figure of ``model`` (and the standard deviation, partly estimated).
+def compute(model: MathModel, *, rational_hold: bool = True) -> ExactReport:
+    """Every exact figure of ``model`` but the win law's (the standard deviation, the bands
+    and the largest wins: ``starfever.math.distribution``).
 
     ``rational_hold=False`` solves Hold & Cash in floats (relative error ~1e-13, ten times
     faster): for callers that only compare with a simulation, never for the published figures.
@@ -344,8 +337,6 @@ def compute(model: MathModel, *, with_std_dev: bool = True,
         coin_counts=coins,
         hold_and_cash_by_coins=by_coins,
     )
-    if with_std_dev:
-        report.std = std_dev(model, report.game, by_coins, coins)
     return report
 
 

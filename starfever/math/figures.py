@@ -8,6 +8,7 @@ figures) in :func:`cache_dir`, and a model seen before answers from there. The s
 figures ship with them (``starfever/models/figures``, written by ``starfever rtp --no-cache
 --write-shipped``; a test recomputes them and compares), so even a fresh install answers at
 once. A cache miss (a new model, a new format, a deleted or unreadable file) recomputes.
+Readers get a frozen :class:`~starfever.math.figures_format.Figures`, never the JSON (ADR 0047).
 """
 
 from __future__ import annotations
@@ -17,14 +18,27 @@ import math
 import os
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 from starfever.engine import money
 from starfever.engine.model import MathModel, ModelError
 from starfever.engine.symbols import BET_CLASSES, CELLS, HOLD_AND_CASH_COINS, Cents
+from starfever.math.figures_format import (
+    ClassFigures,
+    Components,
+    ExactFigures,
+    Figures,
+    HoldAndCashSplit,
+    HoldAndCashTail,
+    LargestWinChances,
+    LargestWins,
+    PoolLongRun,
+    WinBand,
+)
 from starfever.user_cache import user_cache_dir
 
 FORMAT = 5
@@ -91,53 +105,69 @@ def shipped_path(model: MathModel) -> Path:
         model).name
 
 
-def cached(model: MathModel) -> dict[str, Any] | None:
-    """The cached (or shipped) figures of ``model``, or ``None``."""
+def cached(model: MathModel) -> Figures | None:
+    """The cached (or shipped) figures of ``model``, or ``None`` (also for a file of another
+    model, another format or another shape)."""
     for path in (cache_path(model), shipped_path(model)):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            if isinstance(data, dict) and data.get("model_sha256") == model.sha256 \
+                    and data.get("format") == FORMAT:
+                return Figures.from_json(data)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
-        if isinstance(data, dict) and data.get("model_sha256") == model.sha256 \
-                and data.get("format") == FORMAT:
-            return data
     return None
 
 
-def write_shipped(model: MathModel, data: dict[str, Any]) -> Path:
-    """Store ``data`` as the shipped figures of ``model``."""
+def write_shipped(model: MathModel, figs: Figures) -> Path:
+    """Store ``figs`` as the shipped figures of ``model``."""
     path = shipped_path(model)
     path.parent.mkdir(parents=True, exist_ok=True)
-    clean = {k: v for k, v in data.items() if k not in ("cache", "seconds", "cache_file")}
-    path.write_text(json.dumps(clean, indent=1) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(figs.to_json(), indent=1) + "\n", encoding="utf-8")
     return path
 
 
-def _store(model: MathModel, data: dict[str, Any]) -> None:
+def _store(model: MathModel, figs: Figures) -> None:
     path = cache_path(model)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent,
                                          delete=False, suffix=".tmp") as out:
-            json.dump(data, out)
+            json.dump(figs.to_json(), out)
         os.replace(out.name, path)
     except OSError:
         pass  # a read-only home: figures are recomputed next time
 
 
-def figures(model: MathModel, *, use_cache: bool = True) -> dict[str, Any]:
-    """Every figure of ``model``, from the cache when it is there (``"cache": "hit"``)."""
+@dataclass(frozen=True)
+class Found:
+    """The figures of a model and where they came from."""
+
+    figures: Figures
+    """Every figure of the model."""
+    cache: Literal["hit", "miss", "off"]
+    """``hit``: read from the cache or the shipped figures; ``miss``: computed and stored;
+    ``off``: computed, the cache neither read nor written."""
+
+
+def look_up(model: MathModel, *, use_cache: bool = True) -> Found:
+    """Every figure of ``model``, from the cache when it is there, and whether it was."""
     if use_cache:
         found = cached(model)
         if found is not None:
-            return {**found, "cache": "hit"}
-    data = compute_figures(model)
+            return Found(found, "hit")
+    figs = compute_figures(model)
     if use_cache:
-        _store(model, data)
-    return {**data, "cache": "miss" if use_cache else "off"}
+        _store(model, figs)
+    return Found(figs, "miss" if use_cache else "off")
 
 
-def compute_figures(model: MathModel) -> dict[str, Any]:
+def figures(model: MathModel, *, use_cache: bool = True) -> Figures:
+    """Every figure of ``model``, from the cache when it is there (:func:`look_up`)."""
+    return look_up(model, use_cache=use_cache).figures
+
+
+def compute_figures(model: MathModel) -> Figures:
     """Compute every figure of ``model`` (seconds, ADR 0023)."""
     import numba as nb
 
@@ -159,7 +189,7 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
         laws = pool.submit(payout_laws, model.hold_and_cash,
                            cap=max(DEFAULT_CAP, model.max_win_x or 0), coins=triggers,
                            threads=1)
-        calculated = pool.submit(exact.compute, model, with_std_dev=False)
+        calculated = pool.submit(exact.compute, model)
         features = pool.submit(lambda: calculated.result().hold_and_cash_by_coins)
 
         def pool_long_run(mix: Mix) -> LongRun:
@@ -183,88 +213,86 @@ def compute_figures(model: MathModel) -> dict[str, Any]:
     if abs(law.mean - report.game) > (Fraction(1, 10**12) if model.max_win_x else 0):
         raise ArithmeticError("the win law's mean differs from the factorised calculator's")
     game_sd = math.sqrt(float(law.second_moment - report.game ** 2))
-    by_line_bet: dict[str, dict[str, float]] = {}
+    by_line_bet: dict[Cents, ClassFigures] = {}
     for bet in BET_CLASSES:
         share = money.progressive_share(model.seed_cents, bet)
         jackpot_x = Fraction(share, money.total_bet(bet))
-        by_line_bet[str(bet)] = {
-            "total": float(report.game + model.contribution_rate),
-            "progressive": float(model.contribution_rate),
-            "std_dev": std_dev_with_jackpot(law, report.game, jackpot_x),
-        }
+        by_line_bet[bet] = ClassFigures(
+            total=float(report.game + model.contribution_rate),
+            progressive=float(model.contribution_rate),
+            std_dev=std_dev_with_jackpot(law, report.game, jackpot_x))
     seed_x = Fraction(money.progressive_share(model.seed_cents, Cents(100)), 2000)
     per_x = money.total_bet(Cents(1)) * money.JACKPOT_SHARE_BASE  # pool cents per total bet
     runs = {}
     for name, mix in mixes.items():
         run = long_runs[name]
-        runs[name] = {
-            "mix": {str(b): float(w) for b, w in mix.items()},
-            "progressive_per_class": run.return_per_class,
-            "players_money": float(model.contribution_rate),
-            "refills": run.refill_rate,
-            "total_per_class_with_refills": float(report.game) + run.return_per_class,
-            "mean_pool_at_win_cents": run.mean_pool_at_win,
-            "refill_per_win_cents": run.refill_per_win,
-            "method": run.method,
-            "balance_error": run.balance_error,
-            "std_dev": std_dev_with_pool(law, report.game, run.mean_pool_at_win / per_x,
-                                         run.mean_square_pool_at_win / per_x ** 2),
-        }
+        runs[name] = PoolLongRun(
+            mix={Cents(b): float(w) for b, w in mix.items()},
+            progressive_per_class=run.return_per_class,
+            players_money=float(model.contribution_rate),
+            refills=run.refill_rate,
+            total_per_class_with_refills=float(report.game) + run.return_per_class,
+            mean_pool_at_win_cents=run.mean_pool_at_win,
+            refill_per_win_cents=run.refill_per_win,
+            method=run.method,
+            balance_error=run.balance_error,
+            std_dev=std_dev_with_pool(law, report.game, run.mean_pool_at_win / per_x,
+                                      run.mean_square_pool_at_win / per_x ** 2))
     hold_p = report.hold_and_cash_frequency
-    return {
-        "model": model.name,
-        "model_version": model.version,
-        "model_sha256": model.sha256,
-        "jackpot_rule": model.jackpot_rule,
-        "upgrade_unit": model.hold_and_cash.upgrade_unit,
-        "total": float(report.total),
-        "total_exact_rational": model.max_win_x is None,
-        "game": float(report.game),
-        "components": {"lines": float(report.lines), "star_wild": float(report.star_wild),
-                       "hold_and_cash": float(report.hold_and_cash),
-                       "progressive": float(report.progressive)},
-        "hold_and_cash_split": {key: float(value)
-                                for key, value in report.hold_and_cash_split().items()},
-        "hold_and_cash_split_before_cap": model.max_win_x is not None,
-        "by_line_bet": by_line_bet,
-        "hit_frequency": float(report.hit_frequency),
-        "star_wild_frequency": float(report.star_wild_frequency),
-        "star_wild_round_pays_nothing": float(law.star_wild_zero / report.star_wild_frequency)
+    split = report.hold_and_cash_split()
+    return Figures(
+        model=model.name,
+        model_version=model.version,
+        model_sha256=model.sha256,
+        jackpot_rule=model.jackpot_rule,
+        upgrade_unit=model.hold_and_cash.upgrade_unit,
+        total=float(report.total),
+        total_exact_rational=model.max_win_x is None,
+        game=float(report.game),
+        components=Components(lines=float(report.lines), star_wild=float(report.star_wild),
+                              hold_and_cash=float(report.hold_and_cash),
+                              progressive=float(report.progressive)),
+        hold_and_cash_split=HoldAndCashSplit(
+            cash=float(split["cash"]), minor=float(split["minor"]),
+            major=float(split["major"]), mega=float(split["mega"])),
+        hold_and_cash_split_before_cap=model.max_win_x is not None,
+        by_line_bet=by_line_bet,
+        hit_frequency=float(report.hit_frequency),
+        star_wild_frequency=float(report.star_wild_frequency),
+        star_wild_round_pays_nothing=float(law.star_wild_zero / report.star_wild_frequency)
         if report.star_wild_frequency else 0.0,
-        "star_wild_respin_pays_nothing": float(law.star_wild_respin_zero
-                                               / report.star_wild_frequency)
+        star_wild_respin_pays_nothing=float(law.star_wild_respin_zero
+                                            / report.star_wild_frequency)
         if report.star_wild_frequency else 0.0,
-        "hold_and_cash_frequency": float(hold_p),
-        "jackpot_frequency": float(report.jackpot_frequency),
-        "mega_frequency": float(report.mega_frequency),
-        "hold_and_cash_mean": float(report.hold_and_cash_mean) if hold_p else 0.0,
-        "std_dev": std_dev_with_jackpot(law, report.game, seed_x),
-        "std_dev_method": "exact",
-        "std_dev_game": game_sd,
-        "std_dev_note": (f"exact second moment; game win {game_sd:.4f} x total bet, with the "
-                         f"EUR share of the seed pool ({float(seed_x):g} x total bet per hit at "
-                         "every class) included in std_dev; with the share at the pool's "
-                         "long-run law of each mix: jackpot_long_run.<mix>.std_dev"),
-        "win_bands": [{"from_x": b.from_x, "to_x": b.to_x, "probability": b.probability}
-                      for b in law.bands],
-        "max_win_x": {"base": float(law.max_base), "star_wild": float(law.max_star_wild),
-                      "hold_and_cash": model.max_win_x},
-        "max_win_cap_x": model.max_win_x,
-        "max_win_probability": {"base": float(law.max_base_probability),
-                                "star_wild": float(law.max_star_wild_probability)},
-        "hold_and_cash_tails": [{"k": k, "given_trigger": t[0], "per_spin": t[1]}
-                                for k, t in law.hold_tails.items()],
-        "hold_and_cash_dp_cap_x": law.hold_cap,
-        "hold_and_cash_above_cap_per_spin": law.hold_above_cap,
-        "jackpot_long_run": runs,
-        "exact": {"total": str(report.total), "lines": str(report.lines),
-                  "star_wild": str(report.star_wild),
-                  "hold_and_cash": str(report.hold_and_cash),
-                  "progressive": str(report.progressive),
-                  "hit_frequency": str(report.hit_frequency),
-                  "second_moment_game": str(law.second_moment),
-                  "max_base_probability": str(law.max_base_probability),
-                  "max_star_wild_probability": str(law.max_star_wild_probability)},
-        "methods": METHODS,
-        "format": FORMAT,
-    }
+        hold_and_cash_frequency=float(hold_p),
+        jackpot_frequency=float(report.jackpot_frequency),
+        mega_frequency=float(report.mega_frequency),
+        hold_and_cash_mean=float(report.hold_and_cash_mean) if hold_p else 0.0,
+        std_dev=std_dev_with_jackpot(law, report.game, seed_x),
+        std_dev_method="exact",
+        std_dev_game=game_sd,
+        std_dev_note=(f"exact second moment; game win {game_sd:.4f} x total bet, with the "
+                      f"EUR share of the seed pool ({float(seed_x):g} x total bet per hit at "
+                      "every class) included in std_dev; with the share at the pool's "
+                      "long-run law of each mix: jackpot_long_run.<mix>.std_dev"),
+        win_bands=tuple(WinBand(from_x=b.from_x, to_x=b.to_x, probability=b.probability)
+                        for b in law.bands),
+        max_win_x=LargestWins(base=float(law.max_base), star_wild=float(law.max_star_wild),
+                              hold_and_cash=model.max_win_x),
+        max_win_cap_x=model.max_win_x,
+        max_win_probability=LargestWinChances(base=float(law.max_base_probability),
+                                              star_wild=float(law.max_star_wild_probability)),
+        hold_and_cash_tails=tuple(HoldAndCashTail(k=k, given_trigger=t[0], per_spin=t[1])
+                                  for k, t in law.hold_tails.items()),
+        hold_and_cash_dp_cap_x=law.hold_cap,
+        hold_and_cash_above_cap_per_spin=law.hold_above_cap,
+        jackpot_long_run=runs,
+        exact=ExactFigures(total=report.total, lines=report.lines, star_wild=report.star_wild,
+                           hold_and_cash=report.hold_and_cash, progressive=report.progressive,
+                           hit_frequency=report.hit_frequency,
+                           second_moment_game=law.second_moment,
+                           max_base_probability=law.max_base_probability,
+                           max_star_wild_probability=law.max_star_wild_probability),
+        methods=METHODS,
+        format=FORMAT,
+    )

@@ -162,7 +162,7 @@ def kept_rtp(model: MathModel) -> Target:
     """The target when none names the total RTP: the source's own exact total, in the usual
     band. Every lever moves the RTP, so a search aimed only at other figures would otherwise
     take it anywhere (a hit frequency of 99 % was once met at an RTP of 1,101 %)."""
-    total = exact.compute(model, with_std_dev=False).total
+    total = exact.compute(model).total
     if not RTP_RANGE[0] <= total < RTP_RANGE[1]:
         raise TuneError(f"the source's total RTP {float(total):.4%} is outside the tuner's range "
                         f"[{RTP_RANGE[0]:.0%}, {RTP_RANGE[1]:.0%}): give the total to aim at "
@@ -375,7 +375,7 @@ def fit_rtp(model: MathModel, target: Fraction, ev: Evaluator,
         best = min((low, high), key=lambda b: abs(total(_with_blank(weights, b, scale)) - goal))
         candidate = replace(model, hold_and_cash=_with_blank(weights, best, scale))
         if abs(total(candidate.hold_and_cash) - goal) < float(tolerance) / 2:
-            report = exact.compute(candidate, with_std_dev=False)
+            report = exact.compute(candidate)
             if abs(report.total - target) < tolerance:
                 return candidate, report
     raise TuneError(f"total RTP {goal:.4%} cannot be met within {float(tolerance):.4%} "

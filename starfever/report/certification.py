@@ -8,11 +8,11 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from statistics import NormalDist
-from typing import Any
 
 from starfever.engine.model import MAX_WIN_ROUND, UPGRADE_LINE_BET, MathModel
 from starfever.engine.symbols import MWILD
 from starfever.math import exact
+from starfever.math.figures_format import Figures
 from starfever.math.stats import Z99
 from starfever.report.document import Document
 from starfever.sim.result import SimulationResult
@@ -31,7 +31,7 @@ def upgrade_reading(model: MathModel) -> str:
             "not follow them.")
 
 
-def identity(doc: Document, model: MathModel, figs: dict[str, Any]) -> None:
+def identity(doc: Document, model: MathModel, figs: Figures) -> None:
     """Model name, version, hash, rules that the figures depend on."""
     doc.heading("Model identity")
     doc.table(["Item", "Value"], [
@@ -45,28 +45,28 @@ def identity(doc: Document, model: MathModel, figs: dict[str, Any]) -> None:
             "the game win only, the EUR share on top")],
         ["UPGRADE adds", "1 x line bet" if model.hold_and_cash.upgrade_unit == UPGRADE_LINE_BET
          else "1 x total bet"],
-        ["Figures computed by", f"starfever rtp (format {figs['format']})"],
+        ["Figures computed by", f"starfever rtp (format {figs.format})"],
     ])
     doc.paragraph(upgrade_reading(model))
 
 
-def by_bet_class(doc: Document, figs: dict[str, Any]) -> None:
+def by_bet_class(doc: Document, figs: Figures) -> None:
     """RTP of each class, and the operator's refills per mix."""
     doc.heading("RTP per bet class")
-    rows = [[f"EUR {int(b) / 100:.2f}", f"{row['total'] * 100:.5f} %",
-             f"{row['progressive'] * 100:.4f} %", f"{row['std_dev']:.3f}"]
-            for b, row in figs["by_line_bet"].items()]
+    rows = [[f"EUR {b / 100:.2f}", f"{row.total * 100:.5f} %",
+             f"{row.progressive * 100:.4f} %", f"{row.std_dev:.3f}"]
+            for b, row in figs.by_line_bet.items()]
     doc.table(["Line bet", "Total RTP (players' money)", "of which EUR", "Std dev"], rows)
-    runs = figs["jackpot_long_run"]
+    runs = figs.jackpot_long_run
     doc.paragraph("One EUR share per spin, proportional to the line bet: every class gets the same "
                   "return per euro from the shared pool. The operator's refills to the seed come "
                   "on top, by mix of classes (shares of the spins):")
     doc.table(["Mix", "Refills per euro staked", "EUR return per class incl. refills",
                "Mean pool at a win", "Std dev, EUR share at this pool law"],
-              [[name, f"{run['refills'] * 100:.4f} %",
-                f"{run['progressive_per_class'] * 100:.4f} %",
-                f"EUR {run['mean_pool_at_win_cents'] / 100:,.2f}",
-                f"{run['std_dev']:.3f} ({run.get('method', 'grid')})"]
+              [[name, f"{run.refills * 100:.4f} %",
+                f"{run.progressive_per_class * 100:.4f} %",
+                f"EUR {run.mean_pool_at_win_cents / 100:,.2f}",
+                f"{run.std_dev:.3f} ({run.method})"]
                for name, run in runs.items()])
     doc.paragraph("The std dev per class above counts the EUR share at the seed pool; a round's "
                   "share is the pool's long-run law of the mix (the one its RTP counts), whose "
@@ -105,9 +105,9 @@ def combination_counts(doc: Document, model: MathModel) -> None:
     assert sum(int(c) for c in by_win.tolist()) == total
 
 
-def confidence(doc: Document, figs: dict[str, Any]) -> None:
+def confidence(doc: Document, figs: Figures) -> None:
     """What n spins can confirm."""
-    sd = figs["std_dev"]
+    sd = figs.std_dev
     doc.heading("Confidence intervals")
     doc.paragraph(f"Half-width of the interval around the RTP after n spins (std dev {sd:.3f} x "
                   "total bet, exact):")
@@ -119,7 +119,7 @@ def confidence(doc: Document, figs: dict[str, Any]) -> None:
 
 
 def splits(doc: Document, model: MathModel, report: exact.ExactReport,
-           figs: dict[str, Any]) -> None:
+           figs: Figures) -> None:
     """Star Wild (Multiplier Wild stacks, rounds that pay 0) and Hold & Cash (cash, Minor,
     Major, Mega)."""
     doc.heading("Star Wild split")
@@ -136,9 +136,9 @@ def splits(doc: Document, model: MathModel, report: exact.ExactReport,
         ["RTP of the respin, from MWILD-stack rounds",
          f"{float(rtp_mw) * 100:.4f} % of {float(report.star_wild) * 100:.4f} %"],
         ["Star Wild rounds whose respin alone pays nothing",
-         f"{figs['star_wild_respin_pays_nothing'] * 100:.2f} %"],
+         f"{figs.star_wild_respin_pays_nothing * 100:.2f} %"],
         ["Star Wild rounds that pay nothing (paid spin and respin)",
-         f"{figs['star_wild_round_pays_nothing'] * 100:.2f} %"],
+         f"{figs.star_wild_round_pays_nothing * 100:.2f} %"],
         ["Coin layouts with 4 coins", f"{len(cases)} ({len(stacked)} with a stack)"],
     ])
     doc.heading("Hold & Cash split")
@@ -152,19 +152,19 @@ def splits(doc: Document, model: MathModel, report: exact.ExactReport,
                                   ("major", "Major"), ("mega", "Mega"))])
 
 
-def sized_simulation(doc: Document, sim: SimulationResult, figs: dict[str, Any]) -> None:
+def sized_simulation(doc: Document, sim: SimulationResult, figs: Figures) -> None:
     """Exact against simulated, saying what the simulation's size can confirm."""
     doc.heading("Exact and simulated, side by side")
-    half = Z["99 %"] * figs["std_dev_game"] / math.sqrt(sim.spins) * 100
+    half = Z["99 %"] * figs.std_dev_game / math.sqrt(sim.spins) * 100
     rtp = sim.rtp
-    rows = [["Total RTP", f"{figs['total'] * 100:.4f} %", f"{rtp.value * 100:.4f} %",
+    rows = [["Total RTP", f"{figs.total * 100:.4f} %", f"{rtp.value * 100:.4f} %",
              f"[{rtp.ci99[0] * 100:.4f}, {rtp.ci99[1] * 100:.4f}] %",
-             "yes" if rtp.contains(figs["total"]) else "NO"]]
+             "yes" if rtp.contains(figs.total) else "NO"]]
     hit = sim.frequency("hit")
     low, high = hit.ci99
-    rows.append(["Hit frequency", f"{figs['hit_frequency'] * 100:.4f} %",
+    rows.append(["Hit frequency", f"{figs.hit_frequency * 100:.4f} %",
                  f"{hit.value * 100:.4f} %", f"[{low * 100:.4f}, {high * 100:.4f}] %",
-                 "yes" if hit.contains(figs["hit_frequency"]) else "NO"])
+                 "yes" if hit.contains(figs.hit_frequency) else "NO"])
     doc.table(["Figure", "Exact", "Simulated", "99 % interval", "Inside"], rows)
     doc.paragraph(f"The simulation ({sim.spins:,} spins, seed {sim.seed}) confirms the RTP to "
                   f"+/- {half:.3f} pp at 99 %, no finer; the exact figures do not rest on it.")

@@ -61,7 +61,7 @@ def cmd_par_sheet(args: argparse.Namespace) -> int:
     model = load_model(args.model)
     out: Path = args.out
     check_out_folder(out)
-    report = compute(model, with_std_dev=False)
+    report = compute(model)
     progress = sys.stderr.isatty()
     result = simulate(model, spins, seed, workers=workers, progress=progress)
     check_out_folder(out)  # the simulation took a while: ask again before writing

@@ -8,7 +8,6 @@ from collections import Counter
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
 
 import matplotlib
 
@@ -28,6 +27,7 @@ from starfever.engine.symbols import (
     SYMBOLS,
 )
 from starfever.math import exact
+from starfever.math.figures_format import Figures
 from starfever.math.stats import Z99
 from starfever.report import certification
 from starfever.report.document import Document
@@ -52,7 +52,7 @@ def spins_to_confirm(std_dev: float, half_width: float = 0.001) -> int:
 
 
 def build(model: MathModel, report: exact.ExactReport, sim: SimulationResult,
-          out: Path, figs: dict[str, Any] | None = None, *,
+          out: Path, figs: Figures | None = None, *,
           progress: bool = False) -> Document:
     """Write the plots into ``out`` and return the document that shows them (``figs``: the
     figures of ``starfever rtp``, computed or read from the cache when not given;
@@ -77,7 +77,7 @@ def build(model: MathModel, report: exact.ExactReport, sim: SimulationResult,
         ("splits", lambda: certification.splits(doc, model, report, figs)),
         ("volatility", lambda: _volatility(doc, report, sim, figs)),
         ("confidence", lambda: certification.confidence(doc, figs)),
-        ("plots", lambda: _plots(doc, report, sim, out, figs["std_dev"])),
+        ("plots", lambda: _plots(doc, report, sim, out, figs.std_dev)),
     ]
     with tqdm(total=len(sections), desc="PAR sheet", unit="section", disable=not progress,
               leave=False) as bar:
@@ -204,44 +204,44 @@ def _hold_and_cash(doc: Document, model: MathModel, r: exact.ExactReport) -> Non
 
 
 def _volatility(doc: Document, r: exact.ExactReport, sim: SimulationResult,
-                figs: dict[str, Any]) -> None:
+                figs: Figures) -> None:
     doc.heading("Volatility and max win")
-    sd = figs["std_dev"]
-    mw, mp = figs["max_win_x"], figs["max_win_probability"]
+    sd = figs.std_dev
+    mw, mp = figs.max_win_x, figs.max_win_probability
     doc.table(["Figure", "Value"], [
         ["Standard deviation per round (x total bet)", f"{sd:.3f}"],
-        ["How it was obtained", figs["std_dev_note"]],
+        ["How it was obtained", figs.std_dev_note],
         ["Volatility index (90 %, 1.645 sd)", f"{Z90 * sd:.2f}"],
         ["Spins to confirm RTP to +/-0.1 pp at 99 %", f"{spins_to_confirm(sd):,}"],
-        ["Largest base spin (x total bet), exact", f"{mw['base']:g} (p {mp['base']:.3e})"],
+        ["Largest base spin (x total bet), exact", f"{mw.base:g} (p {mp.base:.3e})"],
         ["Largest Star Wild round (x total bet), exact",
-         f"{mw['star_wild']:g} (p {mp['star_wild']:.3e})"],
+         f"{mw.star_wild:g} (p {mp.star_wild:.3e})"],
         ["Largest Hold & Cash (x total bet)",
-         "no finite maximum" if mw["hold_and_cash"] is None else f"{mw['hold_and_cash']:,} (cap)"],
+         "no finite maximum" if mw.hold_and_cash is None else f"{mw.hold_and_cash:,} (cap)"],
         ["Largest round win seen in the simulation (x total bet)", f"{sim.max_win:,.1f}"],
     ])
     doc.paragraph(
         "Win bands of a round's game win (EUR share not included): exact, and counted in the "
         f"simulation ({sim.spins:,} rounds) with its 99 % interval; 'inside' says whether the "
         "exact probability lies in it.")
-    simulated = simulated_bands(sim, [(b["from_x"], b["to_x"]) for b in figs["win_bands"]])
+    simulated = simulated_bands(sim, [(b.from_x, b.to_x) for b in figs.win_bands])
     rows = []
-    for b, seen in zip(figs["win_bands"], simulated, strict=True):
-        p = b["probability"]
+    for b, seen in zip(figs.win_bands, simulated, strict=True):
+        p = b.probability
         q = seen / sim.spins
         half = Z99 * math.sqrt(q * (1 - q) / sim.spins)
         inside = ("yes" if abs(p - q) <= half else "no") if seen else (
             f"not seen ({p * sim.spins:.2g} rounds expected)")
-        rows.append(["0" if b["to_x"] == b["from_x"] else
-                     (f"> {b['from_x']}" if b["to_x"] is None else f"({b['from_x']}, {b['to_x']}]"),
+        rows.append(["0" if b.to_x == b.from_x else
+                     (f"> {b.from_x}" if b.to_x is None else f"({b.from_x}, {b.to_x}]"),
                      f"{p:.6e}", f"{q:.6e}", f"{seen:,}",
                      f"+/- {half:.2e}" if seen else "—", inside])
     doc.table(["x total bet", "Exact probability", "Simulated", "Rounds", "99 % half-width",
                "Inside"], rows)
     doc.paragraph("Hold & Cash tail, exact (payout DP): P(payout >= k x total bet).")
     doc.table(["k", "Given the feature", "Per paid spin"],
-              [[f"{t['k']:,}", f"{t['given_trigger']:.4e}", f"{t['per_spin']:.4e}"]
-               for t in figs["hold_and_cash_tails"]])
+              [[f"{t.k:,}", f"{t.given_trigger:.4e}", f"{t.per_spin:.4e}"]
+               for t in figs.hold_and_cash_tails])
     doc.paragraph(
         "Hold & Cash has no finite maximum unless the model sets max_win_x: a chain of boosters "
         "keeps resetting the counter while cells are empty, and each MULTIPLIER doubles the held "

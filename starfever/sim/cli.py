@@ -18,6 +18,7 @@ from starfever.engine import money
 from starfever.engine.errors import InputError
 from starfever.engine.model import MathModel, load_model
 from starfever.engine.symbols import BET_CLASSES, check_line_bet
+from starfever.math.figures_format import Figures
 from starfever.sim.pool import (
     PoolReport,
     SharedPoolReport,
@@ -202,7 +203,7 @@ class _Exact:
         if self._report is None:
             from starfever.math.exact import compute
 
-            self._report = compute(self._model, with_std_dev=False, rational_hold=False)
+            self._report = compute(self._model, rational_hold=False)
         return self._report
 
     def figures(self) -> dict[str, float]:
@@ -228,17 +229,17 @@ def exact_figures(report: Any) -> dict[str, float]:
     }
 
 
-def cached_exact_figures(data: dict[str, Any]) -> dict[str, float]:
+def cached_exact_figures(figs: Figures) -> dict[str, float]:
     """:func:`exact_figures` from the figures ``starfever rtp`` stores (``math.figures``)."""
-    parts = data["components"]
+    parts = figs.components
     return {
-        "rtp": float(data["total"]), "game": float(data["game"]),
-        "lines": float(parts["lines"]), "star_wild": float(parts["star_wild"]),
-        "hold_and_cash": float(parts["hold_and_cash"]),
-        "progressive": float(parts["progressive"]), "hit": float(data["hit_frequency"]),
-        "star_wild_frequency": float(data["star_wild_frequency"]),
-        "hold_and_cash_frequency": float(data["hold_and_cash_frequency"]),
-        "mega": float(data["mega_frequency"]), "jackpot": float(data["jackpot_frequency"]),
+        "rtp": float(figs.total), "game": float(figs.game),
+        "lines": float(parts.lines), "star_wild": float(parts.star_wild),
+        "hold_and_cash": float(parts.hold_and_cash),
+        "progressive": float(parts.progressive), "hit": float(figs.hit_frequency),
+        "star_wild_frequency": float(figs.star_wild_frequency),
+        "hold_and_cash_frequency": float(figs.hold_and_cash_frequency),
+        "mega": float(figs.mega_frequency), "jackpot": float(figs.jackpot_frequency),
     }
 
 

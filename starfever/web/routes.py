@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from fractions import Fraction
 from typing import Any, Final
 
 from fastapi import APIRouter, Request, Response
@@ -17,6 +16,7 @@ from starfever.engine import money, symbols
 from starfever.engine.model import MathModel
 from starfever.engine.symbols import Symbol
 from starfever.markets import DEFAULT_MARKET, MarketProfile, load_market
+from starfever.math.figures_format import Figures
 
 log = logging.getLogger("starfever.server")
 
@@ -48,36 +48,20 @@ def _kind(symbol: Symbol) -> str:
 
 
 _rtp_lock = threading.Lock()
-_rtp_by_model: dict[str, dict[str, Any]] = {}
+_rtp_by_model: dict[str, Figures] = {}
 
 
-def model_figures(model: MathModel) -> dict[str, Any]:
-    """The running model's exact return, split into the game (lines, Star Wild, Hold & Cash)
-    and the €€€ contribution, as fractions of the total bet, its hit and feature frequencies
-    (probabilities per round) and its largest wins: from the figures cached per model hash
-    (the shipped models' ship with them), else computed (every figure, the largest wins too:
-    seconds, ADR 0023) and cached, once per process."""
+def model_figures(model: MathModel) -> Figures:
+    """The running model's exact figures: from the figures cached per model hash (the shipped
+    models' ship with them), else computed (every figure, the largest wins too: seconds, ADR
+    0023) and cached, once per process."""
     with _rtp_lock:
         known = _rtp_by_model.get(model.sha256)
-        if known is not None:
-            return known
-        from starfever.math.figures import figures
+        if known is None:
+            from starfever.math.figures import figures
 
-        found = figures(model)
-        total = Fraction(found["exact"]["total"])
-        progressive = Fraction(found["exact"]["progressive"])
-        largest = found["max_win_x"]
-        max_win = {"base": largest["base"], "star_wild": largest["star_wild"]}
-        data = {"rtp": {"total": float(total), "game": float(total - progressive),
-                        "progressive": float(progressive)},
-                # RULES.md: a hit is a round whose total win is above zero; the features'
-                # frequencies are stated beside it
-                "frequencies": {"hit": float(Fraction(found["exact"]["hit_frequency"])),
-                                "star_wild": float(found["star_wild_frequency"]),
-                                "hold_and_cash": float(found["hold_and_cash_frequency"])},
-                "max_win_x": max_win}
-        _rtp_by_model[model.sha256] = data
-        return data
+            known = _rtp_by_model[model.sha256] = figures(model)
+        return known
 
 
 def respin_can_show_jackpot(model: MathModel) -> bool:
@@ -124,14 +108,24 @@ def game_data(model: MathModel | None = None,
     }
     if model is not None:
         figures = model_figures(model)
+        exact = figures.exact
         data["model"] = {"name": model.name, "version": model.version}
-        data["rtp"] = figures["rtp"]
-        data["frequencies"] = figures["frequencies"]
+        # the exact return, split into the game (lines, Star Wild, Hold & Cash) and the €€€
+        # contribution, as fractions of the total bet
+        data["rtp"] = {"total": float(exact.total), "game": float(exact.game),
+                       "progressive": float(exact.progressive)}
+        # RULES.md: a hit is a round whose total win is above zero; the features' frequencies
+        # (probabilities per round) are stated beside it
+        data["frequencies"] = {"hit": float(exact.hit_frequency),
+                               "star_wild": figures.star_wild_frequency,
+                               "hold_and_cash": figures.hold_and_cash_frequency}
         data["star_wild_respin_jackpot"] = respin_can_show_jackpot(model)
         data["jackpot"].update(seed_cents=int(model.seed_cents),
                                contribution_rate=float(model.contribution_rate),
                                rule=model.jackpot_rule)
-        data["max_win"] = {"cap_x": model.max_win_x, "largest_x": figures["max_win_x"]}
+        data["max_win"] = {"cap_x": model.max_win_x,
+                           "largest_x": {"base": figures.max_win_x.base,
+                                         "star_wild": figures.max_win_x.star_wild}}
         if model.max_win_x is not None:  # the whole round, or the game win (earlier models)
             data["max_win"]["scope"] = model.max_win_scope
         # what one UPGRADE adds: 1 x line bet or 1 x total bet (the model's)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterator
-from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -127,11 +126,11 @@ def test_the_submission_holds_the_conditions_progressive_exposure_and_every_clas
                     "## Display", "## Accounting in the reports", "## When the game is withdrawn"):
         assert heading in progressive, heading
     assert f"EUR {model.seed_cents / 100:,.2f}" in progressive
-    for name, run in figs["jackpot_long_run"].items():
-        assert f"| {name} | {run['refills']:.6%} |" in progressive
+    for name, run in figs.jackpot_long_run.items():
+        assert f"| {name} | {run.refills:.6%} |" in progressive
     exposure = (bundle / "exposure" / "exposure.md").read_text()
-    for tail in figs["hold_and_cash_tails"]:
-        assert f"| {tail['k']:,} | EUR {tail['k'] * 20:,.2f} | {tail['given_trigger']:.6g} |" \
+    for tail in figs.hold_and_cash_tails:
+        assert f"| {tail.k:,} | EUR {tail.k * 20:,.2f} | {tail.given_trigger:.6g} |" \
             in exposure
     by_class = json.loads((bundle / "simulation" / "by-bet-class.json").read_text())
     assert [doc["line_bet"] for doc in by_class["bet_classes"]] == list(BET_CLASSES)
@@ -156,9 +155,9 @@ def test_the_rules_are_the_clients_in_both_languages(bundle: Path) -> None:
         assert "{" not in text  # every placeholder of the client's texts filled
     figures = cached(load_model("default"))
     assert figures is not None
-    hit = float(Fraction(figures["exact"]["hit_frequency"]))
-    one_in = {"hit": f"{1 / hit:.2f}", "star": f"{1 / figures['star_wild_frequency']:.1f}",
-              "hold": f"{1 / figures['hold_and_cash_frequency']:.1f}"}
+    hit = float(figures.exact.hit_frequency)
+    one_in = {"hit": f"{1 / hit:.2f}", "star": f"{1 / figures.star_wild_frequency:.1f}",
+              "hold": f"{1 / figures.hold_and_cash_frequency:.1f}"}
     assert (f"Hit frequency (a round's total win is above zero): {hit * 100:.2f} %, on average "
             f"1 in {one_in['hit']} rounds") in en
     assert (f"Star Wild comes on average 1 in {one_in['star']} rounds, Hold & Cash 1 in "

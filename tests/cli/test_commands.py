@@ -169,7 +169,7 @@ def test_tune_produces_the_target(tmp_path: Path) -> None:
     assert tuned.name == "m95"
     source = load_model("default")
     assert tuned.version != source.version and tuned.sha256 != source.sha256
-    assert abs(exact.compute(tuned, with_std_dev=False).total - Fraction(95, 100)) < Fraction(
+    assert abs(exact.compute(tuned).total - Fraction(95, 100)) < Fraction(
         2, 10_000)
 
 

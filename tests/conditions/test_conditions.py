@@ -11,7 +11,6 @@ import os
 import re
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,6 +19,7 @@ from starfever.conditions.numbers import euros, number, percent
 from starfever.engine import symbols
 from starfever.engine.model import UPGRADE_LINE_BET, MathModel, load_model, shipped_models
 from starfever.math.figures import figures
+from starfever.math.figures_format import Figures
 
 SEED_NAME = "star-fever-game-conditions.de.txt"
 SEED = next((path for path in (
@@ -42,7 +42,7 @@ def _norm(text: str) -> str:
     return " ".join(text.replace("*", "").split())
 
 
-def _line_bet_default() -> tuple[MathModel, dict[str, Any]]:
+def _line_bet_default() -> tuple[MathModel, Figures]:
     """The default model with the UPGRADE unit the supplied conditions name (RULES.md: the
     line bet). Once the shipped default has it (the models' retune), this is the default
     itself; until then the default's own figures stand in: this test reads the clauses, the
@@ -149,7 +149,7 @@ def test_the_bet_classes_lines_and_return_are_in_the_german_text(german: str) ->
 
 
 @pytest.fixture(scope="module", params=shipped_models())
-def shipped(request: pytest.FixtureRequest) -> tuple[MathModel, dict[str, Any], dict[str, str]]:
+def shipped(request: pytest.FixtureRequest) -> tuple[MathModel, Figures, dict[str, str]]:
     model = load_model(request.param)
     figs = figures(model)
     texts = {lang: c.markdown for lang, c in render(model, figs).items()}
@@ -157,23 +157,22 @@ def shipped(request: pytest.FixtureRequest) -> tuple[MathModel, dict[str, Any], 
 
 
 def test_each_models_conditions_state_its_own_return_at_every_class(
-        shipped: tuple[MathModel, dict[str, Any], dict[str, str]]) -> None:
+        shipped: tuple[MathModel, Figures, dict[str, str]]) -> None:
     model, figs, texts = shipped
     for lang, text in texts.items():
         assert model.sha256 in text
-        total = float(Fraction(figs["exact"]["total"]))
+        total = float(figs.exact.total)
         assert f"{number(total * 100, lang, 1)} %" in text
         assert percent(total, lang) in text
         assert percent(model.contribution_rate, lang) in text
-        for bet, row in figs["by_line_bet"].items():
-            line_bet = int(bet)
+        for line_bet, row in figs.by_line_bet.items():
             assert (f"| {euros(line_bet, lang)} | {euros(line_bet * 20, lang)} | "
-                    f"{percent(row['total'], lang)} |") in text, (lang, bet)
+                    f"{percent(row.total, lang)} |") in text, (lang, line_bet)
         assert euros(model.seed_cents, lang) in text
 
 
 def test_each_models_conditions_state_its_upgrade_unit_and_maximum_win(
-        shipped: tuple[MathModel, dict[str, Any], dict[str, str]]) -> None:
+        shipped: tuple[MathModel, Figures, dict[str, str]]) -> None:
     model, figs, texts = shipped
     de, en = texts["de"], texts["en"]
     if model.hold_and_cash.upgrade_unit == UPGRADE_LINE_BET:
@@ -191,10 +190,10 @@ def test_each_models_conditions_state_its_upgrade_unit_and_maximum_win(
         assert "ein Gewinn aus dem €€€-Jackpot eingeschlossen" in de
         assert "verbleibt im Jackpot" in de
         assert f"limited to {number(model.max_win_x, 'en')} x the total bet" in en
-    largest = figs["max_win_x"]
+    largest = figs.max_win_x
     for lang, text in texts.items():
-        for key in ("base", "star_wild"):
-            shown = f"{float(largest[key]):,.6g}".replace(",", "\0").replace(
+        for key, value in (("base", largest.base), ("star_wild", largest.star_wild)):
+            shown = f"{float(value):,.6g}".replace(",", "\0").replace(
                 ".", "," if lang == "de" else ".").replace("\0", "." if lang == "de" else ",")
             assert f"{shown} x " in text, (lang, key)
 
@@ -232,7 +231,7 @@ READINGS_EN = (
 
 
 def test_both_languages_state_every_reading_rules_md_fixes(
-        shipped: tuple[MathModel, dict[str, Any], dict[str, str]]) -> None:
+        shipped: tuple[MathModel, Figures, dict[str, str]]) -> None:
     model, _, texts = shipped
     for phrase in READINGS_DE:
         assert phrase in texts["de"], phrase
@@ -279,11 +278,12 @@ def test_a_return_that_differs_by_class_is_stated_as_its_range() -> None:
     the conditions would give the range instead of claiming one return at every class."""
     model = load_model("default")
     figs = figures(model)
-    changed = {**figs, "by_line_bet": {**figs["by_line_bet"],
-                                       "100": {**figs["by_line_bet"]["100"], "total": 0.95}}}
+    top = max(figs.by_line_bet)
+    changed = dataclasses.replace(figs, by_line_bet={
+        **figs.by_line_bet, top: dataclasses.replace(figs.by_line_bet[top], total=0.95)})
     texts = render(model, changed)
-    low = min(row["total"] for row in changed["by_line_bet"].values())
-    high = max(row["total"] for row in changed["by_line_bet"].values())
+    low = min(row.total for row in changed.by_line_bet.values())
+    high = max(row.total for row in changed.by_line_bet.values())
     assert f"zwischen {percent(low, 'de')} und {percent(high, 'de')}" in texts["de"].markdown
     assert f"between {percent(low, 'en')} and {percent(high, 'en')}" in texts["en"].markdown
     same = render(model, figs)

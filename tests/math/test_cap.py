@@ -35,8 +35,8 @@ def test_the_capped_rtp_is_what_the_capped_game_returns() -> None:
     simulated capped game (kernel, which ends the feature like the engine) agrees with the
     exact capped figure."""
     capped = _wild_model(1800)
-    report = exact.compute(capped, with_std_dev=False)
-    free = exact.compute(_wild_model(None), with_std_dev=False)
+    report = exact.compute(capped)
+    free = exact.compute(_wild_model(None))
     assert report.total < free.total / 2  # the cap bites hard here
     run = simulate(capped, 300_000, 11, workers=1)
     assert run.rtp.contains(float(report.total)), (run.rtp, float(report.total))
@@ -116,8 +116,8 @@ def test_rtp_says_the_capped_total_passes_a_float_step_and_the_uncapped_does_not
     from starfever.commands import print_rtp
     from starfever.math.figures import figures
 
-    print_rtp({**figures(load_model("capped")), "seconds": 0.0})
+    print_rtp(figures(load_model("capped")), cache="hit", seconds=0.0)
     assert "computed exactly but for the max-win cap's cut" in capsys.readouterr().out
-    print_rtp({**figures(load_model("default")), "seconds": 0.0})
+    print_rtp(figures(load_model("default")), cache="hit", seconds=0.0)
     first = capsys.readouterr().out.splitlines()[0]
     assert first.endswith("computed exactly)")

@@ -47,7 +47,7 @@ def test_the_win_law_of_a_small_model_matches_brute_force() -> None:
     """Every base stop x every respin stop (no Hold & Cash in this model's 4-coin rounds; its
     5-coin rounds are counted by their exact feature mean and second moment)."""
     model = model_from_dict(SMALL_STAR)
-    report = exact.compute(model, with_std_dev=False)
+    report = exact.compute(model)
     law = win_law(model, report.hold_and_cash_by_coins, hold_cap=5001)
     respins = list(product(*(range(len(s)) for s in model.star_wild_reels)))
     bases = list(product(*(range(len(s)) for s in model.base_reels)))
@@ -185,7 +185,7 @@ def test_the_long_run_pool_matches_a_pool_simulation() -> None:
 @pytest.mark.slow
 def test_the_std_dev_with_the_jackpot_is_the_same_at_every_class() -> None:
     model = model_from_dict(SMALL_STAR)
-    report = exact.compute(model, with_std_dev=False)
+    report = exact.compute(model)
     law = win_law(model, report.hold_and_cash_by_coins, hold_cap=5001)
     values = {round(std_dev_with_jackpot(law, report.game, Fraction(
         5_000 * b // 100, 20 * b)), 12) for b in BET_CLASSES}
@@ -200,7 +200,7 @@ def test_the_std_dev_with_a_varying_pool() -> None:
     mean share, a larger second moment) adds p Var(share) to the variance, and the mean it is
     taken around counts the share's mean, as the mix's RTP does."""
     model = model_from_dict(SMALL_STAR)
-    report = exact.compute(model, with_std_dev=False)
+    report = exact.compute(model)
     law = win_law(model, report.hold_and_cash_by_coins, hold_cap=5001)
     share = Fraction(300)
     fixed = std_dev_with_pool(law, report.game, float(share), float(share) ** 2)
@@ -217,15 +217,15 @@ def test_the_shipped_figures_state_the_std_dev_at_each_mix_pool() -> None:
     from starfever.math.figures import figures
 
     data = figures(load_model("default"))
-    second = Fraction(data["exact"]["second_moment_game"])
-    p = data["jackpot_frequency"]
-    for name, run in data["jackpot_long_run"].items():
-        assert run["std_dev"] > data["std_dev"], name
+    second = data.exact.second_moment_game
+    p = data.jackpot_frequency
+    for name, run in data.jackpot_long_run.items():
+        assert run.std_dev > data.std_dev, name
         # the share's mean in the std dev is the €€€ return per class the mix states
-        share = run["progressive_per_class"] / p
+        share = run.progressive_per_class / p
         lower = math.sqrt(float(second) + p * share ** 2
-                          - (data["game"] + run["progressive_per_class"]) ** 2)
-        assert run["std_dev"] >= lower, name  # E[share^2] >= E[share]^2
+                          - (data.game + run.progressive_per_class) ** 2)
+        assert run.std_dev >= lower, name  # E[share^2] >= E[share]^2
 
 
 def test_a_pool_that_is_never_won_returns_nothing() -> None:

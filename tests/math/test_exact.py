@@ -100,7 +100,7 @@ SMALL_STAR = {**SMALL, "name": "small-star", "reels": {
 def test_small_model_by_brute_force(data: dict[str, object]) -> None:
     """Enumerate every base stop and every respin stop of a small model."""
     model = model_from_dict(data)
-    report = exact.compute(model, with_std_dev=False)
+    report = exact.compute(model)
     base_space = math.prod(len(s) for s in model.base_reels)
     respin_space = math.prod(len(s) for s in model.star_wild_reels)
     lines = star = hits = events = 0
@@ -135,7 +135,7 @@ def test_small_model_by_brute_force(data: dict[str, object]) -> None:
 
 @pytest.mark.slow
 def test_default_model_hits_95_50() -> None:
-    report = exact.compute(load_model("default"), with_std_dev=False)
+    report = exact.compute(load_model("default"))
     assert abs(report.total - Fraction(955, 1000)) < Fraction(2, 10_000)
     assert report.lines > max(report.star_wild, report.hold_and_cash)
     assert Fraction(1, 250) <= report.hold_and_cash_frequency <= Fraction(1, 100)
@@ -148,7 +148,7 @@ def test_default_model_hits_95_50() -> None:
 @pytest.mark.parametrize("name,target", [("rtp94", Fraction(94, 100)),
                                          ("rtp96", Fraction(96, 100))])
 def test_shipped_variants(name: str, target: Fraction) -> None:
-    report = exact.compute(load_model(name), with_std_dev=False)
+    report = exact.compute(load_model(name))
     assert abs(report.total - target) < Fraction(2, 10_000)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +13,17 @@ import pytest
 
 from starfever.engine.model import load_model, model_from_dict
 from starfever.math import figures
+from starfever.math.figures_format import Figures
 
 
 def _count_computations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
+    shipped = figures.cached(load_model("default"))
+    assert shipped is not None
 
-    def fake(model: Any) -> dict[str, Any]:
+    def fake(model: Any) -> Figures:
         calls.append(model.sha256)
-        return {"model_sha256": model.sha256, "format": figures.FORMAT, "total": 0.5}
+        return replace(shipped, model=model.name, model_sha256=model.sha256, total=0.5)
 
     monkeypatch.setattr(figures, "compute_figures", fake)
     return calls
@@ -32,17 +36,23 @@ def test_a_model_seen_before_is_answered_from_the_cache(
     data = load_model("default").to_dict()
     data["name"] = "cache-test"
     model = model_from_dict(data)
-    assert figures.figures(model)["cache"] == "miss"
-    assert figures.figures(model)["cache"] == "hit"
+    assert figures.look_up(model).cache == "miss"
+    found = figures.look_up(model)
+    assert found.cache == "hit" and found.figures.total == 0.5
+    assert found.figures.model_sha256 == model.sha256
     assert len(calls) == 1
     data["hold_and_cash"]["cell_weights"]["BLANK"] += 1  # another model: another hash
     other = model_from_dict(data)
     assert other.sha256 != model.sha256
-    assert figures.figures(other)["cache"] == "miss"
+    assert figures.look_up(other).cache == "miss"
     figures.cache_path(model).write_text("{not json")  # a damaged file is recomputed
-    assert figures.figures(model)["cache"] == "miss"
-    assert figures.figures(model, use_cache=False)["cache"] == "off"
-    assert len(calls) == 4
+    assert figures.look_up(model).cache == "miss"
+    # a file of this model and format but another shape is recomputed too
+    figures.cache_path(model).write_text(json.dumps(
+        {"model_sha256": model.sha256, "format": figures.FORMAT, "total": 0.5}))
+    assert figures.look_up(model).cache == "miss"
+    assert figures.look_up(model, use_cache=False).cache == "off"
+    assert len(calls) == 5
 
 
 def test_the_hash_follows_the_content_not_the_layout() -> None:
@@ -74,7 +84,7 @@ def test_the_shipped_figures_are_a_fresh_computation(name: str) -> None:
     """Minutes: every base and respin stop combination and the Hold & Cash DP, recomputed."""
     model = load_model(name)
     shipped = json.loads(figures.shipped_path(model).read_text(encoding="utf-8"))
-    fresh = json.loads(json.dumps(figures.compute_figures(model)))
+    fresh = json.loads(json.dumps(figures.compute_figures(model).to_json()))
     _close(fresh, shipped, name)
 
 
@@ -86,14 +96,15 @@ def test_the_hold_and_cash_split_names_the_jackpots_and_adds_up(name: str) -> No
     model = load_model(name)
     data = figures.cached(model)
     assert data is not None
-    split = data["hold_and_cash_split"]
-    assert set(split) == {"cash", "minor", "major", "mega"} and min(split.values()) > 0
-    assert data["hold_and_cash_split_before_cap"] == (model.max_win_x is not None)
-    whole = data["components"]["hold_and_cash"]
+    split = data.hold_and_cash_split
+    parts = (split.cash, split.minor, split.major, split.mega)
+    assert min(parts) > 0
+    assert data.hold_and_cash_split_before_cap == (model.max_win_x is not None)
+    whole = data.components.hold_and_cash
     if model.max_win_x is None:
-        assert math.isclose(sum(split.values()), whole, rel_tol=1e-12)
+        assert math.isclose(sum(parts), whole, rel_tol=1e-12)
     else:  # the cap cuts only the largest features
-        assert whole <= sum(split.values()) < whole * 1.01
+        assert whole <= sum(parts) < whole * 1.01
 
 
 @pytest.mark.parametrize("name", ["default", "low-volatility", "high-volatility", "capped",
@@ -105,9 +116,9 @@ def test_every_shipped_model_has_figures_that_name_its_rules(name: str) -> None:
     model = load_model(name)
     data = figures.cached(model)
     assert data is not None, name
-    assert data["upgrade_unit"] == model.hold_and_cash.upgrade_unit
-    assert data["total_exact_rational"] == (model.max_win_x is None)
-    assert 0 < data["star_wild_round_pays_nothing"] <= data["star_wild_respin_pays_nothing"] < 1
-    assert "star_wild_pays_nothing" not in data
-    assert data["jackpot_long_run"]["all_eur_1"]["method"] == "closed form"
-    assert data["jackpot_long_run"]["uniform"]["method"] == "grid"
+    assert data.upgrade_unit == model.hold_and_cash.upgrade_unit
+    assert data.total_exact_rational == (model.max_win_x is None)
+    assert 0 < data.star_wild_round_pays_nothing <= data.star_wild_respin_pays_nothing < 1
+    assert "star_wild_pays_nothing" not in data.to_json()
+    assert data.jackpot_long_run["all_eur_1"].method == "closed form"
+    assert data.jackpot_long_run["uniform"].method == "grid"

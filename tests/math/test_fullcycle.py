@@ -39,12 +39,6 @@ def test_full_cycle_matches_plain_enumeration() -> None:
 @pytest.mark.slow
 def test_default_full_cycle_agrees_with_the_calculator() -> None:
     model = load_model("default")
-    report = exact.compute(model)
-    check = full_cycle_check(model, report)
+    check = full_cycle_check(model, exact.compute(model))
     assert check["agrees"], check["checks"]
     assert check["combinations"] == 80**3 * 40**2
-    # the exact standard deviation (starfever rtp) inside the sampled estimate's 99 % interval
-    from starfever.math.figures import figures
-
-    assert report.std is not None
-    assert report.std.low <= figures(model)["std_dev_game"] <= report.std.high

@@ -129,7 +129,7 @@ def test_the_fast_figures_are_the_exact_figures() -> None:
     strips = (*model.base_reels[:reel], tuple(strip), *model.base_reels[reel + 1:])
     changed = ev.figures(strips, model.hold_and_cash, parent=(model.base_reels, reel, stop),
                          want_sd=False)
-    report = exact.compute(replace(model, base_reels=strips), with_std_dev=False)
+    report = exact.compute(replace(model, base_reels=strips))
     assert math.isclose(changed.total, float(report.total), rel_tol=1e-12)
     assert math.isclose(changed.hit_frequency, float(report.hit_frequency), rel_tol=1e-12)
     assert math.isclose(changed.star_wild_frequency, float(report.star_wild_frequency),
@@ -146,7 +146,7 @@ def _reachable() -> tuple[MathModel, dict[str, str]]:
     point the fit must hit."""
     source = load_model("default")
     answer = replace(source, base_reels=apply_move(source.base_reels, 2, 10, "WILD"))
-    report = exact.compute(answer, with_std_dev=False)
+    report = exact.compute(answer)
     sd = Evaluator(answer).figures(answer.base_reels, answer.hold_and_cash,
                                    exact_sd=True).std_dev
     return answer, {
@@ -182,7 +182,7 @@ def test_the_tuner_meets_every_kind_of_target_exactly(
     out, data = tuned
     assert data["met"] and len(data["targets"]) == 7
     model = load_model(str(out))
-    report = exact.compute(model, with_std_dev=False)
+    report = exact.compute(model)
     fig = figures.compute_figures(model)
     got = {
         "total": float(report.total),
@@ -244,7 +244,7 @@ def test_the_tuned_models_differ_in_volatility() -> None:
 @pytest.mark.parametrize("name", NEW_MODELS)
 def test_the_tuned_models_total_is_exact(name: str) -> None:
     model = load_model(name)
-    report = exact.compute(model, with_std_dev=False)
+    report = exact.compute(model)
     assert abs(report.total - Fraction(955, 1000)) < Fraction(2, 10_000)
     shipped = json.loads(figures.shipped_path(model).read_text(encoding="utf-8"))
     assert math.isclose(shipped["total"], float(report.total), rel_tol=1e-12)

@@ -25,12 +25,12 @@ def test_without_rtp_the_tuner_keeps_the_sources_total(tmp_path: Path) -> None:
     data = json.loads(done.stdout)
     kept = data["targets"][0]
     assert kept["key"] == "total" and "the source's, kept" in kept["given"] and kept["met"]
-    source = exact.compute(load_model("default"), with_std_dev=False).total
+    source = exact.compute(load_model("default")).total
     tuned = load_model(str(out))
-    total = exact.compute(tuned, with_std_dev=False).total
+    total = exact.compute(tuned).total
     assert abs(total - source) < RTP_TOLERANCE  # not 1,101 %: the source's 95.49897 %
     assert "total RTP" in tuned.description and "kept" in tuned.description
-    hit = exact.compute(tuned, with_std_dev=False).hit_frequency
+    hit = exact.compute(tuned).hit_frequency
     assert 0.338 <= hit <= 0.342
 
 

@@ -194,10 +194,10 @@ def test_default_returns_95_50_under_the_line_bet_upgrade() -> None:
     game + rate. The same model under the total-bet UPGRADE returns more."""
     model = load_model("default")
     assert model.hold_and_cash.upgrade_unit == UPGRADE_LINE_BET
-    report = exact.compute(model, with_std_dev=False)
+    report = exact.compute(model)
     assert abs(report.total - F(955, 1000)) < F(2, 10_000)
     other = exact.compute(replace(model, hold_and_cash=replace(
-        model.hold_and_cash, upgrade_unit=UPGRADE_TOTAL_BET)), with_std_dev=False)
+        model.hold_and_cash, upgrade_unit=UPGRADE_TOTAL_BET)))
     assert other.total > report.total + F(1, 100)
 
 
@@ -208,7 +208,7 @@ def test_default_returns_95_50_at_every_bet_class() -> None:
     from starfever.math.figures import compute_figures
 
     figures = compute_figures(load_model("default"))
-    assert figures["upgrade_unit"] == UPGRADE_LINE_BET
-    assert sorted(int(b) for b in figures["by_line_bet"]) == sorted(BET_CLASSES)
-    for row in figures["by_line_bet"].values():
-        assert abs(row["total"] - 0.955) < 0.0002
+    assert figures.upgrade_unit == UPGRADE_LINE_BET
+    assert sorted(figures.by_line_bet) == sorted(BET_CLASSES)
+    for row in figures.by_line_bet.values():
+        assert abs(row.total - 0.955) < 0.0002

@@ -96,8 +96,8 @@ def test_par_sheet_shows_its_sections_on_a_progress_bar(
 
     model = load_model("default")
     sim = simulate(model, 20_000, 5, workers=1)
-    build(model, compute(model, with_std_dev=False), sim, tmp_path, progress=True)
+    build(model, compute(model), sim, tmp_path, progress=True)
     shown = capsys.readouterr().err
     assert "PAR sheet" in shown and "13/13" in shown and "plots" in shown
-    build(model, compute(model, with_std_dev=False), sim, tmp_path)
+    build(model, compute(model), sim, tmp_path)
     assert capsys.readouterr().err == ""

@@ -164,7 +164,7 @@ def test_the_cached_figures_are_the_computed_ones() -> None:
     model = load_model("default")
     stored = cached(model)
     assert stored is not None  # the shipped models ship their figures
-    computed = exact_figures(compute(model, with_std_dev=False, rational_hold=False))
+    computed = exact_figures(compute(model, rational_hold=False))
     from_cache = cached_exact_figures(stored)
     assert from_cache.keys() == computed.keys()
     for name, value in computed.items():
@@ -187,5 +187,4 @@ def test_a_model_without_cached_figures_has_them_computed(
     assert cached(model) is None
     exact = _Exact(model)
     exact.prepare()
-    assert exact.figures() == exact_figures(compute(model, with_std_dev=False,
-                                                    rational_hold=False))
+    assert exact.figures() == exact_figures(compute(model, rational_hold=False))

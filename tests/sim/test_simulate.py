@@ -25,7 +25,7 @@ from tests.sim.models import hand_made, with_upgrade_unit
 
 @pytest.fixture(scope="module")
 def exact() -> ExactReport:
-    return compute(load_model("default"), with_std_dev=False, rational_hold=False)
+    return compute(load_model("default"), rational_hold=False)
 
 
 @pytest.fixture(scope="module")

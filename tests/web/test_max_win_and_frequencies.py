@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -17,6 +16,7 @@ import pytest
 from starfever.engine.model import MathModel, load_model
 from starfever.engine.round import replay_round
 from starfever.math.figures import cached
+from starfever.math.figures_format import Figures
 from tests.harness import Databases, Server, start_server
 from tests.web import forcing
 from tests.web.conftest import Game, game_on
@@ -184,7 +184,7 @@ def _open_rules(game: Game, lang: str) -> str:
     return text
 
 
-def _figures(model: MathModel) -> dict[str, Any]:
+def _figures(model: MathModel) -> Figures:
     figures = cached(model)
     assert figures is not None
     return figures
@@ -193,8 +193,8 @@ def _figures(model: MathModel) -> dict[str, Any]:
 def test_the_rules_state_the_hit_and_feature_frequencies_and_the_respins_jackpot(
         game: Game, model: MathModel) -> None:
     figures = _figures(model)
-    hit = Fraction(figures["exact"]["hit_frequency"])
-    star, hold = figures["star_wild_frequency"], figures["hold_and_cash_frequency"]
+    hit = figures.exact.hit_frequency
+    star, hold = figures.star_wild_frequency, figures.hold_and_cash_frequency
     game.new_player(0)
     served = game.page.evaluate("window.starfever.state.game")
     assert served["frequencies"] == {"hit": float(hit), "star_wild": star,
@@ -227,9 +227,9 @@ def test_the_capped_models_rules_state_its_own_frequencies(capped_game: Game) ->
     capped_game.new_player(0)
     _open_rules(capped_game, "en")
     stated = capped_game.text('[data-testid="frequencies"]')
-    hit = float(Fraction(figures["exact"]["hit_frequency"]))
+    hit = float(figures.exact.hit_frequency)
     assert f"{hit * 100:.2f} %" in stated
-    assert f"Hold & Cash 1 in {1 / figures['hold_and_cash_frequency']:.1f} rounds" in stated
+    assert f"Hold & Cash 1 in {1 / figures.hold_and_cash_frequency:.1f} rounds" in stated
     said = capped_game.text('[data-testid="max-win"]')
     assert "capped at 1800 × total bet (€360.00 at the current bet)" in said
     # what the cap holds is the running model's: the whole round, or (models made before

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -103,8 +102,7 @@ def test_game_data_states_the_models_exact_rtp_and_the_market(name: str) -> None
     data = game_data(model, load_market("strict"))
     figures = cached(model)
     assert figures is not None, f"the shipped figures of {name} are missing"
-    total = Fraction(figures["exact"]["total"])
-    progressive = Fraction(figures["exact"]["progressive"])
+    total, progressive = figures.exact.total, figures.exact.progressive
     assert data["rtp"] == {"total": float(total), "game": float(total - progressive),
                            "progressive": float(progressive)}
     assert data["jackpot"]["seed_cents"] == model.seed_cents
@@ -128,12 +126,11 @@ def test_a_new_models_rules_state_its_largest_wins_too(tmp_path: Path,
     served = game_data(model)
     figures = cached(model)  # computed once, and kept for the next process
     assert figures is not None
-    largest = figures["max_win_x"]
-    assert served["max_win"]["largest_x"] == {"base": largest["base"],
-                                              "star_wild": largest["star_wild"]}
-    assert largest["base"] > 0 and largest["star_wild"] > 0
-    total = Fraction(figures["exact"]["total"])
-    assert served["rtp"]["total"] == float(total)
+    largest = figures.max_win_x
+    assert served["max_win"]["largest_x"] == {"base": largest.base,
+                                              "star_wild": largest.star_wild}
+    assert largest.base > 0 and largest.star_wild > 0
+    assert served["rtp"]["total"] == float(figures.exact.total)
 
 
 @pytest.mark.parametrize("name", shipped_models())
@@ -145,9 +142,9 @@ def test_game_data_states_the_models_hit_and_feature_frequencies(name: str) -> N
     figures = cached(model)
     assert figures is not None
     assert game_data(model)["frequencies"] == {
-        "hit": float(Fraction(figures["exact"]["hit_frequency"])),
-        "star_wild": figures["star_wild_frequency"],
-        "hold_and_cash": figures["hold_and_cash_frequency"]}
+        "hit": float(figures.exact.hit_frequency),
+        "star_wild": figures.star_wild_frequency,
+        "hold_and_cash": figures.hold_and_cash_frequency}
     assert "frequencies" not in game_data()  # no model, no figures to state
 
 

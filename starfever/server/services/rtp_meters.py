@@ -33,8 +33,6 @@ def theoretical(name: str, version: str) -> Theory | None:
     """The model's exact RTP, once per process (``None`` if that version is gone): from the
     figures cached per model hash (``math.figures``; the shipped models' ship with them), else
     computed."""
-    from fractions import Fraction
-
     from starfever.math.exact import compute
     from starfever.math.figures import cached
 
@@ -43,9 +41,8 @@ def theoretical(name: str, version: str) -> Theory | None:
         return None
     figures = cached(model)
     if figures is not None:
-        total = Fraction(figures["exact"]["total"])
-        return Theory(total=total, game=total - Fraction(figures["exact"]["progressive"]))
-    report = compute(model, with_std_dev=False)
+        return Theory(total=figures.exact.total, game=figures.exact.game)
+    report = compute(model)
     return Theory(total=report.total, game=report.game)
 
 
