@@ -65,3 +65,11 @@ def test_the_wallets_tls_files_are_checked_at_start(tmp_path: Path) -> None:
             operator_config_from_env({**https, **change})
     with pytest.raises(SettingsError, match="https://"):  # TLS files on a plain http URL
         operator_config_from_env({**GOOD, "STARFEVER_WALLET_CA_FILE": str(not_pem)})
+
+
+def test_serve_in_production_refuses_operator_mode_without_a_public_url_in_one_line() -> None:
+    done = run_cli("serve", "--wallet", "operator", "--wallet-url", "http://127.0.0.1:9",
+                   env={"STARFEVER_OPERATOR_SECRET": "s" * 32, "STARFEVER_ENV": "production"},
+                   timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "STARFEVER_PUBLIC_URL" in done.stderr, done.stderr

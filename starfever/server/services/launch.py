@@ -67,8 +67,10 @@ class Launch:
 
 
 def check_launch(secret: str, raw: bytes, signature: str | None, now: datetime) -> Launch:
-    """The launch of a signed body; ``401 bad_signature`` for a forged one, ``400``/``422``
-    for one that breaks the protocol."""
+    """The launch of a signed body; ``401 bad_signature`` for a forged one, ``409
+    stale_launch`` outside the timestamp window, ``400``/``422`` for one that breaks the
+    protocol or asks for what is not served (another currency, demo play). A ``launch_id``
+    used before is refused when it is stored (:func:`launch`)."""
     if not p.verify(secret, raw, signature):
         raise Unauthorized(f"the launch is not signed by the operator ({p.OPERATOR_SIGNATURE})",
                            code=p.BAD_SIGNATURE)
