@@ -24,6 +24,7 @@ import secrets
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -572,9 +573,11 @@ class OperatorWallet:
     (``quiet``: without its line per call, as the load benchmark runs it)."""
 
     def __init__(self, folder: Path, secret: str = OPERATOR_SECRET, *,
-                 quiet: bool = False) -> None:
+                 quiet: bool = False, args: Sequence[str] = (),
+                 verify: str | bool | ssl.SSLContext = True) -> None:
         self.port = free_port()
-        self.url = f"http://{HOST}:{self.port}"
+        scheme = "https" if "--ssl-certfile" in args else "http"
+        self.url = f"{scheme}://{HOST}:{self.port}"
         self.secret = secret
         self.db = folder / "operator-wallet.db"
         self.log = folder / "operator-wallet.log"
@@ -582,9 +585,10 @@ class OperatorWallet:
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "starfever.cli", "operator-wallet-demo", "--port",
-                 str(self.port), "--db", str(self.db), *(["--quiet"] if quiet else [])],
+                 str(self.port), "--db", str(self.db), *(["--quiet"] if quiet else []),
+                 *args],
                 stdout=log, stderr=subprocess.STDOUT, env=env)
-        self.admin = httpx.Client(base_url=self.url, timeout=10)
+        self.admin = httpx.Client(base_url=self.url, timeout=10, verify=verify)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -650,10 +654,13 @@ def operator_mode_env(wallet: OperatorWallet, *, timeout: float = 5,
 
 def signed_launch(server: Server, secret: str, player_id: str,
                   **fields: Any) -> httpx.Response:
-    """The operator's ``POST /launch`` for ``player_id``, signed with ``secret``."""
-    body = protocol.encode({"player_id": player_id, "currency": "EUR", "language": "de",
-                            "market": "at", "return_url": "https://operator.example/lobby",
-                            **fields}, server.now())
+    """The operator's ``POST /launch`` for ``player_id``, signed with ``secret`` (wallet
+    protocol v2: a fresh ``launch_id`` unless ``fields`` name one)."""
+    body = protocol.encode({"launch_id": f"launch-{uuid.uuid4().hex}", "player_id": player_id,
+                            "operator_session": f"opsess-{player_id}", "currency": "EUR",
+                            "language": "de", "market": "at", "mode": "real",
+                            "return_url": "https://operator.example/lobby", **fields},
+                           server.now())
     return server.call("POST", "/launch", content=body, headers={
         "Content-Type": "application/json",
         protocol.OPERATOR_SIGNATURE: protocol.sign(secret, body)})

@@ -48,13 +48,16 @@ class _Connection:
 class AsyncHttpClient:
     """POSTs to one origin (scheme, host, port) over kept-alive connections."""
 
-    def __init__(self, base_url: str, timeout: float, max_idle: int = 64) -> None:
+    def __init__(self, base_url: str, timeout: float, max_idle: int = 64, *,
+                 tls: ssl.SSLContext | None = None) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {base_url!r}")
         self.host = parts.hostname
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
-        self.ssl = ssl.create_default_context() if parts.scheme == "https" else None
+        # https: the given context (the wallet's CA file, a client certificate) or the
+        # system's trust store; the certificate and the host name are verified either way
+        self.ssl = (tls or ssl.create_default_context()) if parts.scheme == "https" else None
         self.authority = parts.netloc
         self.prefix = parts.path.rstrip("/")
         self.timeout = timeout

@@ -1,10 +1,13 @@
 """The wallet protocol's rules as data and pure functions: both sides import this module, so
 a signature or a field name cannot differ between them.
 
-Transport (``OPERATOR-WALLET.md``): ``POST {wallet_url}/{method}``, a JSON body with a
-``timestamp``, the header :data:`STARFEVER_SIGNATURE` (hex HMAC-SHA256 of the raw body under the
-shared secret); the operator answers ``200`` with JSON and :data:`OPERATOR_SIGNATURE`, or a
-``4xx`` ``{"error": CODE, "message": text}``, which is final.
+Transport (``OPERATOR-WALLET.md``, version 2): ``POST {wallet_url}/{method}``, a JSON body with
+a ``timestamp`` and a ``request_id`` unique across the installation, the header
+:data:`STARFEVER_SIGNATURE` (hex HMAC-SHA256 of the raw body under the shared secret); the
+operator answers ``200`` with JSON and :data:`OPERATOR_SIGNATURE`, or a ``4xx`` ``{"error": CODE,
+"message": text}``, which is final. Every reply echoes the request's ``request_id`` (and its
+``transaction_id``, where it has one): :func:`echo_mismatch` says whether a reply answers the
+request it came for, so a signed reply recorded and played back is not an answer (ADR 0054).
 """
 
 from __future__ import annotations
@@ -13,13 +16,14 @@ import hashlib
 import hmac
 import json
 import re
+import secrets
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from starfever.engine.errors import InputError
 
-VERSION: Final = 1
+VERSION: Final = 2
 CURRENCY: Final = "EUR"
 GAME: Final = "star-fever"
 STARFEVER_SIGNATURE: Final = "X-Starfever-Signature"
@@ -32,14 +36,18 @@ BALANCE, DEBIT, CREDIT, ROLLBACK = "balance", "debit", "credit", "rollback"
 METHODS: Final = (BALANCE, DEBIT, CREDIT, ROLLBACK)
 
 REQUIRED: Final[Mapping[str, tuple[str, ...]]] = {
-    BALANCE: ("player_id", "session_id", "currency"),
-    DEBIT: ("transaction_id", "round_id", "player_id", "session_id", "currency", "amount",
-            "game", "model"),
-    CREDIT: ("transaction_id", "round_id", "player_id", "session_id", "currency", "amount",
-             "debit_transaction_id", "jackpot_amount", "round_closed"),
-    ROLLBACK: ("transaction_id", "round_id", "player_id", "debit_transaction_id"),
+    BALANCE: ("request_id", "player_id", "session_id", "operator_session", "currency"),
+    DEBIT: ("request_id", "transaction_id", "round_id", "player_id", "session_id",
+            "operator_session", "currency", "amount", "game", "model"),
+    CREDIT: ("request_id", "transaction_id", "round_id", "player_id", "session_id",
+             "operator_session", "currency", "amount", "debit_transaction_id",
+             "jackpot_amount", "round_closed"),
+    ROLLBACK: ("request_id", "transaction_id", "round_id", "player_id",
+               "debit_transaction_id"),
 }
 """The fields of each method's request besides ``timestamp``."""
+ECHOED: Final = ("request_id", "transaction_id")
+"""The request's fields every reply repeats (the ones the request has)."""
 
 # Error codes of a 4xx reply.
 INSUFFICIENT_FUNDS: Final = "insufficient_funds"
@@ -52,7 +60,9 @@ ERROR_CODES: Final = (INSUFFICIENT_FUNDS, PLAYER_BLOCKED, SESSION_EXPIRED, UNKNO
                       BAD_REQUEST, BAD_SIGNATURE)
 
 _ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
-"""Player, session and transaction ids: what fits a URL and a log line unquoted."""
+"""Player, session, transaction and request ids: what fits a URL and a log line unquoted."""
+_OPERATOR_SESSION = re.compile(r"[\x21-\x7e]{1,256}")
+"""The operator's session token: opaque to Star Fever, 1-256 visible ASCII characters."""
 
 
 class ProtocolError(InputError):
@@ -88,6 +98,28 @@ def encode(fields: Mapping[str, Any], now: datetime) -> bytes:
                       ensure_ascii=False).encode()
 
 
+def new_request_id() -> str:
+    """A fresh ``request_id``: 128 random bits, so unique across the installation (every
+    worker and every restart) without a counter to share; each send of a call, a resend of
+    the same ``transaction_id`` included, has its own."""
+    return f"sfq-{secrets.token_hex(16)}"
+
+
+def is_operator_session(value: object) -> bool:
+    """Whether ``value`` is a valid ``operator_session`` (the launch's, sent back unchanged)."""
+    return isinstance(value, str) and _OPERATOR_SESSION.fullmatch(value) is not None
+
+
+def echo_mismatch(request: Mapping[str, Any], reply: Mapping[str, Any]) -> str | None:
+    """Why ``reply`` does not answer ``request`` (a field of :data:`ECHOED` that the request
+    has and the reply does not repeat exactly), or ``None`` when it does."""
+    for name in ECHOED:
+        if name in request and reply.get(name) != request[name]:
+            return (f"the reply's {name} {reply.get(name)!r} is not the request's "
+                    f"{request[name]!r}")
+    return None
+
+
 def is_id(value: object) -> bool:
     """Whether ``value`` is a valid player, session or transaction id."""
     return isinstance(value, str) and _ID.fullmatch(value) is not None
@@ -101,9 +133,12 @@ def check_request(method: str, body: Mapping[str, Any], now: datetime) -> None:
     missing = [name for name in (*REQUIRED[method], "timestamp") if name not in body]
     if missing:
         raise ProtocolError(f"{method} needs {', '.join(missing)}")
-    for name in ("transaction_id", "player_id", "session_id", "debit_transaction_id"):
+    for name in ("request_id", "transaction_id", "player_id", "session_id",
+                 "debit_transaction_id"):
         if name in body and not is_id(body[name]):
             raise ProtocolError(f"{name} must be 1-128 characters of A-Z a-z 0-9 _ . : -")
+    if "operator_session" in body and not is_operator_session(body["operator_session"]):
+        raise ProtocolError("operator_session must be 1-256 visible ASCII characters")
     if "currency" in body and body["currency"] != CURRENCY:
         raise ProtocolError(f"currency must be {CURRENCY!r}, got {body['currency']!r}")
     for name in ("amount", "jackpot_amount"):
@@ -122,9 +157,9 @@ def check_request(method: str, body: Mapping[str, Any], now: datetime) -> None:
 
 
 __all__ = [
-    "BAD_REQUEST", "BAD_SIGNATURE", "BALANCE", "CREDIT", "CURRENCY", "DEBIT", "ERROR_CODES",
-    "GAME", "INSUFFICIENT_FUNDS", "MAX_AGE", "METHODS", "OPERATOR_SIGNATURE", "PLAYER_BLOCKED",
-    "REQUIRED", "ROLLBACK", "SESSION_EXPIRED", "STARFEVER_SIGNATURE", "UNKNOWN_TRANSACTION",
-    "ProtocolError", "check_request", "check_secret", "encode", "is_id", "sign", "timestamp",
-    "verify",
+    "BAD_REQUEST", "BAD_SIGNATURE", "BALANCE", "CREDIT", "CURRENCY", "DEBIT", "ECHOED",
+    "ERROR_CODES", "GAME", "INSUFFICIENT_FUNDS", "MAX_AGE", "METHODS", "OPERATOR_SIGNATURE",
+    "PLAYER_BLOCKED", "REQUIRED", "ROLLBACK", "SESSION_EXPIRED", "STARFEVER_SIGNATURE",
+    "UNKNOWN_TRANSACTION", "ProtocolError", "check_request", "check_secret", "echo_mismatch",
+    "encode", "is_id", "is_operator_session", "new_request_id", "sign", "timestamp", "verify",
 ]

@@ -1,7 +1,9 @@
 """A reference operator wallet: the other side of the protocol, as an operator would run it.
 
-It keeps players and balances in its own SQLite file, refuses unsigned or wrongly signed
-requests, answers a repeated ``transaction_id`` with its first answer, records a rollback of a
+It speaks version 2 of the protocol: every reply, a refusal too, echoes the request's
+``request_id`` and ``transaction_id``, so that it answers that request and no other. It keeps
+players and balances in its own SQLite file, refuses unsigned or wrongly signed requests,
+answers a repeated ``transaction_id`` with its first answer, records a rollback of a
 debit it never saw (so that the late debit is refused), and can be told to misbehave: delay a
 reply past Star Fever's timeout, drop a reply after applying it, answer 500 without applying,
 apply a request twice (the second time must change nothing), or apply it and sign the reply
@@ -310,24 +312,34 @@ class ReferenceWallet:
                     "headers": [(b"content-length", str(len(body)).encode()), *headers]})
         await send({"type": "http.response.body", "body": body})
 
-    def _reply(self, answer: Answer, *, forged: bool = False,
-               ) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
-        raw = json.dumps(answer.body, separators=(",", ":")).encode()
+    def _reply(self, answer: Answer, request: Mapping[str, Any] | None = None, *,
+               forged: bool = False) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        """The signed reply to ``request`` (as far as it could be read): its body echoes the
+        request's ``request_id`` and ``transaction_id`` (protocol v2)."""
+        echo = {name: request[name] for name in p.ECHOED
+                if request is not None and isinstance(request.get(name), str)}
+        raw = json.dumps({**answer.body, **echo}, separators=(",", ":")).encode()
         secret = FORGED_SECRET if forged else self.secret
         return answer.status, raw, [_JSON, (_OPERATOR_SIGNATURE, p.sign(secret, raw).encode())]
 
     async def _method(self, call: _Call) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
         method = call.path[1:]
         raw = call.body
-        if not p.verify(self.secret, raw, call.signature):
-            return self._reply(_refusal(p.BAD_SIGNATURE, "the signature does not match", 401))
         try:
             body = json.loads(raw)
-            if not isinstance(body, dict):
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            body = None
+        if not p.verify(self.secret, raw, call.signature):
+            return self._reply(_refusal(p.BAD_SIGNATURE, "the signature does not match", 401),
+                               body)
+        try:
+            if body is None:
                 raise p.ProtocolError("the body must be a JSON object")
             p.check_request(method, body, datetime.now(UTC))
-        except (ValueError, p.ProtocolError) as error:
-            return self._reply(_refusal(p.BAD_REQUEST, str(error)))
+        except p.ProtocolError as error:
+            return self._reply(_refusal(p.BAD_REQUEST, str(error)), body)
         fault = self.faults[method].popleft() if self.faults[method] else None
         if fault is not None and fault.kind == "error":
             self._say(method, body, 500, "fault: 500, not applied")
@@ -345,7 +357,7 @@ class ReferenceWallet:
         if fault is not None and fault.kind == "drop":
             while (await call.receive())["type"] != "http.disconnect":
                 pass
-        return self._reply(answer, forged=fault is not None and fault.kind == "forge")
+        return self._reply(answer, body, forged=fault is not None and fault.kind == "forge")
 
     def _say(self, method: str, body: Mapping[str, Any], status: int, note: str) -> None:
         if self.log:

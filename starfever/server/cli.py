@@ -208,16 +208,31 @@ def _read_statement(path: str) -> dict[str, Any]:
 
 
 def wallet_mode(args: argparse.Namespace) -> OperatorConfig | None:
-    """Put ``--wallet``/``--wallet-url`` into the environment every worker reads and check
-    the operator mode's configuration (``seamless_config``); refused as one line."""
+    """Put ``--wallet``, ``--wallet-url``, the wallet's TLS files and ``--public-url`` into the
+    environment every worker reads and check the operator mode's configuration
+    (``seamless_config``); refused as one line. Outside production a missing public URL is the
+    address the server listens on (said in a warning); production refuses to start without
+    one."""
     from starfever.server import seamless_config as oc
 
-    if args.wallet:
-        os.environ[oc.ENV_WALLET] = args.wallet
-    if args.wallet_url:
-        os.environ[oc.ENV_WALLET_URL] = args.wallet_url
+    for value, name in ((args.wallet, oc.ENV_WALLET), (args.wallet_url, oc.ENV_WALLET_URL),
+                        (getattr(args, "public_url", None), oc.ENV_PUBLIC_URL),
+                        (getattr(args, "wallet_ca_file", None), oc.ENV_CA_FILE),
+                        (getattr(args, "wallet_client_cert", None), oc.ENV_CLIENT_CERT),
+                        (getattr(args, "wallet_client_key", None), oc.ENV_CLIENT_KEY)):
+        if value:
+            os.environ[name] = value
     oc.get_operator_config.cache_clear()
-    return oc.get_operator_config()
+    config = oc.get_operator_config()
+    if config is not None and config.public_url is None:
+        host = "127.0.0.1" if args.host in ("0.0.0.0", "::", "") else args.host
+        os.environ[oc.ENV_PUBLIC_URL] = f"http://{host}:{args.port}"
+        print(f"WARNING: no --public-url ({oc.ENV_PUBLIC_URL}): launch addresses use "
+              f"{os.environ[oc.ENV_PUBLIC_URL]} (production refuses to start without one)",
+              file=sys.stderr)
+        oc.get_operator_config.cache_clear()
+        config = oc.get_operator_config()
+    return config
 
 
 def audit(args: argparse.Namespace) -> int:
@@ -392,7 +407,21 @@ def register(sub: Any) -> None:
     p.add_argument("--wallet", choices=("ledger", "operator"), default=None,
                    help="ledger (embedded, the default) or operator (the operator's wallet at "
                         "--wallet-url; secret in $STARFEVER_OPERATOR_SECRET)")
-    p.add_argument("--wallet-url", default=None, help="the operator wallet's root URL")
+    p.add_argument("--wallet-url", default=None,
+                   help="the operator wallet's root URL (http:// or https://)")
+    p.add_argument("--wallet-ca-file", default=None, metavar="PEM",
+                   help="CA certificates an https:// wallet is verified against (default: the "
+                        "system's; $STARFEVER_WALLET_CA_FILE)")
+    p.add_argument("--wallet-client-cert", default=None, metavar="PEM",
+                   help="client certificate for mutual TLS with the wallet "
+                        "($STARFEVER_WALLET_CLIENT_CERT)")
+    p.add_argument("--wallet-client-key", default=None, metavar="PEM",
+                   help="its key, unless in the certificate's file "
+                        "($STARFEVER_WALLET_CLIENT_KEY)")
+    p.add_argument("--public-url", default=None, metavar="ORIGIN",
+                   help="operator mode: the game's public origin (https://game.example) the "
+                        "launch addresses are built on; required in production "
+                        "($STARFEVER_PUBLIC_URL)")
     p.set_defaults(handler=serve)
 
     p = sub.add_parser("audit", help="replay every stored round and verify chain and wallets")

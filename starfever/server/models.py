@@ -105,6 +105,9 @@ class SessionToken(Base):
     """Its log-in time (kept for old rows; the reality check's clock is the account's)."""
     net_result: Mapped[int] = mapped_column(BigInteger, default=0)
     """Unused since the clock moved to the account (migration 0004)."""
+    operator_session: Mapped[str | None] = mapped_column(String(256))
+    """Operator mode: the operator's own session token from the launch, sent back unchanged
+    in every ``balance``, ``debit`` and ``credit`` (wallet protocol v2; ``None`` before it)."""
 
 
 class Wallet(Base):
@@ -277,6 +280,12 @@ class LaunchToken(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
     expires_at: Mapped[datetime] = mapped_column(UtcDateTime)
     used_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    launch_id: Mapped[str | None] = mapped_column(String(128))
+    """The operator's ``launch_id`` (wallet protocol v2), unique: a second launch with it is
+    refused, in every worker and after any restart (``None`` for launches before v2)."""
+    operator_session: Mapped[str | None] = mapped_column(String(256))
+    """The launch's ``operator_session``, handed to the session the token opens."""
+    __table_args__ = (Index("uq_launch_tokens_launch_id", "launch_id", unique=True),)
 
 
 UNPLAYED_DEBIT = ("kind = 'debit' AND round_id IS NULL "

@@ -21,8 +21,10 @@ SECRET = "s" * 40
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter, int], Awaitable[None]]
 
 
-def _signed(body: dict[str, object]) -> bytes:
-    raw = json.dumps(body).encode()
+def _signed(body: dict[str, object], request: bytes) -> bytes:
+    """A signed ``200`` with ``body``, echoing the ``request_id`` of ``request`` (protocol v2)."""
+    sent = json.loads(request.split(b"\r\n\r\n", 1)[1])
+    raw = json.dumps({**body, "request_id": sent["request_id"]}).encode()
     return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
             + str(len(raw)).encode() + b"\r\n" + p.OPERATOR_SIGNATURE.encode() + b": "
             + p.sign(SECRET, raw).encode() + b"\r\n\r\n" + raw)
@@ -69,12 +71,12 @@ def test_a_kept_alive_connection_reset_as_the_next_call_goes_out_is_not_a_failur
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                       number: int) -> None:
         while True:
-            await read_request(reader)
+            request = await read_request(reader)
             if number == 1 and served:  # the first connection's second request: a reset
                 reset(writer)
                 return
             served.append(number)
-            writer.write(_signed({"balance": 7}))
+            writer.write(_signed({"balance": 7}, request))
             await writer.drain()
 
     served: list[int] = []

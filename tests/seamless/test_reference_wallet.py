@@ -25,14 +25,15 @@ def _client(wallet: OperatorWallet, *, secret: str = SECRET, timeout: float = 5)
 
 def _debit(player: str, amount: int, tx: str | None = None) -> dict[str, Any]:
     return {"transaction_id": tx or _id("d"), "round_id": _id("r"), "player_id": player,
-            "session_id": "s-1", "currency": "EUR", "amount": amount, "game": p.GAME,
+            "session_id": "s-1", "operator_session": "op-s-1", "currency": "EUR",
+            "amount": amount, "game": p.GAME,
             "model": "default 2.0"}
 
 
 def _credit(debit: dict[str, Any], amount: int, jackpot: int = 0) -> dict[str, Any]:
     return {"transaction_id": _id("c"), "round_id": debit["round_id"],
-            "player_id": debit["player_id"], "session_id": "s-1", "currency": "EUR",
-            "amount": amount, "debit_transaction_id": debit["transaction_id"],
+            "player_id": debit["player_id"], "session_id": "s-1", "operator_session": "op-s-1",
+            "currency": "EUR", "amount": amount, "debit_transaction_id": debit["transaction_id"],
             "jackpot_amount": jackpot, "round_closed": True}
 
 
@@ -50,6 +51,7 @@ def test_a_round_debits_then_credits_and_the_books_agree(operator_wallet: Operat
     assert reply.balance == 800 and reply.operator_transaction_id
     assert client.call(p.CREDIT, _credit(debit, 350, jackpot=50)).balance == 1_150
     assert client.call(p.BALANCE, {"player_id": player, "session_id": "s-1",
+                                   "operator_session": "op-s-1",
                                    "currency": "EUR"}).balance == 1_150
     assert operator_wallet.balance(player) == 1_150
     rows = operator_wallet.transactions(player)
@@ -147,12 +149,13 @@ def test_stale_and_malformed_requests_are_bad_requests(operator_wallet: Operator
     operator_wallet.player(player, 100)
     endpoint = WalletEndpoint(operator_wallet.url, SECRET)
     old = datetime.now(UTC) - timedelta(minutes=6)
-    url, body, headers = endpoint.request(p.DEBIT, _debit(player, 5), now=old)
+    url, body, headers, _ = endpoint.request(p.DEBIT, _debit(player, 5), now=old)
     response = httpx.post(url, content=body, headers=headers)
     assert response.status_code == 400 and "5 minutes" in response.json()["message"]
     client = _client(operator_wallet)
     for broken in ({**_debit(player, 5), "amount": -1}, {**_debit(player, 5), "currency": "USD"},
                    {k: v for k, v in _debit(player, 5).items() if k != "round_id"},
+                   {k: v for k, v in _debit(player, 5).items() if k != "operator_session"},
                    {**_debit(player, 5), "transaction_id": "bad id\n"}):
         with pytest.raises(WalletRefused) as refused:
             client.call(p.DEBIT, broken)
@@ -196,3 +199,55 @@ def test_admin_input_is_checked(operator_wallet: OperatorWallet) -> None:
     assert bad.status_code == 400 and bad.json()["error"] == p.BAD_REQUEST
     bad = operator_wallet.admin.post("/_admin/players", json={"player_id": "x", "balance": -5})
     assert bad.status_code == 400
+
+
+def _recorded(wallet: OperatorWallet, method: str, fields: dict[str, Any]) -> httpx.Response:
+    """One genuine signed exchange with the wallet, as a man in the middle records it."""
+    url, body, headers, _ = WalletEndpoint(wallet.url, SECRET).request(method, fields)
+    return httpx.post(url, content=body, headers=headers)
+
+
+def test_every_reply_echoes_its_request_id_and_transaction_id(
+        operator_wallet: OperatorWallet) -> None:
+    """Version 2: a reply, a refusal too, repeats the request's ``request_id`` and
+    ``transaction_id``, so that it answers that request and no other."""
+    player = _id("p")
+    operator_wallet.player(player, 100)
+    for method, fields in ((p.DEBIT, _debit(player, 30)), (p.DEBIT, _debit(player, 10_000)),
+                           (p.BALANCE, {"player_id": player, "session_id": "s-1",
+                                        "operator_session": "op-s-1", "currency": "EUR"})):
+        fields = {**fields, "request_id": _id("q")}
+        reply = _recorded(operator_wallet, method, fields)
+        assert reply.status_code in (200, 402)
+        assert reply.json()["request_id"] == fields["request_id"]
+        assert reply.json().get("transaction_id") == fields.get("transaction_id")
+        assert p.verify(SECRET, reply.content, reply.headers[p.OPERATOR_SIGNATURE])
+
+
+@pytest.mark.parametrize("method", [p.DEBIT, p.CREDIT])
+def test_a_signed_reply_played_back_to_another_request_counts_for_nothing(
+        operator_wallet: OperatorWallet, method: str) -> None:
+    """A genuine signed reply (a ``200``, and a final ``4xx``) recorded from the wallet and
+    played back as the answer to a later request is a failed call, never an answer: its
+    ``request_id`` (and ``transaction_id``) is another request's. Nothing else reaches the
+    client here (``httpx.MockTransport`` stands where the man in the middle sits)."""
+    player = _id("p")
+    operator_wallet.player(player, 1_000)
+    debit = _debit(player, 100)
+    genuine = [_recorded(operator_wallet, p.DEBIT, debit)]
+    if method == p.CREDIT:
+        genuine.append(_recorded(operator_wallet, p.CREDIT, _credit(debit, 40)))
+    genuine.append(_recorded(operator_wallet, method, _credit(_debit(player, 1), 5)
+                             if method == p.CREDIT else _debit(player, 10_000)))
+    assert [r.status_code for r in genuine][-1] in (402, 404)
+    for recorded in genuine[-2:]:
+        replay = httpx.MockTransport(lambda _, r=recorded: httpx.Response(
+            r.status_code, headers=dict(r.headers), content=r.content))
+        client = WalletClient(WalletEndpoint(operator_wallet.url, SECRET), transport=replay)
+        later = _debit(player, 100) if method == p.DEBIT else _credit(_debit(player, 1), 40)
+        with pytest.raises(WalletUnavailable, match="another request"):
+            client.call(method, later)
+        # the very same transaction sent again (a retry) is a new request with its own id
+        sent_again = debit if method == p.DEBIT else _credit(debit, 40)
+        with pytest.raises(WalletUnavailable, match="another request"):
+            client.call(method, sent_again)

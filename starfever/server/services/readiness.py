@@ -63,6 +63,7 @@ def wallet_answers(operator: SeamlessWallet) -> None:
     try:
         operator.client.call(protocol.BALANCE, {"player_id": PROBE_PLAYER,
                                                 "session_id": "readiness",
+                                                "operator_session": "readiness",
                                                 "currency": protocol.CURRENCY})
     except WalletRefused as refused:
         if refused.code == protocol.BAD_SIGNATURE:

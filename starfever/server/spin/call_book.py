@@ -73,7 +73,8 @@ _SESSIONS: Table = SessionToken.__table__  # type: ignore[assignment]
 def _logins_of(*, postgres: bool) -> Select[Any]:
     """The batch's sessions, each with its player's account (one read for both)."""
     return (select(_SESSIONS.c.id, _SESSIONS.c.account_id, _SESSIONS.c.revoked_at,
-                   _SESSIONS.c.expires_at, _ACCOUNTS.c.external_id,
+                   _SESSIONS.c.expires_at, _SESSIONS.c.operator_session,
+                   _ACCOUNTS.c.external_id,
                    _ACCOUNTS.c.play_started_at, _ACCOUNTS.c.reality_check_at,
                    _ACCOUNTS.c.net_result)
             .join(_ACCOUNTS, _ACCOUNTS.c.id == _SESSIONS.c.account_id)
@@ -99,6 +100,8 @@ class Prepared:
     player_id: str
     acknowledged_balance: int | None
     """The operator's balance after it, if it was acknowledged before (a retry)."""
+    operator_session: str | None = None
+    """The session's ``operator_session`` from its launch (``None``: a version-1 launch)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +232,7 @@ def _one(item: _Prepare, logins: dict[int, Any],
                              fingerprint=job.fingerprint))
         # a retry in the batch finds it
         known[item.ids.debit] = (job.fingerprint, CallState.PENDING, None, None)
-        return Prepared(account.external_id, None)
+        return Prepared(account.external_id, None, login.operator_session)
     request_hash, status, error, balance = seen
     check_same_request(request_hash, job.fingerprint)
     if status == CallState.REFUSED:
@@ -238,8 +241,8 @@ def _one(item: _Prepare, logins: dict[int, Any],
         raise Conflict("the debit of this spin was rolled back; send a new Idempotency-Key",
                        code="debit_rolled_back")
     if status == CallState.ACKNOWLEDGED and balance is not None:
-        return Prepared(account.external_id, balance)
-    return Prepared(account.external_id, None)  # pending: send it again
+        return Prepared(account.external_id, balance, login.operator_session)
+    return Prepared(account.external_id, None, login.operator_session)  # pending: send again
 
 
 __all__ = ["CallBook", "DebitIds", "Prepared"]

@@ -60,7 +60,7 @@ from starfever.seamless.client import (
     WalletUnavailable,
 )
 from starfever.server.db import Database
-from starfever.server.models import UNPLAYED_DEBIT, Account, Round, WalletCall
+from starfever.server.models import UNPLAYED_DEBIT, Account, Round, SessionToken, WalletCall
 from starfever.server.seamless_config import OperatorConfig
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import (
@@ -151,6 +151,16 @@ def session_ref(session_id: int | None) -> str:
     return f"sfs-{session_id or 0}"
 
 
+NO_OPERATOR_SESSION = "-"
+"""The ``operator_session`` sent for a session opened by a version-1 launch, which had none
+(its credits are still sent; the operator never refuses a credit for its session)."""
+
+
+def operator_session_of(value: str | None) -> str:
+    """The ``operator_session`` to send for a session's stored one."""
+    return value or NO_OPERATOR_SESSION
+
+
 def _log_unrecorded(transaction_id: str, recorded: Future[bool]) -> None:
     """A credit acknowledgement the books could not record stays pending: the retrier sends
     the credit again and the operator answers with its first answer, nothing moves twice."""
@@ -182,6 +192,11 @@ class SeamlessWallet:
     def launch_secret(self) -> str:
         """The secret the operator signs its launches with."""
         return self.config.secret
+
+    @property
+    def public_url(self) -> str | None:
+        """The public origin launch addresses are built on (``--public-url``)."""
+        return self.config.public_url
 
     def ledger(self, what: str) -> LedgerWallet:
         """Nothing of a player's money is kept here: refused."""
@@ -229,7 +244,8 @@ class SeamlessWallet:
             self.books.prepare(job, DebitIds(ids.debit, ids.round_ref)))
         balance, operator_id = prepared.acknowledged_balance, None
         if balance is None:
-            answer = await self._debit(job, ids, prepared.player_id)
+            answer = await self._debit(job, ids, prepared.player_id,
+                                       operator_session_of(prepared.operator_session))
             balance, operator_id = answer.balance, answer.operator_transaction_id
         job.debit = Debit(transaction_id=ids.debit, credit_transaction_id=ids.credit,
                           round_ref=ids.round_ref, balance=balance,
@@ -245,7 +261,8 @@ class SeamlessWallet:
             raise
         if outcome.credit is None:
             return outcome
-        reply = await self._send_credit(outcome.credit, prepared.player_id)
+        reply = await self._send_credit(outcome.credit, prepared.player_id,
+                                        operator_session_of(prepared.operator_session))
         if reply is None:
             return outcome
         return SpinOutcome(round=outcome.round, balance=reply.balance, replayed=False,
@@ -259,12 +276,13 @@ class SeamlessWallet:
         except IntegrityError:
             return await asyncio.wrap_future(settle.settler(self.db).enqueue(job))
 
-    async def _debit(self, job: Job, ids: TransactionIds,
-                     player_id: str) -> WalletReply:
+    async def _debit(self, job: Job, ids: TransactionIds, player_id: str,
+                     operator_session: str) -> WalletReply:
         """Send the debit; the operator's answer (recorded by the settler with the round), or
         the client's refusal."""
         fields = {"transaction_id": ids.debit, "round_id": ids.round_ref, "player_id": player_id,
-                  "session_id": session_ref(job.principal.session_id), "currency": p.CURRENCY,
+                  "session_id": session_ref(job.principal.session_id),
+                  "operator_session": operator_session, "currency": p.CURRENCY,
                   "amount": money.total_bet(Cents(job.bet)), "game": p.GAME,
                   "model": f"{job.model.name} {job.model.version}"}
         try:
@@ -327,9 +345,10 @@ class SeamlessWallet:
             return found
 
     @staticmethod
-    def fields(row: WalletCall | Mapping[str, Any], player_id: str) -> dict[str, Any]:
+    def fields(row: WalletCall | Mapping[str, Any], player_id: str,
+               operator_session: str = NO_OPERATOR_SESSION) -> dict[str, Any]:
         """The request of a recorded credit or rollback (its row, or the row's values as
-        the settlement returned them)."""
+        the settlement returned them); ``operator_session``: its session's (credits only)."""
         get = row.__getitem__ if isinstance(row, Mapping) else partial(getattr, row)
         if get("kind") == CallKind.ROLLBACK:
             return {"transaction_id": get("transaction_id"), "round_id": get("round_ref"),
@@ -337,7 +356,8 @@ class SeamlessWallet:
                     "debit_transaction_id": get("debit_transaction_id")}
         return {"transaction_id": get("transaction_id"), "round_id": get("round_ref"),
                 "player_id": player_id, "session_id": session_ref(get("session_id")),
-                "currency": p.CURRENCY, "amount": get("amount"),
+                "operator_session": operator_session, "currency": p.CURRENCY,
+                "amount": get("amount"),
                 "debit_transaction_id": get("debit_transaction_id"),
                 "jackpot_amount": get("jackpot_amount"), "round_closed": True}
 
@@ -362,14 +382,16 @@ class SeamlessWallet:
         await asyncio.to_thread(self.mark, transaction_id, CallState.ACKNOWLEDGED, reply=reply)
         return reply
 
-    async def _send_credit(self, credit: dict[str, Any], player_id: str) -> WalletReply | None:
+    async def _send_credit(self, credit: dict[str, Any], player_id: str,
+                           operator_session: str) -> WalletReply | None:
         """Send a round's credit, just committed as pending (``credit``: its ``wallet_calls``
         values), once now; its acknowledgement is queued for the books' next group commit,
         which the spin's answer does not wait for (a credit still pending is only sent again).
         Left pending for the retrier if it gets no answer."""
         transaction_id = credit["transaction_id"]
         try:
-            reply = await self.aclient.call(CallKind.CREDIT, self.fields(credit, player_id))
+            reply = await self.aclient.call(CallKind.CREDIT,
+                                            self.fields(credit, player_id, operator_session))
         except WalletRefused as refused:
             log.error("credit %s refused: %s", transaction_id, refused)
             await asyncio.to_thread(self.mark, transaction_id, CallState.REFUSED,
@@ -434,8 +456,9 @@ class SeamlessWallet:
         for found in due:
             values = dict(found._mapping)
             player_id = values.pop("player_id")
+            operator_session = operator_session_of(values.pop("operator_session"))
             row = WalletCall(**values)
-            requests.append((row, self.fields(row, str(player_id))))
+            requests.append((row, self.fields(row, str(player_id), operator_session)))
         done = 0
         for row, fields in requests:
             try:
@@ -458,12 +481,16 @@ class SeamlessWallet:
         with self.db.read() as session:
             player_id = session.scalar(select(Account.external_id)
                                        .where(Account.id == principal.account_id))
+            operator_session = session.scalar(select(SessionToken.operator_session)
+                                              .where(SessionToken.id == principal.session_id))
         if player_id is None:
             raise NotFound("this player did not come from the operator's launch",
                            code="not_an_operator_player")
         try:
             reply = self.client.call(p.BALANCE, {"player_id": player_id,
                                                  "session_id": session_ref(principal.session_id),
+                                                 "operator_session":
+                                                     operator_session_of(operator_session),
                                                  "currency": p.CURRENCY})
         except WalletRefused as refused:
             raise refusal(refused.code, refused.message) from None
@@ -474,14 +501,18 @@ class SeamlessWallet:
 
 _CALLS: Table = WalletCall.__table__  # type: ignore[assignment]
 _ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
-_DUE = (select(*_CALLS.c, _ACCOUNTS.c.external_id.label("player_id"))
+_SESSIONS: Table = SessionToken.__table__  # type: ignore[assignment]
+_DUE = (select(*_CALLS.c, _ACCOUNTS.c.external_id.label("player_id"),
+               _SESSIONS.c.operator_session)
         .join(_ACCOUNTS, _ACCOUNTS.c.id == _CALLS.c.account_id)
+        .outerjoin(_SESSIONS, _SESSIONS.c.id == _CALLS.c.session_id)
         .where(_CALLS.c.status == CallState.PENDING,
                _CALLS.c.kind.in_((CallKind.CREDIT, CallKind.ROLLBACK)),
                _CALLS.c.next_attempt_at <= bindparam("now"),
                or_(_CALLS.c.attempts > 0, _CALLS.c.created_at <= bindparam("fresh")))
         .order_by(_CALLS.c.id).limit(RETRY_BATCH))
-"""The credits and rollbacks due to be resent (``Retrier``), with each player's id."""
+"""The credits and rollbacks due to be resent (``Retrier``), with each player's id and its
+session's ``operator_session``."""
 
 
 class Retrier:

@@ -64,6 +64,11 @@ class WalletPort(Protocol):
         """The secret the operator signs its launches with (None where no one launches)."""
         ...
 
+    @property
+    def public_url(self) -> str | None:
+        """The public origin launch addresses are built on (None where no one launches)."""
+        ...
+
     async def spin(self, job: Job) -> SpinOutcome:
         """Play ``job`` (checked, its test draws drawn): take the bet, draw the round if not
         drawn yet, settle it (``settler``), pay the win; the stored round and the balance."""
@@ -102,6 +107,7 @@ class LedgerWallet:
     launches_players = False
     calls_operator = False
     launch_secret = None
+    public_url = None
 
     def __init__(self, db: Database | None = None) -> None:
         self._db = db

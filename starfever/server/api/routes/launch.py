@@ -13,7 +13,7 @@ from starfever.seamless import protocol as p
 from starfever.server.api.deps import ContextDep
 from starfever.server.schemas import LaunchPublic
 from starfever.server.services import launch as service
-from starfever.server.services.errors import NotFound, Unprocessable, utcnow
+from starfever.server.services.errors import NotFound, Unavailable, Unprocessable, utcnow
 
 router = APIRouter(prefix="/launch", tags=["operator mode"])
 
@@ -22,16 +22,25 @@ router = APIRouter(prefix="/launch", tags=["operator mode"])
 async def launch(context: ContextDep, request: Request,
                  signature: Annotated[str | None, Header(alias=p.OPERATOR_SIGNATURE)] = None,
                  ) -> LaunchPublic:
-    """The operator's back end launches a player it has verified: the body ``{"player_id",
-    "currency": "EUR", "language": "de"|"en", "market", "return_url", "timestamp"}`` signed
-    with ``X-Operator-Signature`` (hex HMAC-SHA256 of the raw body under the shared secret).
-    The answer is the game's address with a single-use launch token valid for 60 s, and the
-    market profile the game is played under: the one this server runs (``starfever serve
-    --market``); a launch for another market is refused (``422 market_not_served``)."""
+    """The operator's back end launches a player it has verified (wallet protocol v2): the body
+    ``{"launch_id", "player_id", "operator_session", "currency": "EUR", "language": "de"|"en",
+    "market", "mode": "real", "return_url", "timestamp"}`` signed with ``X-Operator-Signature``
+    (hex HMAC-SHA256 of the raw body under the shared secret). A ``launch_id`` used before is
+    ``409 launch_replayed``, a ``timestamp`` more than 60 s old or 30 s ahead ``409
+    stale_launch``; another currency ``422 currency_not_served``, ``mode: "demo"`` ``422
+    demo_not_served`` (not served yet). The answer is the game's address on the configured
+    public origin (``--public-url``; never the request's ``Host`` header) with a single-use
+    launch token valid for 60 s, and the market profile the game is played under: the one this
+    server runs (``starfever serve --market``); a launch for another market is refused (``422
+    market_not_served``)."""
     secret = context.wallet.launch_secret
     if secret is None:
         raise NotFound("this server is not in operator mode (starfever serve --wallet "
                        "operator)", code="not_operator_mode")
+    public_url = context.wallet.public_url
+    if public_url is None:
+        raise Unavailable("no public origin is configured for launch addresses (starfever "
+                          "serve --public-url)", code="public_url_not_configured")
     raw = await request.body()
     checked = service.check_launch(secret, raw, signature, utcnow())
     market = load_market(context.settings.market)
@@ -43,5 +52,5 @@ async def launch(context: ContextDep, request: Request,
                                              checked)
     query = urlencode({"launch": token, "lang": checked.language,
                        "return_url": checked.return_url, "player": checked.player_id})
-    return LaunchPublic(url=f"{str(request.base_url).rstrip('/')}/?{query}", expires_at=expires,
+    return LaunchPublic(url=f"{public_url}/?{query}", expires_at=expires,
                         market=market.public())
