@@ -96,9 +96,10 @@ def _serve(args: argparse.Namespace) -> int:
     wallet = f"operator wallet {operator.url}" if operator else "ledger wallet"
     print(f"Star Fever serving on http://{args.host}:{args.port} "
           f"(model {model.name} {model.version}, market {settings.market}, database "
-          f"{shown_url(settings.database_url)}, {wallet}; build sha256 "
-          f"{identity.software.build_sha256[:16]}..., software "
-          f"{'verified' if identity.software.ok else 'NOT verified'})", flush=True)
+          f"{shown_url(settings.database_url)}, {wallet}; running build sha256 "
+          f"{identity.running_sha256[:16]}..., software "
+          f"{'verified' if identity.software.ok else 'NOT verified'}, environment "
+          f"{'sealed' if identity.runtime.ok else 'NOT sealed'})", flush=True)
     uvicorn.run("starfever.server.app:app_from_env", factory=True, host=args.host,
                 port=args.port, workers=args.workers, log_level=args.log_level,
                 log_config=log_config(args.log_format, args.log_level),
