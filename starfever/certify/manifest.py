@@ -4,6 +4,12 @@ time by ``setup.py`` and shipped inside it) and the manifest of a certification 
 Standard library only, and importable on its own (``setup.py`` loads this file by path while
 the package is being built, before any dependency is installed).
 
+Run as a script, it checks a package folder on its own, importing nothing of the installed
+package (ADR 0050): ``python -I -S -B manifest.py SITE/starfever [MANIFEST]`` from a trusted
+copy (the certified source, not the install it checks) compares every file with the manifest
+(default: the folder's own) and every ``.pyc`` with its source; exit 0, or 1 naming each
+difference.
+
 A manifest is canonical JSON (sorted keys, no spaces, ASCII, one trailing newline), so the
 same files give the same bytes on every machine and its SHA-256 names them: the software
 manifest's SHA-256 is the *build hash* that every round records (ADR 0020).
@@ -157,3 +163,33 @@ def compare(listed: Mapping[str, str], found: Mapping[str, str]) -> Comparison:
             result.changed.append(path)
     result.added = sorted(set(found) - set(listed))
     return result
+
+
+def main(argv: list[str]) -> int:
+    """The script: check the package folder ``argv[0]`` against ``argv[1]`` (default: its own
+    manifest); the differences, one a line; 0 when there are none, 1 otherwise, 2 on bad input."""
+    if len(argv) not in (1, 2):
+        print("usage: python -I -S -B manifest.py PACKAGE_FOLDER [SOFTWARE_MANIFEST]",
+              file=sys.stderr)
+        return 2
+    root = Path(argv[0])
+    path = Path(argv[1]) if len(argv) == 2 else root / SOFTWARE_MANIFEST
+    try:
+        content = json.loads(path.read_bytes())
+        listed = {str(k): str(v) for k, v in content["files"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        print(f"cannot read the software manifest {path}: {error}", file=sys.stderr)
+        return 2
+    found = {rel: file_sha256(p) for rel, p in package_files(root)}
+    lines = compare(listed, found).lines() + [
+        f"byte code that is not the compile of its source: {rel}"
+        for rel in unfaithful_bytecode(root)]
+    print(f"{root}: {'OK' if not lines else 'MISMATCH'} against {path} "
+          f"({len(listed)} files listed, manifest sha256 {sha256_of(path.read_bytes())})")
+    for line in lines:
+        print(f"  {line}")
+    return 1 if lines else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

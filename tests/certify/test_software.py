@@ -324,6 +324,16 @@ def test_forged_byte_code_fails_verify_and_production_refuses_to_start(
     named = f"byte code that is not the compile of its source: server/__pycache__/{pyc.name}"
     assert named in verify.stdout and "software MISMATCH" in verify.stdout
     assert named in _refused_in_production(deployed, tmp_path, database)
+    # the check from a trusted copy, importing nothing of the install, finds it too
+    alone = subprocess.run([sys.executable, "-I", "-S", "-B",
+                            str(ROOT / "starfever" / "certify" / "manifest.py"),
+                            str(deployed[1] / "starfever")],
+                           capture_output=True, text=True, timeout=120, check=False)
+    assert alone.returncode == 1, alone.stdout + alone.stderr
+    assert alone.stdout.splitlines()[1:] == [f"  {named}"]
+    pyc.unlink()
+    clean = subprocess.run(alone.args, capture_output=True, text=True, timeout=120, check=False)
+    assert clean.returncode == 0 and " OK against " in clean.stdout, clean.stdout + clean.stderr
 
 
 @pytest.mark.parametrize("hook", ["zz-approve.pth", "sitecustomize.py"])
