@@ -137,6 +137,21 @@ def found() -> dict[str, Any]:
             "hooks": startup_hooks(), "distributions": distributions()}
 
 
+_FOUND: dict[tuple[str, ...], dict[str, Any]] = {}
+
+
+def _found_once() -> dict[str, Any]:
+    """:func:`found`, once per ``sys.path`` and variables in this process: a development
+    server's quick check, made again for every application a test process creates."""
+    key = (*sys.path, "\0", *(os.environ.get(name, "\0") for name in VARIABLES))
+    known = _FOUND.get(key)
+    if known is None:
+        if len(_FOUND) > 16:
+            _FOUND.clear()
+        known = _FOUND[key] = found()
+    return known
+
+
 def _record_index() -> dict[str, str]:
     """Every file an installed distribution's RECORD lists with a hash: path -> SHA-256."""
     index: dict[str, str] = {}
@@ -253,7 +268,7 @@ def check(root: Path = PACKAGE_ROOT, *, loaded: bool = True) -> EnvironmentCheck
     distributions' RECORDs and every module this process loaded (about a second), without it
     (an unsealed development server) only the environment's hash and the missing seal."""
     path = root / ENVIRONMENT_MANIFEST
-    now = found()
+    now = found() if loaded else _found_once()
     data = canonical(now)
     result = EnvironmentCheck(manifest_path=path, manifest_sha256=None,
                               environment_sha256=sha256_of(data))
