@@ -46,7 +46,11 @@ def _serve(args: argparse.Namespace) -> int:
     from starfever.engine.model import load_model
     from starfever.server.app import TEST_MODE_WARNING
     from starfever.server.db import checked_url, database_problem, open_migrated
-    from starfever.server.identity import check_startup, record_approved_models
+    from starfever.server.identity import (
+        check_startup,
+        record_approved_models,
+        record_running_build,
+    )
     from starfever.server.logs import log_config
     from starfever.server.services.anchor import ensure_boundary
     from starfever.server.services.events import record_start
@@ -89,6 +93,7 @@ def _serve(args: argparse.Namespace) -> int:
                                 "sha256": model.sha256},
                      settings=recorded_settings(settings, operator))
         record_approved_models(db, settings)
+        record_running_build(db, identity)
     except SQLAlchemyError as error:
         raise database_problem(settings.database_url, error) from None
     finally:

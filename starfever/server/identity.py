@@ -183,3 +183,26 @@ def record_approved_models(db: Any, settings: Settings) -> bool:
         events.record(session, "approved_models_changed", actor=None,
                       detail={"approved": now, "previous": previous})
     return True
+
+
+def record_running_build(db: Any, identity: StartupIdentity) -> bool:
+    """A ``software_changed`` significant event when the running build hash differs from the
+    last one recorded (the first start records it): a new deployment, or a package, hook,
+    dependency or interpreter changed and resealed, shows in the log with the hash before.
+    Whether one was recorded."""
+    from starfever.server.services import events
+
+    now = identity.running_sha256
+    with db.write() as session:
+        before = events.last(session, ("software_changed",))
+        previous = before.detail.get("running_sha256") if before else None
+        if previous == now:
+            return False
+        events.record(session, "software_changed", actor=None,
+                      detail={"running_sha256": now,
+                              "build_sha256": identity.software.build_sha256,
+                              "software_ok": identity.software.ok,
+                              "environment_sha256": identity.runtime.environment_sha256,
+                              "environment_ok": identity.runtime.ok,
+                              "previous": previous})
+    return True

@@ -129,3 +129,26 @@ def test_a_change_of_the_approved_models_is_a_significant_event(tmp_path: Path) 
         {"approved": sorted([default, rtp94]), "previous": [default]},
         {"approved": [default], "previous": None}]
     assert all(e.actor is None for e in logged)
+
+
+@pytest.mark.slow
+def test_a_change_of_the_running_build_is_a_significant_event(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'events.db'}"
+    log = tmp_path / "server.log"
+    # the same build twice, then one started with a variable that changes what Python runs
+    for more in ({}, {}, {"PYTHONWARNINGS": "ignore"}):
+        Server(url, log, more).start().stop()
+    db = Database(url)
+    try:
+        logged = events.query(db, kinds=["software_changed"])
+    finally:
+        db.dispose()
+    assert len(logged) == 2  # newest first; the unchanged restart logs nothing
+    changed, first = (e.detail for e in logged)
+    assert first["previous"] is None and changed["previous"] == first["running_sha256"]
+    assert changed["build_sha256"] == first["build_sha256"]  # the package did not change
+    assert changed["environment_sha256"] != first["environment_sha256"]
+    for detail in (first, changed):
+        assert detail["running_sha256"] == running_sha256(detail["build_sha256"],
+                                                          detail["environment_sha256"])
+    assert all(e.actor is None for e in logged)
