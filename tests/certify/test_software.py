@@ -3,8 +3,11 @@ tree by its ``setup.py`` (the build hook writes the software manifest) and insta
 target folder with pip, as ``scripts/install`` does (``--no-build-isolation``). Then:
 ``starfever verify`` passes; one changed byte of a model file makes it fail naming that file;
 a production server refuses that install, and an unapproved model, with one line; an intact
-production install serves, shows its identity to the operator, and records its build and
-model in every round. Nothing in this worktree is changed."""
+production install serves, shows its identity to the operator, and records its running build
+(package and sealed environment, ADR 0051) and model in every round. And the attacks of issue 34
+(ADR 0050): forged byte code, a ``.pth`` or ``sitecustomize`` hook, each proven to run in Python,
+fail ``verify`` and are refused in production; a hook smuggled into a RECORD and resealed
+changes the running build hash. Nothing in this worktree is changed."""
 
 from __future__ import annotations
 
