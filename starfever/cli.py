@@ -23,7 +23,7 @@ COMMAND_MODULES = (
     "starfever.server.cli",  # serve, audit, operator
     "starfever.server.reports",  # report
     "starfever.seamless.cli",  # operator-wallet-demo
-    "starfever.certify.cli",  # certify, verify, keygen, sign
+    "starfever.certify.cli",  # certify, verify, seal, keygen, sign
 )
 
 INTERNAL_ERROR = 70

@@ -1,4 +1,5 @@
-"""``starfever certify``, ``starfever verify``, ``starfever keygen`` and ``starfever sign``."""
+"""``starfever certify``, ``starfever verify``, ``starfever seal``, ``starfever keygen`` and
+``starfever sign``."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ SIGNING_KEY_ENV = "STARFEVER_SIGNING_KEY"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add certify, verify, keygen and sign."""
+    """Add certify, verify, seal, keygen and sign."""
     from starfever.certify.defaults import (
         DEFAULT_CLASS_SPINS,
         DEFAULT_RNG_ROUNDS,
@@ -77,6 +78,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="the signature file (default: the manifest's path + .sig)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=cmd_verify)
+
+    p = sub.add_parser("seal", help="seal the deployed environment: write the interpreter, "
+                                    "start-up hooks and installed distributions into the "
+                                    "package's environment-manifest.json (ADR 0050)")
+    p.set_defaults(handler=cmd_seal)
 
     p = sub.add_parser("keygen", help="make an Ed25519 key pair (PREFIX.key, PREFIX.pub)")
     p.add_argument("--out", required=True, metavar="PREFIX",
@@ -165,9 +171,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     public = _public_key(args.public_key)  # a missing or bad key file: exit 2
     if args.bundle is not None:
         return _verify_bundle(args, public is not None)
-    from starfever.certify import software
+    from starfever.certify import environment, software
 
     result = software.check(manifest=args.manifest)
+    runtime = environment.check(result.root)
     lines = result.differences()
     verified = None
     if public is not None:
@@ -175,19 +182,33 @@ def cmd_verify(args: argparse.Namespace) -> int:
             verified = signing.verify_file(public, result.manifest_path, args.signature)
         except signing.SigningError as error:
             lines.append(f"signature: {error}")
-    ok = not lines
+    ok = not lines and runtime.ok
+    running = environment.running_sha256(result.build_sha256, runtime.environment_sha256)
     if args.json:
         print(json.dumps({**result.to_dict(), "ok": ok, "differences": lines,
+                          "environment": runtime.to_dict(), "running_sha256": running,
                           "signature": None if verified is None else {
                               "public_key_sha256": verified.public_key_sha256}}, indent=2))
         return 0 if ok else 1
     print(result.summary())
+    print(runtime.summary())
+    for line in runtime.differences:
+        print(f"  environment: {line}")
+    print(f"running build sha256 {running} (what every round records)")
     if verified is not None:
         print(f"signature OK: {result.manifest_path} signed by key "
               f"{verified.public_key_sha256}")
     for line in lines:
         print(f"  {line}")
     return 0 if ok else 1
+
+
+def cmd_seal(args: argparse.Namespace) -> int:
+    from starfever.certify import environment
+
+    path, digest = environment.seal()
+    print(f"sealed the environment into {path} (environment sha256 {digest})")
+    return 0
 
 
 def _verify_bundle(args: argparse.Namespace, with_key: bool) -> int:

@@ -4,8 +4,11 @@
 :func:`check` recomputes the SHA-256 of every file of the installed package and compares them
 with a manifest (the shipped one, or one given, e.g. the copy in a certification bundle).
 The *build hash* is the SHA-256 of the manifest made from the files as they are: it equals
-the shipped manifest's own SHA-256 exactly when nothing differs, and it is what the server
-records in every round (:func:`running`), so a recalled round names the code that played it.
+the shipped manifest's own SHA-256 exactly when nothing differs. Byte code is part of what
+Python may execute: every ``.pyc`` in the package must be the faithful compile of the source
+beside it (ADR 0050); one that is not is a difference, and is hashed into the build hash, so a
+build whose byte code was forged never bears the certified hash. The server records the
+build hash with the environment's (``starfever.certify.environment``) in every round.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from starfever.certify.manifest import (
     file_sha256,
     package_files,
     sha256_of,
+    unfaithful_bytecode,
 )
 from starfever.engine.errors import InputError
 
@@ -102,6 +106,7 @@ def check(root: Path = PACKAGE_ROOT, manifest: Path | None = None) -> SoftwareCh
     """The files under ``root`` against ``manifest`` (default: the one shipped in ``root``)."""
     path = manifest or root / SOFTWARE_MANIFEST
     found = {rel: file_sha256(p) for rel, p in package_files(root)}
+    bytecode = unfaithful_bytecode(root)
     version = installed_version()
     result = SoftwareCheck(root=root, manifest_path=path, manifest_sha256=None,
                            build_sha256="", version=version)
@@ -121,14 +126,16 @@ def check(root: Path = PACKAGE_ROOT, manifest: Path | None = None) -> SoftwareCh
         result.comparison = compare(listed, found)
         if result.comparison.ok and not result.problems and data != canonical(content):
             result.problems.append(f"{path} is not in canonical form")
+    result.problems += [f"byte code that is not the compile of its source: {rel}"
+                        for rel in bytecode]
     result.build_sha256 = sha256_of(canonical({"format": SOFTWARE_FORMAT,
                                                "package": "starfever", "version": version,
-                                               "files": found}))
+                                               "files": {**found, **bytecode}}))
     return result
 
 
 @lru_cache(maxsize=1)
 def running() -> SoftwareCheck:
-    """The check of the running package, made once per process (at the server's start-up:
-    the build a round records is the one loaded then)."""
+    """The check of the running package, made once per process (at the server's start-up,
+    after its modules are imported: the build a round records is the one loaded then)."""
     return check()

@@ -46,7 +46,11 @@ def _serve(args: argparse.Namespace) -> int:
     from starfever.engine.model import load_model
     from starfever.server.app import TEST_MODE_WARNING
     from starfever.server.db import checked_url, database_problem, open_migrated
-    from starfever.server.identity import check_startup, record_approved_models
+    from starfever.server.identity import (
+        check_startup,
+        record_approved_models,
+        record_running_build,
+    )
     from starfever.server.logs import log_config
     from starfever.server.services.anchor import ensure_boundary
     from starfever.server.services.events import record_start
@@ -89,6 +93,7 @@ def _serve(args: argparse.Namespace) -> int:
                                 "sha256": model.sha256},
                      settings=recorded_settings(settings, operator))
         record_approved_models(db, settings)
+        record_running_build(db, identity)
     except SQLAlchemyError as error:
         raise database_problem(settings.database_url, error) from None
     finally:
@@ -96,9 +101,10 @@ def _serve(args: argparse.Namespace) -> int:
     wallet = f"operator wallet {operator.url}" if operator else "ledger wallet"
     print(f"Star Fever serving on http://{args.host}:{args.port} "
           f"(model {model.name} {model.version}, market {settings.market}, database "
-          f"{shown_url(settings.database_url)}, {wallet}; build sha256 "
-          f"{identity.software.build_sha256[:16]}..., software "
-          f"{'verified' if identity.software.ok else 'NOT verified'})", flush=True)
+          f"{shown_url(settings.database_url)}, {wallet}; running build sha256 "
+          f"{identity.running_sha256[:16]}..., software "
+          f"{'verified' if identity.software.ok else 'NOT verified'}, environment "
+          f"{'sealed' if identity.runtime.ok else 'NOT sealed'})", flush=True)
     uvicorn.run("starfever.server.app:app_from_env", factory=True, host=args.host,
                 port=args.port, workers=args.workers, log_level=args.log_level,
                 log_config=log_config(args.log_format, args.log_level),

@@ -2,9 +2,13 @@
 the build its software manifest names and that the model is one the configuration approves;
 in every round, which build and which model played it.
 
-Production (``STARFEVER_ENV=production``) refuses to start on a software mismatch or an
-unapproved model, with one line; development warns and plays on. The result, with the
-manifest's own hash, is what ``GET /api/v1/operator/software`` shows.
+Production (``STARFEVER_ENV=production``) refuses to start on a software mismatch (forged
+byte code included), an environment that differs from its seal or runs anything no installed
+distribution accounts for (ADR 0050), or an unapproved model, with one line; development warns
+and plays on. The result, with the manifest's own hash, is what
+``GET /api/v1/operator/software`` shows. Every round records the *running build hash*: the
+package's build hash and the environment's hash, both computed over what this process found
+and loaded at its start (ADR 0051).
 """
 
 from __future__ import annotations
@@ -12,12 +16,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from starfever.certify import software
+from starfever.certify import environment, software
 from starfever.engine.model import MathModel, ModelError, check_offered, load_model_version
 from starfever.server.settings import Settings, SettingsError
 
 _MODEL_HASHES: dict[int, tuple[MathModel, str]] = {}
 """Model hashes by object (a model's hash costs 0.2 ms; the settler asks once per batch)."""
+_RUNNING: dict[str, str] = {}
+"""The running build hash this process found at its start (``check_startup``)."""
+
+
+def running_sha256() -> str:
+    """The running build hash of this process: the one its start-up check computed; where no
+    start-up check ran (a command writing rounds outside a server), computed now from the
+    package and the environment as found."""
+    known = _RUNNING.get("sha256")
+    if known is None:
+        known = _RUNNING["sha256"] = environment.running_sha256(
+            software.running().build_sha256,
+            environment.check(loaded=False).environment_sha256)
+    return known
 
 
 def round_identity(model: MathModel) -> dict[str, str]:
@@ -27,7 +45,7 @@ def round_identity(model: MathModel) -> dict[str, str]:
         if len(_MODEL_HASHES) > 64:  # a process's few models; never grows without bound
             _MODEL_HASHES.clear()
         known = _MODEL_HASHES[id(model)] = (model, model.sha256)
-    return {"build_sha256": software.running().build_sha256, "model_sha256": known[1]}
+    return {"build_sha256": running_sha256(), "model_sha256": known[1]}
 
 
 @dataclass
@@ -35,10 +53,18 @@ class StartupIdentity:
     """The server's software check and its model's approval."""
 
     software: software.SoftwareCheck
+    runtime: environment.EnvironmentCheck
+    """The environment against its seal (ADR 0050)."""
     model: MathModel
     approved: tuple[str, ...]
     environment: str
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def running_sha256(self) -> str:
+        """What every round records: the package's and the environment's hashes as one."""
+        return environment.running_sha256(self.software.build_sha256,
+                                          self.runtime.environment_sha256)
 
     @property
     def model_approved(self) -> bool:
@@ -48,6 +74,7 @@ class StartupIdentity:
     def to_dict(self) -> dict[str, Any]:
         """The operator route's body."""
         return {"software": self.software.to_dict(), "environment": self.environment,
+                "runtime": self.runtime.to_dict(), "running_sha256": self.running_sha256,
                 "model": {"name": self.model.name, "version": self.model.version,
                           "sha256": self.model.sha256, "approved": self.model_approved},
                 "approved_models": list(self.approved), "warnings": self.warnings}
@@ -108,7 +135,11 @@ def check_startup(settings: Settings, model: MathModel) -> StartupIdentity:
     check_conditions(model)
     checked = software.running()
     production = settings.environment == "production"
-    result = StartupIdentity(software=checked, model=model,
+    sealed = (checked.root / environment.ENVIRONMENT_MANIFEST).is_file()
+    # the whole check (every loaded module against its RECORD, about a second) where it
+    # decides; a development server without a seal only names its environment
+    runtime = environment.check(checked.root, loaded=production or sealed)
+    result = StartupIdentity(software=checked, runtime=runtime, model=model,
                              approved=settings.approved_model_hashes,
                              environment=settings.environment)
     if not checked.ok:
@@ -120,6 +151,14 @@ def check_startup(settings: Settings, model: MathModel) -> StartupIdentity:
         if production:
             raise SettingsError(f"{problem}; refusing to start in production")
         result.warnings.append(problem)
+    if not runtime.ok and (production or sealed):
+        problem = (f"the environment does not match its seal: {len(runtime.differences)} "
+                   f"difference(s), the first {runtime.differences[0]} (starfever verify "
+                   "lists them; starfever seal seals a deployed environment)")
+        if production:
+            raise SettingsError(f"{problem}; refusing to start in production")
+        result.warnings.append(problem)
+    _RUNNING["sha256"] = result.running_sha256
     if not result.model_approved:
         problem = (f"model {model.name} {model.version} (sha256 {model.sha256}) is not in "
                    "STARFEVER_APPROVED_MODELS")
@@ -143,4 +182,27 @@ def record_approved_models(db: Any, settings: Settings) -> bool:
             return False
         events.record(session, "approved_models_changed", actor=None,
                       detail={"approved": now, "previous": previous})
+    return True
+
+
+def record_running_build(db: Any, identity: StartupIdentity) -> bool:
+    """A ``software_changed`` significant event when the running build hash differs from the
+    last one recorded (the first start records it): a new deployment, or a package, hook,
+    dependency or interpreter changed and resealed, shows in the log with the hash before.
+    Whether one was recorded."""
+    from starfever.server.services import events
+
+    now = identity.running_sha256
+    with db.write() as session:
+        before = events.last(session, ("software_changed",))
+        previous = before.detail.get("running_sha256") if before else None
+        if previous == now:
+            return False
+        events.record(session, "software_changed", actor=None,
+                      detail={"running_sha256": now,
+                              "build_sha256": identity.software.build_sha256,
+                              "software_ok": identity.software.ok,
+                              "environment_sha256": identity.runtime.environment_sha256,
+                              "environment_ok": identity.runtime.ok,
+                              "previous": previous})
     return True

@@ -346,6 +346,14 @@ class SoftwareCheckPublic(Public):
     differences: list[str]
 
 
+class RuntimeCheckPublic(Public):
+    ok: bool
+    manifest: str
+    manifest_sha256: str | None
+    environment_sha256: str
+    differences: list[str]
+
+
 class ModelIdentityPublic(Public):
     name: str
     version: str
@@ -356,6 +364,8 @@ class ModelIdentityPublic(Public):
 class SoftwarePublic(Public):
     software: SoftwareCheckPublic
     environment: str
+    runtime: RuntimeCheckPublic
+    running_sha256: str
     model: ModelIdentityPublic
     approved_models: list[str]
     warnings: list[str]

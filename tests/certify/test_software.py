@@ -3,13 +3,22 @@ tree by its ``setup.py`` (the build hook writes the software manifest) and insta
 target folder with pip, as ``scripts/install`` does (``--no-build-isolation``). Then:
 ``starfever verify`` passes; one changed byte of a model file makes it fail naming that file;
 a production server refuses that install, and an unapproved model, with one line; an intact
-production install serves, shows its identity to the operator, and records its build and
-model in every round. Nothing in this worktree is changed."""
+production install serves, shows its identity to the operator, and records its running build
+(package and sealed environment, ADR 0051) and model in every round. And the attacks of issue 34
+(ADR 0050): forged byte code, a ``.pth`` or ``sitecustomize`` hook, each proven to run in Python,
+fail ``verify`` and are refused in production; a hook smuggled into a RECORD and resealed
+changes the running build hash. Nothing in this worktree is changed."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import importlib.util
 import json
+import marshal
+import os
 import shutil
+import site
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,7 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from starfever.certify.manifest import SOFTWARE_MANIFEST, sha256_of
+from starfever.certify.environment import running_sha256
+from starfever.certify.manifest import ENVIRONMENT_MANIFEST, SOFTWARE_MANIFEST, sha256_of
 from starfever.engine.model import load_model
 from tests.harness import (
     SECRET,
@@ -31,8 +41,8 @@ from tests.harness import (
 pytestmark = pytest.mark.slow  # a build and an install (seconds), servers
 
 ROOT = Path(__file__).resolve().parents[2]
-IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", SOFTWARE_MANIFEST, "*.egg-info",
-                                 "build")
+IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", SOFTWARE_MANIFEST,
+                                 ENVIRONMENT_MANIFEST, "*.egg-info", "build")
 
 
 def _build_and_install(into: Path, work: Path) -> Path:
@@ -58,7 +68,15 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("install")
     target = work / "site"
     _build_and_install(target, work)
+    _seal(target, work)
     return target
+
+
+def _seal(target: Path, cwd: Path) -> None:
+    """``starfever seal`` of the install, as a deployment does (ADR 0050)."""
+    done = _run(target, cwd, "seal")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (target / "starfever" / ENVIRONMENT_MANIFEST).is_file()
 
 
 def _env(target: Path, **settings: str) -> dict[str, str]:
@@ -77,10 +95,11 @@ def _production(**more: str) -> dict[str, str]:
 
 
 def _corrupted_copy(installed: Path, tmp_path: Path) -> Path:
-    """A copy of the install with one byte of the default model file changed (it stays valid
-    JSON: a letter of its description)."""
+    """A copy of the install (sealed where it lies) with one byte of the default model file
+    changed (it stays valid JSON: a letter of its description)."""
     copy = tmp_path / "site"
     shutil.copytree(installed, copy)
+    _seal(copy, tmp_path)
     model_file = copy / "starfever" / "models" / "default.json"
     data = bytearray(model_file.read_bytes())
     at = data.index(b'"description": "') + len(b'"description": "')
@@ -103,6 +122,19 @@ def test_verify_passes_on_a_fresh_install(installed: Path, tmp_path: Path) -> No
                      "server/app.py", "web/static/js/app.js", "certify/manifest.py"):
         assert critical in listed, critical
     assert report["files_checked"] == len(listed)
+    # pip compiled the package: its byte code is checked against the sources, not listed
+    assert list((installed / "starfever" / "server" / "__pycache__").glob("identity.*.pyc"))
+    assert not [name for name in listed if "__pycache__" in name or name.endswith(".pyc")]
+    seal = installed / "starfever" / ENVIRONMENT_MANIFEST
+    assert report["environment"]["ok"] is True, report["environment"]
+    assert report["environment"]["manifest_sha256"] == sha256_of(seal.read_bytes()) == report[
+        "environment"]["environment_sha256"]
+    sealed = json.loads(seal.read_text())
+    assert sealed["interpreter"]["version"] == sys.version
+    assert any(key.startswith("starfever @ ") for key in sealed["distributions"])
+    assert report["running_sha256"] == running_sha256(report["build_sha256"],
+                                                      report["environment"][
+                                                          "environment_sha256"])
 
 
 def test_one_changed_byte_of_a_model_file_fails_verify(installed: Path, tmp_path: Path) -> None:
@@ -200,13 +232,156 @@ def test_an_intact_production_install_serves_and_every_round_names_its_build(
         assert shown["software"]["ok"] is True and shown["software"]["differences"] == []
         assert shown["software"]["manifest_sha256"] == manifest_sha
         assert shown["software"]["build_sha256"] == manifest_sha
+        seal_sha = sha256_of((installed / "starfever" / ENVIRONMENT_MANIFEST).read_bytes())
+        assert shown["runtime"]["ok"] is True, shown["runtime"]
+        assert shown["runtime"]["environment_sha256"] == seal_sha
+        assert shown["running_sha256"] == running_sha256(manifest_sha, seal_sha)
         assert shown["model"] == {"name": "default", "version": model.version,
                                   "sha256": model.sha256, "approved": True}
         assert shown["environment"] == "production"
         played = server.spin(token, line_bet=5).json()["round"]
         recalled = server.call("GET", f"/rounds/{played['id']}", token).json()
-        assert recalled["build_sha256"] == manifest_sha
+        assert recalled["build_sha256"] == running_sha256(manifest_sha, seal_sha)
         assert recalled["model_sha256"] == model.sha256
     audit = _run(installed, tmp_path, "audit", "--database-url", database)
     assert audit.returncode == 0, audit.stdout + audit.stderr
     assert "audit OK: 1 rounds" in audit.stdout
+
+
+# The attacks of issue 34 (an attacker with write access to the install, ADR 0050), each on a
+# virtual environment of its own holding a copy of the built package (its site folder is where
+# a start-up hook goes; the dependencies come from this interpreter's site folder on
+# PYTHONPATH, not reinstalled), sealed as a deployment seals it.
+DEPENDENCIES = site.getsitepackages()[0]
+
+
+def _venv_env(site_dir: Path, **settings: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STARFEVER_")}
+    return {**env, "PYTHONPATH": f"{site_dir}{os.pathsep}{DEPENDENCIES}",
+            "STARFEVER_SECRET_KEY": SECRET, "STARFEVER_AUDIT_KEY_FILE": audit_key_file(),
+            **settings}
+
+
+def _venv_run(deployed: tuple[Path, Path], cwd: Path, *args: str,
+              **settings: str) -> subprocess.CompletedProcess[str]:
+    python, site_dir = deployed
+    return subprocess.run([str(python), *args], capture_output=True, text=True, timeout=180,
+                          cwd=cwd, env=_venv_env(site_dir, **settings), check=False)
+
+
+def _deployed_venv(installed: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A fresh virtual environment with the built package copied into its site folder (as
+    pip would have put it there) and its environment sealed; (its python, its site folder)."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=120, capture_output=True)
+    python = venv / "bin" / "python"
+    site_dir = Path(subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True, timeout=60).stdout.strip())
+    for item in installed.iterdir():
+        if item.name == "starfever" or item.name.endswith(".dist-info"):
+            shutil.copytree(item, site_dir / item.name,
+                            ignore=shutil.ignore_patterns(ENVIRONMENT_MANIFEST))
+    deployed = python, site_dir
+    sealed = _venv_run(deployed, tmp_path, "-m", "starfever.cli", "seal")
+    assert sealed.returncode == 0, sealed.stdout + sealed.stderr
+    ok = _venv_run(deployed, tmp_path, "-m", "starfever.cli", "verify")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    return deployed
+
+
+def _refused_in_production(deployed: tuple[Path, Path], tmp_path: Path,
+                           database: str) -> str:
+    """``serve --model rtp94`` in production with only the default model approved: its one
+    line on stderr (it must be refused, exit 2, before the database is made)."""
+    done = _venv_run(deployed, tmp_path, "-m", "starfever.cli", "serve", "--database-url",
+                     database, "--port", "0", "--model", "rtp94", **_production())
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "refusing to start in production" in done.stderr
+    assert not Path(database.removeprefix("sqlite:///")).exists()
+    return done.stderr
+
+
+def test_forged_byte_code_fails_verify_and_production_refuses_to_start(
+        installed: Path, tmp_path: Path, database: str) -> None:
+    deployed = _deployed_venv(installed, tmp_path)
+    source = deployed[1] / "starfever" / "server" / "identity.py"
+    text = source.read_text()
+    edited = text.replace("    if not result.model_approved:",
+                          "    if False:  # the approval check, removed") + "\nFORGED = True\n"
+    assert edited != text
+    # compiled from the edited source, stamped with the real source's mtime and size
+    stat = source.stat()
+    header = (importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
+              + (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+              + (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little"))
+    pyc = Path(importlib.util.cache_from_source(str(source)))
+    pyc.write_bytes(header + marshal.dumps(compile(edited, str(source), "exec")))
+    loaded = _venv_run(deployed, tmp_path, "-c", "import starfever.server.identity as i; "
+                       "print(getattr(i, 'FORGED', False))")
+    assert loaded.stdout.strip() == "True", loaded.stdout + loaded.stderr  # Python runs it
+    verify = _venv_run(deployed, tmp_path, "-m", "starfever.cli", "verify")
+    assert verify.returncode == 1, verify.stdout + verify.stderr
+    named = f"byte code that is not the compile of its source: server/__pycache__/{pyc.name}"
+    assert named in verify.stdout and "software MISMATCH" in verify.stdout
+    assert named in _refused_in_production(deployed, tmp_path, database)
+    # the check from a trusted copy, importing nothing of the install, finds it too
+    alone = subprocess.run([sys.executable, "-I", "-S", "-B",
+                            str(ROOT / "starfever" / "certify" / "manifest.py"),
+                            str(deployed[1] / "starfever")],
+                           capture_output=True, text=True, timeout=120, check=False)
+    assert alone.returncode == 1, alone.stdout + alone.stderr
+    assert alone.stdout.splitlines()[1:] == [f"  {named}"]
+    pyc.unlink()
+    clean = subprocess.run(alone.args, capture_output=True, text=True, timeout=120, check=False)
+    assert clean.returncode == 0 and " OK against " in clean.stdout, clean.stdout + clean.stderr
+
+
+@pytest.mark.parametrize("hook", ["zz-approve.pth", "sitecustomize.py"])
+def test_a_start_up_hook_fails_verify_and_production_refuses_to_start(
+        installed: Path, tmp_path: Path, database: str, hook: str) -> None:
+    deployed = _deployed_venv(installed, tmp_path)
+    rtp94 = load_model("rtp94").sha256
+    # a hook that approves the 94 % model behind the configuration's back
+    hook_file = deployed[1] / hook
+    hook_file.write_text(f"import os; os.environ['STARFEVER_APPROVED_MODELS'] = '{rtp94}'\n")
+    probe = _venv_run(deployed, tmp_path, "-c", "import os; "
+                      "print(os.environ['STARFEVER_APPROVED_MODELS'])", **_production())
+    assert probe.stdout.strip() == rtp94, probe.stdout + probe.stderr  # Python runs it
+    verify = _venv_run(deployed, tmp_path, "-m", "starfever.cli", "verify")
+    assert verify.returncode == 1, verify.stdout + verify.stderr
+    assert "environment MISMATCH" in verify.stdout
+    assert f"start-up hook not in the seal: {hook_file}" in verify.stdout
+    assert f"start-up hook that no installed distribution records: {hook_file}" \
+        in verify.stdout
+    refused = _refused_in_production(deployed, tmp_path, database)
+    assert "the environment does not match its seal" in refused and hook in refused
+    # sealing it over is refused too: a seal records a clean environment
+    reseal = _venv_run(deployed, tmp_path, "-m", "starfever.cli", "seal")
+    assert reseal.returncode == 2 and "cannot seal this environment" in reseal.stderr
+    assert len(reseal.stderr.strip().splitlines()) == 1
+
+
+def test_a_hook_smuggled_into_a_record_and_resealed_changes_the_running_build_hash(
+        installed: Path, tmp_path: Path) -> None:
+    deployed = _deployed_venv(installed, tmp_path)
+    before = json.loads(_venv_run(deployed, tmp_path, "-m", "starfever.cli", "verify",
+                                  "--json").stdout)
+    hook = deployed[1] / "zz-approve.pth"
+    hook.write_text("import os; os.environ['STARFEVER_APPROVED_MODELS'] = 'x'\n")
+    digest = base64.urlsafe_b64encode(hashlib.sha256(hook.read_bytes()).digest())
+    record = next(deployed[1].glob("starfever-*.dist-info")) / "RECORD"
+    with record.open("a") as out:
+        out.write(f"{hook.name},sha256={digest.decode().rstrip('=')},{hook.stat().st_size}\n")
+    resealed = _venv_run(deployed, tmp_path, "-m", "starfever.cli", "seal")
+    assert resealed.returncode == 0, resealed.stdout + resealed.stderr
+    after = json.loads(_venv_run(deployed, tmp_path, "-m", "starfever.cli", "verify",
+                                 "--json").stdout)
+    # it verifies against its own seal, and the package is the certified build, but the
+    # hash every round records is no longer the one the deployment recorded
+    assert after["ok"] is True and after["build_sha256"] == before["build_sha256"]
+    assert after["running_sha256"] != before["running_sha256"]
+    assert after["environment"]["environment_sha256"] \
+        != before["environment"]["environment_sha256"]

@@ -1,9 +1,11 @@
-"""Every round names its build and its model (migration 0012, hash scheme 3, ADR 0020), rounds
+"""Every round names its build and its model (migration 0012, hash scheme 3, ADR 0020; the
+build as the running build hash of the package and its environment, ADR 0051), rounds
 stored before without them still audit, a changed build or model hash breaks the chain, and a
 change of the approved models is a significant event."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,6 +14,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from starfever.certify import software
+from starfever.certify.environment import running_sha256
 from starfever.engine.model import load_model
 from starfever.server.db import Database
 from starfever.server.models import Round
@@ -88,7 +91,11 @@ def test_old_rounds_audit_and_new_ones_name_their_build(tmp_path: Path) -> None:
         recalled = server.call("GET", f"/rounds/{played['id']}", token).json()
     finally:
         server.stop()
-    build = software.check().build_sha256  # the files this server ran (editable or built)
+    # the files this server ran (editable or built) and its environment, as the same command
+    # line finds them (``verify`` runs as the server does: same interpreter, path, variables)
+    shown = json.loads(run_cli("verify", "--json").stdout)
+    assert shown["build_sha256"] == software.check().build_sha256
+    build = running_sha256(shown["build_sha256"], shown["environment"]["environment_sha256"])
     assert recalled["build_sha256"] == build and recalled["model_sha256"] == model.sha256
     rows = _rounds(url)
     assert [r["build_sha256"] for r in rows[:10]] == [None] * 10
@@ -121,4 +128,27 @@ def test_a_change_of_the_approved_models_is_a_significant_event(tmp_path: Path) 
     assert [e.detail for e in logged] == [  # newest first; the unchanged restart logs nothing
         {"approved": sorted([default, rtp94]), "previous": [default]},
         {"approved": [default], "previous": None}]
+    assert all(e.actor is None for e in logged)
+
+
+@pytest.mark.slow
+def test_a_change_of_the_running_build_is_a_significant_event(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'events.db'}"
+    log = tmp_path / "server.log"
+    # the same build twice, then one started with a variable that changes what Python runs
+    for more in ({}, {}, {"PYTHONWARNINGS": "ignore"}):
+        Server(url, log, more).start().stop()
+    db = Database(url)
+    try:
+        logged = events.query(db, kinds=["software_changed"])
+    finally:
+        db.dispose()
+    assert len(logged) == 2  # newest first; the unchanged restart logs nothing
+    changed, first = (e.detail for e in logged)
+    assert first["previous"] is None and changed["previous"] == first["running_sha256"]
+    assert changed["build_sha256"] == first["build_sha256"]  # the package did not change
+    assert changed["environment_sha256"] != first["environment_sha256"]
+    for detail in (first, changed):
+        assert detail["running_sha256"] == running_sha256(detail["build_sha256"],
+                                                          detail["environment_sha256"])
     assert all(e.actor is None for e in logged)

@@ -334,7 +334,8 @@ def test_audit_page_shows_the_last_audit_and_the_chain_heads(office: Office,
     assert shown["sw-manifest"] == (identity["software"]["manifest_sha256"] or "no manifest")
     assert identity["model"]["sha256"] in shown["sw-model"]
     assert shown["software-check"].startswith(
-        "VERIFIED" if identity["software"]["ok"] else "NOT VERIFIED")
+        "VERIFIED" if identity["software"]["ok"] and identity["runtime"]["ok"]
+        else "NOT VERIFIED")
 
 
 def test_events_page_lists_the_significant_events(office: Office) -> None:

@@ -18,6 +18,8 @@ Kinds and who writes them:
 - ``approved_models_changed``: the certification's approved models;
 - ``pool_refill``: the settler, in the batch that refilled the €€€ pool (:func:`refill_rows`);
 - ``audit_passed``, ``audit_failed``: ``starfever audit`` (:func:`record_audit`).
+- ``software_changed``: ``starfever serve`` at start, when the running build hash (package
+  and environment, ADR 0051) differs from the last recorded (``identity.record_running_build``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ KINDS: tuple[str, ...] = (
     "operator_login", "operator_login_failed", "limit_changed", "self_exclusion",
     "settings_changed", "model_changed", "approved_models_changed", "pool_refill",
     "audit_passed", "audit_failed",
+    "software_changed",
 )
 """Every kind of event the log takes."""
 SECRET_NAMES = frozenset(("password", "passwd", "otp", "token", "secret", "secret_key",

@@ -18,7 +18,9 @@ router = APIRouter(prefix="/operator", tags=["operator"], route_class=RetryOnDis
 def software_identity(request: Request, _operator: OperatorDep) -> SoftwarePublic:
     """What the server checked at start-up: ``software.ok`` (every file of the installed
     package as its manifest lists it), ``software.manifest_sha256`` (the manifest's own hash,
-    to compare with a certified one), ``software.build_sha256`` (what every round records),
-    the differences (each file named), and the model's hash and approval."""
+    to compare with a certified one), ``software.build_sha256``, the differences (each file
+    named), ``runtime`` (the environment against its seal, ADR 0050), ``running_sha256``
+    (what every round records: both hashes as one, ADR 0051), and the model's hash and
+    approval."""
     identity: StartupIdentity = request.app.state.identity
     return SoftwarePublic.model_validate(identity.to_dict())

@@ -264,15 +264,19 @@ async function loadAudit() {
 async function loadSoftware() {
   const data = await api.get("/operator/software");
   const sw = data.software;
-  $("#software-check").textContent = sw.ok
-    ? `VERIFIED: all ${sw.files_checked} files of version ${sw.version} as the manifest lists them (${data.environment})`
-    : `NOT VERIFIED: ${sw.differences.length} files differ from the manifest (${data.environment})`;
-  $("#software-check").dataset.ok = String(sw.ok);
+  const rt = data.runtime;
+  const ok = sw.ok && rt.ok;
+  $("#software-check").textContent = ok
+    ? `VERIFIED: all ${sw.files_checked} files of version ${sw.version} as the manifest lists them, the environment as sealed (${data.environment})`
+    : `NOT VERIFIED: ${sw.differences.length} files differ from the manifest, ${rt.differences.length} differences in the environment (${data.environment})`;
+  $("#software-check").dataset.ok = String(ok);
   $("#sw-manifest").textContent = sw.manifest_sha256 || "no manifest";
   $("#sw-build").textContent = sw.build_sha256;
+  $("#sw-environment").textContent = rt.environment_sha256;
+  $("#sw-running").textContent = data.running_sha256;
   $("#sw-model").textContent = `${data.model.name} ${data.model.version}, SHA-256 ${data.model.sha256}, `
     + (data.model.approved ? "approved" : "not on the approved list");
-  $("#sw-differences").replaceChildren(...sw.differences.map((d) => {
+  $("#sw-differences").replaceChildren(...sw.differences.concat(rt.differences).map((d) => {
     const li = document.createElement("li");
     li.textContent = d;
     return li;
