@@ -136,6 +136,12 @@ class Settings:
     """The registration throttle's window."""
     max_concurrent_hashes: int = 2
     """Password hashes (argon2, 64 MiB each) one server process runs at once; more wait."""
+    max_hashes_per_address: int = 2
+    """Password checks one address (or one known device) may have running or waiting in one
+    server process; one more is ``429 too_many_concurrent`` (ADR 0052)."""
+    max_hash_waiters: int = 16
+    """Password checks that may wait for a slot in one server process; past it the one that
+    would be served last is ``503 server_busy`` (ADR 0052)."""
     request_read_timeout_seconds: int = 10
     """A request must arrive whole (head and body) within this many seconds of the connection
     opening or of the previous response; else the connection is closed (half-sent requests
@@ -235,7 +241,8 @@ class Settings:
                      "operator_login_max_failures",
                      "request_read_timeout_seconds", "keep_alive_seconds",
                      "registrations_per_address", "registration_window_seconds",
-                     "max_concurrent_hashes", "drain_seconds"):
+                     "max_concurrent_hashes", "max_hashes_per_address", "max_hash_waiters",
+                     "drain_seconds"):
             if getattr(self, name) <= 0:
                 raise SettingsError(f"{ENV_NAMES[name]} must be positive, "
                                     f"got {getattr(self, name)}")
@@ -279,6 +286,8 @@ ENV_NAMES: dict[str, str] = {
     "registrations_per_address": "STARFEVER_REGISTRATIONS_PER_ADDRESS",
     "registration_window_seconds": "STARFEVER_REGISTRATION_WINDOW_SECONDS",
     "max_concurrent_hashes": "STARFEVER_MAX_CONCURRENT_HASHES",
+    "max_hashes_per_address": "STARFEVER_MAX_HASHES_PER_ADDRESS",
+    "max_hash_waiters": "STARFEVER_MAX_HASH_WAITERS",
     "request_read_timeout_seconds": "STARFEVER_REQUEST_READ_TIMEOUT_SECONDS",
     "keep_alive_seconds": "STARFEVER_KEEP_ALIVE_SECONDS",
     "test_mode": "STARFEVER_TEST_MODE",

@@ -35,7 +35,8 @@ def register(body: PlayerCreate, context: ContextDep, request: Request) -> Playe
     auth.claim_registration(context.db, context.settings,
                             request.client.host if request.client else "")
     account = auth.register(context.db, book, body.username, body.password,
-                            birth_date=birth, settings=context.settings)
+                            birth_date=birth, settings=context.settings,
+                            client=request.client.host if request.client else "")
     return PlayerPublic(username=account.username, role=account.role,
                         birth_date=account.birth_date, created_at=account.created_at)
 
