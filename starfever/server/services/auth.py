@@ -86,10 +86,11 @@ def check_player_age(birth_date: date | None) -> None:
         raise Forbidden(f"players must be {ADULT_AGE} or older", code="under_age")
 
 
-def claim_registration(db: Database, settings: Settings, client: str) -> None:
+def claim_registration(db: Database, settings: Settings, client: str) -> int:
     """Count a registration from ``client`` (its row committed first, as log-in attempts are,
     so the limit holds across worker processes); ``429 too_many_registrations`` past
-    ``registrations_per_address`` in the window, before any password is hashed."""
+    ``registrations_per_address`` in the window, before any password is hashed. Returns the
+    row's id (:func:`forget_registration` takes it back)."""
     now = utcnow()
     window = timedelta(seconds=settings.registration_window_seconds)
     with db.write() as session:
@@ -103,7 +104,7 @@ def claim_registration(db: Database, settings: Settings, client: str) -> None:
         others = session.scalar(select(func.count()).select_from(RegistrationAttempt)
                                 .where(*recent, RegistrationAttempt.id != attempt_id)) or 0
         if others < settings.registrations_per_address:
-            return
+            return attempt_id
         session.execute(delete(RegistrationAttempt).where(RegistrationAttempt.id == attempt_id))
         oldest = session.scalar(select(func.min(RegistrationAttempt.created_at))
                                 .where(*recent)) or now
@@ -111,6 +112,13 @@ def claim_registration(db: Database, settings: Settings, client: str) -> None:
     raise TooManyRequests(f"too many registrations from this address; try again in "
                           f"{retry_after} s", retry_after=retry_after,
                           code="too_many_registrations")
+
+
+def forget_registration(db: Database, attempt_id: int) -> None:
+    """A registration refused before its password was hashed (the hashing gate) does not
+    count against its address."""
+    with db.write() as session:
+        session.execute(delete(RegistrationAttempt).where(RegistrationAttempt.id == attempt_id))
 
 
 def register(db: Database, wallet: LedgerWallet, username: str, password: str, *,
@@ -264,11 +272,12 @@ def login(db: Database, settings: Settings, username: str, password: str,
     Operators log in elsewhere (``services.operator_accounts``): here they are refused as a wrong
     password is (nothing tells an operator's account from another). A ``device_token`` of
     the account (``services.devices``) makes this a known client: throttled on its own."""
-    now = utcnow()
-    device = devices.known_device(settings, username, device_token, now)
-    attempt_id = claim_attempt(db, settings, username, (client or "")[:64], now, device=device)
-    account_id, role = check_password(db, settings, username, password,
-                                      source=device or client or "")
+    device = devices.known_device(settings, username, device_token, utcnow())
+    # the hashing gate first: a flood is held there before it costs any database work
+    with hashing_slot(settings, device or client or "", trusted=device is not None):
+        attempt_id = claim_attempt(db, settings, username, (client or "")[:64], utcnow(),
+                                   device=device)
+        account_id, role = check_password(db, username, password)
     if account_id is None or role != PLAYER:
         raise Unauthorized("wrong username or password", code="invalid_credentials")
     forget_attempt(db, attempt_id)
@@ -276,19 +285,17 @@ def login(db: Database, settings: Settings, username: str, password: str,
     return open_session(db, settings, account_id)
 
 
-def check_password(db: Database, settings: Settings, username: str, password: str, *,
-                   source: str = "") -> tuple[int | None, str | None]:
+def check_password(db: Database, username: str, password: str) -> tuple[int | None, str | None]:
     """The account id and role if ``password`` is the account's, else ``(None, None)``; an
-    unknown name costs the same hash check as a known one. ``source``: the caller's address,
-    or ``device:...`` for a known device (first in line for a hashing slot)."""
+    unknown name costs the same hash check as a known one. The caller holds a
+    :func:`hashing_slot`."""
     with db.read() as session:
         account = session.scalar(select(Account).where(Account.username == username))
         stored = account.password_hash if account else _DUMMY_HASH
         account_id = account.id if account else None
         role = account.role if account else None
     try:
-        with hashing_slot(settings, source, trusted=source.startswith("device:")):
-            _hasher.verify(stored, password)
+        _hasher.verify(stored, password)
     except (VerificationError, InvalidHashError):
         return None, None
     return account_id, role

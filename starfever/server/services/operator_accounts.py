@@ -160,10 +160,10 @@ def login_operator(db: Database, settings: Settings, username: str, password: st
 def _login_operator(db: Database, settings: Settings, username: str, password: str, code: str,
                     client: str | None, device_token: str | None) -> tuple[str, datetime]:
     device = devices.known_device(settings, username, device_token, utcnow())
-    attempt_id = auth.claim_attempt(db, settings, username, (client or "")[:64], utcnow(),
-                                    operator=True, device=device)
-    account_id, role = auth.check_password(db, settings, username, password,
-                                           source=device or client or "")
+    with auth.hashing_slot(settings, device or client or "", trusted=device is not None):
+        attempt_id = auth.claim_attempt(db, settings, username, (client or "")[:64], utcnow(),
+                                        operator=True, device=device)
+        account_id, role = auth.check_password(db, username, password)
     wrong = Unauthorized("wrong username, password or code", code="invalid_credentials")
     if account_id is None or role != OPERATOR:
         raise wrong

@@ -18,7 +18,7 @@ from starfever.server.schemas import (
     is_idempotency_key,
 )
 from starfever.server.services import auth, cashier
-from starfever.server.services.errors import BadRequest
+from starfever.server.services.errors import BadRequest, TooManyRequests, Unavailable
 
 router = APIRouter(prefix="/players", tags=["players"], route_class=RetryOnDisconnect)
 UsernamePath = Path(pattern=USERNAME_PATTERN)
@@ -32,11 +32,14 @@ def register(body: PlayerCreate, context: ContextDep, request: Request) -> Playe
     book = context.wallet.ledger("registration")  # refused where the operator keeps players
     birth = body.birth()
     auth.check_player_age(birth)  # a refusal that costs nothing is not counted
-    auth.claim_registration(context.db, context.settings,
-                            request.client.host if request.client else "")
-    account = auth.register(context.db, book, body.username, body.password,
-                            birth_date=birth, settings=context.settings,
-                            client=request.client.host if request.client else "")
+    client = request.client.host if request.client else ""
+    attempt = auth.claim_registration(context.db, context.settings, client)
+    try:
+        account = auth.register(context.db, book, body.username, body.password,
+                                birth_date=birth, settings=context.settings, client=client)
+    except (TooManyRequests, Unavailable):  # the hashing gate: nothing was hashed
+        auth.forget_registration(context.db, attempt)
+        raise
     return PlayerPublic(username=account.username, role=account.role,
                         birth_date=account.birth_date, created_at=account.created_at)
 
