@@ -222,6 +222,7 @@ def test_a_hashing_flood_from_40_addresses_never_slows_a_known_clients_log_in(
     owner = _owner(server, "203.0.113.9")
     stop, saturated = threading.Event(), threading.Event()
     answers: dict[int, int] = {}
+    counting = threading.Lock()
 
     def log_in() -> float:
         started = time.monotonic()
@@ -235,9 +236,10 @@ def test_a_hashing_flood_from_40_addresses_never_slows_a_known_clients_log_in(
             while not stop.is_set():
                 code = http.post("/sessions", json={"username": unique_name("nobody"),
                                                     "password": "wrong-password"}).status_code
-                answers[code] = answers.get(code, 0) + 1
-                if answers.get(503, 0) + answers.get(429, 0) >= 100:
-                    saturated.set()  # the queue is full: the flood is refused at the gate
+                with counting:
+                    answers[code] = answers.get(code, 0) + 1
+                    if answers.get(503, 0) + answers.get(429, 0) >= 100:
+                        saturated.set()  # the queue is full: the flood is refused at the gate
 
     threads = [threading.Thread(target=flood, args=(f"198.51.100.{i}",)) for i in range(40)]
     try:
