@@ -70,7 +70,7 @@ TEST_SERVER_ENV = {"STARFEVER_REGISTRATIONS_PER_ADDRESS": "1000000"}
 registration throttle's own test sets its limit."""
 ADULT_BIRTH_DATE = "1990-01-01"
 """A birth date that makes a player an adult (registration requires one)."""
-SECRET = "test-secret-key-0123456789"
+SECRET = "test-secret-key-0123456789-ABCDEFGHIJKLMNOPQRSTUV"
 """The ``STARFEVER_SECRET_KEY`` of every server and command the harness starts."""
 
 

@@ -4,12 +4,14 @@ them from its options, so every uvicorn worker process sees the same settings)."
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
+import stat
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 from starfever.engine.errors import InputError
 
@@ -21,6 +23,17 @@ DEVELOPMENT_AUDIT_KEY = b"development-only-audit-key-change-me!"
 """The chain key when ``STARFEVER_AUDIT_KEY_FILE`` is not set (development only: anyone can
 read it here, so it proves nothing)."""
 MIN_AUDIT_KEY_BYTES = 32
+MAX_KEY_FILE_BYTES = 64 * 1024
+"""A key file larger than this is not a key (and is not read whole)."""
+MIN_PRODUCTION_SECRET = 32
+"""The shortest ``STARFEVER_SECRET_KEY`` production accepts (``openssl rand -hex 32`` gives 64)."""
+MIN_ESTIMATED_BITS = 80
+"""The least entropy production accepts in a secret or a key, estimated as the length times
+the Shannon entropy of its characters' (or bytes') frequencies: 32 random hex digits score 96 or
+more (the least of 10,000 draws), 32 random bytes 144, sixteen ``a`` 0 (ADR 0053). A floor
+that catches placeholders and typos, not a proof of randomness."""
+TOKEN_TTL_BOUNDS = (300, 24 * 3600)
+"""The bearer-token lifetimes production accepts, in seconds: 5 minutes to a day."""
 ENVIRONMENTS = ("development", "production")
 MAX_WEEKLY_LIMIT = 10**9
 """The largest weekly deposit limit a setting may give (EUR 10 million, the largest amount a
@@ -123,6 +136,12 @@ class Settings:
     """The registration throttle's window."""
     max_concurrent_hashes: int = 2
     """Password hashes (argon2, 64 MiB each) one server process runs at once; more wait."""
+    max_hashes_per_address: int = 2
+    """Password checks one address (or one known device) may have running or waiting in one
+    server process; one more is ``429 too_many_concurrent`` (ADR 0052)."""
+    max_hash_waiters: int = 16
+    """Password checks that may wait for a slot in one server process; past it the one that
+    would be served last is ``503 server_busy`` (ADR 0052)."""
     request_read_timeout_seconds: int = 10
     """A request must arrive whole (head and body) within this many seconds of the connection
     opening or of the previous response; else the connection is closed (half-sent requests
@@ -184,7 +203,10 @@ class Settings:
         if self.environment != "development" and not self.audit_key_file:
             raise SettingsError("STARFEVER_AUDIT_KEY_FILE must be set outside development")
         if self.audit_key_file:
-            self.chain_key()  # readable and long enough
+            key = self.chain_key()  # a regular file, readable and long enough
+            if self.environment != "development":
+                _check_strength("STARFEVER_AUDIT_KEY_FILE", key,
+                                f"the key in {self.audit_key_file!r}")
         for digest in self.approved_model_hashes:
             if not re.fullmatch(r"[0-9a-f]{64}", digest):
                 raise SettingsError(f"STARFEVER_APPROVED_MODELS: {digest[:80]!r} is not a "
@@ -200,6 +222,15 @@ class Settings:
             raise SettingsError(f"STARFEVER_MARKET: {error}") from None
         if len(self.secret_key) < 16:
             raise SettingsError("STARFEVER_SECRET_KEY must be at least 16 characters")
+        if self.environment != "development":
+            if len(self.secret_key) < MIN_PRODUCTION_SECRET:
+                raise SettingsError(f"STARFEVER_SECRET_KEY must be at least "
+                                    f"{MIN_PRODUCTION_SECRET} characters outside development")
+            _check_strength("STARFEVER_SECRET_KEY", self.secret_key.encode(), "the secret")
+            low, high = TOKEN_TTL_BOUNDS
+            if not low <= self.token_ttl_seconds <= high:
+                raise SettingsError(f"STARFEVER_TOKEN_TTL_SECONDS must be {low}..{high} outside "
+                                    f"development, got {self.token_ttl_seconds}")
         if not self.database_url.startswith(("sqlite", "postgresql", "postgres:")):
             raise SettingsError(f"unsupported database URL {shown_url(self.database_url)!r}: "
                                 "use sqlite:///FILE or postgresql://...")
@@ -210,7 +241,8 @@ class Settings:
                      "operator_login_max_failures",
                      "request_read_timeout_seconds", "keep_alive_seconds",
                      "registrations_per_address", "registration_window_seconds",
-                     "max_concurrent_hashes", "drain_seconds"):
+                     "max_concurrent_hashes", "max_hashes_per_address", "max_hash_waiters",
+                     "drain_seconds"):
             if getattr(self, name) <= 0:
                 raise SettingsError(f"{ENV_NAMES[name]} must be positive, "
                                     f"got {getattr(self, name)}")
@@ -254,6 +286,8 @@ ENV_NAMES: dict[str, str] = {
     "registrations_per_address": "STARFEVER_REGISTRATIONS_PER_ADDRESS",
     "registration_window_seconds": "STARFEVER_REGISTRATION_WINDOW_SECONDS",
     "max_concurrent_hashes": "STARFEVER_MAX_CONCURRENT_HASHES",
+    "max_hashes_per_address": "STARFEVER_MAX_HASHES_PER_ADDRESS",
+    "max_hash_waiters": "STARFEVER_MAX_HASH_WAITERS",
     "request_read_timeout_seconds": "STARFEVER_REQUEST_READ_TIMEOUT_SECONDS",
     "keep_alive_seconds": "STARFEVER_KEEP_ALIVE_SECONDS",
     "test_mode": "STARFEVER_TEST_MODE",
@@ -289,10 +323,44 @@ def settings_from_env(environ: Mapping[str, str]) -> Settings:
     return Settings(**values).check()  # type: ignore[arg-type]
 
 
+def estimated_bits(value: bytes) -> float:
+    """The length of ``value`` times the Shannon entropy of its bytes' frequencies."""
+    if not value:
+        return 0.0
+    total = len(value)
+    return max(0.0, -sum(n * math.log2(n / total) for n in Counter(value).values()))
+
+
+def _periodic(value: bytes) -> bool:
+    """Whether ``value`` is a shorter string repeated (``abcdabcd...``)."""
+    return any(len(value) % size == 0 and value == value[:size] * (len(value) // size)
+               for size in range(1, len(value) // 2 + 1))
+
+
+def _check_strength(env: str, value: bytes, what: str) -> None:
+    """Refuse a secret or key that is low in entropy (production only)."""
+    bits = estimated_bits(value)
+    if bits < MIN_ESTIMATED_BITS or _periodic(value):
+        raise SettingsError(f"{env}: {what} is too predictable (about {bits:.0f} bits, at least "
+                            f"{MIN_ESTIMATED_BITS} needed): make one with 'openssl rand -hex 32'")
+
+
 @lru_cache(maxsize=8)
 def _read_key(path: str) -> bytes:
+    """The key file's content, stripped; a file that is not a regular file (``/dev/zero``, a
+    FIFO, a directory) is refused before it is opened, so reading it cannot hang."""
     try:
-        key = Path(path).read_bytes().strip()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the opening
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
+            os.close(fd)
+            raise SettingsError(f"STARFEVER_AUDIT_KEY_FILE {path!r} is not a regular file")
+        if found.st_size > MAX_KEY_FILE_BYTES:
+            os.close(fd)
+            raise SettingsError(f"STARFEVER_AUDIT_KEY_FILE {path!r} is {found.st_size} "
+                                f"bytes: a key file holds at most {MAX_KEY_FILE_BYTES}")
+        with os.fdopen(fd, "rb") as file:
+            key = file.read(MAX_KEY_FILE_BYTES + 1).strip()
     except OSError as error:
         raise SettingsError(f"STARFEVER_AUDIT_KEY_FILE {path!r} cannot be read: "
                             f"{error.strerror}") from None

@@ -85,7 +85,8 @@ def test_unicode_and_injection_usernames_are_refused(server: Server) -> None:
     # injection in paths and query strings
     op = server.operator_token
     for bad in INJECTIONS:
-        response = server.call("POST", f"/players/{bad}/deposits", op, json={"amount": 1})
+        response = server.call("POST", f"/players/{bad}/deposits", op, json={"amount": 1},
+                               headers={"Idempotency-Key": secrets.token_hex(8)})
         errors_only(response, 404, 405, 422)
         page = server.call("GET", "/rounds", op, params={"before": bad})
         errors_only(page, 403, 422)

@@ -101,16 +101,28 @@ def test_a_booking_is_looked_up_by_its_key(server: Server) -> None:
     assert server.call("GET", f"/players/{name}/deposits/{never}", op).json()["amount"] == 50
 
 
-def test_a_malformed_key_is_400_and_no_key_books_as_before(server: Server) -> None:
+def test_a_malformed_key_is_400_and_books_nothing(server: Server) -> None:
     name, token = server.player()
     for bad in ("", "x" * 129, "spaces are not allowed", "über"):
         refused = server.call("POST", f"/players/{name}/deposits", server.operator_token,
                               json={"amount": 100},
                               headers={"Idempotency-Key": bad.encode()})
         assert _error(refused) == (400, "invalid_idempotency_key"), (bad, refused.text)
-    unkeyed = _post(server, "deposits", name, 100, None)
-    assert unkeyed.status_code == 201 and unkeyed.json()["idempotency_key"] is None
-    assert server.balance(token) == 100
+    assert server.balance(token) == 0
+
+
+def test_a_cashier_request_without_a_key_is_refused_so_no_retry_books_twice(
+        server: Server) -> None:
+    """A retried deposit without a key once booked twice: now neither the request nor its
+    retry books anything (400 ``idempotency_key_required``), on both kinds of request."""
+    name, token = server.player(deposit=1_000)
+    for kind in ("deposits", "withdrawals"):
+        for _ in range(2):  # the request and its retry
+            refused = _post(server, kind, name, 100, None)
+            assert _error(refused) == (400, "idempotency_key_required"), refused.text
+            assert "Idempotency-Key" in refused.json()["error"]["message"]
+    assert server.balance(token) == 1_000
+    assert _cashier_entries(server, name) == [("deposit", 1_000)]
 
 
 def test_a_retry_is_answered_even_when_the_deposit_limit_is_now_used_up(

@@ -27,6 +27,7 @@ from tests.harness import (
     ADULT_BIRTH_DATE,
     OPERATOR_PASSWORD,
     PLAYER_PASSWORD,
+    SECRET,
     audit_key_file,
     create_operator,
     expect,
@@ -97,7 +98,7 @@ def test_pacing_reads_the_clock(clock: ModuleType, tmp_path: Path) -> None:
         db.dispose()
 
 
-PRODUCTION = {"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": "x" * 32,
+PRODUCTION = {"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": SECRET,
               "STARFEVER_AUDIT_KEY_FILE": audit_key_file(),
               "STARFEVER_APPROVED_MODELS": load_model("default").sha256}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
 
@@ -27,7 +28,8 @@ def test_default_weekly_deposit_limit_is_400_eur(server: Server) -> None:
     server.deposit(name, 30_000)
     server.deposit(name, 10_000)
     refused = server.call("POST", f"/players/{name}/deposits", server.operator_token,
-                          json={"amount": 1})
+                          json={"amount": 1},
+                          headers={"Idempotency-Key": uuid.uuid4().hex})
     assert refused.status_code == 403
     assert refused.json()["error"]["code"] == "deposit_limit_exceeded"
     assert server.balance(token) == 40_000
@@ -40,7 +42,8 @@ def test_players_under_26_get_200_eur(server: Server) -> None:
     name, token = server.player(birth_date=young)
     assert _limits(server, token)["weekly_deposit_limit"] == 20_000
     refused = server.call("POST", f"/players/{name}/deposits", server.operator_token,
-                          json={"amount": 20_001})
+                          json={"amount": 20_001},
+                          headers={"Idempotency-Key": uuid.uuid4().hex})
     assert refused.json()["error"]["code"] == "deposit_limit_exceeded"
     old = today.replace(year=today.year - 40).isoformat()
     _, older = server.player(birth_date=old)
@@ -52,14 +55,16 @@ def test_limit_decrease_is_immediate_and_increase_waits_72_hours(server: Server)
     lowered = server.call("PUT", "/limits", token, json={"weekly_deposit_limit": 5_000}).json()
     assert lowered["weekly_deposit_limit"] == 5_000 and lowered["pending_limit"] is None
     refused = server.call("POST", f"/players/{name}/deposits", server.operator_token,
-                          json={"amount": 5_001})
+                          json={"amount": 5_001},
+                          headers={"Idempotency-Key": uuid.uuid4().hex})
     assert refused.json()["error"]["code"] == "deposit_limit_exceeded"
     raised = server.call("PUT", "/limits", token, json={"weekly_deposit_limit": 30_000}).json()
     assert raised["weekly_deposit_limit"] == 5_000 and raised["pending_limit"] == 30_000
     effective = datetime.fromisoformat(raised["pending_effective_at"].replace("Z", "+00:00"))
     assert abs((effective - server.now()) - timedelta(hours=72)) < timedelta(minutes=1)
     still = server.call("POST", f"/players/{name}/deposits", server.operator_token,
-                        json={"amount": 5_001})
+                        json={"amount": 5_001},
+                        headers={"Idempotency-Key": uuid.uuid4().hex})
     assert still.status_code == 403
     # 72 hours later (moved in the database) the increase applies
     with server.engine().begin() as conn:
@@ -78,7 +83,8 @@ def test_self_exclusion_blocks_bets_and_deposits(server: Server) -> None:
     spin = server.spin(token)
     assert spin.status_code == 403 and spin.json()["error"]["code"] == "self_excluded"
     deposit = server.call("POST", f"/players/{name}/deposits", server.operator_token,
-                          json={"amount": 100})
+                          json={"amount": 100},
+                          headers={"Idempotency-Key": uuid.uuid4().hex})
     assert deposit.status_code == 403 and deposit.json()["error"]["code"] == "self_excluded"
     assert server.balance(token) == 1_000
     # cannot be shortened
@@ -132,7 +138,8 @@ def test_adults_only_no_deposit_or_bet_without_a_known_age_of_18(server: Server)
             conn.execute(text("UPDATE accounts SET birth_date = :b WHERE username = :u"),
                          {"b": birth, "u": unknown})
         deposit = server.call("POST", f"/players/{unknown}/deposits", server.operator_token,
-                              json={"amount": 100})
+                              json={"amount": 100},
+                              headers={"Idempotency-Key": uuid.uuid4().hex})
         assert deposit.status_code == 403 and deposit.json()["error"]["code"] == code
         spin = server.spin(token)
         assert spin.status_code == 403 and spin.json()["error"]["code"] == code, spin.text

@@ -56,7 +56,9 @@ def _peak_rss_mib(pid: int) -> float:
 
 def test_forty_concurrent_registrations_cannot_blow_memory(databases: Databases,
                                                           tmp_path: Path) -> None:
-    server = start_server(databases, "sqlite", tmp_path, {"STARFEVER_MAX_CONCURRENT_HASHES": "2"})
+    server = start_server(databases, "sqlite", tmp_path, {  # all 40 from one address may wait
+        "STARFEVER_MAX_CONCURRENT_HASHES": "2", "STARFEVER_MAX_HASHES_PER_ADDRESS": "40",
+        "STARFEVER_MAX_HASH_WAITERS": "40"})
     assert server.process is not None
     try:
         _register(server)  # warm: one hash has run

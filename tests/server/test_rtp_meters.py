@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from starfever.server.services.rtp_meters import RtpRow
 from tests.harness import Server
 from tests.server.helpers import books
@@ -52,7 +54,8 @@ def test_the_rtp_interval_never_reaches_below_zero() -> None:
 def test_player_list_and_withdrawal(server: Server) -> None:
     name, token = server.player(deposit=3_000)
     paid = server.call("POST", f"/players/{name}/withdrawals", server.operator_token,
-                       json={"amount": 1_000})
+                       json={"amount": 1_000},
+                       headers={"Idempotency-Key": uuid.uuid4().hex})
     assert paid.status_code == 201 and paid.json()["balance"] == 2_000
     listed = server.call("GET", "/operator/players", server.operator_token,
                          params={"limit": 1000}).json()["players"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ from tests.server.conftest import skip_unless_available
 
 pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
 
-PRODUCTION = {"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": "x" * 32,
+PRODUCTION = {"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": SECRET,
               "STARFEVER_AUDIT_KEY_FILE": audit_key_file(),
               "STARFEVER_APPROVED_MODELS": load_model("default").sha256}
 
@@ -126,3 +127,71 @@ def test_a_database_password_is_masked_in_start_up_output(databases: Databases,
     assert "hunter2" not in done.stdout + done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert "cannot use the database postgresql://postgres:***@" in done.stderr
+
+
+def _refused(env: dict[str, str]) -> str:
+    with pytest.raises(SettingsError) as refused:
+        settings_from_env(env)
+    message = str(refused.value)
+    assert "\n" not in message
+    return message
+
+
+def test_production_refuses_a_key_file_that_is_not_a_regular_file(tmp_path: Path) -> None:
+    """``/dev/zero`` once hung the start-up (read for ever); a FIFO would block the opening; a
+    directory is no key. Each is refused in one line before anything is read."""
+    fifo = tmp_path / "key.fifo"
+    os.mkfifo(fifo)
+    for path in ("/dev/zero", str(fifo), str(tmp_path)):
+        for base in ({}, PRODUCTION):
+            message = _refused({**base, "STARFEVER_AUDIT_KEY_FILE": path})
+            assert message == f"STARFEVER_AUDIT_KEY_FILE {path!r} is not a regular file"
+    huge = tmp_path / "huge.key"
+    huge.write_bytes(os.urandom(70_000))
+    assert "a key file holds at most 65536" in _refused(
+        {**PRODUCTION, "STARFEVER_AUDIT_KEY_FILE": str(huge)})
+
+
+def test_production_refuses_a_short_or_predictable_secret_and_key(tmp_path: Path) -> None:
+    for secret, says in (("a" * 16, "must be at least 32 characters outside development"),
+                         ("a" * 40, "too predictable (about 0 bits"),
+                         ("password" * 4, "too predictable"),
+                         ("0123456789abcdef" * 2, "too predictable")):
+        assert says in _refused({**PRODUCTION, "STARFEVER_SECRET_KEY": secret})
+        assert settings_from_env({"STARFEVER_SECRET_KEY": secret}).secret_key == secret  # dev
+    weak = tmp_path / "weak.key"
+    for content in (b"a" * 64, b"abcd" * 16, b"00000000000000001111111111111111"):
+        weak.write_bytes(content)
+        key_env = {**PRODUCTION, "STARFEVER_AUDIT_KEY_FILE": str(weak)}
+        assert "STARFEVER_AUDIT_KEY_FILE: the key in" in _refused(key_env)
+    strong = tmp_path / "strong.key"
+    strong.write_text(secrets.token_hex(16))  # 128 random bits, the shortest that passes
+    ok = settings_from_env({**PRODUCTION, "STARFEVER_AUDIT_KEY_FILE": str(strong),
+                            "STARFEVER_SECRET_KEY": secrets.token_hex(16)})
+    assert len(ok.chain_key()) == 32
+
+
+@pytest.mark.parametrize("ttl", ["299", "86401", str(10 * 365 * 86400)])
+def test_production_refuses_a_token_lifetime_outside_sane_bounds(ttl: str) -> None:
+    env = {**PRODUCTION, "STARFEVER_TOKEN_TTL_SECONDS": ttl,
+           "STARFEVER_REALITY_CHECK_SECONDS": "60"}
+    assert _refused(env) == ("STARFEVER_TOKEN_TTL_SECONDS must be 300..86400 outside "
+                             f"development, got {ttl}")
+    assert settings_from_env({k: v for k, v in env.items()
+                              if k != "STARFEVER_ENV"}).token_ttl_seconds == int(ttl)
+    for fine in ("300", "86400"):
+        assert settings_from_env({**env, "STARFEVER_TOKEN_TTL_SECONDS": fine})
+
+
+def test_serve_refuses_an_unsafe_production_setting_in_one_line_and_starts_nothing(
+        tmp_path: Path) -> None:
+    for env, says in (({"STARFEVER_AUDIT_KEY_FILE": "/dev/zero"}, "is not a regular file"),
+                      ({"STARFEVER_SECRET_KEY": "a" * 16}, "at least 32 characters"),
+                      ({"STARFEVER_TOKEN_TTL_SECONDS": str(10 * 365 * 86400)}, "300..86400")):
+        database = tmp_path / "x.db"
+        done = run_cli("serve", "--port", str(free_port()), "--database-url",
+                       f"sqlite:///{database}", env={**PRODUCTION, **env}, timeout=60)
+        assert done.returncode == 2, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and says in lines[0] and "Traceback" not in done.stderr
+        assert not database.exists()

@@ -16,16 +16,16 @@ from starfever.server.services.chain import GENESIS_HASH, HASH_FIELDS, round_has
 from starfever.server.settings import DEVELOPMENT_SECRET, SettingsError, settings_from_env
 from starfever.server.spin.draw import play_live_or_test
 from starfever.sim.rng import KernelSource, chunk_state
-from tests.harness import OPERATOR_PASSWORD, audit_key_file, run_cli_in_process
+from tests.harness import OPERATOR_PASSWORD, SECRET, audit_key_file, run_cli_in_process
 
 
 def test_production_refuses_the_default_secret() -> None:
     with pytest.raises(SettingsError, match="SECRET_KEY"):
         settings_from_env({"STARFEVER_ENV": "production"})
     with pytest.raises(SettingsError, match="TEST_MODE"):
-        settings_from_env({"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": "x" * 32,
+        settings_from_env({"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": SECRET,
                            "STARFEVER_TEST_MODE": "1"})
-    ok = settings_from_env({"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": "x" * 32,
+    ok = settings_from_env({"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": SECRET,
                             "STARFEVER_AUDIT_KEY_FILE": audit_key_file(),
                             "STARFEVER_APPROVED_MODELS": load_model("default").sha256})
     assert ok.secret_key != DEVELOPMENT_SECRET and not ok.test_mode

@@ -6,6 +6,7 @@ page's step log (``window.starfever.log``) is a picture of the DOM taken after e
 
 from __future__ import annotations
 
+import uuid
 from datetime import date
 from typing import Any
 
@@ -303,7 +304,8 @@ def test_deposit_limit_and_self_exclusion(game: Game) -> None:
     game.wait_text("#limit-msg", "amount")
     # the server refuses a deposit over the new limit
     refused = game.server.call("POST", f"/players/{name}/deposits",
-                               game.server.operator_token, json={"amount": 10_000})
+                               game.server.operator_token, json={"amount": 10_000},
+                               headers={"Idempotency-Key": uuid.uuid4().hex})
     assert refused.status_code == 403
 
     page.click("#exclusion-form button[type=submit]")

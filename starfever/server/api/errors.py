@@ -3,7 +3,9 @@ errors, unknown paths and methods, oversized bodies and unexpected failures."""
 
 from __future__ import annotations
 
+import errno
 import logging
+import sqlite3
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -66,12 +68,46 @@ def install(app: FastAPI) -> None:
         return answer(error)
 
 
+STORAGE_FULL_RETRY_S = 60
+"""The ``Retry-After`` of ``503 storage_full``: space is freed by a person, not in a second."""
+PG_DISK_FULL = "53100"
+"""PostgreSQL's SQLSTATE ``disk_full`` (psycopg raises it as ``errors.DiskFull``)."""
+
+
+def storage_full(error: BaseException) -> bool:
+    """Whether ``error``, or an error it was raised from, says the disk is full: SQLite's
+    ``SQLITE_FULL`` ("database or disk is full"), PostgreSQL's ``disk_full`` (SQLSTATE
+    53100), or ``OSError`` ``ENOSPC``."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        for candidate in (current, getattr(current, "orig", None)):  # SQLAlchemy wraps
+            if isinstance(candidate, OSError) and candidate.errno == errno.ENOSPC:
+                return True
+            if isinstance(candidate, sqlite3.Error) and \
+                    (getattr(candidate, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_FULL:
+                return True
+            if getattr(candidate, "sqlstate", None) == PG_DISK_FULL or \
+                    getattr(candidate, "pgcode", None) == PG_DISK_FULL:
+                return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def answer(error: Exception) -> JSONResponse:
     """The answer to an exception raised while a request was served: a service's refusal, a
-    commit whose outcome is unknown (503), anything else 500 (logged with its traceback)."""
+    full disk (503 ``storage_full``: the database refused the write, so nothing was saved,
+    also when it refused the COMMIT), a commit whose outcome is unknown (503), anything else
+    500 (logged with its traceback)."""
     if isinstance(error, ServiceError):
         return error_response(error.status, error.code, error.message,
                               retry_after=getattr(error, "retry_after", None))
+    if storage_full(error):
+        said = str(getattr(error, "orig", None) or error.__cause__ or error)
+        log.error("storage full: a write was refused (%s)", said.splitlines()[0][:200])
+        return error_response(503, "storage_full", "the server's storage is full: nothing was "
+                              "saved; try again later", retry_after=STORAGE_FULL_RETRY_S)
     if isinstance(error, CommitUnknown):
         log.warning("connection lost during COMMIT: %s", error.__cause__)
         return error_response(503, "commit_unknown", "the database connection was lost while "

@@ -29,15 +29,16 @@ from starfever.server.models import (
     RegistrationAttempt,
     SessionToken,
 )
+from starfever.server.services import devices
 from starfever.server.services.errors import (
     Conflict,
     Forbidden,
     TooManyRequests,
     Unauthorized,
-    Unavailable,
     Unprocessable,
     utcnow,
 )
+from starfever.server.services.hash_gate import HashGate
 from starfever.server.services.principal import Principal, check_session_live
 from starfever.server.services.protection_rules import ADULT_AGE, age_on
 from starfever.server.settings import Settings
@@ -49,29 +50,27 @@ _hasher = PasswordHasher()
 _DUMMY_HASH = _hasher.hash("not a password of anyone")
 HASH_WAIT_S = 30.0
 """How long a request waits for a hashing slot before ``503 server_busy``."""
-_slots: tuple[int, threading.BoundedSemaphore] | None = None
-_slots_guard = threading.Lock()
+_gate: tuple[tuple[int, int, int], HashGate] | None = None
+_gate_guard = threading.Lock()
 
 
 @contextmanager
-def hashing_slot(settings: Settings) -> Iterator[None]:
+def hashing_slot(settings: Settings, source: str = "", *,
+                 trusted: bool = False) -> Iterator[None]:
     """Hold one of the process's ``max_concurrent_hashes`` slots for an argon2 hash or check
     (64 MiB each): 40 concurrent registrations took the server from 164 to 1,684 MiB and
-    ``/health`` to 2 s; now they queue here, and wait at most :data:`HASH_WAIT_S`."""
-    global _slots
-    with _slots_guard:
-        if _slots is None or _slots[0] != settings.max_concurrent_hashes:
-            _slots = (settings.max_concurrent_hashes,
-                      threading.BoundedSemaphore(settings.max_concurrent_hashes))
-        slots = _slots[1]
-    if not slots.acquire(timeout=HASH_WAIT_S):
-        raise Unavailable("the server is busy checking passwords; try again",
-                          code="server_busy")
-    try:
+    ``/health`` to 2 s; now they wait at most :data:`HASH_WAIT_S`, bounded per ``source`` (the
+    caller's address, or its known device: ``trusted``) and served fairly
+    (``services.hash_gate``, ADR 0052)."""
+    global _gate
+    shape = (settings.max_concurrent_hashes, settings.max_hashes_per_address,
+             settings.max_hash_waiters)
+    with _gate_guard:
+        if _gate is None or _gate[0] != shape:
+            _gate = (shape, HashGate(*shape))
+        gate = _gate[1]
+    with gate.held(source, trusted, HASH_WAIT_S):
         yield
-    finally:
-        slots.release()
-
 
 
 def token_hash(settings: Settings, token: str) -> str:
@@ -87,10 +86,11 @@ def check_player_age(birth_date: date | None) -> None:
         raise Forbidden(f"players must be {ADULT_AGE} or older", code="under_age")
 
 
-def claim_registration(db: Database, settings: Settings, client: str) -> None:
+def claim_registration(db: Database, settings: Settings, client: str) -> int:
     """Count a registration from ``client`` (its row committed first, as log-in attempts are,
     so the limit holds across worker processes); ``429 too_many_registrations`` past
-    ``registrations_per_address`` in the window, before any password is hashed."""
+    ``registrations_per_address`` in the window, before any password is hashed. Returns the
+    row's id (:func:`forget_registration` takes it back)."""
     now = utcnow()
     window = timedelta(seconds=settings.registration_window_seconds)
     with db.write() as session:
@@ -104,7 +104,7 @@ def claim_registration(db: Database, settings: Settings, client: str) -> None:
         others = session.scalar(select(func.count()).select_from(RegistrationAttempt)
                                 .where(*recent, RegistrationAttempt.id != attempt_id)) or 0
         if others < settings.registrations_per_address:
-            return
+            return attempt_id
         session.execute(delete(RegistrationAttempt).where(RegistrationAttempt.id == attempt_id))
         oldest = session.scalar(select(func.min(RegistrationAttempt.created_at))
                                 .where(*recent)) or now
@@ -114,9 +114,17 @@ def claim_registration(db: Database, settings: Settings, client: str) -> None:
                           code="too_many_registrations")
 
 
+def forget_registration(db: Database, attempt_id: int) -> None:
+    """A registration refused before its password was hashed (the hashing gate) does not
+    count against its address."""
+    with db.write() as session:
+        session.execute(delete(RegistrationAttempt).where(RegistrationAttempt.id == attempt_id))
+
+
 def register(db: Database, wallet: LedgerWallet, username: str, password: str, *,
              role: str = PLAYER, birth_date: date | None = None,
-             settings: Settings | None = None, totp_secret: str | None = None) -> Account:
+             settings: Settings | None = None, totp_secret: str | None = None,
+             client: str = "") -> Account:
     """Create an account (players get an empty wallet); ``username_taken`` if it exists.
     A player needs a birth date of 18 years or more (``under_age``): this embedded wallet is
     where the game learns the player's age (RULES.md, "Players")."""
@@ -124,7 +132,7 @@ def register(db: Database, wallet: LedgerWallet, username: str, password: str, *
         raise ValueError(f"unknown role {role!r}")
     if role == PLAYER:
         check_player_age(birth_date)
-    with hashing_slot(settings or Settings()):
+    with hashing_slot(settings or Settings(), client):
         password_hash = _hasher.hash(password)  # slow on purpose: outside the transaction
     now = utcnow()
     try:
@@ -143,7 +151,7 @@ def register(db: Database, wallet: LedgerWallet, username: str, password: str, *
 
 
 def claim_attempt(db: Database, settings: Settings, username: str, client: str,
-                   now: datetime, *, operator: bool = False) -> int:
+                   now: datetime, *, operator: bool = False, device: str | None = None) -> int:
     """Record this attempt as a failure *before* the password is checked, then count: every
     attempt's row is committed before it counts the others, so across all worker processes the
     limits below hold (concurrent attempts at the edge may both be refused, never both
@@ -159,21 +167,27 @@ def claim_attempt(db: Database, settings: Settings, username: str, client: str,
       after the newest failure: a backoff, not a lock-out, so an attacker slows guessing on an
       account to a crawl without locking its owner out for long;
     - operator log-ins (``operator``): ``operator_login_max_failures`` per username from any
-      address per window, a lock-out (the operator's second factor makes it rare to hit)."""
+      address per window, a lock-out (the operator's second factor makes it rare to hit).
+
+    A known device of the account (``device``, ``services.devices``: a client that logged in
+    to it before) is held by none of these but the first, counted on itself alone: nobody
+    else's failures, from however many addresses, refuse the owner's right credentials there
+    (ADR 0052). Only its own failures lock it, as an address's would (a stolen token)."""
     window = timedelta(seconds=settings.login_window_seconds)
+    who = device or client
     with db.write() as session:
-        attempt = LoginFailure(username=username, client=client, created_at=now)
+        attempt = LoginFailure(username=username, client=who, created_at=now)
         session.add(attempt)
         session.flush()
         attempt_id = attempt.id
     limits: list[tuple[int, tuple[ColumnElement[bool], ...], str]] = [
         (settings.login_max_failures, (LoginFailure.username == username,
-                                       LoginFailure.client == client),
-         f"for {username!r} from this address")]
-    if not _known_client(db, username, client, now):
+                                       LoginFailure.client == who),
+         f"for {username!r} from this " + ("device" if device else "address"))]
+    if device is None and not _known_client(db, username, client, now):
         limits.append((settings.login_max_failures_per_address,
                        (LoginFailure.client == client,), "from this address"))
-    if operator:
+    if operator and device is None:
         limits.insert(0, (settings.operator_login_max_failures,
                           (LoginFailure.username == username,), f"for operator {username!r}"))
     refused: tuple[str, int] | None = None
@@ -187,7 +201,7 @@ def claim_attempt(db: Database, settings: Settings, username: str, client: str,
                                         .where(*recent, LoginFailure.id != attempt_id))
                 refused = (what, _seconds_until((oldest or now) + window, now))
                 break
-        if refused is None:
+        if refused is None and device is None:
             refused = _account_backoff(session, settings, username, attempt_id, now)
         if refused is not None:
             session.execute(delete(LoginFailure).where(LoginFailure.id == attempt_id))
@@ -248,7 +262,7 @@ def _account_backoff(session: Session, settings: Settings, username: str, attemp
 
 
 def login(db: Database, settings: Settings, username: str, password: str,
-          client: str | None = None) -> tuple[str, datetime]:
+          client: str | None = None, device_token: str | None = None) -> tuple[str, datetime]:
     """Check a player's password and open a session; return the bearer token and its expiry.
     More than ``login_max_failures`` failures for one username from one address (``client``,
     the caller's IP address) within the window answer ``429 too_many_attempts`` there, with
@@ -256,9 +270,14 @@ def login(db: Database, settings: Settings, username: str, password: str,
     so nobody can lock a player out by guessing wrong on purpose. Each account also backs off
     from any address, and one address failing too often gets 429 for all (:func:`claim_attempt`).
     Operators log in elsewhere (``services.operator_accounts``): here they are refused as a wrong
-    password is (nothing tells an operator's account from another)."""
-    attempt_id = claim_attempt(db, settings, username, (client or "")[:64], utcnow())
-    account_id, role = check_password(db, settings, username, password)
+    password is (nothing tells an operator's account from another). A ``device_token`` of
+    the account (``services.devices``) makes this a known client: throttled on its own."""
+    device = devices.known_device(settings, username, device_token, utcnow())
+    # the hashing gate first: a flood is held there before it costs any database work
+    with hashing_slot(settings, device or client or "", trusted=device is not None):
+        attempt_id = claim_attempt(db, settings, username, (client or "")[:64], utcnow(),
+                                   device=device)
+        account_id, role = check_password(db, username, password)
     if account_id is None or role != PLAYER:
         raise Unauthorized("wrong username or password", code="invalid_credentials")
     forget_attempt(db, attempt_id)
@@ -266,18 +285,17 @@ def login(db: Database, settings: Settings, username: str, password: str,
     return open_session(db, settings, account_id)
 
 
-def check_password(db: Database, settings: Settings, username: str,
-                   password: str) -> tuple[int | None, str | None]:
+def check_password(db: Database, username: str, password: str) -> tuple[int | None, str | None]:
     """The account id and role if ``password`` is the account's, else ``(None, None)``; an
-    unknown name costs the same hash check as a known one."""
+    unknown name costs the same hash check as a known one. The caller holds a
+    :func:`hashing_slot`."""
     with db.read() as session:
         account = session.scalar(select(Account).where(Account.username == username))
         stored = account.password_hash if account else _DUMMY_HASH
         account_id = account.id if account else None
         role = account.role if account else None
     try:
-        with hashing_slot(settings):
-            _hasher.verify(stored, password)
+        _hasher.verify(stored, password)
     except (VerificationError, InvalidHashError):
         return None, None
     return account_id, role

@@ -82,3 +82,8 @@ class Unavailable(ServiceError):
 
     status = 503
     code = "not_ready"
+
+    def __init__(self, message: str, *, code: str | None = None,
+                 retry_after: int | None = None) -> None:
+        super().__init__(message, code=code)
+        self.retry_after = retry_after

@@ -23,7 +23,7 @@ from sqlalchemy import or_, select, update
 from starfever.engine.errors import InputError
 from starfever.server.db import Database
 from starfever.server.models import OPERATOR, Account
-from starfever.server.services import auth, events
+from starfever.server.services import auth, devices, events
 from starfever.server.services.errors import NotFound, ServiceError, Unauthorized, utcnow
 from starfever.server.settings import Settings
 
@@ -140,13 +140,17 @@ def _matching_step(secret: str, code: str, now: datetime) -> int | None:
 
 
 def login_operator(db: Database, settings: Settings, username: str, password: str, code: str,
-                   client: str | None = None) -> tuple[str, datetime]:
+                   client: str | None = None,
+                   device_token: str | None = None) -> tuple[str, datetime]:
     """Check password and TOTP code; open a session. Every refusal is ``401
     invalid_credentials`` (a code reused is ``otp_reused``), counted by the operator throttle
     (``429 too_many_attempts``). Each log-in and each refusal is a significant event
-    (``operator_login``, ``operator_login_failed`` with the refusal's code)."""
+    (``operator_login``, ``operator_login_failed`` with the refusal's code). From a known
+    device of the operator (``device_token``, ``services.devices``) the log-in is throttled on
+    that device alone: the second factor is the gate there, and nobody's wrong guesses lock the
+    operator out of it (ADR 0052)."""
     try:
-        return _login_operator(db, settings, username, password, code, client)
+        return _login_operator(db, settings, username, password, code, client, device_token)
     except ServiceError as error:
         events.write(db, "operator_login_failed", actor=username, client=client,
                      detail={"reason": error.code})
@@ -154,10 +158,12 @@ def login_operator(db: Database, settings: Settings, username: str, password: st
 
 
 def _login_operator(db: Database, settings: Settings, username: str, password: str, code: str,
-                    client: str | None) -> tuple[str, datetime]:
-    attempt_id = auth.claim_attempt(db, settings, username, (client or "")[:64], utcnow(),
-                                    operator=True)
-    account_id, role = auth.check_password(db, settings, username, password)
+                    client: str | None, device_token: str | None) -> tuple[str, datetime]:
+    device = devices.known_device(settings, username, device_token, utcnow())
+    with auth.hashing_slot(settings, device or client or "", trusted=device is not None):
+        attempt_id = auth.claim_attempt(db, settings, username, (client or "")[:64], utcnow(),
+                                        operator=True, device=device)
+        account_id, role = auth.check_password(db, username, password)
     wrong = Unauthorized("wrong username, password or code", code="invalid_credentials")
     if account_id is None or role != OPERATOR:
         raise wrong

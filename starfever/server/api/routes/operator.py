@@ -17,6 +17,7 @@ from starfever.server import reports
 from starfever.server.api.convert import round_public
 from starfever.server.api.deps import ContextDep, OperatorDep
 from starfever.server.api.retry import RetryOnDisconnect
+from starfever.server.api.routes.sessions import remember_device
 from starfever.server.schemas import (
     MAX_ID,
     USERNAME_PATTERN,
@@ -49,6 +50,7 @@ from starfever.server.schemas import (
 )
 from starfever.server.services import (
     backoffice,
+    devices,
     events,
     jackpot,
     operator_accounts,
@@ -283,14 +285,18 @@ def report(context: ContextDep, _operator: OperatorDep,
 
 
 @router.post("/sessions", status_code=status.HTTP_201_CREATED)
-def log_in(body: OperatorCredentials, context: ContextDep, request: Request) -> TokenPublic:
+def log_in(body: OperatorCredentials, context: ContextDep, request: Request,
+           response: Response) -> TokenPublic:
     """An operator's log-in: username, password and the 6-digit code of the authenticator
     app (``starfever operator create`` printed its secret). Throttled apart from players:
-    ``STARFEVER_OPERATOR_LOGIN_MAX_FAILURES`` failures per operator from any address, then 429.
-    """
+    ``STARFEVER_OPERATOR_LOGIN_MAX_FAILURES`` failures per operator from unknown clients, then
+    429; the operator's known device (the ``starfever_operator_device`` cookie, set here) is
+    throttled on its own failures only (ADR 0052)."""
     client = request.client.host if request.client else None
-    token, expires = operator_accounts.login_operator(context.db, context.settings, body.username,
-                                              body.password, body.otp, client)
+    token, expires = operator_accounts.login_operator(
+        context.db, context.settings, body.username, body.password, body.otp, client,
+        request.cookies.get(devices.OPERATOR_COOKIE))
+    remember_device(response, context.settings, devices.OPERATOR_COOKIE, body.username)
     return TokenPublic(token=token, expires_at=expires)
 
 

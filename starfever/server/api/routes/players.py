@@ -18,7 +18,7 @@ from starfever.server.schemas import (
     is_idempotency_key,
 )
 from starfever.server.services import auth, cashier
-from starfever.server.services.errors import BadRequest
+from starfever.server.services.errors import BadRequest, TooManyRequests, Unavailable
 
 router = APIRouter(prefix="/players", tags=["players"], route_class=RetryOnDisconnect)
 UsernamePath = Path(pattern=USERNAME_PATTERN)
@@ -32,10 +32,14 @@ def register(body: PlayerCreate, context: ContextDep, request: Request) -> Playe
     book = context.wallet.ledger("registration")  # refused where the operator keeps players
     birth = body.birth()
     auth.check_player_age(birth)  # a refusal that costs nothing is not counted
-    auth.claim_registration(context.db, context.settings,
-                            request.client.host if request.client else "")
-    account = auth.register(context.db, book, body.username, body.password,
-                            birth_date=birth, settings=context.settings)
+    client = request.client.host if request.client else ""
+    attempt = auth.claim_registration(context.db, context.settings, client)
+    try:
+        account = auth.register(context.db, book, body.username, body.password,
+                                birth_date=birth, settings=context.settings, client=client)
+    except (TooManyRequests, Unavailable):  # the hashing gate: nothing was hashed
+        auth.forget_registration(context.db, attempt)
+        raise
     return PlayerPublic(username=account.username, role=account.role,
                         birth_date=account.birth_date, created_at=account.created_at)
 
@@ -49,8 +53,14 @@ KeyPath = Path(json_schema_extra={"pattern": IDEMPOTENCY_KEY_PATTERN})
 bad one is the same ``400 invalid_idempotency_key`` as in the header of the POST."""
 
 
-def _key(idempotency_key: str | None) -> str | None:
-    if idempotency_key is not None and not is_idempotency_key(idempotency_key):
+def _key(idempotency_key: str | None) -> str:
+    """The request's key: a cashier request without one is refused (``400
+    idempotency_key_required``), so no retry can book twice (ADR 0053)."""
+    if idempotency_key is None:
+        raise BadRequest("a cashier request needs an Idempotency-Key header (1-128 characters "
+                         "of A-Z a-z 0-9 _ . : -), the same one when it is retried",
+                         code="idempotency_key_required")
+    if not is_idempotency_key(idempotency_key):
         raise BadRequest("the Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 _ . : -",
                          code="invalid_idempotency_key")
     return idempotency_key
@@ -71,7 +81,8 @@ def deposit(body: DepositCreate, context: ContextDep, operator: OperatorDep,
             response: Response, idempotency_key: IdempotencyKey = None,
             username: str = UsernamePath) -> CashierPublic:
     """Cashier: credit a player's wallet (operator only; limits and self-exclusion apply).
-    Send an ``Idempotency-Key`` (ADR 0017) and the same one when retrying: a retry answers the
+    An ``Idempotency-Key`` is required (ADR 0017, 0053; without one ``400
+    idempotency_key_required``): send the same one when retrying, and a retry answers the
     first booking (200, ``replayed``) and moves no money; the same key with another request is
     ``409 idempotency_key_reused``."""
     result = cashier.deposit(context.db, context.settings, context.wallet.ledger("the cashier"),
@@ -85,8 +96,8 @@ def deposit(body: DepositCreate, context: ContextDep, operator: OperatorDep,
 def withdraw(body: DepositCreate, context: ContextDep, operator: OperatorDep,
              response: Response, idempotency_key: IdempotencyKey = None,
              username: str = UsernamePath) -> CashierPublic:
-    """Cashier: pay out of a player's wallet (operator only), once per ``Idempotency-Key``
-    as for deposits."""
+    """Cashier: pay out of a player's wallet (operator only), once per ``Idempotency-Key``,
+    required as for deposits."""
     result = cashier.withdraw(context.db, context.settings, context.wallet.ledger("the cashier"),
                               username, body.amount, key=_key(idempotency_key),
                               operator_id=operator.account_id)
@@ -98,11 +109,11 @@ def deposit_by_key(context: ContextDep, _operator: OperatorDep, username: str = 
                    key: str = KeyPath) -> CashierPublic:
     """Cashier: the deposit booked under this Idempotency-Key (``404 transaction_not_found``:
     none was, and a POST with the key books it)."""
-    return _public(cashier.lookup(context.db, "deposit", username, str(_key(key))))
+    return _public(cashier.lookup(context.db, "deposit", username, _key(key)))
 
 
 @router.get("/{username}/withdrawals/{key}")
 def withdrawal_by_key(context: ContextDep, _operator: OperatorDep,
                       username: str = UsernamePath, key: str = KeyPath) -> CashierPublic:
     """Cashier: the withdrawal booked under this Idempotency-Key (as for deposits)."""
-    return _public(cashier.lookup(context.db, "withdrawal", username, str(_key(key))))
+    return _public(cashier.lookup(context.db, "withdrawal", username, _key(key)))
