@@ -87,6 +87,9 @@ class Account(Base):
     """The 30-second step of the last code accepted (a code is good once)."""
     external_id: Mapped[str | None] = mapped_column(String(128))
     """Operator mode: the operator's ``player_id`` of this player (``None`` otherwise)."""
+    reality_check_seconds: Mapped[int | None] = mapped_column(Integer)
+    """Operator mode: the reality-check interval the launch of the player's newest session set
+    (``None``: the server's ``STARFEVER_REALITY_CHECK_SECONDS``)."""
     __table_args__ = (CheckConstraint("role IN ('player', 'operator')", name="ck_accounts_role"),
                       Index("uq_accounts_external_id", "external_id", unique=True))
 
@@ -108,6 +111,11 @@ class SessionToken(Base):
     operator_session: Mapped[str | None] = mapped_column(String(256))
     """Operator mode: the operator's own session token from the launch, sent back unchanged
     in every ``balance``, ``debit`` and ``credit`` (wallet protocol v2; ``None`` before it)."""
+    brand: Mapped[str | None] = mapped_column(String(64))
+    """Operator mode: the launch's ``brand`` (the operator's site the player came from)."""
+    play_ends_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    """Operator mode: when the launch's ``session_time_limit_seconds`` runs out; from then no
+    new spin is taken in this session (``None``: no time limit)."""
 
 
 class Wallet(Base):
@@ -285,6 +293,11 @@ class LaunchToken(Base):
     refused, in every worker and after any restart (``None`` for launches before v2)."""
     operator_session: Mapped[str | None] = mapped_column(String(256))
     """The launch's ``operator_session``, handed to the session the token opens."""
+    brand: Mapped[str | None] = mapped_column(String(64))
+    """The launch's optional fields, handed to the session (and the player) it opens."""
+    reality_check_seconds: Mapped[int | None] = mapped_column(Integer)
+    session_time_limit_seconds: Mapped[int | None] = mapped_column(Integer)
+    birth_date: Mapped[date | None] = mapped_column(Date)
     __table_args__ = (Index("uq_launch_tokens_launch_id", "launch_id", unique=True),)
 
 

@@ -168,6 +168,9 @@ class WalletPublic(Public):
     balance: int
     currency: str = "EUR"
     reality_check: RealityCheckPublic
+    session_time_left_seconds: int | None = None
+    """Operator mode: seconds left of the session's time limit from its launch (0: reached,
+    no more spins in this session); ``None`` when the session has no time limit."""
 
 
 class LedgerEntryPublic(Public):
@@ -246,6 +249,9 @@ class SpinPublic(Public):
     balance: int
     replayed: bool
     reality_check: RealityCheckPublic
+    session_time_left_seconds: int | None = None
+    """Operator mode: seconds left of the session's time limit from its launch (0: reached,
+    no more spins in this session); ``None`` when the session has no time limit."""
 
 
 class JackpotPublic(Public):
@@ -424,6 +430,8 @@ class RoundSearchPublic(Public):
 class RecalledRoundPublic(Public):
     username: str
     round: RoundPublic
+    brand: str | None = None
+    """Operator mode: the brand the launch of the round's session named (``None``: none)."""
 
 
 class DayLinePublic(Public):

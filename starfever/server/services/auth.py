@@ -40,7 +40,7 @@ from starfever.server.services.errors import (
 )
 from starfever.server.services.hash_gate import HashGate
 from starfever.server.services.principal import Principal, check_session_live
-from starfever.server.services.protection_rules import ADULT_AGE, age_on
+from starfever.server.services.protection_rules import ADULT_AGE, age_on, interval_of
 from starfever.server.settings import Settings
 
 if TYPE_CHECKING:
@@ -340,7 +340,7 @@ def start_play_period(session: Session, settings: Settings, account: Account,
             func.max(SessionToken.expires_at).filter(SessionToken.revoked_at.is_(None)))
             .where(SessionToken.account_id == account.id)).one()
         last_end = max((end for end in ends if end is not None), default=None)
-        interval = timedelta(seconds=settings.reality_check_seconds)
+        interval = timedelta(seconds=interval_of(settings, account.reality_check_seconds))
         if last_end is not None and now - last_end < interval:
             return
     account.play_started_at = account.reality_check_at = now
@@ -363,7 +363,7 @@ def _authenticate(db: Database, settings: Settings, digest: str) -> Principal:
     token_row, username, role = row
     check_session_live(token_row.revoked_at, token_row.expires_at, utcnow())
     principal = Principal(account_id=token_row.account_id, username=username, role=role,
-                          session_id=token_row.id)
+                          session_id=token_row.id, play_ends_at=token_row.play_ends_at)
     if len(_known) >= KNOWN_TOKENS_MAX:
         _known.clear()
     _known[(id(db), digest)] = (principal, token_row.expires_at)

@@ -18,6 +18,7 @@ from starfever.server.models import (
     Account,
     LedgerEntry,
     Round,
+    SessionToken,
     Wallet,
     WalletCall,
 )
@@ -178,15 +179,17 @@ def search_rounds(db: Database, wanted: RoundFilter, limit: int) -> list[tuple[R
         return [(r, u) for r, u in session.execute(query.order_by(Round.id.desc()).limit(limit))]
 
 
-def get_round(db: Database, round_id: int) -> tuple[Round, str]:
-    """Any player's round with the player's name (``404 round_not_found``)."""
+def get_round(db: Database, round_id: int) -> tuple[Round, str, str | None]:
+    """Any player's round with the player's name and, in operator mode, the brand its
+    session's launch named (``None``: none) (``404 round_not_found``)."""
     with db.read() as session:
-        found = session.execute(select(Round, Account.username)
+        found = session.execute(select(Round, Account.username, SessionToken.brand)
                                 .join(Account, Account.id == Round.account_id)
+                                .outerjoin(SessionToken, SessionToken.id == Round.session_id)
                                 .where(Round.id == round_id)).first()
     if found is None:
         raise NotFound(f"no round {round_id}", code="round_not_found")
-    return found[0], found[1]
+    return found[0], found[1], found[2]
 
 
 @dataclass

@@ -10,6 +10,15 @@ stored with its token under a unique index, so a second use is ``409 launch_repl
 worker and after any restart; its ``timestamp`` must lie within :data:`MAX_LAUNCH_AGE` back and
 :data:`MAX_LAUNCH_AHEAD` ahead (``409 stale_launch``); its ``operator_session`` goes with the
 session to every wallet call; only the ``currency`` and ``mode`` served are taken (``422``).
+
+The optional fields travel on the launch token to the session it opens (:class:`Options`):
+``brand`` is kept with the session (and so with its rounds); ``reality_check_seconds`` becomes
+the player's reality-check interval (one clock per player, so the newest session's launch sets
+it; one without the field restores the server's), enforced by the same rule as in ledger mode;
+``session_time_limit_seconds`` fixes when the session stops taking spins
+(``sessions.play_ends_at``, ``403 session_time_limit_reached``); ``birth_date`` refuses a player
+under 18 (``403 under_age``, nothing stored) and is kept on the account for rules that depend
+on the player's age.
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ import json
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any, Final
 
 from sqlalchemy import select, update
@@ -37,6 +46,7 @@ from starfever.server.services.errors import (
     Unprocessable,
     utcnow,
 )
+from starfever.server.services.protection_rules import ADULT_AGE, age_on
 from starfever.server.settings import Settings
 
 LAUNCH_TTL: Final = timedelta(seconds=60)
@@ -46,7 +56,16 @@ MAX_LAUNCH_AHEAD: Final = timedelta(seconds=30)
 REAL, DEMO = "real", "demo"
 LAUNCH_FIELDS: Final = ("launch_id", "player_id", "operator_session", "currency", "language",
                         "market", "mode", "return_url", "timestamp")
-"""The fields of a version-2 launch (the contract's optional ones are not served yet)."""
+"""The fields every version-2 launch carries."""
+OPTIONAL_FIELDS: Final = ("brand", "reality_check_seconds", "session_time_limit_seconds",
+                          "birth_date")
+"""The fields a launch may carry besides (:class:`Options`)."""
+MIN_INTERVAL_SECONDS: Final = 60
+"""The shortest reality-check interval and session time limit a launch may set."""
+MAX_SESSION_TIME_LIMIT_SECONDS: Final = 24 * 3600
+"""The longest session time limit a launch may set (a day)."""
+OLDEST_BIRTH_YEAR: Final = 1900
+_BRAND = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 LANGUAGES: Final = ("de", "en")
 NO_PASSWORD: Final = "!operator-mode: no password"
 """The password hash of an operator's player: no password ever matches it."""
@@ -64,13 +83,31 @@ class Launch:
     return_url: str
     launch_id: str
     operator_session: str
+    options: Options
 
 
-def check_launch(secret: str, raw: bytes, signature: str | None, now: datetime) -> Launch:
+@dataclass(frozen=True, slots=True)
+class Options:
+    """A launch's optional fields, checked (``None``: not sent)."""
+
+    brand: str | None = None
+    """The operator's brand (site) the player came from: kept with the session for support."""
+    reality_check_seconds: int | None = None
+    """The player's reality-check interval (``None``: the server's)."""
+    session_time_limit_seconds: int | None = None
+    """How long the session takes spins, from its opening (``None``: no limit)."""
+    birth_date: date | None = None
+    """The player's birth date as the operator knows it."""
+
+
+def check_launch(secret: str, raw: bytes, signature: str | None, now: datetime, *,
+                 max_reality_check_seconds: int) -> Launch:
     """The launch of a signed body; ``401 bad_signature`` for a forged one, ``409
     stale_launch`` outside the timestamp window, ``400``/``422`` for one that breaks the
-    protocol or asks for what is not served (another currency, demo play). A ``launch_id``
-    used before is refused when it is stored (:func:`launch`)."""
+    protocol or asks for what is not served (another currency, demo play), ``403 under_age``
+    for a player whose ``birth_date`` says under 18. A ``launch_id`` used before is refused
+    when it is stored (:func:`launch`). ``max_reality_check_seconds``: the longest interval a
+    launch may set (the session token's lifetime, as for ``STARFEVER_REALITY_CHECK_SECONDS``)."""
     if not p.verify(secret, raw, signature):
         raise Unauthorized(f"the launch is not signed by the operator ({p.OPERATOR_SIGNATURE})",
                            code=p.BAD_SIGNATURE)
@@ -81,10 +118,11 @@ def check_launch(secret: str, raw: bytes, signature: str | None, now: datetime) 
     if not isinstance(body, dict):
         raise BadRequest("the body must be a JSON object", code="malformed_json")
     missing = [name for name in LAUNCH_FIELDS if name not in body]
-    extra = sorted(set(body) - set(LAUNCH_FIELDS))
+    extra = sorted(set(body) - set(LAUNCH_FIELDS) - set(OPTIONAL_FIELDS))
     if missing or extra:
-        raise Unprocessable(f"a launch needs exactly {', '.join(LAUNCH_FIELDS)}"
-                            f" (missing: {missing}, unknown: {extra})", code="invalid_launch")
+        raise Unprocessable(f"a launch needs exactly {', '.join(LAUNCH_FIELDS)}, and may "
+                            f"carry {', '.join(OPTIONAL_FIELDS)} (missing: {missing}, "
+                            f"unknown: {extra})", code="invalid_launch")
     _check_window(body["timestamp"], now)
     for name in ("launch_id", "player_id"):
         if not p.is_id(body[name]):
@@ -111,9 +149,63 @@ def check_launch(secret: str, raw: bytes, signature: str | None, now: datetime) 
     if not isinstance(body["return_url"], str) or not _RETURN_URL.fullmatch(body["return_url"]):
         raise Unprocessable("return_url must be an http(s) URL of at most 512 characters",
                             code="invalid_launch")
+    options = _options(body, now, max_reality_check_seconds)
     return Launch(player_id=body["player_id"], language=body["language"],
                   market=body["market"], return_url=body["return_url"],
-                  launch_id=body["launch_id"], operator_session=body["operator_session"])
+                  launch_id=body["launch_id"], operator_session=body["operator_session"],
+                  options=options)
+
+
+def _options(body: dict[str, Any], now: datetime, max_reality_check_seconds: int) -> Options:
+    """The launch's optional fields, checked; a JSON ``null`` counts as not sent."""
+    brand = body.get("brand")
+    if brand is not None and (not isinstance(brand, str) or not _BRAND.fullmatch(brand)):
+        raise Unprocessable("brand must be 1-64 characters of A-Z a-z 0-9 _ . : -",
+                            code="invalid_launch")
+    interval = _seconds(body, "reality_check_seconds", max_reality_check_seconds,
+                        "reality_check_out_of_range",
+                        "at most the session token's lifetime (STARFEVER_TOKEN_TTL_SECONDS)")
+    limit = _seconds(body, "session_time_limit_seconds", MAX_SESSION_TIME_LIMIT_SECONDS,
+                     "session_time_limit_out_of_range", "at most a day")
+    birth = _birth_date(body.get("birth_date"), now)
+    return Options(brand=brand, reality_check_seconds=interval,
+                   session_time_limit_seconds=limit, birth_date=birth)
+
+
+def _seconds(body: dict[str, Any], name: str, most: int, code: str, why: str) -> int | None:
+    """A whole number of seconds from :data:`MIN_INTERVAL_SECONDS` to ``most``: out of range,
+    ``422 code``; not a whole number, ``422 invalid_launch``."""
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise Unprocessable(f"{name} must be a whole number of seconds, got {value!r}",
+                            code="invalid_launch")
+    if not MIN_INTERVAL_SECONDS <= value <= most:
+        raise Unprocessable(f"{name} must be {MIN_INTERVAL_SECONDS}..{most} seconds ({why}), "
+                            f"got {value}", code=code)
+    return value
+
+
+def _birth_date(value: object, now: datetime) -> date | None:
+    """An ISO date (``YYYY-MM-DD``) of a player 18 or older; ``403 under_age`` for one
+    younger (the operator checks ages, but a date that says under 18 never plays)."""
+    if value is None:
+        return None
+    try:
+        if not isinstance(value, str) or len(value) != 10:
+            raise ValueError(value)
+        birth = date.fromisoformat(value)
+    except ValueError:
+        raise Unprocessable(f"birth_date must be an ISO date (YYYY-MM-DD), got {value!r}",
+                            code="invalid_launch") from None
+    if birth.year < OLDEST_BIRTH_YEAR or birth > now.date():
+        raise Unprocessable(f"birth_date {value} is not a plausible birth date",
+                            code="invalid_launch")
+    if age_on(birth, now.date()) < ADULT_AGE:
+        raise Forbidden(f"the launch's birth_date says the player is under {ADULT_AGE}: "
+                        "players under 18 do not play", code="under_age")
+    return birth
 
 
 def _check_window(value: object, now: datetime) -> None:
@@ -176,7 +268,12 @@ def launch(db: Database, settings: Settings, request: Launch) -> tuple[str, date
                                     market=request.market, return_url=request.return_url,
                                     created_at=now, expires_at=expires,
                                     launch_id=request.launch_id,
-                                    operator_session=request.operator_session))
+                                    operator_session=request.operator_session,
+                                    brand=request.options.brand,
+                                    reality_check_seconds=request.options.reality_check_seconds,
+                                    session_time_limit_seconds=(
+                                        request.options.session_time_limit_seconds),
+                                    birth_date=request.options.birth_date))
     except IntegrityError:
         raise _replayed(request.launch_id) from None
     return token, expires
@@ -189,7 +286,9 @@ def _replayed(launch_id: str) -> Conflict:
 
 def exchange(db: Database, settings: Settings, launch_token: str) -> tuple[str, datetime]:
     """Open the session of a launch token (once); ``401 invalid_launch_token`` for a used,
-    expired or unknown one."""
+    expired or unknown one. The launch's options take effect here, in the same transaction:
+    the session keeps its brand and time limit, the player the reality-check interval (the
+    server's when the launch set none) and the birth date (kept when the launch sent none)."""
     now = utcnow()
     digest = token_hash(settings, launch_token)
     with db.write() as session:
@@ -197,19 +296,28 @@ def exchange(db: Database, settings: Settings, launch_token: str) -> tuple[str, 
             update(LaunchToken).where(LaunchToken.token_hash == digest,
                                       LaunchToken.used_at.is_(None),
                                       LaunchToken.expires_at > now)
-            .values(used_at=now).returning(LaunchToken.account_id,
-                                           LaunchToken.operator_session)).first()
+            .values(used_at=now).returning(
+                LaunchToken.account_id, LaunchToken.operator_session, LaunchToken.brand,
+                LaunchToken.reality_check_seconds, LaunchToken.session_time_limit_seconds,
+                LaunchToken.birth_date)).first()
         if claimed is None:
             raise Unauthorized("the launch token is used, expired or not valid; launch the "
                                "game again from the operator", code="invalid_launch_token")
         token = secrets.token_urlsafe(32)
         expires = now + timedelta(seconds=settings.token_ttl_seconds)
-        account = session.get(Account, claimed[0])
+        account_id, operator_session, brand, interval, time_limit, birth = claimed
+        account = session.scalar(select(Account).where(Account.id == account_id)
+                                 .with_for_update())
         if account is not None:  # as a log-in does: the reality check's clock is the player's
+            account.reality_check_seconds = interval
+            if birth is not None:
+                account.birth_date = birth
             start_play_period(session, settings, account, now)
-        session.add(SessionToken(account_id=claimed[0], token_hash=token_hash(settings, token),
+        session.add(SessionToken(account_id=account_id, token_hash=token_hash(settings, token),
                                  created_at=now, expires_at=expires, reality_check_at=now,
-                                 net_result=0, operator_session=claimed[1]))
+                                 net_result=0, operator_session=operator_session, brand=brand,
+                                 play_ends_at=None if time_limit is None
+                                 else now + timedelta(seconds=time_limit)))
     return token, expires
 
 
@@ -223,5 +331,6 @@ def refuse_player_login(db: Database, username: str) -> None:
 
 
 __all__ = ["LANGUAGES", "LAUNCH_FIELDS", "LAUNCH_TTL", "MAX_LAUNCH_AGE", "MAX_LAUNCH_AHEAD",
-           "Launch", "check_launch", "exchange", "launch",
+           "MAX_SESSION_TIME_LIMIT_SECONDS", "MIN_INTERVAL_SECONDS", "OPTIONAL_FIELDS",
+           "Launch", "Options", "check_launch", "exchange", "launch",
            "refuse_player_login"]

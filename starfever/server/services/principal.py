@@ -22,6 +22,9 @@ class Principal:
     """``player`` or ``operator``."""
     session_id: int
     """The log-in session the token opened."""
+    play_ends_at: datetime | None = None
+    """Operator mode: when the session's time limit from its launch runs out (``None``: no
+    limit); it never changes, so a principal remembered from memory carries it too."""
 
 
 def check_session_live(revoked_at: datetime | None, expires_at: datetime,

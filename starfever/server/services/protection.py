@@ -192,7 +192,7 @@ def reality_check(session: Session, settings: Settings, account_id: int,
     if account is None:
         raise NotFound("no such player", code="player_not_found")
     return reality_check_of(settings, account.play_started_at, account.reality_check_at,
-                            account.net_result, now)
+                            account.net_result, now, account.reality_check_seconds)
 
 
 def read_reality_check(db: Database, settings: Settings, principal: Principal) -> RealityCheck:
@@ -215,10 +215,10 @@ def acknowledge(db: Database, settings: Settings, principal: Principal) -> Reali
         if account is None:
             raise NotFound("no such player", code="player_not_found")
         check = reality_check_of(settings, account.play_started_at, account.reality_check_at,
-                                 account.net_result, now)
+                                 account.net_result, now, account.reality_check_seconds)
         if not check.due and account.reality_check_at is not None:
             return check
         account.reality_check_at = now  # due (or a clock never started: it starts now)
         return reality_check_of(settings, account.play_started_at, now, account.net_result,
-                                now)
+                                now, account.reality_check_seconds)
 

@@ -61,18 +61,42 @@ def check_reality_acknowledged(check: RealityCheck) -> None:
                        code="reality_check_due")
 
 
+def interval_of(settings: Settings, chosen_seconds: int | None) -> int:
+    """The player's reality-check interval in seconds: the one their launch set (operator
+    mode, ``accounts.reality_check_seconds``), else the server's."""
+    return settings.reality_check_seconds if chosen_seconds is None else chosen_seconds
+
+
 def reality_check_of(settings: Settings, started_at: datetime | None,
                      reality_check_at: datetime | None, net_result: int,
-                     now: datetime) -> RealityCheck:
+                     now: datetime, chosen_seconds: int | None) -> RealityCheck:
     """The reality check of a player with these clock fields (a clock not started yet, from
-    before migration 0004, counts from now)."""
-    interval = timedelta(seconds=settings.reality_check_seconds)
-    next_due = (reality_check_at or now) + interval
+    before migration 0004, counts from now) and this chosen interval (``None``: the
+    server's, :func:`interval_of`)."""
+    seconds = interval_of(settings, chosen_seconds)
+    next_due = (reality_check_at or now) + timedelta(seconds=seconds)
     return RealityCheck(due=now >= next_due,
                         elapsed_seconds=int((now - (started_at or now)).total_seconds()),
-                        net_result=net_result,
-                        interval_seconds=settings.reality_check_seconds, next_due_at=next_due)
+                        net_result=net_result, interval_seconds=seconds, next_due_at=next_due)
+
+
+def check_play_time(play_ends_at: datetime | None, now: datetime) -> None:
+    """``403 session_time_limit_reached`` once the session's time limit (the launch's
+    ``session_time_limit_seconds``) has run out: no new spin in this session. A spin taken
+    before it (its debit recorded) still finishes and is credited."""
+    if play_ends_at is not None and now >= play_ends_at:
+        raise Forbidden(f"the session's time limit ran out at {play_ends_at.isoformat()}: no "
+                        "more spins in this session (launch the game again from the operator)",
+                        code="session_time_limit_reached")
+
+
+def play_time_left(play_ends_at: datetime | None, now: datetime) -> int | None:
+    """Whole seconds left of the session's time limit (0 once reached; ``None``: no limit)."""
+    if play_ends_at is None:
+        return None
+    return max(0, int((play_ends_at - now).total_seconds()))
 
 
 __all__ = ["ADULT_AGE", "RealityCheck", "age_on", "check_adult", "check_exclusion",
-           "check_reality_acknowledged", "reality_check_of"]
+           "check_play_time", "check_reality_acknowledged", "interval_of", "play_time_left",
+           "reality_check_of"]

@@ -50,7 +50,11 @@ from starfever.server.services.errors import (
     Unauthorized,
     utcnow,
 )
-from starfever.server.services.protection_rules import check_reality_acknowledged, reality_check_of
+from starfever.server.services.protection_rules import (
+    check_play_time,
+    check_reality_acknowledged,
+    reality_check_of,
+)
 from starfever.server.spin.calls import (
     CallKind,
     CallState,
@@ -76,7 +80,8 @@ def _logins_of(*, postgres: bool) -> Select[Any]:
                    _SESSIONS.c.expires_at, _SESSIONS.c.operator_session,
                    _ACCOUNTS.c.external_id,
                    _ACCOUNTS.c.play_started_at, _ACCOUNTS.c.reality_check_at,
-                   _ACCOUNTS.c.net_result)
+                   _ACCOUNTS.c.net_result, _ACCOUNTS.c.reality_check_seconds,
+                   _SESSIONS.c.play_ends_at)
             .join(_ACCOUNTS, _ACCOUNTS.c.id == _SESSIONS.c.account_id)
             .where(among(_SESSIONS.c.id, "ids", postgres=postgres)))
 
@@ -225,7 +230,8 @@ def _one(item: _Prepare, logins: dict[int, Any],
     if seen is None:
         check_reality_acknowledged(reality_check_of(
             job.settings, account.play_started_at, account.reality_check_at,
-            account.net_result, now))
+            account.net_result, now, account.reality_check_seconds))
+        check_play_time(login.play_ends_at, now)
         rows.append(call_row(CallKind.DEBIT, item.ids.debit, account_id=principal.account_id,
                              session_id=principal.session_id, round_ref=item.ids.round_ref,
                              now=now, amount=money.total_bet(Cents(job.bet)), key=job.key,

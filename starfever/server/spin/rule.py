@@ -131,11 +131,14 @@ class Player:
     vouched: bool = False
     """Operator mode: the operator vouches for age and identity and keeps the limits and
     exclusions (its wallet refuses a debit with ``player_blocked``)."""
+    reality_check_seconds: int | None = None
+    """The reality-check interval the player's launch set (``None``: the server's)."""
 
     def copy(self) -> Player:
         """A copy to change (``dataclasses.replace`` cost a batch more than its players)."""
         return Player(self.balance, self.excluded_until, self.birth_date, self.play_started_at,
-                      self.reality_check_at, self.net_result, self.vouched)
+                      self.reality_check_at, self.net_result, self.vouched,
+                      self.reality_check_seconds)
 
 
 @dataclass(slots=True)
@@ -277,7 +280,7 @@ class _Batch:
         if player is None:
             raise NotFound(f"no player {account_id}", code="player_not_found")
         return reality_check_of(self.settings, player.play_started_at, player.reality_check_at,
-                                player.net_result, self.now)
+                                player.net_result, self.now, player.reality_check_seconds)
 
     def spin(self, job: Job) -> SpinOutcome:
         """Settle one spin against the running state, or raise its refusal."""

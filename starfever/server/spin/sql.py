@@ -58,8 +58,10 @@ _HEAD: Table = ChainHead.__table__  # type: ignore[assignment]
 _ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
 _CALLS: Table = WalletCall.__table__  # type: ignore[assignment]
 _PROTECTION = (_ACCOUNTS.c.excluded_until, _ACCOUNTS.c.birth_date, _ACCOUNTS.c.play_started_at,
-               _ACCOUNTS.c.reality_check_at, _ACCOUNTS.c.net_result)
-"""What the settlement needs of a player's account: exclusion, age, reality-check clock."""
+               _ACCOUNTS.c.reality_check_at, _ACCOUNTS.c.net_result,
+               _ACCOUNTS.c.reality_check_seconds)
+"""What the settlement needs of a player's account: exclusion, age, reality-check clock and
+interval."""
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,8 @@ an answer without the operator's id keeps the one recorded before."""
 def _player(row: Any, balance: int | None, *, vouched: bool) -> Player:
     return Player(balance=balance, excluded_until=row.excluded_until, birth_date=row.birth_date,
                   play_started_at=row.play_started_at, reality_check_at=row.reality_check_at,
-                  net_result=row.net_result, vouched=vouched)
+                  net_result=row.net_result, vouched=vouched,
+                  reality_check_seconds=row.reality_check_seconds)
 
 
 def read_books(txn: Batch, postgres: bool, jobs: Sequence[Job]) -> Books | None:

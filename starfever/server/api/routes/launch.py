@@ -24,7 +24,11 @@ async def launch(context: ContextDep, request: Request,
                  ) -> LaunchPublic:
     """The operator's back end launches a player it has verified (wallet protocol v2): the body
     ``{"launch_id", "player_id", "operator_session", "currency": "EUR", "language": "de"|"en",
-    "market", "mode": "real", "return_url", "timestamp"}`` signed with ``X-Operator-Signature``
+    "market", "mode": "real", "return_url", "timestamp"}`` and optionally ``"brand"``,
+    ``"reality_check_seconds"``, ``"session_time_limit_seconds"`` (each 60 s up to the token's
+    lifetime, or a day: else ``422 reality_check_out_of_range`` /
+    ``session_time_limit_out_of_range``) and ``"birth_date"`` (``403 under_age`` under 18),
+    signed with ``X-Operator-Signature``
     (hex HMAC-SHA256 of the raw body under the shared secret). A ``launch_id`` used before is
     ``409 launch_replayed``, a ``timestamp`` more than 60 s old or 30 s ahead ``409
     stale_launch``; another currency ``422 currency_not_served``, ``mode: "demo"`` ``422
@@ -42,7 +46,9 @@ async def launch(context: ContextDep, request: Request,
         raise Unavailable("no public origin is configured for launch addresses (starfever "
                           "serve --public-url)", code="public_url_not_configured")
     raw = await request.body()
-    checked = service.check_launch(secret, raw, signature, utcnow())
+    checked = service.check_launch(
+        secret, raw, signature, utcnow(),
+        max_reality_check_seconds=context.settings.token_ttl_seconds)
     market = load_market(context.settings.market)
     if checked.market != market.name:
         raise Unprocessable(f"this server plays the market {market.name!r}, not "

@@ -181,9 +181,10 @@ def search_rounds(context: ContextDep, _operator: OperatorDep,
 def recall_round(context: ContextDep, _operator: OperatorDep,
                  round_id: Annotated[int, Path(ge=1, le=MAX_ID)]) -> RecalledRoundPublic:
     """Any player's round in full, as the player's own recall shows it (the back office
-    replays it with the player client's renderer)."""
-    found, username = backoffice.get_round(context.db, round_id)
-    return RecalledRoundPublic(username=username, round=round_public(found))
+    replays it with the player client's renderer), with the ``brand`` its session's launch
+    named (operator mode; ``null`` otherwise)."""
+    found, username, brand = backoffice.get_round(context.db, round_id)
+    return RecalledRoundPublic(username=username, round=round_public(found), brand=brand)
 
 
 @router.get("/meters")

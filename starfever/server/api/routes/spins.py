@@ -14,7 +14,8 @@ from starfever.server.api.deps import Context, ContextDep, SpinnerDep
 from starfever.server.schemas import SpinCreate, SpinPublic, is_idempotency_key
 from starfever.server.services import pacing
 from starfever.server.services.auth import Principal
-from starfever.server.services.errors import BadRequest, ServiceError, Unprocessable
+from starfever.server.services.errors import BadRequest, ServiceError, Unprocessable, utcnow
+from starfever.server.services.protection_rules import play_time_left
 from starfever.server.spin import draw
 
 router = APIRouter(prefix="/spins", tags=["spins"])
@@ -71,4 +72,5 @@ async def _spin(body: SpinCreate, context: Context, player: Principal,
     outcome = await context.wallet.spin(job)  # the bet taken, the round drawn and settled
     return SpinPublic(round=round_public(outcome.round), balance=outcome.balance,
                       replayed=outcome.replayed,
-                      reality_check=reality_check(outcome.reality_check))
+                      reality_check=reality_check(outcome.reality_check),
+                      session_time_left_seconds=play_time_left(player.play_ends_at, utcnow()))

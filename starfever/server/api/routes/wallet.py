@@ -11,16 +11,21 @@ from starfever.server.api.deps import ContextDep, PlayerDep
 from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.schemas import MAX_ID, LedgerEntryPublic, LedgerPagePublic, WalletPublic
 from starfever.server.services import players, protection
+from starfever.server.services.errors import utcnow
+from starfever.server.services.protection_rules import play_time_left
 
 router = APIRouter(prefix="/wallet", tags=["wallet"], route_class=RetryOnDisconnect)
 
 
 @router.get("")
 def wallet(context: ContextDep, player: PlayerDep) -> WalletPublic:
-    """The balance in cents, with the reality check."""
+    """The balance in cents, with the reality check and, for a session whose launch set a
+    time limit, the seconds left of it."""
     balance = context.wallet.balance(player)  # the operator's, in operator mode
     check = protection.read_reality_check(context.db, context.settings, player)
-    return WalletPublic(balance=balance, reality_check=reality_check(check))
+    return WalletPublic(balance=balance, reality_check=reality_check(check),
+                        session_time_left_seconds=play_time_left(player.play_ends_at,
+                                                                 utcnow()))
 
 
 @router.get("/entries")
