@@ -73,6 +73,8 @@ class AuditReport:
     rounds_checked: int = 0
     wallets_checked: int = 0
     entries_checked: int = 0
+    entries_explained: int = 0
+    """Ledger entries of every book, each checked for its round, cashier booking or seed."""
     statements_checked: int = 0
     operator_rounds_checked: int = 0
     """Operator mode: rounds checked against the operator wallet's calls."""
@@ -92,7 +94,8 @@ class AuditReport:
                     "wallet calls" if self.operator_rounds_checked else "")
         return (f"audit {verdict}: {self.rounds_checked} rounds replayed and chained, "
                 f"{self.wallets_checked} wallets checked against the ledger, "
-                f"{self.entries_checked} wallet entries checked for continuity"
+                f"{self.entries_checked} wallet entries checked for continuity, "
+                f"{self.entries_explained} ledger entries checked for what explains them"
                 f"{operator}{statements}, {len(self.problems)} mismatches")
 
 
@@ -170,6 +173,7 @@ def run_audit(db: Database, settings: Settings | None = None,
         wallet_books = audit_chains.Books(key, ledger_from, report.problems)
         wallet_books.walk(session)
         report.entries_checked = wallet_books.entries
+        report.entries_explained = wallet_books.all_entries
         wallet_books.check_head(session)
         wallet_books.check_deposit_limits(session, settings)
         pool_row = session.get(JackpotPool, POOL_ID)
