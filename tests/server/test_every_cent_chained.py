@@ -2,7 +2,8 @@
 real code and then edited as an insider without the audit key would, the audit fails
 
 - a wallet ``win`` that no round explains (with its house pair and a continuous
-  ``balance_after``), also once the operator has paid it out;
+  ``balance_after``), also once the operator has paid it out; and a round's entry changed
+  where no sum shows it;
 - a deposit given an id of 0 or below (with its cashier pair) for a player with no entries:
   the walk starts at the lowest id there is, not at 1;
 - either chain's end cut off, books made consistent, without any signed statement: each head
@@ -52,6 +53,21 @@ def test_a_win_that_no_round_explains_fails_the_audit_also_once_paid_out(
         name, token = server.player(deposit=1_000)
         for _ in range(3):
             expect(server.spin(token), 201)
+        assert _audit(server)[0] == 0
+        # an entry of a round changed where no sum shows it: the house's bet income booked as
+        # a win paid (the operator's reports would misstate the takings)
+        with server.engine().begin() as conn:
+            entry, round_id = conn.execute(text(
+                "SELECT id, round_id FROM ledger_entries WHERE book = 'house' AND kind = 'bet' "
+                "ORDER BY id DESC LIMIT 1")).one()
+            conn.execute(text("UPDATE ledger_entries SET kind = 'win' WHERE id = :i"),
+                         {"i": entry})
+        code, output = _audit(server)
+        assert code == 1 and "1 mismatches" in output, output
+        assert f"round {round_id}: its ledger entries are not the ones it books" in output
+        with server.engine().begin() as conn:
+            conn.execute(text("UPDATE ledger_entries SET kind = 'bet' WHERE id = :i"),
+                         {"i": entry})
         assert _audit(server)[0] == 0
         forged = 900_000  # EUR 9,000
         with server.engine().begin() as conn:
