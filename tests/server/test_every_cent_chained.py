@@ -197,6 +197,14 @@ def test_a_cut_off_chain_end_fails_the_audit_without_a_signed_statement(
         refused = server.call("POST", f"/players/{name}/deposits", server.operator_token,
                               json={"amount": 100}, headers={"Idempotency-Key": "after-cut"})
         assert refused.status_code == 503 and "chain_tampered" in refused.text
+        # nor does deleting both heads, MACs and boundary with them, pass for a new database
+        with server.engine().begin() as conn:
+            conn.execute(text("DELETE FROM chain_head"))
+        code, output = _audit(server)
+        assert code == 1, output
+        assert f"chain head names round 0, the last stored round is {prev.id}" in output
+        assert f"cashier chain head names entry 0, the chain ends at entry {before.id}" \
+            in output
     finally:
         server.stop()
 
