@@ -68,17 +68,26 @@ PAGE = 5000
 _MOD = 1 << 128
 
 
-def entry_print(book: str, kind: str, account_id: int | None, amount: int,
+def print_key(key: bytes) -> bytes:
+    """The key of :func:`entry_print`, derived from the audit key."""
+    return hashlib.sha256(b"starfever-entry-print\n" + key).digest()
+
+
+def entry_print(key: bytes, book: str, kind: str, account_id: int | None, amount: int,
                 balance_after: int | None) -> int:
     """One ledger entry as a number, for a round's entries compared as a multiset: the sum
-    (mod 2**128) of their prints is the same whatever their order or ids."""
+    (mod 2**128) of their prints is the same whatever their order or ids. Keyed BLAKE2b
+    (``key`` from :func:`print_key`): without the key nobody can search for a set of made-up
+    entries whose prints add up to what a round's should (a generalised birthday search
+    would make that cheap on an unkeyed sum)."""
     text = canonical_json([book, kind, account_id, amount, balance_after])
-    return int.from_bytes(hashlib.blake2b(text.encode("ascii"), digest_size=16).digest(), "big")
+    return int.from_bytes(hashlib.blake2b(text.encode("ascii"), digest_size=16,
+                                          key=key).digest(), "big")
 
 
-def round_print(entries: Sequence[Mapping[str, Any]]) -> int:
+def round_print(key: bytes, entries: Sequence[Mapping[str, Any]]) -> int:
     """The print of a round's entries as ``rule.book_round`` makes them."""
-    return sum(entry_print(e["book"], e["kind"], e["account_id"], e["amount"],
+    return sum(entry_print(key, e["book"], e["kind"], e["account_id"], e["amount"],
                            e["balance_after"]) for e in entries) % _MOD
 
 
@@ -136,6 +145,7 @@ class Books:
 
     def __init__(self, key: bytes, ledger_from: int, problems: list[str]) -> None:
         self.key = key
+        self.print_key = print_key(key)
         self.ledger_from = ledger_from
         self.problems = problems
         self.balances: dict[int, int] = defaultdict(int)
@@ -178,7 +188,7 @@ class Books:
         self.all_entries += 1
         if e.round_id is not None:
             self.round_prints[e.round_id] = (self.round_prints[e.round_id] + entry_print(
-                e.book, e.kind, e.account_id, e.amount, e.balance_after)) % _MOD
+                self.print_key, e.book, e.kind, e.account_id, e.amount, e.balance_after)) % _MOD
         elif e.kind in CASHIER_KINDS and e.book == WALLET:
             self.cashier_pairs[(e.kind, e.amount, e.created_at)][0].append(e.id)
         elif e.kind in CASHIER_KINDS and e.book == CASHIER and e.account_id is None:
@@ -207,7 +217,7 @@ class Books:
 
     def check_round_entries(self, r: Round, expected: Sequence[Mapping[str, Any]]) -> bool:
         """The round's stored entries are exactly ``expected`` (``rule.book_round``)."""
-        return self.round_prints.pop(r.id, 0) == round_print(expected)
+        return self.round_prints.pop(r.id, 0) == round_print(self.print_key, expected)
 
     def _entry(self, e: LedgerEntry) -> None:
         self.entries += 1
