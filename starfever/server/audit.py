@@ -1,8 +1,9 @@
 """The audit: re-derive every stored round from its draws and check that the books balance.
 
 Checked, in one read transaction:
-- the hash chain: ids 1..n without gaps, each ``prev_hash`` the hash of the round before, each
-  ``hash`` recomputed over the frozen field order (``services.chain``);
+- the hash chain: ids 1..n without gaps (the walk starts at the lowest id stored), each
+  ``prev_hash`` the hash of the round before, each ``hash`` recomputed over the frozen field
+  order (``services.chain``);
 - every round replayed with ``engine.replay_round`` from its draws at its recorded
   ``pool_before``: wins, feature, pool after, refill and the event log must match;
 - the money of each round: balance after = before - bet + win; its ledger entries sum to zero
@@ -11,8 +12,10 @@ Checked, in one read transaction:
 - every wallet equals the sum of its ledger entries; the pool equals its entries and meters;
   all entries of all books sum to zero;
 - against insiders (:mod:`starfever.server.audit_chains`): hashes keyed under the audit key
-  from the boundary on, the cashier chain, every player's balance continuity, the deposit
-  limits, and any signed statements of the chain heads given.
+  from the boundary on, the boundary's seal over the ledger before it, the heads' MACs, every
+  ledger entry (whatever its id) explained by its round, its cashier booking or the pool's
+  seed, the cashier chain, every player's balance continuity, the deposit limits, and any
+  signed statements of the chain heads given.
 - operator mode (no wallet rows: the player's side of a round is the ``operator`` book): each
   such round was played on an acknowledged debit of its total bet, and has exactly one credit
   recorded, of its total win with its €€€ part (``wallet_calls``);
@@ -55,6 +58,8 @@ from starfever.server.services.chain import GENESIS_HASH, canonical_json, round_
 from starfever.server.services.jackpot import POOL_ID
 from starfever.server.settings import Settings
 from starfever.server.spin.calls import CallKind, CallState
+from starfever.server.spin.rule import book_round
+from starfever.server.spin.sql import CHAIN_ID
 
 BATCH = 1000
 REPLAYED = ("base_win", "star_wild_win", "hold_and_cash_win", "progressive_win", "total_win",
@@ -68,6 +73,8 @@ class AuditReport:
     rounds_checked: int = 0
     wallets_checked: int = 0
     entries_checked: int = 0
+    entries_explained: int = 0
+    """Ledger entries of every book, each checked for its round, cashier booking or seed."""
     statements_checked: int = 0
     operator_rounds_checked: int = 0
     """Operator mode: rounds checked against the operator wallet's calls."""
@@ -87,7 +94,8 @@ class AuditReport:
                     "wallet calls" if self.operator_rounds_checked else "")
         return (f"audit {verdict}: {self.rounds_checked} rounds replayed and chained, "
                 f"{self.wallets_checked} wallets checked against the ledger, "
-                f"{self.entries_checked} wallet entries checked for continuity"
+                f"{self.entries_checked} wallet entries checked for continuity, "
+                f"{self.entries_explained} ledger entries checked for what explains them"
                 f"{operator}{statements}, {len(self.problems)} mismatches")
 
 
@@ -107,10 +115,13 @@ class _Models:
 
 
 def _rounds(session: Session) -> Iterator[Round]:
-    last = 0
+    """Every stored round in id order, from the lowest id there is (0 and below too)."""
+    last: int | None = None
     while True:
-        batch = list(session.scalars(select(Round).where(Round.id > last)
-                                     .order_by(Round.id).limit(BATCH)))
+        query = select(Round).order_by(Round.id).limit(BATCH)
+        if last is not None:
+            query = query.where(Round.id > last)
+        batch = list(session.scalars(query))
         if not batch:
             return
         yield from batch
@@ -162,9 +173,11 @@ def run_audit(db: Database, settings: Settings | None = None,
         wallet_books = audit_chains.Books(key, ledger_from, report.problems)
         wallet_books.walk(session)
         report.entries_checked = wallet_books.entries
+        report.entries_explained = wallet_books.all_entries
         wallet_books.check_head(session)
         wallet_books.check_deposit_limits(session, settings)
         pool_row = session.get(JackpotPool, POOL_ID)
+        wallet_books.check_explained(pool_row.seed if pool_row else 0)
         books = _round_books(session)
         pool = pool_row.seed if pool_row else 0
         carry = Fraction(0)
@@ -211,12 +224,19 @@ def run_audit(db: Database, settings: Settings | None = None,
             if round_books.get(side, 0) != r.total_win - r.total_bet:
                 report.problems.append(f"{where}: {side} entries {round_books.get(side, 0)}"
                                        f" != win - bet {r.total_win - r.total_bet}")
+            expected: list[dict[str, Any]] = []
+            book_round(expected, r, side)
+            if not wallet_books.check_round_entries(r, expected):
+                report.problems.append(f"{where}: its ledger entries are not the ones it "
+                                       "books (an entry added, changed or removed)")
             prev_id, prev_hash = r.id, r.hash
         for orphan in sorted(books):
             report.problems.append(f"ledger entries name round {orphan}, which is not stored")
-        head = session.get(ChainHead, 1)
-        if head is not None and (head.last_round_id, head.last_hash) != (prev_id, prev_hash):
-            report.problems.append(f"chain head names round {head.last_round_id}, the last "
+        audit_chains.check_head_mac(session, key, CHAIN_ID, report.problems)
+        head = session.get(ChainHead, CHAIN_ID)
+        stored_head = (head.last_round_id, head.last_hash) if head else (0, GENESIS_HASH)
+        if stored_head != (prev_id, prev_hash):  # a head deleted is a head at genesis
+            report.problems.append(f"chain head names round {stored_head[0]}, the last "
                                    f"stored round is {prev_id}")
         _check_books(session, report, pool_row, pool, carry)
         _check_operator_calls(session, report, operator_rounds)

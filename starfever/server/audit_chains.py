@@ -1,8 +1,14 @@
 """The audit's checks against insiders (issue 13, ADR 0011), beside the replay of
 :mod:`starfever.server.audit`:
 
-- the keyed boundary's MAC, and every round on the right side of it (no keyed round passed
-  off as an old unkeyed one);
+- the keyed boundary's MAC, over the ledger entries stored before it too, and every round on
+  the right side of it (no keyed round passed off as an old unkeyed one);
+- the chain heads' MACs: neither chain's end can be cut off without the key (ADR 0048);
+- every ledger entry, of every book and whatever its id (0 and below, gaps, rows inserted
+  out of order: the walk starts at the lowest id there is), is explained: a round's entries
+  are exactly those the round books (``rule.book_round``, compared per round), a deposit's or
+  withdrawal's wallet entry is in the cashier chain (an id of 0 or below is never an old,
+  unchained one) and has its cashier entry, a pool seed is the pool's; nothing else may be;
 - the cashier chain: every deposit and withdrawal from the boundary on is chained under the
   key, and the chain ends at its head;
 - every player's balance continuity: each wallet entry's ``balance_after`` is the one before
@@ -16,16 +22,28 @@
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from starfever.server.models import WALLET, ChainHead, DepositLimit, LedgerEntry, Round
+from starfever.server.models import (
+    CASHIER,
+    HOUSE,
+    POOL,
+    WALLET,
+    ChainHead,
+    DepositLimit,
+    LedgerEntry,
+    Round,
+)
 from starfever.server.services import ledger
+from starfever.server.services.anchor import legacy_entries
 from starfever.server.services.chain import (
     CASHIER_CHAIN_ID,
     GENESIS_HASH,
@@ -34,7 +52,11 @@ from starfever.server.services.chain import (
     STATEMENT_VERSION,
     UNKEYED,
     boundary_mac,
+    canonical_json,
     cashier_hash,
+    head_sealed,
+    legacy_digest,
+    sealed_boundary_mac,
     sign_statement,
 )
 from starfever.server.settings import Settings
@@ -42,6 +64,43 @@ from starfever.server.spin.sql import CHAIN_ID
 
 WEEK = timedelta(days=7)
 CASHIER_KINDS = (ledger.DEPOSIT, ledger.WITHDRAWAL)
+PAGE = 5000
+_MOD = 1 << 128
+
+
+def print_key(key: bytes) -> bytes:
+    """The key of :func:`entry_print`, derived from the audit key."""
+    return hashlib.sha256(b"starfever-entry-print\n" + key).digest()
+
+
+def entry_print(key: bytes, book: str, kind: str, account_id: int | None, amount: int,
+                balance_after: int | None) -> int:
+    """One ledger entry as a number, for a round's entries compared as a multiset: the sum
+    (mod 2**128) of their prints is the same whatever their order or ids. Keyed BLAKE2b
+    (``key`` from :func:`print_key`): without the key nobody can search for a set of made-up
+    entries whose prints add up to what a round's should (a generalised birthday search
+    would make that cheap on an unkeyed sum)."""
+    text = canonical_json([book, kind, account_id, amount, balance_after])
+    return int.from_bytes(hashlib.blake2b(text.encode("ascii"), digest_size=16,
+                                          key=key).digest(), "big")
+
+
+def round_print(key: bytes, entries: Sequence[Mapping[str, Any]]) -> int:
+    """The print of a round's entries as ``rule.book_round`` makes them."""
+    return sum(entry_print(key, e["book"], e["kind"], e["account_id"], e["amount"],
+                           e["balance_after"]) for e in entries) % _MOD
+
+
+def check_head_mac(session: Session, key: bytes, chain_id: int, problems: list[str]) -> None:
+    """A chain head's MAC (ADR 0048): a head moved outside the server, its chain's end cut
+    off with it, does not match."""
+    head = session.get(ChainHead, chain_id)
+    if head is None:
+        return
+    if not head_sealed(key, chain_id, head.last_round_id, head.last_hash, head.head_mac):
+        what = "has no MAC" if head.head_mac is None else "does not match its MAC"
+        problems.append(f"chain head {chain_id} (entry {head.last_round_id}) {what}: moved "
+                        "outside the server (the chain's end cut off?)")
 
 
 def keyed_from(session: Session, key: bytes, problems: list[str]) -> tuple[int, int]:
@@ -55,12 +114,18 @@ def keyed_from(session: Session, key: bytes, problems: list[str]) -> tuple[int, 
             problems.append("the chain's keyed boundary is missing (every round and cashier "
                             "entry is then checked as keyed)")
         return 1, 1
-    expected = boundary_mac(key, head.keyed_from, head.ledger_keyed_from)
-    if not hmac.compare_digest(expected, head.keyed_mac):
-        problems.append("the chain's keyed boundary does not match its MAC (moved without "
-                        "the key?)")
-        return 1, 1
-    return head.keyed_from, head.ledger_keyed_from
+    legacy = legacy_digest(legacy_entries(session, head.ledger_keyed_from))
+    expected = sealed_boundary_mac(key, head.keyed_from, head.ledger_keyed_from, legacy)
+    if hmac.compare_digest(expected, head.keyed_mac):
+        return head.keyed_from, head.ledger_keyed_from
+    if hmac.compare_digest(boundary_mac(key, head.keyed_from, head.ledger_keyed_from),
+                           head.keyed_mac):
+        problems.append("the ledger before the keyed boundary is not sealed yet (a database "
+                        "from before migration 0016: start a server once with this version)")
+        return head.keyed_from, head.ledger_keyed_from
+    problems.append("the chain's keyed boundary does not match its MAC (moved, or a ledger "
+                    "entry before it added, changed or removed, without the key?)")
+    return 1, 1
 
 
 def check_scheme(r: Round, rounds_from: int, problems: list[str]) -> None:
@@ -75,32 +140,84 @@ def check_scheme(r: Round, rounds_from: int, problems: list[str]) -> None:
 
 
 class Books:
-    """Walks every wallet entry once, in id order: cashier chain, continuity, deposits."""
+    """Walks every ledger entry once, in id order from the lowest: what explains it, and for
+    the wallets the cashier chain, continuity and deposits."""
 
     def __init__(self, key: bytes, ledger_from: int, problems: list[str]) -> None:
         self.key = key
+        self.print_key = print_key(key)
         self.ledger_from = ledger_from
         self.problems = problems
         self.balances: dict[int, int] = defaultdict(int)
         self.deposits: dict[int, list[tuple[datetime, int]]] = defaultdict(list)
         self.bet_balance: dict[int, int] = {}
         """Round id -> the balance its bet entry left (balance_before - total_bet)."""
+        self.round_prints: dict[int, int] = defaultdict(int)
+        """Round id -> the print of its stored entries (:func:`entry_print`)."""
+        self.cashier_pairs: dict[tuple[str, int, datetime], tuple[list[int], list[int]]] = \
+            defaultdict(lambda: ([], []))
+        """A deposit's or withdrawal's (kind, wallet amount, time) -> the ids of its wallet
+        entries and of its cashier entries (one of each a booking)."""
+        self.seeds: dict[str, list[int]] = defaultdict(list)
         self.cashier_prev = GENESIS_HASH
         self.cashier_last = 0
         self.entries = 0
+        """Wallet entries walked."""
+        self.all_entries = 0
 
     def walk(self, session: Session) -> None:
-        last = 0
+        """Every entry there is, in id order: the first page has no lower bound, so ids of 0
+        and below are read too; each next page starts after the last id read."""
+        last: int | None = None
         while True:
-            batch = list(session.scalars(
-                select(LedgerEntry).where(LedgerEntry.book == WALLET, LedgerEntry.id > last)
-                .order_by(LedgerEntry.id).limit(5000)))
+            query = select(LedgerEntry).order_by(LedgerEntry.id).limit(PAGE)
+            if last is not None:
+                query = query.where(LedgerEntry.id > last)
+            batch = list(session.scalars(query))
             if not batch:
                 return
             for entry in batch:
-                self._entry(entry)
+                self._explain(entry)
+                if entry.book == WALLET:
+                    self._entry(entry)
             last = batch[-1].id
             session.expunge_all()
+
+    def _explain(self, e: LedgerEntry) -> None:
+        """What explains the entry: its round, its cashier booking or the pool's seed."""
+        self.all_entries += 1
+        if e.round_id is not None:
+            self.round_prints[e.round_id] = (self.round_prints[e.round_id] + entry_print(
+                self.print_key, e.book, e.kind, e.account_id, e.amount, e.balance_after)) % _MOD
+        elif e.kind in CASHIER_KINDS and e.book == WALLET:
+            self.cashier_pairs[(e.kind, e.amount, e.created_at)][0].append(e.id)
+        elif e.kind in CASHIER_KINDS and e.book == CASHIER and e.account_id is None:
+            self.cashier_pairs[(e.kind, -e.amount, e.created_at)][1].append(e.id)
+        elif e.kind == ledger.SEED and e.book in (POOL, HOUSE) and e.account_id is None:
+            self.seeds[e.book].append(e.amount)
+        else:
+            self.problems.append(f"ledger entry {e.id}: a {e.book} {e.kind} of {e.amount} "
+                                 "cents that no round or cashier booking explains")
+
+    def check_explained(self, seed: int) -> None:
+        """After the walk: each deposit's and withdrawal's wallet entry has its cashier entry
+        and the other way round, and the seed entries are the pool's seed."""
+        for (kind, amount, when), (wallet, cashier) in sorted(
+                self.cashier_pairs.items(), key=lambda item: min(item[1][0] + item[1][1])):
+            if len(wallet) != len(cashier):
+                self.problems.append(
+                    f"ledger entries {sorted(wallet + cashier)}: {len(wallet)} wallet and "
+                    f"{len(cashier)} cashier entries of a {kind} of {abs(amount)} cents at "
+                    f"{when.isoformat()}, not one of each a booking")
+        want = {POOL: [seed] if seed else [], HOUSE: [-seed] if seed else []}
+        for book, amounts in want.items():
+            if sorted(self.seeds.get(book, [])) != amounts:
+                self.problems.append(f"{book} seed entries {self.seeds.get(book, [])} are not "
+                                     f"the pool's seed of {seed} cents")
+
+    def check_round_entries(self, r: Round, expected: Sequence[Mapping[str, Any]]) -> bool:
+        """The round's stored entries are exactly ``expected`` (``rule.book_round``)."""
+        return self.round_prints.pop(r.id, 0) == round_print(self.print_key, expected)
 
     def _entry(self, e: LedgerEntry) -> None:
         self.entries += 1
@@ -118,8 +235,8 @@ class Books:
             self._cashier(e)
 
     def _cashier(self, e: LedgerEntry) -> None:
-        if e.id < self.ledger_from:
-            return  # stored before the cashier chain began
+        if 1 <= e.id < self.ledger_from:
+            return  # stored before the cashier chain began (sealed under the boundary)
         if e.chain_hash is None:
             self.problems.append(f"ledger entry {e.id}: a {e.kind} of {e.amount} cents that is "
                                  "not in the cashier chain")
@@ -132,6 +249,7 @@ class Books:
         self.cashier_prev, self.cashier_last = e.chain_hash, e.id
 
     def check_head(self, session: Session) -> None:
+        check_head_mac(session, self.key, CASHIER_CHAIN_ID, self.problems)
         head = session.get(ChainHead, CASHIER_CHAIN_ID)
         stored = (head.last_round_id, head.last_hash) if head else (0, GENESIS_HASH)
         if stored != (self.cashier_last, self.cashier_prev):

@@ -179,7 +179,13 @@ class ChainHead(Base):
     ledger_keyed_from: Mapped[int | None] = mapped_column(BigInteger)
     """Row 1: the first ledger entry id from which cashier entries are chained."""
     keyed_mac: Mapped[str | None] = mapped_column(String(64))
-    """Row 1: HMAC of the boundary under the key (so it cannot be moved without the key)."""
+    """Row 1: HMAC of the boundary under the key (so it cannot be moved without the key),
+    and from migration 0016 on of the ledger entries stored before it
+    (``services.chain.sealed_boundary_mac``)."""
+    head_mac: Mapped[str | None] = mapped_column(String(64))
+    """HMAC of the row's id, last id and last hash (``services.chain.head_mac``), written with
+    every move of the head: the chain's end cannot be cut off without the key (migration
+    0016; ``None`` only at genesis, or before the first start with that version)."""
 
 
 class Round(Base):

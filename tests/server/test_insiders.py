@@ -1,6 +1,8 @@
 """The audit against insiders (issue 13, ADR 0011): someone who can write the database but does
 not hold the audit key cannot make a forged deposit or a rewritten round pass, and a signed
-statement of the chain heads catches even a consistent cut of the chain's end."""
+statement of the chain heads catches even a consistent cut of the chain's end back to a head
+the insider kept from before (a cut without one fails at once: ``test_every_cent_chained``,
+ADR 0048)."""
 
 from __future__ import annotations
 
@@ -124,7 +126,10 @@ def test_a_rewritten_round_with_new_hash_and_chain_head_fails_the_audit(
         code, output = _audit(server)
         assert code == 1, output
         assert f"round {played['id']}: stored hash does not match its fields" in output
-        assert output.count("MISMATCH") == 1  # everything else was made to match
+        # everything else was made to match, the round's entries too, but for the chain
+        # head's MAC, which names the hash before (ADR 0048)
+        assert f"chain head 1 (entry {played['id']}) does not match its MAC" in output
+        assert output.count("MISMATCH") == 2
         # nor does passing it off as an old, unkeyed round help
         with Session(server.engine()) as session, session.begin():
             r = session.get(Round, played["id"])
@@ -146,6 +151,9 @@ def test_a_signed_statement_of_the_chain_heads_catches_a_cut_chain(
     try:
         name, token = server.player(deposit=1_000)
         server.spin(token)
+        with server.engine().connect() as conn:  # the insider keeps the cashier head's row
+            kept = conn.execute(text("SELECT last_round_id, last_hash, head_mac FROM "
+                                     "chain_head WHERE id = 2")).one()
         server.deposit(name, 2_000)
         published = tmp_path / "head.json"
         made = run_cli("chain-statement", "--database-url", server.database_url,
@@ -174,8 +182,11 @@ def test_a_signed_statement_of_the_chain_heads_catches_a_cut_chain(
                          {"i": last})
             conn.execute(text("DELETE FROM ledger_entries WHERE id IN (:i, :j)"),
                          {"i": last, "j": last + 1})
-            conn.execute(text("UPDATE chain_head SET last_round_id = :i, last_hash = :h "
-                              "WHERE id = 2"), {"i": before.id, "h": before.chain_hash})
+            assert (kept.last_round_id, kept.last_hash) == (before.id, before.chain_hash)
+            # the head set back to the row kept from before, its MAC with it
+            conn.execute(text("UPDATE chain_head SET last_round_id = :i, last_hash = :h, "
+                              "head_mac = :m WHERE id = 2"),
+                         {"i": before.id, "h": before.chain_hash, "m": kept.head_mac})
         assert _audit(server)[0] == 0  # a consistent cut: only the published head shows it
         code, output = _audit(server, published)
         assert code == 1, output
@@ -200,8 +211,8 @@ def test_rounds_stored_before_the_key_still_audit(db_kind: str, databases: Datab
             r.hash_scheme, r.prev_hash = UNKEYED, prev
             r.hash = prev = round_hash(r)
         session.execute(text("UPDATE chain_head SET last_hash = :h, keyed_from = NULL, "
-                             "ledger_keyed_from = NULL, keyed_mac = NULL WHERE id = 1"),
-                        {"h": prev})
+                             "ledger_keyed_from = NULL, keyed_mac = NULL, head_mac = NULL "
+                             "WHERE id = 1"), {"h": prev})
         session.execute(text("DELETE FROM chain_head WHERE id = 2"))
         session.execute(text("UPDATE ledger_entries SET chain_prev = NULL, chain_hash = NULL"))
     server.engine().dispose()

@@ -10,8 +10,10 @@ Three schemes (ADR 0011, ADR 0020), recorded per round in ``hash_scheme``:
 3. ``starfever-round-v3``: as 2, over :data:`HASH_FIELDS` followed by the round's build and
    model hashes (:data:`IDENTITY_FIELDS`), so the build a recalled round names is chained too.
 Deposits and withdrawals form a second chain (:func:`cashier_hash`) over their wallet entries.
-The boundary from which both are keyed is stored with a MAC (:func:`boundary_mac`), so it
-cannot be moved to pass keyed rows off as old unkeyed ones.
+The boundary from which both are keyed is stored with a MAC (:func:`sealed_boundary_mac`, over
+the ledger entries stored before it too), so it cannot be moved to pass keyed rows off as old
+unkeyed ones, nor can an old entry be slipped in before it. Each chain's head carries a MAC
+(:func:`head_mac`), so the chain's end cannot be cut off without the key (ADR 0048).
 
 Never change :data:`HASH_FIELDS` or the hash functions for stored rows; a new layout needs a
 new version tag and must keep verifying the old ones.
@@ -22,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -36,8 +39,12 @@ CASHIER_VERSION = "starfever-cashier-v1"
 STATEMENT_VERSION = "starfever-statement-v1"
 UNKEYED, KEYED, IDENTIFIED = 1, 2, 3
 """The values of ``rounds.hash_scheme``."""
+ROUNDS_CHAIN_ID = 1
+"""The ``chain_head`` row of the round chain."""
 CASHIER_CHAIN_ID = 2
 """The ``chain_head`` row of the cashier chain (row 1 is the rounds')."""
+HEAD_VERSION = "starfever-head-v1"
+SEAL_VERSION = "starfever-boundary-v2"
 GENESIS_HASH = "0" * 64
 """The ``prev_hash`` of round 1."""
 
@@ -105,9 +112,48 @@ def cashier_hash(entry: LedgerEntry, key: bytes) -> str:
 
 
 def boundary_mac(key: bytes, keyed_from: int, ledger_keyed_from: int) -> str:
-    """The MAC of the keyed boundary: rounds from ``keyed_from`` and cashier entries from
-    ``ledger_keyed_from`` on are keyed."""
+    """The MAC of the keyed boundary (version 1, before migration 0016): rounds from
+    ``keyed_from`` and cashier entries from ``ledger_keyed_from`` on are keyed."""
     return mac(key, f"starfever-boundary-v1\n{keyed_from}\n{ledger_keyed_from}")
+
+
+def sealed_boundary_mac(key: bytes, keyed_from: int, ledger_keyed_from: int,
+                        legacy: str) -> str:
+    """The MAC of the keyed boundary with the ledger entries stored before it (ADR 0048):
+    ``legacy`` is :func:`legacy_digest` of every entry with ``1 <= id < ledger_keyed_from``,
+    so none can be added, changed or removed there without the key."""
+    return mac(key, f"{SEAL_VERSION}\n{keyed_from}\n{ledger_keyed_from}\n{legacy}")
+
+
+def legacy_fields(entry: LedgerEntry) -> list[Any]:
+    """What :func:`legacy_digest` covers of one ledger entry."""
+    return [entry.id, entry.book, entry.account_id, entry.kind, entry.amount,
+            entry.balance_after, entry.round_id, instant(entry.created_at)]
+
+
+def legacy_digest(entries: Iterable[LedgerEntry]) -> str:
+    """SHA-256 (hex) over the entries (in id order) as one canonical JSON line each, after
+    their count: the ledger before the keyed boundary, sealed under the boundary's MAC."""
+    rows = [canonical_json(legacy_fields(entry)) for entry in entries]
+    digest = hashlib.sha256(f"{len(rows)}\n".encode("ascii"))
+    for row in rows:
+        digest.update(row.encode("ascii") + b"\n")
+    return digest.hexdigest()
+
+
+def head_mac(key: bytes, chain_id: int, last_id: int, last_hash: str) -> str:
+    """The MAC of a chain head (ADR 0048): its row, last id and last hash. Written with every
+    move of the head; a head set back to an earlier entry (the chain's end cut off) has no
+    valid MAC unless its writer holds the key (or kept that earlier row)."""
+    return mac(key, f"{HEAD_VERSION}\n{chain_id}\n{last_id}\n{last_hash}")
+
+
+def head_sealed(key: bytes, chain_id: int, last_id: int, last_hash: str,
+                stored: str | None) -> bool:
+    """Whether a head's stored MAC holds (a head still at genesis may have none yet)."""
+    if stored is None:
+        return (last_id, last_hash) == (0, GENESIS_HASH)
+    return hmac.compare_digest(head_mac(key, chain_id, last_id, last_hash), stored)
 
 
 def sign_statement(key: bytes, body: dict[str, Any]) -> str:

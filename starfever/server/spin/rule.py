@@ -43,8 +43,21 @@ from starfever.server.books import (
     RoundRow,
 )
 from starfever.server.identity import round_identity
-from starfever.server.services.chain import IDENTIFIED, canonical_json, round_hash
-from starfever.server.services.errors import Conflict, NotFound, ServiceError, Unauthorized
+from starfever.server.services.chain import (
+    IDENTIFIED,
+    ROUNDS_CHAIN_ID,
+    canonical_json,
+    head_mac,
+    head_sealed,
+    round_hash,
+)
+from starfever.server.services.errors import (
+    Conflict,
+    NotFound,
+    ServiceError,
+    Unauthorized,
+    Unavailable,
+)
 from starfever.server.services.principal import Principal, check_session_live
 from starfever.server.services.protection_rules import (
     RealityCheck,
@@ -170,6 +183,9 @@ class Books:
     """Operator mode: the state of the batch's debits by transaction id (locked); only an
     ``acknowledged`` debit is played, or a ``pending`` one whose answer the job carries
     (:attr:`Debit.operator_transaction_id`): a rolled-back one never."""
+    head_mac: str | None = None
+    """The chain head's MAC (``chain.head_mac``; ``None`` only at genesis): a head that does
+    not match it was moved outside the server, and is never extended (ADR 0048)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +217,8 @@ class Settlement:
     pool: PoolChange
     head: tuple[int, str]
     """The chain head after the batch: last id and hash."""
+    head_mac: str | None = None
+    """... and its MAC (``chain.head_mac``)."""
     calls: list[dict[str, Any]] = field(default_factory=list)
     """Operator mode: the credits to record as pending (``wallet_calls`` rows), one per round
     played on an operator debit; sent after the commit."""
@@ -388,20 +406,29 @@ def settle(books: Books, jobs: list[Job], now: datetime) -> Settlement:
     themselves are not changed."""
     batch = _Batch(books, jobs[0].model, jobs[0].settings, now)
     results: list[SpinOutcome | ServiceError] = []
-    for job in jobs:
-        try:
-            results.append(batch.spin(job))
-        except ServiceError as error:
-            results.append(error)
+    if head_sealed(batch.chain_key, ROUNDS_CHAIN_ID, books.last_id, books.last_hash,
+                   books.head_mac):
+        for job in jobs:
+            try:
+                results.append(batch.spin(job))
+            except ServiceError as error:
+                results.append(error)
+    else:
+        # the chain's end was moved outside the server (cut off?): extending it would seal
+        # the cut under a fresh MAC, so nothing is settled until the audit has looked
+        results = [Unavailable(f"chain head {ROUNDS_CHAIN_ID} does not match its MAC: the "
+                               "database was changed outside the server; run starfever audit",
+                               code="chain_tampered") for _ in jobs]
     pool = PoolChange(amount=batch.pool, carry=batch.carry, contributions=batch.contributions,
                       wins=batch.wins, refills=batch.refills, hits=batch.hits)
     return Settlement(results=results, rounds=batch.rounds, entries=batch.entries,
                       balances={aid: batch.players[aid].balance or 0
                                 for aid in sorted(batch.touched)},
                       nets=dict(sorted(batch.nets.items())), pool=pool,
-                      head=(batch.last_id, batch.last_hash), calls=batch.calls,
-                      debits=batch.debit_updates)
-
+                      head=(batch.last_id, batch.last_hash),
+                      head_mac=head_mac(batch.chain_key, ROUNDS_CHAIN_ID, batch.last_id,
+                                        batch.last_hash) if batch.rounds else books.head_mac,
+                      calls=batch.calls, debits=batch.debit_updates)
 
 __all__ = ["Books", "Debit", "Job", "Login", "Player", "PoolChange",
            "Settlement", "SpinOutcome", "book_round", "settle"]

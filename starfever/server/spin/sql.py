@@ -43,12 +43,12 @@ from starfever.server.models import (
     WalletCall,
 )
 from starfever.server.services import events, jackpot
-from starfever.server.services.chain import GENESIS_HASH
+from starfever.server.services.chain import GENESIS_HASH, ROUNDS_CHAIN_ID
 from starfever.server.services.errors import utcnow
 from starfever.server.spin.rule import Books, Job, Login, Player, Settlement
 from starfever.server.spin.transaction import Batch, Query, among
 
-CHAIN_ID = 1
+CHAIN_ID = ROUNDS_CHAIN_ID
 _ROUNDS: Table = Round.__table__  # type: ignore[assignment]
 _LEDGER: Table = LedgerEntry.__table__  # type: ignore[assignment]
 _WALLETS: Table = Wallet.__table__  # type: ignore[assignment]
@@ -114,7 +114,8 @@ def _stored_rounds(*, postgres: bool) -> Select[Any]:
 
 _READS = {postgres: _reads(postgres=postgres) for postgres in (False, True)}
 _LOCK_POOL_AND_HEAD = (
-    select(_POOL.c.amount, _POOL.c.carry, _HEAD.c.last_round_id, _HEAD.c.last_hash)
+    select(_POOL.c.amount, _POOL.c.carry, _HEAD.c.last_round_id, _HEAD.c.last_hash,
+           _HEAD.c.head_mac)
     .select_from(_POOL.join(_HEAD, true()))
     .where(_POOL.c.id == jackpot.POOL_ID, _HEAD.c.id == CHAIN_ID).with_for_update())
 """Both rows in one statement, locked in the order of ADR 0005 (pool, then chain head)."""
@@ -168,10 +169,11 @@ def read_books(txn: Batch, postgres: bool, jobs: Sequence[Job]) -> Books | None:
                for row in stored if (row.account_id, row.idempotency_key) in pairs}
     logins = {row.id: Login(revoked_at=row.revoked_at, expires_at=row.expires_at)
               for row in sessions}
-    pool, carry, last_id, last_hash = head[0]
+    pool, carry, last_id, last_hash, head_mac = head[0]
     return Books(players=players, logins=logins, settled=settled, pool=pool,
                  carry=Fraction(carry), last_id=last_id, last_hash=last_hash,
-                 debits={row.transaction_id: row.status for row in debit_rows})
+                 debits={row.transaction_id: row.status for row in debit_rows},
+                 head_mac=head_mac)
 
 
 def write(txn: Batch, done: Settlement, now: Any) -> None:
@@ -192,7 +194,8 @@ def write(txn: Batch, done: Settlement, now: Any) -> None:
         "contributions": pool.contributions, "wins": pool.wins, "refills": pool.refills,
         "hits": pool.hits, "updated_at": now}], _POOL_METERS)
     txn.update(_HEAD, "id", [
-        {"id": CHAIN_ID, "last_round_id": done.head[0], "last_hash": done.head[1]}])
+        {"id": CHAIN_ID, "last_round_id": done.head[0], "last_hash": done.head[1],
+         "head_mac": done.head_mac}])
     txn.insert(events.TABLE, events.refill_rows(done.rounds, now))  # rare: a refill
     txn.commit()
 

@@ -19,7 +19,7 @@ from starfever.engine.round import play_round, replay_round
 from starfever.server.books import OPERATOR_BOOK, WALLET, RoundRow
 from starfever.server.models import Round
 from starfever.server.services.auth import Principal
-from starfever.server.services.chain import GENESIS_HASH, round_hash
+from starfever.server.services.chain import GENESIS_HASH, head_mac, round_hash
 from starfever.server.services.errors import Conflict, Forbidden, ServiceError, Unauthorized
 from starfever.server.settings import Settings
 from starfever.server.spin.calls import CallState
@@ -57,7 +57,8 @@ def _books(**players: int) -> Books:
     ids = range(1, len(players) + 1)
     return Books(players={i: _player(b) for i, b in zip(ids, players.values(), strict=True)},
                  logins={i: _login() for i in ids}, settled={}, pool=MODEL.seed_cents,
-                 carry=Fraction(0), last_id=41, last_hash="a" * 64)
+                 carry=Fraction(0), last_id=41, last_hash="a" * 64,
+                 head_mac=head_mac(SETTINGS.chain_key(), 1, 41, "a" * 64))
 
 
 def _job(account: int, key: str, bet: int = 5, draws: list[int] | None = None,
@@ -214,6 +215,7 @@ def test_a_pending_debit_is_played_only_with_the_operators_answer_and_is_recorde
     round; a pending one without an answer (none arrived) and a rolled-back one are not."""
     books = Books(players={1: _player(None, vouched=True)}, logins={1: _login()}, settled={},
                   pool=MODEL.seed_cents, carry=Fraction(0), last_id=7, last_hash=GENESIS_HASH,
+                  head_mac=head_mac(SETTINGS.chain_key(), 1, 7, GENESIS_HASH),
                   debits={"sfd-a": CallState.PENDING, "sfd-b": CallState.PENDING,
                           "sfd-c": CallState.ROLLED_BACK, "sfd-d": CallState.ACKNOWLEDGED})
     answered, unanswered, rolled_back, before = (
@@ -246,3 +248,16 @@ def test_the_rule_imports_no_database_no_futures_and_no_web() -> None:
     assert "starfever" in loaded
     assert not loaded & {"sqlalchemy", "psycopg", "argon2", "fastapi", "starlette", "pydantic",
                          "numpy", "concurrent"}
+
+
+def test_a_chain_head_moved_outside_the_server_is_never_extended() -> None:
+    """A head whose MAC does not match (its chain's end cut off by an insider) settles
+    nothing: extending it would seal the cut under a fresh MAC (ADR 0048)."""
+    books = replace(_books(a=1_000), last_id=40)  # set back one round, the MAC of 41 kept
+    done = settle(books, [_job(1, "k1")], NOW)
+    (refused,) = done.results
+    assert isinstance(refused, ServiceError) and refused.code == "chain_tampered"
+    assert refused.status == 503 and not done.writes
+    done = settle(_books(a=1_000), [_job(1, "k1")], NOW)
+    assert not isinstance(done.results[0], ServiceError)
+    assert done.head_mac == head_mac(SETTINGS.chain_key(), 1, 42, done.head[1])

@@ -4,7 +4,7 @@ kept on the launch token and on the session it opens, to be sent back in every w
 Rows from before stay as they were (``NULL``): rounds settled under version 1 stay readable.
 
 Revision ID: 0017
-Revises: 0015
+Revises: 0016
 Create Date: 2026-12-04
 """
 
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0017"
-down_revision = "0015"
+down_revision = "0016"
 branch_labels = None
 depends_on = None
 
