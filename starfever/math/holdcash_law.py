@@ -256,38 +256,60 @@ def _forward(order: npt.NDArray[np.int64], state_of: npt.NDArray[np.int64],
                 if x == 0:
                     w[lo:hi + 1] = v[lo:hi + 1]
                 else:
-                    for s in range(lo, hi + 1):
+                    # w[y] takes v[s] px for each s + cash = y in ascending s (per s before,
+                    # ADR 0045): so cash descending, s ascending within it; no terms skipped
+                    # but zeros, which add nothing to a sum of non-negative terms
+                    for cash in range(5 * x * unit, x * unit - 1, -unit):
+                        px = sums[x, cash]
+                        if px == 0.0:
+                            continue
+                        for s in range(lo, min(hi, cap - cash) + 1):
+                            w[np.uint64(s + cash)] += v[np.uint64(s)] * px
+                    for s in range(max(lo, cap - 5 * x * unit + 1), hi + 1):  # past the cap
                         vs = v[s]
                         if vs == 0.0:
                             continue
                         for cash in range(x * unit, 5 * x * unit + 1, unit):
                             px = sums[x, cash]
-                            if px == 0.0:
-                                continue
-                            if s + cash > cap:
+                            if px != 0.0 and s + cash > cap:
                                 tail += vs * px
-                            else:
-                                w[s + cash] += vs * px
                 above_w[w_hi + 1] = 0.0
                 for y in range(w_hi, w_lo - 1, -1):
                     above_w[y] = above_w[y + 1] + w[y]
             c2 = c + x
-            target = index[c2 * 256 + (j + m1 + m2) * 16 + a + m1]
+            row = mass[index[c2 * 256 + (j + m1 + m2) * 16 + a + m1]]
             top = cap >> m  # 2^m y > cap beyond it
             if top < w_hi:
                 out[0] += above_w[max(top + 1, w_lo)] * group_q[g]
             out[0] += tail * group_q[g]
-            for y in range(w_lo, min(top, w_hi) + 1):
-                wy = w[y]
-                if wy == 0.0:
+            y_top = min(top, w_hi)
+            e0, e1 = entry_start[g], entry_start[g + 1]
+            # Cell s2 = 2^m y + c2 t takes one term per entry; the larger t, the smaller y.
+            # Entries in descending t, y ascending within each, so add a cell's terms in
+            # ascending y, the order of the pass per y (``_forward_direct``, ADR 0045): the
+            # same sums, bit for bit, in runs over y that the compiler vectorises.
+            for e in range(e1 - 1, e0 - 1, -1):
+                shift = c2 * entry_t[e]
+                if shift > cap:
                     continue
-                base = y << m
-                for e in range(entry_start[g], entry_start[g + 1]):
-                    s2 = base + c2 * entry_t[e]
-                    if s2 > cap:  # sorted by t: this and every later entry is above
-                        out[0] += wy * entry_rest[e]
-                        break
-                    mass[target, s2] += wy * entry_q[e]
+                q = entry_q[e]
+                y_end = min(y_top, (cap - shift) >> m)
+                if m == 0:  # unsigned indices: no check for a negative one, so SIMD
+                    for y in range(w_lo, y_end + 1):
+                        row[np.uint64(y + shift)] += w[np.uint64(y)] * q
+                else:
+                    for y in range(w_lo, y_end + 1):
+                        row[np.uint64((y << m) + shift)] += w[np.uint64(y)] * q
+            # the terms past the cap, per y in ascending order as before: from the first
+            # entry whose cell is above it (sorted by t), the rest of the group at once
+            first = max(w_lo, ((cap - c2 * entry_t[e1 - 1]) >> m) + 1)
+            e = e1
+            for y in range(first, y_top + 1):
+                while e > e0 and (y << m) + c2 * entry_t[e - 1] > cap:
+                    e -= 1
+                wy = w[y]
+                if wy != 0.0:
+                    out[0] += wy * entry_rest[e]
 
 
 class _Grouped(NamedTuple):

@@ -2,7 +2,8 @@
 public key it checks every file against the manifest and that the signature file names THIS
 manifest's hash, and never says "bundle OK"; a signature file that records another manifest
 fails; ``--require-signature`` fails without a verified signature. The folders here are small
-bundles written by the bundle's own manifest writer and signed by ``starfever sign``."""
+bundles written by the bundle's own manifest writer and signed by ``starfever sign``; the
+commands run in this process (ADR 0042: an answer, not a process's start-up, is under test)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,13 @@ from typing import Any
 import pytest
 
 from starfever.certify.bundle import write_manifest
-from tests.harness import run_cli
+from tests.harness import run_cli_in_process
 
 
 @pytest.fixture(scope="module")
 def keys(tmp_path_factory: pytest.TempPathFactory) -> Path:
     prefix = tmp_path_factory.mktemp("keys") / "lab"
-    assert run_cli("keygen", "--out", str(prefix)).returncode == 0
+    assert run_cli_in_process("keygen", "--out", str(prefix)).returncode == 0
     return prefix
 
 
@@ -33,16 +34,16 @@ def _bundle(folder: Path, text: str = "the figures\n") -> Path:
 
 
 def _sign(folder: Path, keys: Path) -> None:
-    signed = run_cli("sign", str(folder / "MANIFEST.json"), "--key", f"{keys}.key")
+    signed = run_cli_in_process("sign", str(folder / "MANIFEST.json"), "--key", f"{keys}.key")
     assert signed.returncode == 0, signed.stderr
 
 
 def _verify(folder: Path, *args: str, as_json: bool = False) -> tuple[int, str, dict[str, Any]]:
     """Exit code, text and (``as_json``: the ``--json`` answer, whose exit code must agree)."""
-    text = run_cli("verify", "--bundle", str(folder), *args)
+    text = run_cli_in_process("verify", "--bundle", str(folder), *args)
     data: dict[str, Any] = {}
     if as_json:
-        answer = run_cli("verify", "--bundle", str(folder), "--json", *args)
+        answer = run_cli_in_process("verify", "--bundle", str(folder), "--json", *args)
         assert answer.returncode == text.returncode
         data = json.loads(answer.stdout)
     return text.returncode, text.stdout, data
@@ -99,7 +100,7 @@ def test_a_signature_under_another_key_fails_with_the_labs_key(tmp_path: Path,
                                                                keys: Path) -> None:
     folder = _bundle(tmp_path / "b")
     other = tmp_path / "other"
-    assert run_cli("keygen", "--out", str(other)).returncode == 0
+    assert run_cli_in_process("keygen", "--out", str(other)).returncode == 0
     _sign(folder, other)
     code, out, _ = _verify(folder)  # it names this manifest: the files hold, nothing more
     assert code == 0 and out.startswith("bundle files OK, signature NOT verified")
@@ -116,7 +117,7 @@ def test_a_signature_file_that_is_not_one_fails(tmp_path: Path) -> None:
 
 
 def test_require_signature_needs_a_bundle(tmp_path: Path) -> None:
-    refused = run_cli("verify", "--require-signature")
+    refused = run_cli_in_process("verify", "--require-signature")
     assert refused.returncode == 2
     assert len(refused.stderr.strip().splitlines()) == 1
     assert "--require-signature goes with --bundle" in refused.stderr

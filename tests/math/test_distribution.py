@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import random
 from fractions import Fraction
+from functools import cache
 from itertools import product
 
 import numpy as np
@@ -13,13 +14,14 @@ import pytest
 
 from starfever.engine.holdcash import play_hold_and_cash
 from starfever.engine.lines import evaluate_grid
-from starfever.engine.model import HoldAndCashModel, load_model, model_from_dict
+from starfever.engine.model import HoldAndCashModel, MathModel, load_model, model_from_dict
 from starfever.engine.rng import SeededSource
 from starfever.engine.round import star_wilds, window, with_wilds
 from starfever.engine.symbols import BET_CLASSES, Cents
 from starfever.math import exact
 from starfever.math.distribution import (
     BAND_EDGES,
+    WinLaw,
     std_dev_with_jackpot,
     std_dev_with_pool,
     win_law,
@@ -31,6 +33,16 @@ from tests.math.test_exact import SMALL_STAR as _SMALL_STAR
 
 # the small model, with the default Hold & Cash weights (a sparse payout law: a quick DP)
 SMALL_STAR = {**_SMALL_STAR, "hold_and_cash": load_model("default").to_dict()["hold_and_cash"]}
+
+
+@cache
+def _small_star_law() -> tuple[MathModel, exact.ExactReport, WinLaw]:
+    """The small model, its rational report and its win law, computed once for the three
+    tests that read them and change nothing in them (each took seconds of the line-bet payout
+    DP, ADR 0045)."""
+    model = model_from_dict(SMALL_STAR)
+    report = exact.compute(model)
+    return model, report, win_law(model, report.hold_and_cash_by_coins, hold_cap=5001)
 
 
 def _band(x: Fraction) -> int:
@@ -46,9 +58,7 @@ def _band(x: Fraction) -> int:
 def test_the_win_law_of_a_small_model_matches_brute_force() -> None:
     """Every base stop x every respin stop (no Hold & Cash in this model's 4-coin rounds; its
     5-coin rounds are counted by their exact feature mean and second moment)."""
-    model = model_from_dict(SMALL_STAR)
-    report = exact.compute(model)
-    law = win_law(model, report.hold_and_cash_by_coins, hold_cap=5001)
+    model, report, law = _small_star_law()
     respins = list(product(*(range(len(s)) for s in model.star_wild_reels)))
     bases = list(product(*(range(len(s)) for s in model.base_reels)))
     space = len(bases) * len(respins)
@@ -184,9 +194,7 @@ def test_the_long_run_pool_matches_a_pool_simulation() -> None:
 
 @pytest.mark.slow
 def test_the_std_dev_with_the_jackpot_is_the_same_at_every_class() -> None:
-    model = model_from_dict(SMALL_STAR)
-    report = exact.compute(model)
-    law = win_law(model, report.hold_and_cash_by_coins, hold_cap=5001)
+    _, report, law = _small_star_law()
     values = {round(std_dev_with_jackpot(law, report.game, Fraction(
         5_000 * b // 100, 20 * b)), 12) for b in BET_CLASSES}
     assert len(values) == 1
@@ -199,9 +207,7 @@ def test_the_std_dev_with_a_varying_pool() -> None:
     """With the pool fixed, the pool's form is the seed-pool form; a pool that varies (the same
     mean share, a larger second moment) adds p Var(share) to the variance, and the mean it is
     taken around counts the share's mean, as the mix's RTP does."""
-    model = model_from_dict(SMALL_STAR)
-    report = exact.compute(model)
-    law = win_law(model, report.hold_and_cash_by_coins, hold_cap=5001)
+    _, report, law = _small_star_law()
     share = Fraction(300)
     fixed = std_dev_with_pool(law, report.game, float(share), float(share) ** 2)
     assert fixed == pytest.approx(std_dev_with_jackpot(law, report.game, share), rel=1e-12)

@@ -23,11 +23,15 @@ from tests.harness import (
     free_port,
     postgres_admin_url,
     run_cli,
+    run_cli_in_process,
     unique_name,
 )
 from tests.server.conftest import skip_unless_available
 
-pytestmark = pytest.mark.slow  # 30 commands started: not in ./scripts/test --quick
+# The refusals of a URL run in this process (ADR 0042: the answer is under test, not a start-up;
+# a subprocess each cost 20-36 s under load, ADR 0045); serve's and the wallet demo's start-up
+# refusals and raw bytes on stdin keep a process of their own.
+pytestmark = pytest.mark.slow  # not in ./scripts/test --quick
 
 
 def _one_line_refusal(done: subprocess.CompletedProcess[str], needle: str) -> None:
@@ -81,7 +85,8 @@ EXISTING = [  # each command that only uses an existing database, each kind of b
 def test_cli_commands_on_an_existing_database_refuse_a_bad_url_in_one_line(
         folder: Path, command: list[str], url: str, needle: str) -> None:
     before = _snapshot(folder)
-    done = run_cli(*command, "--database-url", url.replace("{work}", str(folder)), cwd=folder)
+    done = run_cli_in_process(*command, "--database-url", url.replace("{work}", str(folder)),
+                              cwd=folder)
     _one_line_refusal(done, needle)
     assert _snapshot(folder) == before  # the empty file stays empty, the others as they were
 
@@ -105,9 +110,9 @@ def test_cli_operator_create_refuses_a_bad_url_in_one_line(folder: Path, url: st
     """Before: an in-memory URL said "operator 'boss' created" and stored nothing; the others
     were tracebacks (exit 70)."""
     before = _snapshot(folder)
-    done = run_cli("operator", "create", OPERATOR_USERNAME, "--database-url",
-                   url.replace("{work}", str(folder)), stdin=OPERATOR_PASSWORD + "\n",
-                   cwd=folder)
+    done = run_cli_in_process("operator", "create", OPERATOR_USERNAME, "--database-url",
+                              url.replace("{work}", str(folder)),
+                              stdin=OPERATOR_PASSWORD + "\n", cwd=folder)
     _one_line_refusal(done, needle)
     assert "secret" not in done.stdout
     assert _snapshot(folder) == before
@@ -171,8 +176,8 @@ def test_cli_operator_wallet_demo_that_cannot_listen_resets_no_balance(tmp_path:
 def test_cli_audit_refuses_a_statement_that_is_not_text(tmp_path: Path) -> None:
     statement = tmp_path / "statement.json"
     statement.write_bytes(bytes(range(128, 256)) * 8)
-    done = run_cli("audit", "--statement", str(statement), "--database-url",
-                   f"sqlite:///{tmp_path}/missing.db", cwd=tmp_path)
+    done = run_cli_in_process("audit", "--statement", str(statement), "--database-url",
+                              f"sqlite:///{tmp_path}/missing.db", cwd=tmp_path)
     _one_line_refusal(done, "not UTF-8 text")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["statement.json"]
 
@@ -194,7 +199,8 @@ def test_cli_postgresql_databases_that_cannot_be_used_are_one_line(
         url = databases.new("postgresql")
         needle = ("holds no Star Fever database" if command == ["audit"] else "")
     try:
-        done = run_cli(*command, "--database-url", url, stdin=OPERATOR_PASSWORD + "\n")
+        done = run_cli_in_process(*command, "--database-url", url,
+                                  stdin=OPERATOR_PASSWORD + "\n")
         if case == "empty database" and command != ["audit"]:
             assert done.returncode == 0, done.stderr  # an empty database is migrated: fine
             return

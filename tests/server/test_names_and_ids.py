@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from starfever.server.schemas import MAX_ID, is_idempotency_key, is_username
-from tests.harness import ADULT_BIRTH_DATE, Server, run_cli
+from tests.harness import ADULT_BIRTH_DATE, Server, run_cli_in_process
 
 pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
 
@@ -16,8 +16,8 @@ def test_names_are_validated_with_a_full_match(server: Server, tmp_path: Path) -
     for bad in ("boss\n", "boss\r\n", "\nboss", "bo\nss"):
         assert not is_username(bad)
         assert not is_idempotency_key("key" + bad)
-        made = run_cli("operator", "create", bad, "--database-url",
-                       f"sqlite:///{tmp_path}/names.db", stdin="password-1\n")
+        made = run_cli_in_process("operator", "create", bad, "--database-url",
+                                  f"sqlite:///{tmp_path}/names.db", stdin="password-1\n")
         assert made.returncode == 2, made.stdout
         assert "operator name" in made.stderr and len(made.stderr.strip().splitlines()) == 1
         registered = server.call("POST", "/players", json={

@@ -10,7 +10,7 @@ from starfever.server.services.operator_accounts import WeakPassword, check_oper
 from tests.harness import (
     Server,
     create_operator,
-    run_cli,
+    run_cli_in_process,
     totp_secret_of,
     unique_name,
 )
@@ -35,8 +35,8 @@ def test_operator_passwords_must_be_strong(password: str) -> None:
 def test_operator_create_refuses_weak_passwords_in_one_line(server: Server) -> None:
     for weak in ("password", "12345678", " " * 8):
         name = unique_name("op")
-        done = run_cli("operator", "create", name, "--database-url", server.database_url,
-                       stdin=weak + "\n")
+        done = run_cli_in_process("operator", "create", name, "--database-url",
+                                  server.database_url, stdin=weak + "\n")
         assert done.returncode == 2, done.stdout
         assert done.stderr.startswith("starfever operator: error: an operator password")
         assert len(done.stderr.strip().splitlines()) == 1
@@ -73,7 +73,7 @@ def test_operators_log_in_with_a_second_factor_on_their_own_endpoint(server: Ser
         "username": player, "password": "password-1", "otp": code})
     assert as_operator.status_code == 401
     # a new secret: the old one stops working
-    reset = run_cli("operator", "totp", name, "--database-url", server.database_url)
+    reset = run_cli_in_process("operator", "totp", name, "--database-url", server.database_url)
     assert reset.returncode == 0, reset.stderr
     assert totp_secret_of(reset.stdout) != secret
 

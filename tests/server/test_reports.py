@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from starfever.engine.model import load_model
 from starfever.server.models import WALLET, LedgerEntry, Round
-from tests.harness import Server, run_cli
+from tests.harness import Server, run_cli_in_process
 from tests.web.forcing import find_stops
 
 pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
@@ -42,7 +42,7 @@ def _expected(server: Server, start: datetime, end: datetime, *,
 
 
 def _report(server: Server, *args: str) -> Any:
-    out = run_cli("report", *args, "--database-url", server.database_url)
+    out = run_cli_in_process("report", *args, "--database-url", server.database_url)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -135,7 +135,7 @@ def test_report_input_is_checked_and_nothing_is_created(tmp_path: Any) -> None:
             (("daily", "--date", "9999-12-31"), "out of range"),
             (("monthly", "--date", "9999-12"), "out of range"),
             (("daily", "--date", "2026-12-01"), "no such database file")):
-        out = run_cli("report", *args, "--database-url", f"sqlite:///{missing}")
+        out = run_cli_in_process("report", *args, "--database-url", f"sqlite:///{missing}")
         assert out.returncode == 2 and message in out.stderr, out.stderr
         assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
     assert not missing.exists() and list(tmp_path.iterdir()) == []

@@ -169,9 +169,21 @@ def _engine_pool(model: MathModel, spins: int, seed: int, bet: int) -> dict[str,
     return out
 
 
-@pytest.mark.parametrize(("bet", "seed_cents"), [(5, 100_000), (100, 100_000),
-                                                 (100, 5_000_000)])
-@pytest.mark.parametrize("scope", [MAX_WIN_ROUND, MAX_WIN_GAME])
+def _cap_cases() -> list[Any]:
+    """Both scopes x three (bet, seed) pairs; --quick keeps one pair of each scope, the full
+    suite all six (each is a run through the engine, seconds; ADR 0045)."""
+    cases = []
+    for scope in (MAX_WIN_ROUND, MAX_WIN_GAME):
+        for bet, seed_cents in ((5, 100_000), (100, 100_000), (100, 5_000_000)):
+            quick = (scope, bet) in ((MAX_WIN_ROUND, 5), (MAX_WIN_GAME, 100)) \
+                and seed_cents == 100_000
+            cases.append(pytest.param(bet, seed_cents, scope,
+                                      id=f"{scope}-{bet}-{seed_cents}",
+                                      marks=() if quick else pytest.mark.slow))
+    return cases
+
+
+@pytest.mark.parametrize(("bet", "seed_cents", "scope"), _cap_cases())
 def test_the_pool_replay_pays_what_the_engine_pays_under_a_cap(bet: int, seed_cents: int,
                                                                scope: str) -> None:
     """The kernel's €€€ rounds, with their game wins, replayed against one pool, against the

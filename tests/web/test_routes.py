@@ -110,6 +110,7 @@ def test_game_data_states_the_models_exact_rtp_and_the_market(name: str) -> None
     assert data["market"]["name"] == "strict" and "advertised_rtp" not in data
 
 
+@pytest.mark.slow  # computes a model's figures (seconds): the full suite, not --quick (ADR 0045)
 def test_a_new_models_rules_state_its_largest_wins_too(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """A model with no cached figures (a new file): GET /game computes them, the largest wins
