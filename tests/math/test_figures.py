@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,14 @@ def test_the_shipped_figures_are_a_fresh_computation(name: str) -> None:
     model = load_model(name)
     shipped = json.loads(figures.shipped_path(model).read_text(encoding="utf-8"))
     fresh = json.loads(json.dumps(figures.compute_figures(model).to_json()))
+    if not shipped["total_exact_rational"]:
+        # a cap's cut comes from the payout DP in floats, whose last bits follow the CPU's
+        # vector width (AVX2 or AVX-512 summation order): the rational written from it agrees
+        # to the DP's stated relative error, not digit for digit
+        for part in sorted(shipped["exact"]):  # the cut enters the totals and the moments
+            got = Fraction(fresh["exact"].pop(part))
+            want = Fraction(shipped["exact"].pop(part))
+            assert abs(got - want) <= Fraction(1, 10**12) * abs(want), (name, part)
     _close(fresh, shipped, name)
 
 
