@@ -1,4 +1,4 @@
-"""Every route of the API refuses a query parameter it does not take (issue 35, finding 2: a
+"""Every GET of the API refuses a query parameter it does not take (issue 35, finding 2: a
 misspelt filter answered as if nothing had been asked): the test walks every GET operation
 of the served OpenAPI document, so a route added later is covered without a line here."""
 

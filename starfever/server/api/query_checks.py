@@ -1,10 +1,14 @@
-"""Unknown query parameters are ``422 unknown_query_parameter`` on every API route.
+"""Unknown query parameters are ``422 unknown_query_parameter`` on every GET of the API.
 
 FastAPI ignores a query parameter a route does not declare, so a misspelt filter
 (``/operator/rounds?player_idd=...``) answered the newest rounds of everyone as if nothing had
 been asked (issue 35, finding 2). :func:`known_query_only` is a dependency of the whole
 ``/api/v1`` router: it compares the request's parameter names with the ones the matched route
 (and its dependencies) declare, read once per route from FastAPI's own dependant.
+
+Only reads (GET, HEAD) are checked: their query is what they are asked, while no write takes
+its input from the query (a write's is its body), and the spin's tests reach its FastAPI
+route, past the lean door, with a query string (``tests/server/test_spin_route.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from fastapi.routing import APIRoute
 
 from starfever.server.services.errors import Unprocessable
 
+READS = frozenset(("GET", "HEAD"))
 _KNOWN: dict[int, frozenset[str]] = {}
 """The declared query parameter names of each route (by ``id``; routes live as long as the
 app)."""
@@ -35,7 +40,8 @@ def declared_query(dependant: Dependant) -> frozenset[str]:
 def known_query_only(request: Request) -> None:
     """Refuse a request whose query names a parameter its route does not take."""
     route = request.scope.get("route")
-    if not isinstance(route, APIRoute) or not request.query_params:
+    if request.method not in READS or not isinstance(route, APIRoute) \
+            or not request.query_params:
         return
     known = _KNOWN.get(id(route))
     if known is None:
