@@ -467,7 +467,7 @@ class RecalledRoundPublic(Public):
     player_id: str | None = None
     """Operator mode: the player's id in the operator's platform."""
     wallet_calls: list[WalletCallPublic] = []
-    """Operator mode: the round's debit, credit (and any rollback), oldest first."""
+    """Operator mode: the round's debit and credit, oldest first."""
 
 
 class DayLinePublic(Public):

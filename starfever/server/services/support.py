@@ -4,9 +4,9 @@ ids, and the rounds and calls an id names, whoever's id it is: the operator's pl
 (``wallet_calls.operator_transaction_id``, from its reply), Star Fever's own call id
 (``wallet_calls.transaction_id``) or the round id.
 
-A call names its round directly (a credit, a played debit) or through its debit (a rollback,
-or a debit's id when only the credit carries the round): both are followed, so any of a
-spin's ids finds its round.
+A played round's debit and credit both name it (``wallet_calls.round_id``, ADR 0024), so
+either's id finds it; a rollback's spin played no round, and its calls are found by
+:func:`find_calls` by Star Fever's ids or the player's.
 """
 
 from __future__ import annotations
@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, or_, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import ColumnElement, select
+from sqlalchemy.orm import Session
 
 from starfever.server.db import Database
 from starfever.server.models import Account, WalletCall
-from starfever.server.spin.calls import CallKind
 
 MAX_CALLS = 200
 """The most calls one search answers."""
@@ -37,7 +36,7 @@ class CallFilter:
     player_id: str | None = None
     """The operator's player id (the launch's ``player_id``)."""
     round_id: int | None = None
-    """The stored round: its debit, its credit, and a rollback of its debit."""
+    """The stored round: its debit and its credit."""
 
     @property
     def empty(self) -> bool:
@@ -82,32 +81,13 @@ def _id_condition(transaction_id: str | None,
 
 def rounds_of_ids(session: Session, transaction_id: str | None,
                   operator_transaction_id: str | None) -> set[int]:
-    """The stored rounds of the calls both ids name (a call's own round, else its debit's)."""
+    """The stored rounds of the calls both ids name. A played round's debit and credit both
+    name it (``wallet_calls.round_id``); a rollback's spin played none."""
     where = _id_condition(transaction_id, operator_transaction_id)
     if not where:
         return set()
-    found: set[int] = set()
-    debits: set[str] = set()
-    for round_id, debit_id in session.execute(
-            select(WalletCall.round_id, WalletCall.debit_transaction_id).where(*where)):
-        if round_id is not None:
-            found.add(int(round_id))
-        elif debit_id is not None:
-            debits.add(str(debit_id))
-    if debits:
-        found.update(int(r) for r in session.scalars(
-            select(WalletCall.round_id).where(WalletCall.transaction_id.in_(debits)))
-            if r is not None)
-    return found
-
-
-def _round_calls(round_id: int) -> ColumnElement[bool]:
-    """The calls of a stored round: those naming it, and those whose debit names it."""
-    debit = aliased(WalletCall)
-    debits_of_round = select(debit.transaction_id).where(debit.round_id == round_id,
-                                                         debit.kind == CallKind.DEBIT)
-    return or_(WalletCall.round_id == round_id,
-               WalletCall.debit_transaction_id.in_(debits_of_round.scalar_subquery()))
+    return {int(r) for r in session.scalars(select(WalletCall.round_id).where(*where))
+            if r is not None}
 
 
 def find_calls(db: Database, wanted: CallFilter, limit: int = MAX_CALLS) -> list[CallLine]:
@@ -118,7 +98,7 @@ def find_calls(db: Database, wanted: CallFilter, limit: int = MAX_CALLS) -> list
     if wanted.player_id is not None:
         where.append(Account.external_id == wanted.player_id)
     if wanted.round_id is not None:
-        where.append(_round_calls(wanted.round_id))
+        where.append(WalletCall.round_id == wanted.round_id)
     with db.read() as session:
         rows = session.execute(query.where(*where).order_by(WalletCall.id).limit(limit)).all()
     return [_line(call, username, player_id) for call, username, player_id in rows]

@@ -244,7 +244,7 @@ async function openRecall(id) {
   await recall.replay(r);
 }
 
-/** Operator mode: the round's debit, credit (and any rollback) with both sides' ids. */
+/** Operator mode: the round's debit and credit with both sides' ids. */
 function showCalls(calls) {
   $("#recall-calls").hidden = calls.length === 0;
   $("#recall-calls-body").innerHTML = calls.map((c) => `<tr data-transaction="${esc(c.transaction_id)}">
