@@ -10,13 +10,14 @@ import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from starfever.engine.model import load_model
 from starfever.server import clock, metrics
 from starfever.server.api import errors
 from starfever.server.api.deps import Context
+from starfever.server.api.query_checks import known_query_only
 from starfever.server.api.request_checks import RequestChecks
 from starfever.server.api.routes import (
     health,
@@ -144,7 +145,9 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     app.add_middleware(SpinRoute, context=context, max_bytes=settings.max_body_bytes)
     app.add_middleware(SecurityHeaders, production=production)
     app.add_middleware(RequestMiddleware, drain=drain)  # outermost: every answer has an id
-    api = APIRouter(prefix=API_PREFIX, responses=ERROR_RESPONSES)
+    # a query parameter no route takes is 422, never silently ignored (issue 35)
+    api = APIRouter(prefix=API_PREFIX, responses=ERROR_RESPONSES,
+                    dependencies=[Depends(known_query_only)])
     # the spin route first: FastAPI matches a request against the routes in order (twice:
     # to choose, then to handle), so the most frequent request scans the fewest
     for module in (spins, health, players, sessions, wallet_routes, rounds, jackpot,

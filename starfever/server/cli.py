@@ -284,8 +284,9 @@ def _record_audit(db: Any, report: Any) -> None:
 
 
 def reconcile(args: argparse.Namespace) -> int:
-    """Operator mode: every spin's debit, credit or rollback with both sides' transaction ids,
-    and the spins still in doubt (exit 1 if any)."""
+    """Operator mode: a summary of the spins per state and each spin still in doubt (exit 1 if
+    any); ``--full`` lists every spin's debit, credit or rollback with both sides' transaction
+    ids; ``--json`` as one JSON object; ``--player`` / ``--round`` narrow it."""
     from starfever.server.db import open_existing
     from starfever.server.reconcile import parse_since
     from starfever.server.reconcile import reconcile as run
@@ -293,10 +294,15 @@ def reconcile(args: argparse.Namespace) -> int:
     since = parse_since(args.since) if args.since else None
     db = open_existing(_database_url(args))
     try:
-        report = run(db, since)
+        report = run(db, since, player_id=args.player, round_=args.round)
     finally:
         db.dispose()
-    print("\n".join(report.lines()))
+    if args.json:
+        import json
+
+        print(json.dumps(report.as_dict(full=args.full), indent=2))
+    else:
+        print("\n".join(report.lines() if args.full else report.summary()))
     return 1 if report.in_doubt else 0
 
 
@@ -450,6 +456,14 @@ def register(sub: Any) -> None:
     p = sub.add_parser("reconcile", help="operator mode: each spin's debit, credit or rollback "
                                          "with both sides' ids, and what is in doubt")
     p.add_argument("--since", help="only spins debited from this date (YYYY-MM-DD) or time on")
+    p.add_argument("--player", metavar="PLAYER_ID",
+                   help="only this player's spins (the operator's player id)")
+    p.add_argument("--round", metavar="ROUND",
+                   help="only this round's spin: Star Fever's round id, or the round_id the "
+                        "operator was sent")
+    p.add_argument("--full", action="store_true",
+                   help="list every spin, not only the summary and the spins in doubt")
+    p.add_argument("--json", action="store_true", help="write the report as one JSON object")
     p.add_argument("--database-url", help=url_help)
     p.set_defaults(handler=reconcile)
 

@@ -348,6 +348,8 @@ class WalletCall(Base):
     __table_args__ = (
         CheckConstraint("kind IN ('debit', 'credit', 'rollback')", name="ck_wallet_calls_kind"),
         Index("ix_wallet_calls_due", "status", "next_attempt_at"),
+        # support finds a call by the operator's id (migration 0020)
+        Index("ix_wallet_calls_operator_transaction_id", "operator_transaction_id"),
         # the retrier's stale-debit search: only the debits of spins in flight (migration 0015)
         Index("ix_wallet_calls_unplayed_debits", "updated_at",
               postgresql_where=text(UNPLAYED_DEBIT), sqlite_where=text(UNPLAYED_DEBIT)),

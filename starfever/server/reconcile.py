@@ -6,13 +6,19 @@ transaction id and the operator's, and every spin still **in doubt**: a call not
 acknowledged (a pending credit: the round is ``pending_credit``; a pending debit or rollback),
 a credit or rollback the operator refused, or an acknowledged debit with neither a credit nor a
 rollback. A refused debit moved nothing and is not in doubt.
+
+By default the report is a summary (spins per state) and the spins in doubt; ``--full`` lists
+every spin, ``--json`` writes the same as one JSON object, and ``--player`` (the operator's
+player id) and ``--round`` (Star Fever's round id or the ``round_id`` the operator was sent)
+narrow it to one player's or one round's spins.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import select
 
@@ -57,6 +63,30 @@ class Spin:
                     else "rollback_pending")
         return self.debit.status if self.debit is not None else "unknown"
 
+    @property
+    def round_id(self) -> int | None:
+        """The stored round (``None``: the spin played none)."""
+        for call in (self.credit, self.debit):
+            if call is not None and call.round_id is not None:
+                return int(call.round_id)
+        return None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The spin for ``--json``: its state, why it is in doubt, each call with both ids."""
+        def call(c: WalletCall | None) -> dict[str, Any] | None:
+            if c is None:
+                return None
+            return {"transaction_id": c.transaction_id,
+                    "operator_transaction_id": c.operator_transaction_id, "status": c.status,
+                    "error": c.error, "amount": int(c.amount), "attempts": int(c.attempts),
+                    "created_at": c.created_at.isoformat(),
+                    "updated_at": c.updated_at.isoformat()}
+
+        return {"round_ref": self.round_ref, "round_id": self.round_id,
+                "player_id": self.player_id, "state": self.state, "doubt": self.doubt,
+                "debit": call(self.debit), "credit": call(self.credit),
+                "rollback": call(self.rollback)}
+
 
 @dataclass
 class Reconciliation:
@@ -67,6 +97,28 @@ class Reconciliation:
     @property
     def in_doubt(self) -> list[Spin]:
         return [s for s in self.spins if s.doubt is not None]
+
+    def states(self) -> dict[str, int]:
+        """How many spins are in each :attr:`Spin.state`, by name."""
+        return dict(sorted(Counter(s.state for s in self.spins).items()))
+
+    def summary(self) -> list[str]:
+        """The report for people, short: the spins per state, then each one in doubt."""
+        doubt = self.in_doubt
+        states = ", ".join(f"{n} {state}" for state, n in self.states().items()) or "none"
+        out = [f"reconcile: {len(self.spins)} spins ({states}), {len(doubt)} in doubt"]
+        out.extend(f"  IN DOUBT {s.round_ref} (player {s.player_id}, {s.state}): {s.doubt}"
+                   for s in doubt)
+        return out
+
+    def as_dict(self, *, full: bool = False) -> dict[str, Any]:
+        """The report for ``--json``: the summary, the spins in doubt, and with ``full`` every
+        spin."""
+        made: dict[str, Any] = {"spins": len(self.spins), "states": self.states(),
+                                "in_doubt": [s.as_dict() for s in self.in_doubt]}
+        if full:
+            made["listing"] = [s.as_dict() for s in self.spins]
+        return made
 
     def lines(self) -> list[str]:
         """The report for people, one spin per line, then the ones in doubt."""
@@ -84,14 +136,20 @@ class Reconciliation:
                        f"{call(s.credit if s.credit is not None else s.rollback)}")
         doubt = self.in_doubt
         out.append(f"reconcile: {len(self.spins)} spins, {len(doubt)} in doubt")
-        out.extend(f"  IN DOUBT {s.round_ref} (player {s.player_id}): {s.doubt}" for s in doubt)
+        out.extend(f"  IN DOUBT {s.round_ref} (player {s.player_id}, {s.state}): {s.doubt}"
+                   for s in doubt)
         return out
 
 
-def reconcile(db: Database, since: datetime | None = None) -> Reconciliation:
-    """The spins of the operator's wallet calls (debits from ``since`` on)."""
+def reconcile(db: Database, since: datetime | None = None, *, player_id: str | None = None,
+              round_: str | None = None) -> Reconciliation:
+    """The spins of the operator's wallet calls (debits from ``since`` on; of the operator's
+    ``player_id`` only; of the round ``round_`` only: Star Fever's round id or the
+    ``round_id`` the operator was sent)."""
     query = (select(WalletCall, Account.external_id)
              .join(Account, Account.id == WalletCall.account_id).order_by(WalletCall.id))
+    if player_id is not None:
+        query = query.where(Account.external_id == player_id)
     spins: dict[str, Spin] = {}
     by_debit: dict[str, str] = {}
     late: defaultdict[str, list[WalletCall]] = defaultdict(list)
@@ -111,7 +169,10 @@ def reconcile(db: Database, since: datetime | None = None) -> Reconciliation:
             continue
         for row in rows:
             setattr(spins[ref], row.kind, row)
-    return Reconciliation(spins=list(spins.values()))
+    found = list(spins.values())
+    if round_ is not None:
+        found = [s for s in found if s.round_ref == round_ or str(s.round_id) == round_]
+    return Reconciliation(spins=found)
 
 
 def parse_since(text: str) -> datetime:

@@ -420,6 +420,38 @@ class RoundLinePublic(Public):
     test: bool
     model_name: str
     model_version: str
+    player_id: str | None = None
+    """Operator mode: the player's id in the operator's platform."""
+
+
+class WalletCallPublic(Public):
+    """One call to the operator's wallet with both sides' ids (operator mode)."""
+
+    transaction_id: str
+    """Star Fever's id of the call."""
+    operator_transaction_id: str | None
+    """The operator's id of it, from its reply (``None``: not answered yet, or refused)."""
+    kind: str
+    status: str
+    error: str | None
+    amount: int
+    jackpot_amount: int
+    round_ref: str
+    """The ``round_id`` the operator was sent."""
+    round_id: int | None
+    debit_transaction_id: str | None
+    attempts: int
+    """The tries that failed (0: answered at the first; a pending call is sent again at
+    ``next_attempt_at``)."""
+    next_attempt_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    username: str
+    player_id: str | None
+
+
+class WalletCallsPublic(Public):
+    calls: list[WalletCallPublic]
 
 
 class RoundSearchPublic(Public):
@@ -432,6 +464,10 @@ class RecalledRoundPublic(Public):
     round: RoundPublic
     brand: str | None = None
     """Operator mode: the brand the launch of the round's session named (``None``: none)."""
+    player_id: str | None = None
+    """Operator mode: the player's id in the operator's platform."""
+    wallet_calls: list[WalletCallPublic] = []
+    """Operator mode: the round's debit and credit, oldest first."""
 
 
 class DayLinePublic(Public):

@@ -49,13 +49,17 @@ class VersionedFiles(StaticFiles):
 def mount_web(app: FastAPI, *, api_prefix: str = "/api/v1") -> str:
     """Serve the page at ``/``, its files under ``/static/<version>`` and the game data
     router; returns the asset prefix."""
+    from fastapi import Depends
+
+    from starfever.server.api.query_checks import known_query_only
     from starfever.web.routes import router
 
     prefix = f"/static/{asset_version()}"
     page = (STATIC_DIR / "index.html").read_text(encoding="utf-8").replace('"/static/',
                                                                            f'"{prefix}/')
     zipped = gzip.compress(page.encode("utf-8"), mtime=0)  # the page is fixed: zipped once
-    app.include_router(router, prefix=api_prefix)
+    # the game data is part of the API: an unknown query parameter is 422 there too
+    app.include_router(router, prefix=api_prefix, dependencies=[Depends(known_query_only)])
     app.mount(prefix, GZipMiddleware(VersionedFiles(directory=STATIC_DIR), minimum_size=512),
               name="web-static")
 

@@ -151,7 +151,7 @@ def test_launch_session_spins_and_both_books_agree(server: Server,
         sorted(str(d["operator_transaction_id"]) for d in debits)
     audit = run_cli("audit", "--database-url", server.database_url)
     assert audit.returncode == 0, audit.stdout + audit.stderr
-    reconcile = run_cli("reconcile", "--database-url", server.database_url)
+    reconcile = run_cli("reconcile", "--full", "--database-url", server.database_url)
     assert reconcile.returncode == 0, reconcile.stdout + reconcile.stderr
     assert debits[0]["operator_transaction_id"] in reconcile.stdout
 

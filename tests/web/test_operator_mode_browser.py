@@ -142,3 +142,51 @@ def test_the_back_office_meters_list_the_credits_pending(
         assert watch.errors == [], watch.errors
     finally:
         wallet.clear_faults()
+
+
+def test_the_back_office_finds_a_round_by_the_operators_ids_and_shows_both_sides_ids(
+        browser: Any, operator_server: Server, wallet: OperatorWallet) -> None:
+    """Issue 35, finding 2: support types what the operator's books say (its player id and
+    its transaction id of the credit) and gets the round, whose recall lists its debit and
+    credit with Star Fever's ids and the operator's, as the reference wallet recorded them."""
+    secret = create_operator(operator_server.database_url, "support-op")
+    player_id = f"web-op-{uuid.uuid4().hex[:8]}"
+    wallet.player(player_id, 5_000)
+    token = launched_player(operator_server, wallet.secret, player_id)
+    rounds = [expect(operator_server.spin(token, line_bet=1), 201).json()["round"]["id"]
+              for _ in range(2)]
+    theirs = [t for t in wallet.transactions(player_id) if t["applied"]]
+    credit = next(t for t in theirs if t["method"] == "credit")  # the first round's
+    debit = next(t for t in theirs if t["method"] == "debit"
+                 and t["round_id"] == credit["round_id"])
+    context = browser.new_context(viewport={"width": 1366, "height": 900}, locale="en-GB")
+    page = context.new_page()
+    watch = ConsoleWatch(page)
+    page.goto(f"{operator_server.url}/operator")
+    page.wait_for_function("window.__backofficePage && window.__backofficePage.ready")
+    backoffice_log_in(page, "support-op", OPERATOR_PASSWORD, pyotp.TOTP(secret).now())
+    page.wait_for_selector("#shell:not([hidden])")
+    page.click("[data-testid=tab-rounds]")
+
+    def found(asked: str) -> list[int]:
+        """Press Search and wait for the answer to the search that asks for ``asked``."""
+        with page.expect_response(lambda r: "/operator/rounds?" in r.url and asked in r.url
+                                  and r.request.method == "GET") as answer:
+            page.click("[data-testid=rs-search]")
+        assert answer.value.ok, answer.value.status
+        page.wait_for_function("!document.querySelector('#rounds-body').dataset.loading")
+        return [int(i) for i in page.eval_on_selector_all(
+            "#rounds-body tr[data-round]", "rows => rows.map(r => r.dataset.round)")]
+
+    page.fill("[data-testid=rs-player-id]", player_id)
+    assert found(f"player_id={player_id}") == rounds[::-1]
+    page.fill("[data-testid=rs-op-txn]", str(credit["operator_transaction_id"]))
+    assert found(f"operator_transaction_id={credit['operator_transaction_id']}") == [rounds[0]]
+    page.locator(f"#rounds-body tr[data-round='{rounds[0]}'] button").click()
+    page.wait_for_selector("[data-testid=recall-calls]:not([hidden])")
+    for call in (debit, credit):
+        row = page.locator(f"#recall-calls-body tr[data-transaction='{call['transaction_id']}']")
+        text_ = row.inner_text()
+        assert call["method"] in text_ and str(call["operator_transaction_id"]) in text_
+    context.close()
+    assert watch.errors == [], watch.errors

@@ -22,7 +22,7 @@ from starfever.server.models import (
     Wallet,
     WalletCall,
 )
-from starfever.server.services import ledger, protection
+from starfever.server.services import ledger, protection, support
 from starfever.server.services.errors import NotFound, Unprocessable, utcnow
 from starfever.server.services.protection import LimitState
 from starfever.server.settings import Settings
@@ -152,11 +152,20 @@ class RoundFilter:
     feature: str | None = None
     min_win: int | None = None
     before: int | None = None
+    player_id: str | None = None
+    """The operator's player id (``accounts.external_id``), operator mode."""
+    transaction_id: str | None = None
+    """Star Fever's id of one of the round's wallet calls."""
+    operator_transaction_id: str | None = None
+    """The operator's id of one of the round's wallet calls."""
 
 
-def search_rounds(db: Database, wanted: RoundFilter, limit: int) -> list[tuple[Round, str]]:
-    """Rounds matching ``wanted``, newest first, with their players' names."""
-    query = select(Round, Account.username).join(Account, Account.id == Round.account_id)
+def search_rounds(db: Database, wanted: RoundFilter,
+                  limit: int) -> list[tuple[Round, str, str | None]]:
+    """Rounds matching ``wanted``, newest first, with their players' names and operator
+    player ids."""
+    query = (select(Round, Account.username, Account.external_id)
+             .join(Account, Account.id == Round.account_id))
     if wanted.username is not None:
         query = query.where(Account.username == wanted.username)
     if wanted.round_id is not None:
@@ -175,8 +184,15 @@ def search_rounds(db: Database, wanted: RoundFilter, limit: int) -> list[tuple[R
         query = query.where(Round.total_win >= wanted.min_win)
     if wanted.before is not None:
         query = query.where(Round.id < wanted.before)
+    if wanted.player_id is not None:
+        query = query.where(Account.external_id == wanted.player_id)
     with db.read() as session:
-        return [(r, u) for r, u in session.execute(query.order_by(Round.id.desc()).limit(limit))]
+        if wanted.transaction_id is not None or wanted.operator_transaction_id is not None:
+            named = support.rounds_of_ids(session, wanted.transaction_id,
+                                          wanted.operator_transaction_id)
+            query = query.where(Round.id.in_(sorted(named)))
+        return [(r, u, x) for r, u, x in
+                session.execute(query.order_by(Round.id.desc()).limit(limit))]
 
 
 def get_round(db: Database, round_id: int) -> tuple[Round, str, str | None]:

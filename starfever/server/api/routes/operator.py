@@ -47,6 +47,8 @@ from starfever.server.schemas import (
     SelfExclusionCreate,
     SelfExclusionPublic,
     TokenPublic,
+    WalletCallPublic,
+    WalletCallsPublic,
 )
 from starfever.server.services import (
     backoffice,
@@ -57,6 +59,7 @@ from starfever.server.services import (
     players,
     protection,
     rtp_meters,
+    support,
 )
 from starfever.server.services.anchor import statement
 from starfever.server.services.auth import Principal
@@ -145,11 +148,17 @@ def exclude_player(body: SelfExclusionCreate, context: ContextDep, operator_: Op
     return SelfExclusionPublic(excluded=True, excluded_until=until)
 
 
-def _round_line(r: Any, username: str) -> RoundLinePublic:
+def _round_line(r: Any, username: str, player_id: str | None) -> RoundLinePublic:
     return RoundLinePublic(id=r.id, username=username, created_at=r.created_at,
                            line_bet=r.line_bet, total_bet=r.total_bet, total_win=r.total_win,
                            feature=r.feature, test=r.test, model_name=r.model_name,
-                           model_version=r.model_version)
+                           model_version=r.model_version, player_id=player_id)
+
+
+PlayerIdQuery = Query(min_length=1, max_length=128)
+"""The operator's player id, as its launch gave it (``accounts.external_id``)."""
+CallIdQuery = Query(min_length=1, max_length=128)
+"""A transaction id: Star Fever's (64 characters at most) or the operator's (128)."""
 
 
 @router.get("/rounds")
@@ -163,17 +172,26 @@ def search_rounds(context: ContextDep, _operator: OperatorDep,
                       pattern="^(none|star_wild|hold_and_cash)$")] = None,
                   min_win: Annotated[int | None, Query(ge=0, le=10**12)] = None,
                   before: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
-                  limit: Annotated[int, Query(ge=1, le=200)] = 50) -> RoundSearchPublic:
-    """Rounds of every player, newest first, by player, id, time (``since`` inclusive,
-    ``until`` exclusive; ISO 8601, UTC without a zone), bet class, feature (``none`` for a
-    plain spin) or smallest win; page on with ``before`` = ``next_before``."""
+                  limit: Annotated[int, Query(ge=1, le=200)] = 50,
+                  player_id: Annotated[str | None, PlayerIdQuery] = None,
+                  transaction_id: Annotated[str | None, CallIdQuery] = None,
+                  operator_transaction_id: Annotated[str | None, CallIdQuery] = None,
+                  ) -> RoundSearchPublic:
+    """Rounds of every player, newest first, by player (Star Fever's name, or the operator's
+    ``player_id``), round id, the id of one of its wallet calls (Star Fever's
+    ``transaction_id`` or the ``operator_transaction_id`` of a debit, credit or rollback),
+    time (``since`` inclusive, ``until`` exclusive; ISO 8601, UTC without a zone), bet class,
+    feature (``none`` for a plain spin) or smallest win; page on with ``before`` =
+    ``next_before``. Every filter given must hold; an unknown parameter is 422."""
     wanted = backoffice.RoundFilter(username=player, round_id=round_id,
                                     since=_instant(since, "since"),
                                     until=_instant(until, "until"), line_bet=line_bet,
                                     feature=feature,
-                                    min_win=min_win, before=before)
+                                    min_win=min_win, before=before, player_id=player_id,
+                                    transaction_id=transaction_id,
+                                    operator_transaction_id=operator_transaction_id)
     found = backoffice.search_rounds(context.db, wanted, limit)
-    return RoundSearchPublic(rounds=[_round_line(r, u) for r, u in found],
+    return RoundSearchPublic(rounds=[_round_line(r, u, x) for r, u, x in found],
                              next_before=found[-1][0].id if len(found) == limit else None)
 
 
@@ -182,9 +200,39 @@ def recall_round(context: ContextDep, _operator: OperatorDep,
                  round_id: Annotated[int, Path(ge=1, le=MAX_ID)]) -> RecalledRoundPublic:
     """Any player's round in full, as the player's own recall shows it (the back office
     replays it with the player client's renderer), with the ``brand`` its session's launch
-    named (operator mode; ``null`` otherwise)."""
+    named, the operator's ``player_id`` and its ``wallet_calls`` with both sides' ids,
+    statuses, attempts and times (operator mode; ``null`` and none otherwise)."""
     found, username, brand = backoffice.get_round(context.db, round_id)
-    return RecalledRoundPublic(username=username, round=round_public(found), brand=brand)
+    return RecalledRoundPublic(username=username, round=round_public(found), brand=brand,
+                               player_id=support.player_id_of_round(context.db, round_id),
+                               wallet_calls=[_call(c)
+                                             for c in support.round_calls(context.db, round_id)])
+
+
+def _call(c: support.CallLine) -> WalletCallPublic:
+    return WalletCallPublic(**c.as_dict())
+
+
+@router.get("/wallet-calls")
+def wallet_calls(context: ContextDep, _operator: OperatorDep,
+                 transaction_id: Annotated[str | None, CallIdQuery] = None,
+                 operator_transaction_id: Annotated[str | None, CallIdQuery] = None,
+                 player_id: Annotated[str | None, PlayerIdQuery] = None,
+                 round_id: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
+                 limit: Annotated[int, Query(ge=1, le=support.MAX_CALLS)] = 50,
+                 ) -> WalletCallsPublic:
+    """Operator mode's wallet calls by Star Fever's ``transaction_id``, the operator's
+    ``operator_transaction_id``, the operator's ``player_id`` or the stored ``round_id``
+    (every filter given must hold; at least one), oldest first: a spin that played no round
+    (a refused or rolled-back debit) is found here. 422 ``no_filter`` without one."""
+    wanted = support.CallFilter(transaction_id=transaction_id,
+                                operator_transaction_id=operator_transaction_id,
+                                player_id=player_id, round_id=round_id)
+    if wanted.empty:
+        raise Unprocessable("name a transaction_id, operator_transaction_id, player_id or "
+                            "round_id", code="no_filter")
+    return WalletCallsPublic(calls=[_call(c) for c in support.find_calls(context.db, wanted,
+                                                                          limit)])
 
 
 @router.get("/meters")

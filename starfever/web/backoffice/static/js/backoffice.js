@@ -195,6 +195,9 @@ async function searchRounds(more = false) {
     }
     lastSearch = {
       player: $("#rs-player").value.trim() || null, round_id: $("#rs-id").value || null,
+      player_id: $("#rs-player-id").value.trim() || null,
+      transaction_id: $("#rs-call").value.trim() || null,
+      operator_transaction_id: $("#rs-op-txn").value.trim() || null,
       since: isoFrom($("#rs-since").value), until: isoFrom($("#rs-until").value),
       feature: $("#rs-feature").value || null,
       min_win: minWin ? parseEuros(minWin) : null,
@@ -236,8 +239,20 @@ async function openRecall(id) {
     + (r.build_sha256 ? `build ${r.build_sha256} · model sha256 ${r.model_sha256}` : "build and model hash not recorded (a round from before migration 0012)");
   $("#recall-raw").textContent = JSON.stringify({ draws: r.draws, prev_hash: r.prev_hash, hash: r.hash,
     build_sha256: r.build_sha256, model_sha256: r.model_sha256, events: r.events }, null, 1);
+  showCalls(data.wallet_calls || []);
   $("#recall").scrollIntoView({ block: "nearest" });
   await recall.replay(r);
+}
+
+/** Operator mode: the round's debit and credit with both sides' ids. */
+function showCalls(calls) {
+  $("#recall-calls").hidden = calls.length === 0;
+  $("#recall-calls-body").innerHTML = calls.map((c) => `<tr data-transaction="${esc(c.transaction_id)}">
+    <td>${esc(c.kind)}</td><td><code>${esc(c.transaction_id)}</code></td>
+    <td><code>${esc(c.operator_transaction_id || "–")}</code></td>
+    <td class="num">${esc(money(c.amount))}</td><td>${esc(c.status)}${c.error ? ` (${esc(c.error)})` : ""}</td>
+    <td class="num">${esc(String(c.attempts))}</td><td>${esc(when(c.created_at))}</td>
+    <td>${esc(when(c.updated_at))}</td></tr>`).join("");
 }
 
 // ---------------------------------------------------------------- meters, audit, events
