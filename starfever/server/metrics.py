@@ -22,8 +22,8 @@ seconds; the most recent probe of any worker), and every server the **process an
 figures** (ADR 0057): ``process_*`` of each live process of the server (the ``starfever serve``
 supervisor and its workers) read from ``/proc`` at scrape time, labelled ``pid`` (the scraping
 worker reads its siblings': the pids that wrote to the multiprocess directory and still run),
-``python_info``, and the garbage collector's pauses per generation (a histogram every worker
-adds to).
+``python_info``, and the garbage collector's collections per generation and the pauses of
+generations 1 and 2 (a counter and a histogram every worker adds to).
 """
 
 from __future__ import annotations
@@ -91,14 +91,17 @@ LOGIN_FAILURES = Counter("starfever_login_failures", "Refused log-ins", ["role"]
 DRAINING = Counter("starfever_drain_refusals", "Spins answered 503 while draining",
                    registry=None)
 
-GC_SECONDS = Histogram("starfever_gc_pause_seconds", "Pauses of the garbage collector, per "
-                       "generation", ["generation"],
+GC_SECONDS = Histogram("starfever_gc_pause_seconds", "Pauses of the garbage collector's "
+                       "collections of generation 1 and 2", ["generation"],
                        buckets=(0.0001, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1),
                        registry=None)
+GC_COLLECTIONS = Counter("starfever_gc_collections", "Collections of the garbage collector, "
+                         "per generation", ["generation"], registry=None)
 
 PROCESS_METRICS: tuple[Any, ...] = (ROUNDS, BETS, WINS, SETTLE_SECONDS, BATCH_SIZE,
                                     HTTP_SECONDS, HTTP_RESPONSES, WALLET_SECONDS, WALLET_ERRORS,
-                                    LOGIN_FAILURES, DRAINING, GC_SECONDS)
+                                    LOGIN_FAILURES, DRAINING, GC_SECONDS,
+                                    GC_COLLECTIONS)
 _wallet_gauges: list[Gauge] = []
 """``starfever_wallet_up`` and ``starfever_wallet_probe_seconds``, made by the first probe
 (operator mode only: a ledger server exports neither, so no alert fires on it)."""
@@ -155,12 +158,17 @@ def observe_wallet_probe(answered: bool, seconds: float) -> None:
 
 _gc_started: list[float] = [0.0]
 _gc_pauses: deque[tuple[int, float]] = deque(maxlen=100_000)
+_gc_counted: list[int] = [0, 0, 0]
 GC_FLUSH_SECONDS = 5.0
 
 
 def _on_gc(phase: str, info: dict[str, int]) -> None:
-    """Only a timestamp and an append here: observing the histogram takes the multiprocess
-    values' lock, which the interrupted code of this thread may hold (a deadlock)."""
+    """Times the collections of generations 1 and 2 (a young one takes microseconds and comes
+    thousands of times a second under load: it returns at once). Only a timestamp and an
+    append: observing the histogram takes the multiprocess values' lock, which the interrupted
+    code of this thread may hold (a deadlock)."""
+    if not info["generation"]:
+        return
     if phase == "start":
         _gc_started[0] = time.perf_counter()
     else:
@@ -168,19 +176,28 @@ def _on_gc(phase: str, info: dict[str, int]) -> None:
 
 
 def flush_gc() -> None:
-    """Move the collected pauses into the histogram (outside any collection)."""
+    """Move the timed pauses into the histogram and the collections made since the last
+    flush (``gc.get_stats``, every generation) into the counter, outside any collection."""
+    import gc
+
     while _gc_pauses:
         generation, seconds = _gc_pauses.popleft()
         GC_SECONDS.labels(str(generation)).observe(seconds)
+    for generation, stats in enumerate(gc.get_stats()[:3]):
+        made = stats["collections"] - _gc_counted[generation]
+        if made > 0:
+            GC_COLLECTIONS.labels(str(generation)).inc(made)
+            _gc_counted[generation] = stats["collections"]
 
 
 def watch_gc() -> None:
-    """Time every collection of this process (``gc.callbacks``), flushed every
-    :data:`GC_FLUSH_SECONDS` by a daemon thread (once per process)."""
+    """Count this process's collections and time the old generations' (``gc.callbacks``),
+    flushed every :data:`GC_FLUSH_SECONDS` by a daemon thread (once per process)."""
     import gc
 
     if _on_gc in gc.callbacks:
         return
+    _gc_counted[:] = [stats["collections"] for stats in gc.get_stats()[:3]]
     gc.callbacks.append(_on_gc)
 
     def flush_forever() -> None:
