@@ -213,6 +213,8 @@ class RoundSummary(Public):
     total_win: int
     feature: str | None
     test: bool
+    details_url: str | None = None
+    """The round's signed, never-expiring details page (no log-in; ADR 0060)."""
 
 
 class RoundPublic(RoundSummary):

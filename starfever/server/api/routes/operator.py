@@ -14,7 +14,7 @@ from fastapi import APIRouter, Path, Query, Request, Response, status
 
 from starfever.engine.errors import InputError
 from starfever.server import reports
-from starfever.server.api.convert import round_public
+from starfever.server.api.convert import details_url, round_public
 from starfever.server.api.deps import ContextDep, OperatorDep
 from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.api.routes.sessions import remember_device
@@ -203,7 +203,9 @@ def recall_round(context: ContextDep, _operator: OperatorDep,
     named, the operator's ``player_id`` and its ``wallet_calls`` with both sides' ids,
     statuses, attempts and times (operator mode; ``null`` and none otherwise)."""
     found, username, brand = backoffice.get_round(context.db, round_id)
-    return RecalledRoundPublic(username=username, round=round_public(found), brand=brand,
+    return RecalledRoundPublic(username=username,
+                               round=round_public(found, details_url(context, round_id)),
+                               brand=brand,
                                player_id=support.player_id_of_round(context.db, round_id),
                                wallet_calls=[_call(c)
                                              for c in support.round_calls(context.db, round_id)])
