@@ -27,12 +27,17 @@ from starfever.server.spin import draw as rounds
 from starfever.server.spin.rule import SpinOutcome
 from starfever.server.spin.seamless_wallet import SeamlessWallet as OperatorWalletAdapter
 from tests.harness import (
+    DatabaseKind,
+    Databases,
     OperatorWallet,
     Server,
     expect,
+    operator_mode_args,
+    operator_mode_env,
     run_cli_in_process,
     settings_like_servers,
     signed_launch,
+    start_server,
     terminate_backends,
 )
 from tests.seamless.operator_mode import (
@@ -85,37 +90,44 @@ def test_launch_session_spins_and_both_books_agree(server: Server,
 
 
 def test_migration_0014_names_the_round_of_every_debit_played_before_it(
-        server: Server, wallet: OperatorWallet) -> None:
+        kind: DatabaseKind, databases: Databases, wallet: OperatorWallet,
+        tmp_path_factory: pytest.TempPathFactory) -> None:
     """Debits recorded before migration 0014 named no round; it fills each one in from the
     round stored under the debit's key (so the stale-debit search skips them), and a debit
-    without a round keeps none."""
+    without a round keeps none. A server of its own, stopped before the migrations run: the
+    way down drops what later versions added (a chain head's MAC, which only a server's
+    start writes again), so the module's shared server must not see it."""
     from alembic import command
 
     from starfever.server.db import alembic_config
 
-    _, token = new_player(server, wallet, 1_000)
-    played = [int(expect(server.spin(token), 201).json()["round"]["id"]) for _ in range(3)]
-    mine = f"kind = 'debit' AND round_id IN ({', '.join(map(str, played))})"
-    ids = [str(c["transaction_id"]) for c in calls(server, mine)]
-    assert len(ids) == 3
-    config = alembic_config(server.database_url)
-    command.downgrade(config, "0013")  # as such rows were written before
-    listed = ", ".join(f"'{i}'" for i in ids)
-    assert {c["round_id"] for c in calls(server, f"transaction_id IN ({listed})")} == {None}
-    key = calls(server, f"transaction_id = '{ids[0]}'")[0]["idempotency_key"]
-    credits = {c["debit_transaction_id"]: c["round_id"] for c in calls(server, "kind = 'credit'")}
+    started = start_server(databases, kind, tmp_path_factory.mktemp("operator-migration"),
+                           operator_mode_env(wallet, timeout=TIMEOUT_S),
+                           args=operator_mode_args(wallet))
+    with started as server:
+        _, token = new_player(server, wallet, 1_000)
+        played = [int(expect(server.spin(token), 201).json()["round"]["id"]) for _ in range(3)]
+        wait_for(lambda: {c["status"] for c in calls(server, "kind = 'credit'")}
+                 == {"acknowledged"})
     try:
+        mine = f"kind = 'debit' AND round_id IN ({', '.join(map(str, played))})"
+        ids = [str(c["transaction_id"]) for c in calls(server, mine)]
+        assert len(ids) == 3
+        config = alembic_config(server.database_url)
+        command.downgrade(config, "0013")  # as such rows were written before
+        listed = ", ".join(f"'{i}'" for i in ids)
+        assert {c["round_id"] for c in calls(server, f"transaction_id IN ({listed})")} == {None}
+        credits = {c["debit_transaction_id"]: c["round_id"]
+                   for c in calls(server, "kind = 'credit'")}
         with server.engine().begin() as conn:  # and one debit whose round was never stored
             conn.execute(text("UPDATE wallet_calls SET idempotency_key = 'never-played' "
                               "WHERE transaction_id = :t"), {"t": ids[0]})
         command.upgrade(config, "head")
         after = {str(c["transaction_id"]): c["round_id"]
                  for c in calls(server, f"transaction_id IN ({listed})")}
-    finally:  # as it was (the retrier would roll a played debit without its key back)
-        with server.engine().begin() as conn:
-            conn.execute(text("UPDATE wallet_calls SET idempotency_key = :k, round_id = :r "
-                              "WHERE transaction_id = :t"),
-                         {"k": key, "r": credits[ids[0]], "t": ids[0]})
+    finally:
+        server.engine().dispose()
+        databases.drop(started.database_url)
     assert after[ids[0]] is None
     assert [after[i] for i in ids[1:]] == [credits[i] for i in ids[1:]]
     assert None not in [after[i] for i in ids[1:]]
