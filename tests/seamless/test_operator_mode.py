@@ -21,6 +21,7 @@ from starfever.engine.rng import SystemRandomSource
 from starfever.server.db import Database
 from starfever.server.models import Account, SessionToken
 from starfever.server.seamless_config import OperatorConfig
+from starfever.server.services import round_details
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import ServiceError
 from starfever.server.spin import draw as rounds
@@ -342,7 +343,9 @@ def test_a_live_round_is_drawn_only_once_the_operator_took_its_bet(
     settings = settings_like_servers(server.database_url)
     model = load_model(settings.model)
     adapter = OperatorWalletAdapter(db, OperatorConfig(url=wallet.url, secret=wallet.secret,
-                                                       timeout=TIMEOUT_S))
+                                                       timeout=TIMEOUT_S,
+                                                       public_url=server.url),
+                                    details_key=round_details.details_key(settings.secret_key))
     applied_at_draw: list[list[str]] = []
     drawing_for: list[str] = []
 
