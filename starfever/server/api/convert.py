@@ -17,16 +17,16 @@ def reality_check(check: RealityCheck) -> RealityCheckPublic:
                               next_due_at=check.next_due_at)
 
 
-def round_summary(r: Round) -> RoundSummary:
-    """A line of the round history."""
+def round_summary(r: Round, payment: str = "paid") -> RoundSummary:
+    """A line of the round history (``payment``: ``services.unpaid``'s)."""
     return RoundSummary(id=r.id, created_at=r.created_at, line_bet=r.line_bet,
                         total_bet=r.total_bet, total_win=r.total_win, feature=r.feature,
-                        test=r.test)
+                        test=r.test, payment=payment)
 
 
-def round_public(r: Round | RoundRow) -> RoundPublic:
-    """Everything about a round (game recall)."""
-    return RoundPublic(
+def round_public(r: Round | RoundRow, payment: str = "paid") -> RoundPublic:
+    """Everything about a round (game recall; ``payment``: ``services.unpaid``'s)."""
+    return RoundPublic(payment=payment,
         id=r.id, created_at=r.created_at, line_bet=r.line_bet, total_bet=r.total_bet,
         total_win=r.total_win, feature=r.feature, test=r.test, model_name=r.model_name,
         model_version=r.model_version, contribution=r.contribution, base_win=r.base_win,

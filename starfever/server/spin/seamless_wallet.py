@@ -40,7 +40,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
@@ -109,6 +109,14 @@ def stale_debits(cutoff: datetime) -> Select[str]:
     return (select(WalletCall.transaction_id)
             .where(text(UNPLAYED_DEBIT), WalletCall.updated_at < cutoff, ~played)
             .limit(RETRY_BATCH))
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedCredit:
+    """The operator's wallet refused a round's credit with a final ``4xx`` (``code``): the
+    round's win is unpaid (OPERATOR-WALLET.md rule 5, ``services.unpaid``)."""
+
+    code: str
 
 
 def refusal(code: str, message: str) -> ServiceError:
@@ -264,7 +272,9 @@ class SeamlessWallet:
         reply = await self._send_credit(outcome.credit, prepared.player_id,
                                         operator_session_of(prepared.operator_session))
         if reply is None:
-            return outcome
+            return replace(outcome, payment="pending")
+        if isinstance(reply, RefusedCredit):  # rule 5: the win is unpaid, the balance the debit's
+            return replace(outcome, balance=balance, payment="unpaid")
         return SpinOutcome(round=outcome.round, balance=reply.balance, replayed=False,
                            reality_check=outcome.reality_check, credit=outcome.credit)
 
@@ -383,11 +393,12 @@ class SeamlessWallet:
         return reply
 
     async def _send_credit(self, credit: dict[str, Any], player_id: str,
-                           operator_session: str) -> WalletReply | None:
+                           operator_session: str) -> WalletReply | RefusedCredit | None:
         """Send a round's credit, just committed as pending (``credit``: its ``wallet_calls``
         values), once now; its acknowledgement is queued for the books' next group commit,
         which the spin's answer does not wait for (a credit still pending is only sent again).
-        Left pending for the retrier if it gets no answer."""
+        Left pending for the retrier if it gets no answer (``None``); :class:`RefusedCredit`
+        when the operator refused it (the round's win is unpaid, rule 5)."""
         transaction_id = credit["transaction_id"]
         try:
             reply = await self.aclient.call(CallKind.CREDIT,
@@ -396,7 +407,7 @@ class SeamlessWallet:
             log.error("credit %s refused: %s", transaction_id, refused)
             await asyncio.to_thread(self.mark, transaction_id, CallState.REFUSED,
                                     error=refused.code[:32])
-            return None
+            return RefusedCredit(refused.code)
         except WalletUnavailable as error:
             log.warning("credit %s not acknowledged (%s): the retrier resends it",
                         transaction_id, error)

@@ -70,7 +70,7 @@ async def _spin(body: SpinCreate, context: Context, player: Principal,
     job = draw.queued_spin(context.settings, context.model, player, body.line_bet,
                            idempotency_key, body.test_draws, draw=False)
     outcome = await context.wallet.spin(job)  # the bet taken, the round drawn and settled
-    return SpinPublic(round=round_public(outcome.round), balance=outcome.balance,
+    return SpinPublic(round=round_public(outcome.round, outcome.payment), balance=outcome.balance,
                       replayed=outcome.replayed,
                       reality_check=reality_check(outcome.reality_check),
                       session_time_left_seconds=play_time_left(player.play_ends_at, utcnow()))
