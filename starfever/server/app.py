@@ -40,9 +40,14 @@ from starfever.server.db import Database
 from starfever.server.identity import check_startup
 from starfever.server.observe import Drain, RequestMiddleware
 from starfever.server.schemas import ErrorPublic
-from starfever.server.seamless_config import OperatorConfig, get_operator_config
+from starfever.server.seamless_config import (
+    DEFAULT_PROBE_S,
+    OperatorConfig,
+    get_operator_config,
+)
 from starfever.server.services.anchor import ensure_boundary
 from starfever.server.services.jackpot import ensure_pool
+from starfever.server.services.wallet_probe import WalletProbe
 from starfever.server.settings import Settings, get_settings
 from starfever.server.spin.wallets import LedgerWallet, WalletPort
 from starfever.web import mount_web
@@ -100,6 +105,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
         if metrics.observe_wallet_call not in client.observers:
             client.observers.append(metrics.observe_wallet_call)
     context = Context(settings=settings, db=db, model=model, wallet=wallet)
+    probe = WalletProbe(wallet, operator_mode.probe if operator_mode else DEFAULT_PROBE_S)
 
     drain = Drain(settings.drain_seconds)
 
@@ -117,6 +123,8 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
         threading.Thread(target=warm_figures, args=(model,), daemon=True,
                          name="starfever-figures").start()
         context.wallet.start()
+        probe.start()
+        metrics.watch_gc()
         drain.install()
         # everything loaded so far (modules, the model, the engines, the app) lives as long as
         # the process: out of the collector's reach, a full collection no longer walks it
@@ -125,6 +133,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
         gc.freeze()
         yield
         drain.uninstall()
+        probe.stop()
         await context.wallet.aclose()
         db.dispose()
 
@@ -138,6 +147,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     app.state.context = context
     app.state.identity = identity
     app.state.drain = drain
+    app.state.wallet_probe = probe
     errors.install(app)
     app.add_middleware(errors.BodyLimit, max_bytes=settings.max_body_bytes)
     # inside the lean door, which serves only what passes these checks (ADR 0025)

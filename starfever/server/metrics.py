@@ -16,19 +16,37 @@ Two kinds (ADR 0019):
   scrape never spends the seconds of computing them). Their sums
   are kept per process and extended by the rounds stored since the last scrape (round ids only
   grow), so a scrape reads only new rows.
+
+Operator mode adds the **wallet probe's gauges** (``starfever_wallet_up``, the last probe's
+seconds; the most recent probe of any worker), and every server the **process and runtime
+figures** (ADR 0057): ``process_*`` of each live process of the server (the ``starfever serve``
+supervisor and its workers) read from ``/proc`` at scrape time, labelled ``pid`` (the scraping
+worker reads its siblings': the pids that wrote to the multiprocess directory and still run),
+``python_info``, and the garbage collector's collections per generation and the pauses of
+generations 1 and 2 (a counter and a histogram every worker adds to).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client import (
+    PLATFORM_COLLECTOR,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 from sqlalchemy import Float, cast, func, select
@@ -74,15 +92,28 @@ LOGIN_FAILURES = Counter("starfever_login_failures", "Refused log-ins", ["role"]
 DRAINING = Counter("starfever_drain_refusals", "Spins answered 503 while draining",
                    registry=None)
 
+GC_SECONDS = Histogram("starfever_gc_pause_seconds", "Pauses of the garbage collector's "
+                       "collections of generation 1 and 2", ["generation"],
+                       buckets=(0.0001, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1),
+                       registry=None)
+GC_COLLECTIONS = Counter("starfever_gc_collections", "Collections of the garbage collector, "
+                         "per generation", ["generation"], registry=None)
+
 PROCESS_METRICS: tuple[Any, ...] = (ROUNDS, BETS, WINS, SETTLE_SECONDS, BATCH_SIZE,
                                     HTTP_SECONDS, HTTP_RESPONSES, WALLET_SECONDS, WALLET_ERRORS,
-                                    LOGIN_FAILURES, DRAINING)
+                                    LOGIN_FAILURES, DRAINING, GC_SECONDS,
+                                    GC_COLLECTIONS)
+_wallet_gauges: list[Gauge] = []
+"""``starfever_wallet_up`` and ``starfever_wallet_probe_seconds``, made by the first probe
+(operator mode only: a ledger server exports neither, so no alert fires on it)."""
 DATABASE_METRICS = ("starfever_pool_cents", "starfever_pool_refills_cents",
                     "starfever_pool_hits", "starfever_pending_credits",
                     "starfever_unpaid_wins", "starfever_unpaid_wins_cents",
                     "starfever_rtp_realised_minus_theoretical",
                     "starfever_rtp_interval_99_half_width", "starfever_rounds_stored")
 """The names the database collector exports."""
+WALLET_METRICS = ("starfever_wallet_up", "starfever_wallet_probe_seconds")
+"""The wallet probe's gauges (operator mode only)."""
 
 
 def observe_batch(rounds: Sequence[Mapping[str, Any]], seconds: float, size: int) -> None:
@@ -109,6 +140,110 @@ def observe_wallet_call(method: str, seconds: float, failure: str | None) -> Non
     WALLET_SECONDS.labels(method).observe(seconds)
     if failure is not None:
         WALLET_ERRORS.labels(method, failure).inc()
+
+
+def observe_wallet_probe(answered: bool, seconds: float) -> None:
+    """One probe of the operator's wallet (``services.wallet_probe``): up or down, and how
+    long it took (the most recent probe of any worker is exported)."""
+    if not _wallet_gauges:
+        _wallet_gauges.append(Gauge(
+            WALLET_METRICS[0], "Operator mode: 1 if the last probe of the operator's "
+            "wallet got a signed answer in time, else 0", multiprocess_mode="mostrecent",
+            registry=None))
+        _wallet_gauges.append(Gauge(
+            WALLET_METRICS[1], "Operator mode: duration of the last probe of "
+            "the operator's wallet", multiprocess_mode="mostrecent", registry=None))
+    up, duration = _wallet_gauges
+    up.set(1 if answered else 0)
+    duration.set(seconds)
+
+
+_gc_started: list[float] = [0.0]
+_gc_pauses: deque[tuple[int, float]] = deque(maxlen=100_000)
+_gc_counted: list[int] = [0, 0, 0]
+GC_FLUSH_SECONDS = 5.0
+
+
+def _on_gc(phase: str, info: dict[str, int]) -> None:
+    """Times the collections of generations 1 and 2 (a young one takes microseconds and comes
+    thousands of times a second under load: it returns at once). Only a timestamp and an
+    append: observing the histogram takes the multiprocess values' lock, which the interrupted
+    code of this thread may hold (a deadlock)."""
+    if not info["generation"]:
+        return
+    if phase == "start":
+        _gc_started[0] = time.perf_counter()
+    else:
+        _gc_pauses.append((info["generation"], time.perf_counter() - _gc_started[0]))
+
+
+def flush_gc() -> None:
+    """Move the timed pauses into the histogram and the collections made since the last
+    flush (``gc.get_stats``, every generation) into the counter, outside any collection."""
+    import gc
+
+    while _gc_pauses:
+        generation, seconds = _gc_pauses.popleft()
+        GC_SECONDS.labels(str(generation)).observe(seconds)
+    for generation, stats in enumerate(gc.get_stats()[:3]):
+        made = stats["collections"] - _gc_counted[generation]
+        if made > 0:
+            GC_COLLECTIONS.labels(str(generation)).inc(made)
+            _gc_counted[generation] = stats["collections"]
+
+
+def watch_gc() -> None:
+    """Count this process's collections and time the old generations' (``gc.callbacks``),
+    flushed every :data:`GC_FLUSH_SECONDS` by a daemon thread (once per process)."""
+    import gc
+
+    if _on_gc in gc.callbacks:
+        return
+    _gc_counted[:] = [stats["collections"] for stats in gc.get_stats()[:3]]
+    gc.callbacks.append(_on_gc)
+
+    def flush_forever() -> None:
+        while True:
+            time.sleep(GC_FLUSH_SECONDS)
+            flush_gc()
+
+    threading.Thread(target=flush_forever, daemon=True, name="starfever-gc-metrics").start()
+
+
+class WorkerProcesses(Collector):
+    """``process_*`` of every live process of this server, labelled ``pid`` (Linux ``/proc``;
+    nothing elsewhere). In multiprocess mode they are the pids of the directory's files that
+    still run (the supervisor and its workers); else this process."""
+
+    def collect(self) -> Iterable[Metric]:
+        pids = _worker_pids()
+        merged: dict[str, Metric] = {}
+        for pid in pids:
+            collector = ProcessCollector(registry=None, pid=functools.partial(int, pid))
+            for family in collector.collect():
+                into = merged.get(family.name)
+                if into is None:
+                    into = merged[family.name] = Metric(family.name, family.documentation,
+                                                        family.type)
+                for sample in family.samples:
+                    into.add_sample(sample.name, {**sample.labels, "pid": str(pid)},
+                                    sample.value)
+        yield from merged.values()
+
+
+def _worker_pids() -> list[int]:
+    directory = multiprocess_dir()
+    if directory is None:
+        return [os.getpid()]
+    import glob
+
+    found = set()
+    for path in glob.glob(os.path.join(directory, "*.db")):
+        tail = os.path.basename(path)[:-3].rsplit("_", 1)[-1]
+        if tail.isdigit() and os.path.exists(f"/proc/{tail}"):
+            found.add(int(tail))
+    found.add(os.getpid())
+    return sorted(found)
 
 
 class _RtpSums:
@@ -222,12 +357,15 @@ def multiprocess_dir() -> str | None:
 
 def scrape(db: Database, *, operator_mode: bool) -> bytes:
     """The whole exposition: every worker's counters and the database gauges."""
+    flush_gc()
     registry = CollectorRegistry(auto_describe=False)
     if multiprocess_dir():
         MultiProcessCollector(registry)
     else:
-        for metric in PROCESS_METRICS:
+        for metric in (*PROCESS_METRICS, *_wallet_gauges):
             registry.register(metric)
+    registry.register(WorkerProcesses())
+    registry.register(PLATFORM_COLLECTOR)
     registry.register(DatabaseCollector(db, operator_mode=operator_mode))
     return generate_latest(registry)
 
@@ -253,5 +391,7 @@ def names(exposition: str) -> Iterator[str]:
         yield family.name
 
 
-__all__ = ["CONTENT_TYPE", "DATABASE_METRICS", "MULTIPROCESS_ENV", "DatabaseCollector",
-           "observe_batch", "observe_wallet_call", "scrape"]
+__all__ = ["CONTENT_TYPE", "DATABASE_METRICS", "MULTIPROCESS_ENV", "WALLET_METRICS",
+           "DatabaseCollector",
+           "observe_batch", "observe_wallet_call", "observe_wallet_probe", "scrape",
+           "watch_gc"]

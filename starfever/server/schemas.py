@@ -295,7 +295,8 @@ class ReadyPublic(Public):
 
 class ReadyzPublic(ReadyPublic):
     wallet: str
-    """``answers`` (operator mode: the operator's wallet answered) or ``none`` (the ledger)."""
+    """Operator mode: the last background probe of the operator's wallet (``answers``,
+    ``down``, ``unknown`` before the first; never a reason for 503); ``none`` (the ledger)."""
 
 
 class LivePublic(Public):

@@ -43,6 +43,8 @@ ENV_ENVIRONMENT: Final = "STARFEVER_ENV"
 
 DEFAULT_TIMEOUT_S: Final = 5.0
 DEFAULT_RETRY_S: Final = 1.0
+DEFAULT_PROBE_S: Final = 10.0
+ENV_PROBE: Final = "STARFEVER_WALLET_PROBE_SECONDS"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +59,8 @@ class OperatorConfig:
     """Seconds to wait for a wallet reply."""
     retry: float = DEFAULT_RETRY_S
     """The first delay of the retrier's backoff (doubled per attempt, at most a minute)."""
+    probe: float = DEFAULT_PROBE_S
+    """Seconds between two probes of the wallet (``starfever_wallet_up``, ADR 0057)."""
     public_url: str | None = None
     """The game's public origin (``https://game.example``): the launch's address is built on
     it. ``None`` only outside production; then a launch is refused (``503``)."""
@@ -152,6 +156,7 @@ def operator_config_from_env(environ: Mapping[str, str]) -> OperatorConfig | Non
     return OperatorConfig(url=url, secret=secret,
                           timeout=_seconds(environ, ENV_TIMEOUT, DEFAULT_TIMEOUT_S),
                           retry=_seconds(environ, ENV_RETRY, DEFAULT_RETRY_S),
+                          probe=_seconds(environ, ENV_PROBE, DEFAULT_PROBE_S),
                           public_url=_public_url(environ), ca_file=ca_file, client_cert=cert,
                           client_key=key)
 

@@ -40,6 +40,7 @@ from tests.harness import (
 DEFAULT_VERSION = load_model("default").version
 """The running default model's version, as the metrics label its rounds."""
 ALERTS = Path(__file__).resolve().parents[2] / "deploy" / "prometheus" / "alerts.yml"
+DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "starfever.json"
 
 
 def samples(server: Server, headers: dict[str, str] | None = None) -> dict[str, float]:
@@ -103,6 +104,12 @@ def test_metrics_sum_every_worker_and_match_the_database(
         assert found["starfever_pool_cents{}"] == pool
         assert found["starfever_login_failures_total{role=player}"] == 1
         assert total(found, "starfever_http_responses_total") > 0
+        # process figures of each live process of the server, labelled pid: the supervisor
+        # (``starfever serve``) and its two workers
+        pids = {k for k in found if k.startswith("process_resident_memory_bytes{pid=")}
+        assert server.process is not None
+        assert len(pids) == 3 and all(found[k] > 0 for k in pids), pids
+        assert f"process_resident_memory_bytes{{pid={server.process.pid}}}" in pids
         # a second scrape reads only what is new, and agrees
         expect(server.spin(token, line_bet=1), 201)
         again = samples(server)
@@ -130,9 +137,10 @@ def test_metrics_need_the_token_when_one_is_set(databases: Databases, tmp_path: 
 
 
 @pytest.mark.slow
-def test_every_alert_names_metrics_of_a_real_scrape(databases: Databases,
-                                                    tmp_path: Path) -> None:
-    """Operator mode (so that the wallet's metrics exist) with one failing wallet call."""
+def test_every_alert_and_dashboard_query_names_metrics_of_a_real_scrape(
+        databases: Databases, tmp_path: Path) -> None:
+    """Operator mode (so that the wallet's metrics exist) with one failing wallet call; the
+    process figures of the worker are there, labelled with its pid."""
     rules = yaml.safe_load(ALERTS.read_text())
     alerts = [rule for group in rules["groups"] for rule in group["rules"]]
     assert {a["alert"] for a in alerts} >= {"StarFeverRtpDrift", "StarFeverWalletErrors",
@@ -141,8 +149,9 @@ def test_every_alert_names_metrics_of_a_real_scrape(databases: Databases,
         assert alert["labels"]["severity"] in ("warning", "critical")
         assert alert["annotations"]["summary"]
     wallet = OperatorWallet(tmp_path)
-    server = start_server(databases, "sqlite", tmp_path, operator_mode_env(wallet),
-                          args=operator_mode_args(wallet))
+    server = start_server(databases, "sqlite", tmp_path, {
+        **operator_mode_env(wallet), "STARFEVER_WALLET_PROBE_SECONDS": "0.2"},
+        args=operator_mode_args(wallet))
     try:
         wallet.player("alice", 10_000)
         token = launched_player(server, wallet.secret, "alice")
@@ -164,14 +173,20 @@ def test_every_alert_names_metrics_of_a_real_scrape(databases: Databases,
         found = samples(server)
         assert found["starfever_pending_credits{}"] == 1
         names = {key.split("{")[0] for key in found}
-        for alert in alerts:
-            for metric in set(re.findall(r"starfever_[a-z0-9_]+", alert["expr"])):
-                assert metric in names, f"{alert['alert']}: {metric} is not in a real scrape"
+        queries = [alert["expr"] for alert in alerts] + [
+            target["expr"] for panel in json.loads(DASHBOARD.read_text())["panels"]
+            for target in panel["targets"]]
+        for query in queries:
+            for metric in set(re.findall(r"\b(?:starfever|process)_[a-z0-9_]+", query)):
+                assert metric in names, f"{query}: {metric} is not in a real scrape"
         assert total(found, "starfever_wallet_call_errors_total") >= 1
         assert found["starfever_login_failures_total{role=operator}"] == 1
-        wallet.stop()
-        gone = server.http.get(f"{server.url}/readyz")
-        assert gone.status_code == 503 and "wallet" in gone.json()["error"]["message"]
+        assert found["starfever_wallet_up{}"] == 1
+        workers = [k for k in found if k.startswith("process_open_fds{pid=")]
+        assert len(workers) == 1 and found[workers[0]] > 0
+        assert found[workers[0].replace("open_fds", "max_fds")] >= found[workers[0]]
+        assert total(found, "starfever_gc_pause_seconds_count") >= 1  # the start's gc.collect
+        assert any(k.startswith("python_info{") for k in found)
     finally:
         server.stop()
         wallet.stop()

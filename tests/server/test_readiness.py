@@ -1,8 +1,11 @@
 """Readiness proves a write; the server refuses to start on a database it cannot write
-(issue 13). ``/health`` stays the liveness check."""
+(issue 13). ``/health`` stays the liveness check. The operator's wallet is probed apart and
+never makes a node unready (ADR 0057)."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,8 +16,12 @@ from tests.harness import (
     OPERATOR_PASSWORD,
     OPERATOR_USERNAME,
     Databases,
+    OperatorWallet,
     Server,
+    expect,
     free_port,
+    operator_mode_args,
+    operator_mode_env,
     postgres_admin_url,
     run_cli,
     start_server,
@@ -101,3 +108,57 @@ def test_serve_refuses_a_postgresql_whose_strings_take_backslash_escapes(
         assert "Traceback" not in done.stderr
     finally:
         databases.drop(url)
+
+
+def _scraped(server: Server, name: str) -> float | None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for family in text_string_to_metric_families(server.http.get(f"{server.url}/metrics").text):
+        for sample in family.samples:
+            if sample.name == name:
+                return float(sample.value)
+    return None
+
+
+def _until(check: Callable[[], bool], what: str, seconds: float = 20.0) -> None:
+    """Poll a real server until ``check`` holds (its probe runs on its own thread)."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, f"never: {what}"
+        time.sleep(0.05)
+
+
+def test_a_wallet_outage_leaves_the_node_ready_and_is_its_own_metric(
+        databases: Databases, tmp_path: Path) -> None:
+    """Readiness is about this node (ADR 0057): a hanging, then stopped operator's wallet
+    never makes ``/readyz`` 503 nor slow (it is not asked); the background probe says so in
+    ``wallet`` and in ``starfever_wallet_up``, and says ``answers`` again after it recovers."""
+    wallet = OperatorWallet(tmp_path)
+    server = start_server(databases, "sqlite", tmp_path, {
+        **operator_mode_env(wallet, timeout=3), "STARFEVER_WALLET_PROBE_SECONDS": "0.2"},
+        args=operator_mode_args(wallet))
+    try:
+        def readyz() -> dict[str, str]:
+            started = time.monotonic()
+            answer = expect(server.http.get(f"{server.url}/readyz"), 200)
+            assert time.monotonic() - started < 1.5  # under the wallet's 3 s: never asked
+            return dict(answer.json())
+
+        _until(lambda: readyz()["wallet"] == "answers", "the wallet answers")
+        assert _scraped(server, "starfever_wallet_up") == 1
+        wallet.fault("balance", "delay", times=1_000, seconds=30)  # it hangs
+        _until(lambda: _scraped(server, "starfever_wallet_up") == 0, "wallet_up 0 (hanging)")
+        assert readyz() == {"status": "ready", "database": "writable", "wallet": "down"}
+        probe = _scraped(server, "starfever_wallet_probe_seconds")
+        assert probe is not None and probe >= 3  # the probe waited for its timeout
+        wallet.clear_faults()
+        _until(lambda: readyz()["wallet"] == "answers", "the wallet answers again")
+        assert _scraped(server, "starfever_wallet_up") == 1
+        wallet.stop()  # it is gone
+        _until(lambda: readyz()["wallet"] == "down", "the probe says down")
+        assert _scraped(server, "starfever_wallet_up") == 0
+        assert "the operator's wallet is down" in server.log_tail()
+    finally:
+        server.stop()
+        wallet.stop()
+        databases.drop(server.database_url)

@@ -1,5 +1,5 @@
-"""Readiness: the database must take a committed write (and, in operator mode, the operator's
-wallet must answer). ``/health`` only proves that the
+"""Readiness: the database must take a committed write (the operator's wallet is not asked:
+it is every node's, probed apart, ``wallet_probe``; ADR 0057). ``/health`` only proves that the
 server runs and its database answers a read, which stays true on a full disk or a read-only
 database, where every bet would fail."""
 
@@ -49,14 +49,15 @@ def ready(db: Database) -> None:
 
 
 PROBE_PLAYER = "starfever-readiness-probe"
-"""The player id of the readiness probe's ``balance`` call (the operator need not know it:
+"""The player id of the wallet probe's ``balance`` call (the operator need not know it:
 any signed answer, a refusal included, shows that its wallet answers)."""
 
 
 def wallet_answers(operator: SeamlessWallet) -> None:
     """Operator mode: the operator's wallet answers a signed ``balance`` call in time, with
     a reply that is correctly signed (a ``4xx`` such as an unknown player counts: it answered);
-    ``503 not_ready`` otherwise, also when it refuses our signature (a wrong shared secret)."""
+    ``Unavailable`` otherwise, also when it refuses our signature (a wrong shared secret);
+    the background probe (``wallet_probe``) calls it."""
     from starfever.seamless import protocol
     from starfever.seamless.client import WalletRefused, WalletUnavailable
 

@@ -2,8 +2,10 @@
 
 - ``/livez``: the process serves requests (nothing else is asked: a liveness probe that
   touches the database restarts healthy servers when the database is down).
-- ``/readyz``: ready to take bets: the database takes a committed write and, in operator mode,
-  the operator's wallet answers; ``503`` while the server drains (SIGTERM) or when either fails.
+- ``/readyz``: *this node* can take bets: not draining (SIGTERM) and its database takes a
+  committed write; ``503`` otherwise. The operator's wallet is every node's: its outage is not
+  a reason to pull this node, so ``wallet`` only reports the background probe's last answer
+  (``services.wallet_probe``, metric ``starfever_wallet_up``; ADR 0057).
 - ``/api/v1/health`` (runs, reads its database, which model) and ``/api/v1/ready`` (the write)
   as before.
 """
@@ -33,8 +35,7 @@ probes = APIRouter(tags=["health"], route_class=RetryOnDisconnect)
 look for them."""
 NOT_READY: dict[int | str, dict[str, Any]] = {503: {
     "model": ErrorPublic,
-    "description": "Not ready: draining, the database takes no writes, or the operator's "
-                   "wallet does not answer"}}
+    "description": "Not ready: draining, or the database takes no writes"}}
 
 
 @router.get("/health")
@@ -65,9 +66,11 @@ async def livez() -> LivePublic:
 
 @probes.get("/readyz", responses=NOT_READY)
 def readyz(context: ContextDep, request: Request) -> ReadyzPublic:
-    """Ready for bets: not draining, a committed database write, and in operator mode an
-    answer of the operator's wallet (``wallet``: ``answers``; ``none`` with the ledger)."""
+    """This node can take bets: not draining and a committed database write. ``wallet`` says
+    what the last probe of the operator's wallet found (``answers``, ``down``, ``unknown``
+    before the first; ``none`` with the ledger), never asked here and never a reason for 503."""
     if request.app.state.drain.draining:
         raise Unavailable("the server is draining (SIGTERM): it takes no new spins")
     readiness.ready(context.db)
-    return ReadyzPublic(status="ready", database="writable", wallet=context.wallet.ready())
+    return ReadyzPublic(status="ready", database="writable",
+                        wallet=request.app.state.wallet_probe.state)
