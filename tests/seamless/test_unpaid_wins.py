@@ -84,6 +84,8 @@ class Played:
     """The spin answer of the paid round."""
     unpaid: dict[str, Any]
     """The spin answer of the round whose credit the operator refused."""
+    unpaid_key: str
+    """Its Idempotency-Key."""
 
 
 def _settled(server: Server, player_id: str) -> bool:
@@ -120,9 +122,10 @@ def played(request: pytest.FixtureRequest, databases: Databases, wallet: Operato
         paid = expect(server.spin(token, draws=draws), 201).json()
         _wait_for(lambda: _settled(server, player_id))
         wallet.fault("credit", "refuse")
-        unpaid = expect(server.spin(token, draws=draws), 201).json()
+        key = uuid.uuid4().hex
+        unpaid = expect(server.spin(token, key=key, draws=draws), 201).json()
         _wait_for(lambda: _settled(server, player_id))
-        yield Played(server, player_id, token, paid, unpaid)
+        yield Played(server, player_id, token, paid, unpaid, key)
     databases.drop(server.database_url)
 
 
@@ -144,6 +147,10 @@ def test_a_refused_credit_is_never_shown_to_the_player_as_paid(
     history = expect(server.call("GET", "/rounds", played.token), 200).json()["rounds"]
     assert [(r["id"], r["payment"]) for r in history] == [
         (unpaid["round"]["id"], "unpaid"), (paid["round"]["id"], "paid")]
+    retried = expect(server.spin(played.token, key=played.unpaid_key,
+                                 draws=list(_winning_draws())), 200).json()
+    assert retried["replayed"] and retried["round"]["payment"] == "unpaid"
+    assert retried["balance"] == operator_balance  # a retry does not count it as paid either
     recalled = expect(server.call("GET", f"/rounds/{unpaid['round']['id']}", played.token),
                       200).json()
     assert recalled["payment"] == "unpaid"

@@ -62,6 +62,7 @@ from starfever.seamless.client import (
 from starfever.server.db import Database
 from starfever.server.models import UNPLAYED_DEBIT, Account, Round, SessionToken, WalletCall
 from starfever.server.seamless_config import OperatorConfig
+from starfever.server.services import unpaid
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import (
     Conflict,
@@ -267,8 +268,8 @@ class SeamlessWallet:
                 await asyncio.to_thread(self.record_rollback, ids.debit)
                 await self._send_due(ids.rollback, prepared.player_id)
             raise
-        if outcome.credit is None:
-            return outcome
+        if outcome.credit is None:  # a retry of a settled spin: its credit was answered before
+            return await asyncio.to_thread(self._as_paid, outcome)
         reply = await self._send_credit(outcome.credit, prepared.player_id,
                                         operator_session_of(prepared.operator_session))
         if reply is None:
@@ -310,6 +311,16 @@ class SeamlessWallet:
             raise WalletUnavailableError("the operator's wallet did not answer the bet; it "
                                          "was rolled back and nothing was played") from None
         return reply
+
+    def _as_paid(self, replayed: SpinOutcome) -> SpinOutcome:
+        """A retried spin's answer as its round stands: ``unpaid`` (the operator refused its
+        credit; the balance without the win, rule 5), ``pending`` or ``paid``."""
+        rid = replayed.round.id
+        payment = unpaid.payments_of(self.db, [rid])[rid]
+        if payment == unpaid.UNPAID:
+            return replace(replayed, payment=payment,
+                           balance=replayed.round.balance_after - replayed.round.total_win)
+        return replace(replayed, payment=payment)
 
     # --- the books of calls ---------------------------------------------------------------
     def mark(self, transaction_id: str, status: str, *, reply: WalletReply | None = None,
