@@ -41,7 +41,7 @@ REQUIRED: Final[Mapping[str, tuple[str, ...]]] = {
             "operator_session", "currency", "amount", "game", "model"),
     CREDIT: ("request_id", "transaction_id", "round_id", "player_id", "session_id",
              "operator_session", "currency", "amount", "debit_transaction_id",
-             "jackpot_amount", "round_closed"),
+             "jackpot_amount", "round_closed", "round_details_url"),
     ROLLBACK: ("request_id", "transaction_id", "round_id", "player_id",
                "debit_transaction_id"),
 }
@@ -148,6 +148,11 @@ def check_request(method: str, body: Mapping[str, Any], now: datetime) -> None:
         raise ProtocolError("a debit must be at least 1 cent")
     if method == CREDIT and body["jackpot_amount"] > body["amount"]:
         raise ProtocolError("jackpot_amount is part of amount and cannot exceed it")
+    if method == CREDIT and not (isinstance(body["round_details_url"], str)
+                                 and body["round_details_url"].startswith(("http://",
+                                                                           "https://"))
+                                 and len(body["round_details_url"]) <= 2048):
+        raise ProtocolError("round_details_url must be an http(s) address")
     try:
         sent = datetime.fromisoformat(str(body["timestamp"]).replace("Z", "+00:00"))
     except ValueError:

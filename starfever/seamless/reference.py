@@ -60,7 +60,8 @@ CREATE TABLE IF NOT EXISTS transactions (
     reply TEXT NOT NULL,
     applied INTEGER NOT NULL,
     closed_by TEXT,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    round_details_url TEXT
 );
 CREATE INDEX IF NOT EXISTS transactions_debit ON transactions (debit_transaction_id);
 """
@@ -86,6 +87,9 @@ class WalletStore:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(_SCHEMA)
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(transactions)")}
+        if "round_details_url" not in columns:  # a file of an older demo
+            self.db.execute("ALTER TABLE transactions ADD COLUMN round_details_url TEXT")
 
     def close(self) -> None:
         self.db.close()
@@ -194,11 +198,13 @@ class WalletStore:
         self.db.execute(
             "INSERT INTO transactions (transaction_id, method, player_id, round_id, amount, "
             "jackpot_amount, debit_transaction_id, operator_transaction_id, status, reply, "
-            "applied, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "applied, created_at, round_details_url) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (body["transaction_id"], method, body["player_id"], str(body.get("round_id", "")),
              int(body.get("amount", 0)), int(body.get("jackpot_amount", 0)),
              body.get("debit_transaction_id"), operator_id, answer.status,
-             json.dumps(answer.body), int(applied), datetime.now(UTC).isoformat()))
+             json.dumps(answer.body), int(applied), datetime.now(UTC).isoformat(),
+             body.get("round_details_url")))
         return answer
 
     # --- administration ------------------------------------------------------------------
@@ -220,15 +226,15 @@ class WalletStore:
     def transactions(self, player_id: str | None = None) -> list[dict[str, Any]]:
         """Every recorded request (oldest first), of one player or all."""
         query = ("SELECT transaction_id, method, player_id, round_id, amount, jackpot_amount, "
-                 "debit_transaction_id, operator_transaction_id, status, applied, closed_by "
-                 "FROM transactions")
+                 "debit_transaction_id, operator_transaction_id, status, applied, closed_by, "
+                 "round_details_url FROM transactions")
         args: tuple[str, ...] = ()
         if player_id is not None:
             query += " WHERE player_id = ?"
             args = (player_id,)
         names = ("transaction_id", "method", "player_id", "round_id", "amount", "jackpot_amount",
                  "debit_transaction_id", "operator_transaction_id", "status", "applied",
-                 "closed_by")
+                 "closed_by", "round_details_url")
         rows = self.db.execute(query + " ORDER BY rowid", args).fetchall()
         return [{**dict(zip(names, row, strict=True)), "applied": bool(row[9])} for row in rows]
 

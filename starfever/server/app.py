@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse, Response
 
 from starfever.engine.model import load_model
 from starfever.server import clock, metrics
-from starfever.server.api import errors
+from starfever.server.api import errors, round_details_page
 from starfever.server.api.deps import Context
 from starfever.server.api.query_checks import known_query_only
 from starfever.server.api.request_checks import RequestChecks
@@ -45,6 +45,7 @@ from starfever.server.seamless_config import (
     OperatorConfig,
     get_operator_config,
 )
+from starfever.server.services import round_details
 from starfever.server.services.anchor import ensure_boundary
 from starfever.server.services.jackpot import ensure_pool
 from starfever.server.services.wallet_probe import WalletProbe
@@ -98,7 +99,9 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     identity = check_startup(settings, model)  # production refuses a mismatch (ADR 0020)
     db = Database(settings.database_url)
     if wallet is None:
-        wallet = SeamlessWallet(db, operator_mode) if operator_mode else LedgerWallet(db)
+        wallet = SeamlessWallet(db, operator_mode,
+                                details_key=round_details.details_key(settings.secret_key)) \
+            if operator_mode else LedgerWallet(db)
     if operator_mode is not None:
         from starfever.seamless import client
 
@@ -168,6 +171,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     _metrics_route(app, context)
     player_prefix = mount_web(app, api_prefix=API_PREFIX)
     mount_backoffice(app, player_prefix=player_prefix)
+    round_details_page.mount(app, context, css=f"{player_prefix}/css/round-details.css")
     return app
 
 

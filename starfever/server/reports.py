@@ -179,7 +179,7 @@ def build_report(db: Database, period: Period, *, include_test: bool = False) ->
             select(LedgerEntry.kind, func.sum(LedgerEntry.amount))
             .where(LedgerEntry.book == WALLET, LedgerEntry.kind.in_((DEPOSIT, WITHDRAWAL)),
                    LedgerEntry.created_at >= period.start, LedgerEntry.created_at < period.end)
-            .group_by(LedgerEntry.kind)).tuples().all())
+            .group_by(LedgerEntry.kind)).all())
     return Report(period=period, by_line_bet=tuple(_line(int(r.line_bet), r) for r in rows),
                   total=_line(None, total), pool_start=first, pool_end=last,
                   deposits=int(cashier.get(DEPOSIT) or 0),

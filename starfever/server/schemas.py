@@ -217,6 +217,8 @@ class RoundSummary(Public):
     """Whether the win reached the player's account: ``paid``; in operator mode ``pending``
     (the credit is resent until the operator's wallet answers) or ``unpaid`` (the operator's
     wallet refused the credit: the win is pending payment by the operator, rule 5)."""
+    details_url: str | None = None
+    """The round's signed, never-expiring details page (no log-in; ADR 0060)."""
 
 
 class RoundPublic(RoundSummary):

@@ -25,7 +25,7 @@ from starfever.engine.symbols import BET_CLASSES
 from starfever.math import exact, figures
 from starfever.math.tune import TuneError, apply_move, parse_target, strip_moves
 from starfever.math.tune_eval import Evaluator
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_cli_here
 
 NEW_MODELS = ("low-volatility", "high-volatility")
 
@@ -63,7 +63,7 @@ def test_malformed_and_out_of_range_targets_are_refused(option: str, text: str) 
 ])
 def test_bad_targets_end_in_one_line_and_exit_2(tmp_path: Path, args: list[str]) -> None:
     out = tmp_path / "x.json"
-    result = run_cli(["tune", "--out", str(out), *args])
+    result = run_cli_here(["tune", "--out", str(out), *args])
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith("starfever tune: error: ")

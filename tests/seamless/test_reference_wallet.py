@@ -34,7 +34,8 @@ def _credit(debit: dict[str, Any], amount: int, jackpot: int = 0) -> dict[str, A
     return {"transaction_id": _id("c"), "round_id": debit["round_id"],
             "player_id": debit["player_id"], "session_id": "s-1", "operator_session": "op-s-1",
             "currency": "EUR", "amount": amount, "debit_transaction_id": debit["transaction_id"],
-            "jackpot_amount": jackpot, "round_closed": True}
+            "jackpot_amount": jackpot, "round_closed": True,
+            "round_details_url": "https://game.example/round-details/1/00"}
 
 
 def _rollback(debit: dict[str, Any]) -> dict[str, Any]:

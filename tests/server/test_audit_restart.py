@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from tests.harness import DatabaseKind, Databases, Server, run_cli, start_server
+from tests.harness import DatabaseKind, Databases, Server, run_cli_in_process, start_server
 from tests.server.helpers import feature_draws, jackpot_draws
 
 pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
 
 
 def _audit(url: str) -> tuple[int, str]:
-    done = run_cli("audit", "--database-url", url)
+    done = run_cli_in_process("audit", "--database-url", url)
     return done.returncode, done.stdout + done.stderr
 
 

@@ -20,7 +20,7 @@ from starfever.engine.round import play_round, replay_round
 from starfever.server.models import ChainHead, Round
 from starfever.server.services.chain import UNKEYED, canonical_json, round_hash
 from starfever.server.settings import DEVELOPMENT_AUDIT_KEY
-from tests.harness import Databases, Server, run_cli, start_server
+from tests.harness import Databases, Server, run_cli_in_process, start_server
 from tests.server.helpers import feature_draws, model
 
 pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
@@ -28,7 +28,8 @@ pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full 
 
 def _audit(server: Server, *statements: Path) -> tuple[int, str]:
     extra = [arg for path in statements for arg in ("--statement", str(path))]
-    done = run_cli("audit", "--database-url", server.database_url, "--show", "50", *extra)
+    done = run_cli_in_process("audit", "--database-url", server.database_url, "--show", "50",
+                              *extra)
     assert "Traceback" not in done.stderr, done.stderr
     return done.returncode, done.stdout + done.stderr
 
@@ -156,8 +157,8 @@ def test_a_signed_statement_of_the_chain_heads_catches_a_cut_chain(
                                      "chain_head WHERE id = 2")).one()
         server.deposit(name, 2_000)
         published = tmp_path / "head.json"
-        made = run_cli("chain-statement", "--database-url", server.database_url,
-                       "--out", str(published))
+        made = run_cli_in_process("chain-statement", "--database-url", server.database_url,
+                                  "--out", str(published))
         assert made.returncode == 0, made.stderr
         statement = json.loads(published.read_text())
         assert statement["rounds"]["last_id"] >= 1 and statement["cashier"]["last_id"] >= 1

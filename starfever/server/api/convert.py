@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
+from starfever.server.api.deps import Context
 from starfever.server.models import Round, RoundRow
 from starfever.server.schemas import RealityCheckPublic, RoundPublic, RoundSummary
+from starfever.server.services import round_details
 from starfever.server.services.protection_rules import RealityCheck
 
 
@@ -17,15 +19,18 @@ def reality_check(check: RealityCheck) -> RealityCheckPublic:
                               next_due_at=check.next_due_at)
 
 
-def round_summary(r: Round, payment: str = "paid") -> RoundSummary:
+def round_summary(r: Round, details_url: str | None = None, *,
+                  payment: str = "paid") -> RoundSummary:
     """A line of the round history (``payment``: ``services.unpaid``'s)."""
     return RoundSummary(id=r.id, created_at=r.created_at, line_bet=r.line_bet,
                         total_bet=r.total_bet, total_win=r.total_win, feature=r.feature,
-                        test=r.test, payment=payment)
+                        test=r.test, details_url=details_url, payment=payment)
 
 
-def round_public(r: Round | RoundRow, payment: str = "paid") -> RoundPublic:
-    """Everything about a round (game recall; ``payment``: ``services.unpaid``'s)."""
+def round_public(r: Round | RoundRow, details_url: str | None = None, *,
+                 payment: str = "paid") -> RoundPublic:
+    """Everything about a round (game recall), with its details page's address and whether
+    its win was paid (``payment``: ``services.unpaid``'s)."""
     return RoundPublic(payment=payment,
         id=r.id, created_at=r.created_at, line_bet=r.line_bet, total_bet=r.total_bet,
         total_win=r.total_win, feature=r.feature, test=r.test, model_name=r.model_name,
@@ -35,4 +40,11 @@ def round_public(r: Round | RoundRow, payment: str = "paid") -> RoundPublic:
         pool_refill=r.pool_refill, balance_before=r.balance_before,
         balance_after=r.balance_after, draws=json.loads(r.draws), events=json.loads(r.events),
         prev_hash=r.prev_hash, hash=r.hash, build_sha256=r.build_sha256,
-        model_sha256=r.model_sha256)
+        model_sha256=r.model_sha256, details_url=details_url)
+
+
+def details_url(context: Context, round_id: int) -> str:
+    """The signed address of a round's details page, on the public origin where one is
+    configured (operator mode), else the bare path."""
+    return round_details.url_of(context.wallet.public_url,
+                                round_details.details_key(context.settings.secret_key), round_id)

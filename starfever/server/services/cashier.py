@@ -164,7 +164,7 @@ def audit_problems(session: Session) -> list[str]:
     rows = session.execute(select(CashierTransaction, LedgerEntry).outerjoin(
         LedgerEntry, LedgerEntry.id == CashierTransaction.entry_id)
         .order_by(CashierTransaction.id))
-    for row, entry in rows.tuples():
+    for row, entry in rows:
         sign = 1 if row.kind == ledger.DEPOSIT else -1
         if entry is None or (entry.book, entry.kind, entry.account_id, entry.amount,
                              entry.balance_after) != ("wallet", row.kind, row.account_id,

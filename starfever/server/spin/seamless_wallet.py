@@ -62,7 +62,7 @@ from starfever.seamless.client import (
 from starfever.server.db import Database
 from starfever.server.models import UNPLAYED_DEBIT, Account, Round, SessionToken, WalletCall
 from starfever.server.seamless_config import OperatorConfig
-from starfever.server.services import unpaid
+from starfever.server.services import round_details, unpaid
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import (
     Conflict,
@@ -187,9 +187,12 @@ class SeamlessWallet:
     launches_players = True
     calls_operator = True
 
-    def __init__(self, db: Database, config: OperatorConfig) -> None:
+    def __init__(self, db: Database, config: OperatorConfig, *, details_key: bytes) -> None:
         self.db = db
         self.config = config
+        self.details_key = details_key
+        """The key of round-details addresses (``services.round_details``): every credit
+        carries its round's ``round_details_url``."""
         self.client = WalletClient(config.endpoint)
         self._async: AsyncWalletClient | None = None
         self.books = CallBook(db, refusal)
@@ -365,11 +368,11 @@ class SeamlessWallet:
                 Round.account_id == account_id, Round.idempotency_key == key))
             return found
 
-    @staticmethod
-    def fields(row: WalletCall | Mapping[str, Any], player_id: str,
+    def fields(self, row: WalletCall | Mapping[str, Any], player_id: str,
                operator_session: str = NO_OPERATOR_SESSION) -> dict[str, Any]:
         """The request of a recorded credit or rollback (its row, or the row's values as
-        the settlement returned them); ``operator_session``: its session's (credits only)."""
+        the settlement returned them); ``operator_session``: its session's (credits only). A
+        credit's ``round_details_url`` is computed from its round id alone (no query)."""
         get = row.__getitem__ if isinstance(row, Mapping) else partial(getattr, row)
         if get("kind") == CallKind.ROLLBACK:
             return {"transaction_id": get("transaction_id"), "round_id": get("round_ref"),
@@ -380,7 +383,9 @@ class SeamlessWallet:
                 "operator_session": operator_session, "currency": p.CURRENCY,
                 "amount": get("amount"),
                 "debit_transaction_id": get("debit_transaction_id"),
-                "jackpot_amount": get("jackpot_amount"), "round_closed": True}
+                "jackpot_amount": get("jackpot_amount"), "round_closed": True,
+                "round_details_url": round_details.url_of(self.config.public_url,
+                                                          self.details_key, get("round_id"))}
 
     async def _send_due(self, transaction_id: str, player_id: str) -> WalletReply | None:
         """Send a recorded credit or rollback once now; left pending for the retrier if it

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Path, Query, Request, Response, status
 
 from starfever.engine.errors import InputError
 from starfever.server import reports
-from starfever.server.api.convert import round_public
+from starfever.server.api.convert import details_url, round_public
 from starfever.server.api.deps import ContextDep, OperatorDep
 from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.api.routes.sessions import remember_device
@@ -208,7 +208,9 @@ def recall_round(context: ContextDep, _operator: OperatorDep,
     statuses, attempts and times (operator mode; ``null`` and none otherwise)."""
     found, username, brand = backoffice.get_round(context.db, round_id)
     payment = unpaid.payments_of(context.db, [round_id])[round_id]
-    return RecalledRoundPublic(username=username, round=round_public(found, payment),
+    return RecalledRoundPublic(username=username,
+                               round=round_public(found, details_url(context, round_id),
+                                                  payment=payment),
                                brand=brand,
                                player_id=support.player_id_of_round(context.db, round_id),
                                wallet_calls=[_call(c)

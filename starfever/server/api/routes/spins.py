@@ -9,7 +9,7 @@ from starlette.concurrency import run_in_threadpool
 
 from starfever.engine.symbols import BET_CLASSES, LINE_COUNT
 from starfever.markets import load_market
-from starfever.server.api.convert import reality_check, round_public
+from starfever.server.api.convert import details_url, reality_check, round_public
 from starfever.server.api.deps import Context, ContextDep, SpinnerDep
 from starfever.server.schemas import SpinCreate, SpinPublic, is_idempotency_key
 from starfever.server.services import pacing
@@ -70,7 +70,9 @@ async def _spin(body: SpinCreate, context: Context, player: Principal,
     job = draw.queued_spin(context.settings, context.model, player, body.line_bet,
                            idempotency_key, body.test_draws, draw=False)
     outcome = await context.wallet.spin(job)  # the bet taken, the round drawn and settled
-    return SpinPublic(round=round_public(outcome.round, outcome.payment), balance=outcome.balance,
+    return SpinPublic(round=round_public(outcome.round, details_url(context, outcome.round.id),
+                                         payment=outcome.payment),
+                      balance=outcome.balance,
                       replayed=outcome.replayed,
                       reality_check=reality_check(outcome.reality_check),
                       session_time_left_seconds=play_time_left(player.play_ends_at, utcnow()))

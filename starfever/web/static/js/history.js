@@ -35,6 +35,15 @@ export function historyViews({ api, money, errorText }) {
           <span class="h-win">${t("win")} ${money(r.total_win)}</span>
           ${feature ? `<span class="h-feature ${r.feature}">${feature}</span>` : ""}
           ${r.payment === "unpaid" ? `<span class="h-unpaid">${t("winUnpaid")}</span>` : ""}</button>`;
+        if (r.details_url) {  // the round's signed details page (server-rendered, no log-in)
+          const link = document.createElement("a");
+          link.className = "h-details";
+          link.href = r.details_url;
+          link.target = "_blank";
+          link.rel = "noopener";
+          link.textContent = t("roundDetails");
+          li.appendChild(link);
+        }
         list.appendChild(li);
       }
       state.historyBefore = page.next_before;

@@ -239,6 +239,8 @@ async function openRecall(id) {
     + (r.build_sha256 ? `build ${r.build_sha256} · model sha256 ${r.model_sha256}` : "build and model hash not recorded (a round from before migration 0012)");
   $("#recall-raw").textContent = JSON.stringify({ draws: r.draws, prev_hash: r.prev_hash, hash: r.hash,
     build_sha256: r.build_sha256, model_sha256: r.model_sha256, events: r.events }, null, 1);
+  $("#recall-details").hidden = !r.details_url;
+  if (r.details_url) $("#recall-details").href = r.details_url;
   showCalls(data.wallet_calls || []);
   $("#recall").scrollIntoView({ block: "nearest" });
   await recall.replay(r);

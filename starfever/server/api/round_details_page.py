@@ -1,0 +1,200 @@
+"""``GET /round-details/{round_id}/{signature}``: one round, rendered on the server, without a
+log-in, in the player's language (``?lang=de|en``, else ``Accept-Language``; German by
+default). Everything from the database is escaped. A malformed, altered or foreign signature
+and a round that is not there are one and the same 404 page (no oracle)."""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any, Final
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse
+
+from starfever.server.api.deps import Context
+from starfever.server.services import round_details
+from starfever.server.services.support import CallLine
+from starfever.web.routes import SYMBOL_NAMES
+
+LANGUAGES: Final = ("de", "en")
+TEXT: Final[dict[str, dict[str, str]]] = {
+    "de": {"title": "Spielrunde {id}", "not_found": "Diese Runde gibt es nicht.",
+           "played": "Gespielt", "test": "Testrunde", "bet": "Einsatz",
+           "line_bet": "Linieneinsatz", "total_bet": "Gesamteinsatz",
+           "balance_before": "Guthaben vorher", "balance_after": "Guthaben nachher",
+           "wins": "Gewinne", "base_win": "Grundspiel", "star_wild_win": "Star Wild",
+           "hold_and_cash_win": "Hold & Cash", "progressive_win": "€€€-Anteil",
+           "total_win": "Gesamtgewinn", "contribution": "Beitrag zum €€€-Pool",
+           "pool_before": "€€€-Pool vorher", "pool_after": "€€€-Pool nachher",
+           "steps": "Ablauf", "draws": "Zufallszahlen", "calls": "Buchungen beim Betreiber",
+           "kind": "Art", "ours": "Transaktion Star Fever", "theirs": "Transaktion Betreiber",
+           "status": "Status", "amount": "Betrag", "build": "Software und Modell",
+           "model": "Mathematisches Modell", "model_sha256": "Modell (SHA-256)",
+           "build_sha256": "Software (SHA-256)", "hash": "Runden-Hash",
+           "reel": "Walze", "row": "Reihe", "line": "Linie", "step": "Schritt"},
+    "en": {"title": "Round {id}", "not_found": "There is no such round.",
+           "played": "Played", "test": "Test round", "bet": "Bet",
+           "line_bet": "Line bet", "total_bet": "Total bet",
+           "balance_before": "Balance before", "balance_after": "Balance after",
+           "wins": "Wins", "base_win": "Base game", "star_wild_win": "Star Wild",
+           "hold_and_cash_win": "Hold & Cash", "progressive_win": "€€€ share",
+           "total_win": "Total win", "contribution": "Contribution to the €€€ pool",
+           "pool_before": "€€€ pool before", "pool_after": "€€€ pool after",
+           "steps": "Steps", "draws": "Random draws", "calls": "Bookings at the operator",
+           "kind": "Kind", "ours": "Star Fever transaction", "theirs": "Operator transaction",
+           "status": "Status", "amount": "Amount", "build": "Software and model",
+           "model": "Math model", "model_sha256": "Model (SHA-256)",
+           "build_sha256": "Software (SHA-256)", "hash": "Round hash",
+           "reel": "Reel", "row": "Row", "line": "Line", "step": "Step"},
+}
+EVENTS: Final[dict[str, tuple[str, str]]] = {
+    "reveal": ("Walzen", "Reels"), "line_win": ("Liniengewinn", "Line win"),
+    "feature": ("Feature ausgelöst", "Feature triggered"),
+    "star_wild": ("Star Wild: Wilds gesetzt", "Star Wild: wilds placed"),
+    "hold_and_cash_start": ("Hold & Cash: Start", "Hold & Cash: start"),
+    "respin": ("Hold & Cash: Respin", "Hold & Cash: respin"),
+    "mega": ("Hold & Cash: Mega", "Hold & Cash: Mega"),
+    "hold_and_cash_end": ("Hold & Cash: Ende", "Hold & Cash: end"),
+    "jackpot": ("€€€-Anteil", "€€€ share"), "max_win": ("Höchstgewinn erreicht", "Max win reached"),
+    "round_end": ("Rundenende", "Round end"),
+}
+"""German and English names of the engine's event types (``engine.round``, ``holdcash``)."""
+MONEY_FIELDS: Final = frozenset({"win", "total_win", "pool_after", "pool_left", "refill",
+                                 "withheld", "value", "cash"})
+"""Event fields that hold cents."""
+
+
+def language(request: Request) -> str:
+    """``?lang=`` when it names a served language, else the first served language of
+    ``Accept-Language``, else German."""
+    asked = request.query_params.get("lang", "")
+    if asked in LANGUAGES:
+        return asked
+    for part in request.headers.get("accept-language", "").split(","):
+        tag = part.split(";")[0].strip().lower()[:2]
+        if tag in LANGUAGES:
+            return tag
+    return "de"
+
+
+def money(cents: int, lang: str) -> str:
+    """``1.234,56 €`` (de) or ``€1,234.56`` (en)."""
+    sign = "-" if cents < 0 else ""
+    whole, part = divmod(abs(int(cents)), 100)
+    if lang == "de":
+        return f"{sign}{whole:,}".replace(",", ".") + f",{part:02d} €"
+    return f"{sign}€{whole:,}.{part:02d}"
+
+
+def _e(value: Any) -> str:
+    return escape(str(value), quote=True)
+
+
+def _symbol(code: Any, lang: str) -> str:
+    names = SYMBOL_NAMES.get(code)
+    return _e(names[0 if lang == "de" else 1] if names else code)
+
+
+def _grid(grid: list[list[Any]], lang: str) -> str:
+    """A window (columns of reels) as a table, rows top to bottom."""
+    rows = max((len(column) for column in grid), default=0)
+    body = "".join("<tr>" + "".join(f"<td>{_symbol(column[r], lang)}</td>" for column in grid)
+                   + "</tr>" for r in range(rows))
+    return f'<table class="grid">{body}</table>'
+
+
+def _value(name: str, value: Any, lang: str) -> str:
+    if name in MONEY_FIELDS and isinstance(value, int) and not isinstance(value, bool):
+        return _e(money(value, lang))
+    if name == "symbol":
+        return _symbol(value, lang)
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return "; ".join(", ".join(f"{_e(k)} {_value(k, v, lang)}" for k, v in item.items()
+                                   if not isinstance(v, list)) for item in value)
+    return _e(json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else value)
+
+
+def _event(event: dict[str, Any], lang: str) -> str:
+    kind = str(event.get("type", ""))
+    names = EVENTS.get(kind)
+    title = _e(names[0 if lang == "de" else 1] if names else kind)
+    facts = ", ".join(f"{_e(k)}: {_value(k, v, lang)}" for k, v in event.items()
+                      if k not in ("type", "grid"))
+    grid = _grid(event["grid"], lang) if isinstance(event.get("grid"), list) else ""
+    return (f'<li class="step step-{_e(kind)}"><span class="what">{title}</span> '
+            f'<span class="facts">{facts}</span>{grid}</li>')
+
+
+def _rows(pairs: list[tuple[str, str]]) -> str:
+    return "".join(f"<tr><th>{_e(k)}</th><td>{v}</td></tr>" for k, v in pairs)
+
+
+def _calls(calls: list[CallLine], t: dict[str, str], lang: str) -> str:
+    if not calls:
+        return ""
+    head = "".join(f"<th>{_e(t[k])}</th>" for k in ("kind", "ours", "theirs", "status",
+                                                      "amount"))
+    body = "".join(f"<tr><td>{_e(c.kind)}</td><td>{_e(c.transaction_id)}</td>"
+                   f"<td>{_e(c.operator_transaction_id or '-')}</td><td>{_e(c.status)}</td>"
+                   f"<td>{_e(money(c.amount, lang))}</td></tr>" for c in calls)
+    return (f'<h2>{_e(t["calls"])}</h2><table class="calls"><tr>{head}</tr>{body}</table>')
+
+
+def _page(lang: str, title: str, body: str, css: str) -> str:
+    return (f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            '<meta name="robots" content="noindex">'
+            f'<title>{_e(title)}</title><link rel="stylesheet" href="{_e(css)}"></head>'
+            f'<body class="round-details">{body}</body></html>')
+
+
+def render(found: round_details.RoundDetails, lang: str, css: str) -> str:
+    """The page of one round."""
+    t, r = TEXT[lang], found.round
+    cents = [(t[name], _e(money(getattr(r, name), lang)))
+             for name in ("line_bet", "total_bet", "balance_before", "balance_after")]
+    wins = [(t[name], _e(money(getattr(r, name), lang)))
+            for name in ("base_win", "star_wild_win", "hold_and_cash_win", "progressive_win",
+                         "total_win", "contribution", "pool_before", "pool_after")]
+    events = json.loads(r.events)
+    steps = "".join(_event(e, lang) for e in events)
+    build = [(t["model"], _e(f"{r.model_name} {r.model_version}")),
+             (t["model_sha256"], _e(r.model_sha256 or "-")),
+             (t["build_sha256"], _e(r.build_sha256 or "-")), (t["hash"], _e(r.hash))]
+    title = t["title"].format(id=r.id)
+    draws = ", ".join(map(str, json.loads(r.draws)))
+    played = f"{t['played']}: {r.created_at:%Y-%m-%d %H:%M:%S} UTC"
+    body = (f"<h1>{_e(title)}</h1><p>{_e(played)}"
+            + (f" · {_e(t['test'])}" if r.test else "") + "</p>"
+            f'<h2>{_e(t["bet"])}</h2><table class="facts">{_rows(cents)}</table>'
+            f'<h2>{_e(t["steps"])}</h2><ol class="steps">{steps}</ol>'
+            f'<h2>{_e(t["wins"])}</h2><table class="facts">{_rows(wins)}</table>'
+            + _calls(found.calls, t, lang)
+            + f'<h2>{_e(t["build"])}</h2><table class="facts">{_rows(build)}</table>'
+            f'<h2>{_e(t["draws"])}</h2><p class="draws">{_e(draws)}</p>')
+    return _page(lang, title, body, css)
+
+
+def mount(app: FastAPI, context: Context, *, css: str) -> None:
+    """Add the page's route; ``css``: the address of its stylesheet."""
+    key = round_details.details_key(context.settings.secret_key)
+    headers = {"Cache-Control": "private, max-age=300", "X-Robots-Tag": "noindex"}
+
+    def not_found(lang: str) -> HTMLResponse:
+        t = TEXT[lang]
+        return HTMLResponse(_page(lang, t["not_found"], f"<h1>{_e(t['not_found'])}</h1>", css),
+                            status_code=404, headers=headers)
+
+    @app.api_route(f"{round_details.PATH}/{{round_id}}/{{sent}}", methods=["GET", "HEAD"],
+                   include_in_schema=False)
+    def details(request: Request, round_id: str, sent: str) -> HTMLResponse:
+        lang = language(request)
+        number = round_details.verified_round_id(key, round_id, sent)
+        found = None if number is None else round_details.load(context.db, number)
+        if found is None:
+            return not_found(lang)
+        return HTMLResponse(render(found, lang, css), headers=headers)
+
+
+__all__ = ["LANGUAGES", "language", "money", "mount", "render"]

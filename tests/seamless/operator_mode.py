@@ -1,0 +1,68 @@
+"""Operator mode's shared helpers for its test modules (test_operator_mode*.py): a launched
+player, the server's wallet calls and rounds, the reference wallet's applied transactions.
+The module-scoped ``wallet``, ``databases`` and ``server`` and the per-test ``kind`` are in
+this folder's conftest.py. The tests are four modules so that pytest-xdist's ``--dist
+loadfile`` can give them to different workers (ADR 0045)."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+
+import httpx
+from sqlalchemy import text
+
+from tests.harness import OperatorWallet, Server, expect, launched_player
+
+TIMEOUT_S = 1.0
+"""The server's STARFEVER_WALLET_TIMEOUT here: a delay beyond it is a lost reply."""
+BET = 20  # line bet 1 x 20 lines
+
+
+def new_player(server: Server, wallet: OperatorWallet, balance: int = 10_000, *,
+            blocked: bool = False) -> tuple[str, str]:
+    player_id = f"op-player-{uuid.uuid4().hex[:10]}"
+    wallet.player(player_id, balance, blocked=blocked)
+    return player_id, launched_player(server, wallet.secret, player_id)
+
+
+def rounds_of(server: Server, token: str) -> list[dict[str, object]]:
+    return list(expect(server.call("GET", "/rounds", token, params={"limit": 100}), 200)
+                .json()["rounds"])
+
+
+def calls(server: Server, where: str = "1 = 1") -> list[dict[str, object]]:
+    with server.engine().connect() as conn:
+        return [dict(row._mapping) for row in conn.execute(text(
+            f"SELECT * FROM wallet_calls WHERE {where} ORDER BY id"))]
+
+
+def wait_for(condition: object, seconds: float = 15) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if callable(condition) and condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError("the condition did not come true in time")
+
+
+def applied(wallet: OperatorWallet, player_id: str, method: str) -> list[dict[str, object]]:
+    return [t for t in wallet.transactions(player_id) if t["method"] == method and t["applied"]]
+
+
+def spin_ignoring_transport_errors(server: Server, token: str, key: str) -> None:
+    with contextlib.suppress(httpx.TransportError):  # the server was killed under it
+        server.spin(token, key=key)
+
+
+def all_rounds(server: Server, token: str) -> list[dict[str, object]]:
+    """Every round of the player (``GET /rounds`` paged to the end)."""
+    found: list[dict[str, object]] = []
+    params: dict[str, int] = {"limit": 100}
+    while True:
+        page = expect(server.call("GET", "/rounds", token, params=params), 200).json()
+        found += page["rounds"]
+        if page.get("next_before") is None:
+            return found
+        params["before"] = int(page["next_before"])
