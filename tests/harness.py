@@ -618,7 +618,7 @@ class OperatorWallet:
 
     def fault(self, method: str, fault: str, *, times: int = 1, seconds: float = 0) -> None:
         """Make the next ``times`` calls of ``method`` misbehave (``delay``, ``drop``,
-        ``error``, ``twice``)."""
+        ``error``, ``twice``, ``forge``, ``refuse``)."""
         self.admin.post("/_admin/faults", json={"method": method, "fault": fault,
                                                 "times": times, "seconds": seconds}
                         ).raise_for_status()

@@ -8,7 +8,9 @@ debit it never saw (so that the late debit is refused), and can be told to misbe
 reply past Star Fever's timeout, drop a reply after applying it, answer 500 without applying,
 apply a request twice (the second time must change nothing), or apply it and sign the reply
 with another secret (``forge``: what a man in the middle would send, which must count for
-nothing). An operator's developer runs
+nothing), or refuse it with a final ``403 player_blocked`` without applying or recording it
+(``refuse``: an operator that wrongly refuses a credit leaves the win unpaid, rule 5). An
+operator's developer runs
 it with ``starfever operator-wallet-demo`` and watches every call; the tests play against it.
 
 It is a demonstration and a test peer, not a production wallet: its ``/_admin`` routes (set a
@@ -35,7 +37,7 @@ from starlette.types import Receive, Scope, Send
 
 from starfever.seamless import protocol as p
 
-FAULTS = ("delay", "drop", "error", "twice", "forge")
+FAULTS = ("delay", "drop", "error", "twice", "forge", "refuse")
 FORGED_SECRET = "not-the-operator-secret-a-forger-signs-with"
 """What a ``forge`` fault signs its reply with: what a party without the shared secret sends."""
 
@@ -351,6 +353,9 @@ class ReferenceWallet:
             self._say(method, body, 500, "fault: 500, not applied")
             return 500, b"operator wallet failure (injected)", [
                 (b"content-type", b"text/plain; charset=utf-8")]
+        if fault is not None and fault.kind == "refuse":  # a final 4xx, nothing recorded
+            self._say(method, body, 403, "fault: refused, not applied")
+            return self._reply(_refusal(p.PLAYER_BLOCKED, "refused (injected)", 403), body)
         answer = self.store.apply(method, body)
         self._say(method, body, answer.status, fault.kind if fault else "")
         if fault is not None and fault.kind == "twice":

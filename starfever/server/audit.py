@@ -249,7 +249,9 @@ def run_audit(db: Database, settings: Settings | None = None,
 
 def _check_operator_calls(session: Session, report: AuditReport,
                           operator_rounds: dict[int, tuple[int, int, int]]) -> None:
-    """Operator mode: the ``operator`` book of each round against the wallet calls."""
+    """Operator mode: the ``operator`` book of each round against the wallet calls; a round
+    whose credit the operator refused is a finding (its win is unpaid, OPERATOR-WALLET.md
+    rule 5), so the audit fails until it is paid."""
     debits = {row.transaction_id: row for row in session.scalars(
         select(WalletCall).where(WalletCall.kind == CallKind.DEBIT))}
     credits: dict[int, list[WalletCall]] = defaultdict(list)
@@ -269,6 +271,10 @@ def _check_operator_calls(session: Session, report: AuditReport,
         debit = debits.get(credit.debit_transaction_id or "")
         if debit is None or debit.status != CallState.ACKNOWLEDGED or debit.amount != bet:
             report.problems.append(f"{where}: not played on an acknowledged debit of {bet}")
+        if credit.status == CallState.REFUSED:  # rule 5: never audited as paid
+            report.problems.append(f"{where}: UNPAID win of {credit.amount} cents: the "
+                                   f"operator's wallet refused credit {credit.transaction_id} "
+                                   f"({credit.error})")
     for round_id in sorted(credits):
         report.problems.append(f"credit recorded for round {round_id}, which has no operator "
                                "entries")

@@ -52,6 +52,7 @@ from prometheus_client.registry import Collector
 from sqlalchemy import Float, cast, func, select
 
 from starfever.server.models import JackpotPool, Round, WalletCall
+from starfever.server.services import unpaid
 from starfever.server.services.jackpot import POOL_ID
 from starfever.server.services.rtp_meters import RtpRow, theoretical
 from starfever.server.spin.calls import CallKind, CallState
@@ -107,6 +108,7 @@ _wallet_gauges: list[Gauge] = []
 (operator mode only: a ledger server exports neither, so no alert fires on it)."""
 DATABASE_METRICS = ("starfever_pool_cents", "starfever_pool_refills_cents",
                     "starfever_pool_hits", "starfever_pending_credits",
+                    "starfever_unpaid_wins", "starfever_unpaid_wins_cents",
                     "starfever_rtp_realised_minus_theoretical",
                     "starfever_rtp_interval_99_half_width", "starfever_rounds_stored")
 """The names the database collector exports."""
@@ -305,17 +307,24 @@ class DatabaseCollector(Collector):
         hits = GaugeMetricFamily("starfever_pool_hits", "EUR jackpot wins so far")
         pending = GaugeMetricFamily("starfever_pending_credits", "Operator mode: credits "
                                     "not yet acknowledged by the operator's wallet")
+        unpaid_wins = GaugeMetricFamily("starfever_unpaid_wins", "Operator mode: wins whose "
+                                        "credit the operator's wallet refused (never paid)")
+        unpaid_cents = GaugeMetricFamily("starfever_unpaid_wins_cents", "Operator mode: the "
+                                         "cents of the wins the operator's wallet refused")
         with self.db.read() as session:
             row = session.get(JackpotPool, POOL_ID)
             pending_count = session.scalar(select(func.count()).select_from(WalletCall).where(
                 WalletCall.kind == CallKind.CREDIT, WalletCall.status == CallState.PENDING)) \
                 if self.operator_mode else 0
+            refused = unpaid.totals(session) if self.operator_mode else (0, 0)
         if row is not None:
             pool.add_metric([], row.amount)
             refills.add_metric([], row.refills)
             hits.add_metric([], row.hits)
         pending.add_metric([], int(pending_count or 0))
-        yield from (pool, refills, hits, pending)
+        unpaid_wins.add_metric([], refused[0])
+        unpaid_cents.add_metric([], refused[1])
+        yield from (pool, refills, hits, pending, unpaid_wins, unpaid_cents)
         labels = ["model", "version", "line_bet"]
         drift = GaugeMetricFamily("starfever_rtp_realised_minus_theoretical",
                                   "Realised game RTP (EUR shares left out) minus the exact "

@@ -5,7 +5,9 @@ round was played) or a rollback (it was not). The report lists each of them with
 transaction id and the operator's, and every spin still **in doubt**: a call not yet
 acknowledged (a pending credit: the round is ``pending_credit``; a pending debit or rollback),
 a credit or rollback the operator refused, or an acknowledged debit with neither a credit nor a
-rollback. A refused debit moved nothing and is not in doubt.
+rollback. A refused debit moved nothing and is not in doubt. A refused credit leaves the round
+``unpaid`` (OPERATOR-WALLET.md rule 5): listed as ``UNPAID`` with its round and amount, and in
+the JSON's ``unpaid`` too.
 
 By default the report is a summary (spins per state) and the spins in doubt; ``--full`` lists
 every spin, ``--json`` writes the same as one JSON object, and ``--player`` (the operator's
@@ -24,6 +26,7 @@ from sqlalchemy import select
 
 from starfever.server.db import Database
 from starfever.server.models import Account, WalletCall
+from starfever.server.services.unpaid import UNPAID
 from starfever.server.spin.calls import CallKind, CallState
 
 
@@ -55,9 +58,11 @@ class Spin:
 
     @property
     def state(self) -> str:
-        """``credited``, ``pending_credit``, ``rolled_back``, ``refused`` or the debit's."""
+        """``credited``, ``pending_credit``, ``unpaid`` (the operator refused the credit:
+        never paid, rule 5), ``rolled_back``, ``rollback_pending`` or the debit's."""
         if self.credit is not None:
-            return "credited" if self.credit.status == CallState.ACKNOWLEDGED else "pending_credit"
+            return {CallState.ACKNOWLEDGED: "credited", CallState.REFUSED: UNPAID}.get(
+                CallState(self.credit.status), "pending_credit")
         if self.rollback is not None:
             return ("rolled_back" if self.rollback.status == CallState.ACKNOWLEDGED
                     else "rollback_pending")
@@ -98,6 +103,11 @@ class Reconciliation:
     def in_doubt(self) -> list[Spin]:
         return [s for s in self.spins if s.doubt is not None]
 
+    @property
+    def unpaid(self) -> list[Spin]:
+        """The spins whose win the operator's wallet refused to credit (rule 5)."""
+        return [s for s in self.spins if s.state == UNPAID]
+
     def states(self) -> dict[str, int]:
         """How many spins are in each :attr:`Spin.state`, by name."""
         return dict(sorted(Counter(s.state for s in self.spins).items()))
@@ -107,15 +117,15 @@ class Reconciliation:
         doubt = self.in_doubt
         states = ", ".join(f"{n} {state}" for state, n in self.states().items()) or "none"
         out = [f"reconcile: {len(self.spins)} spins ({states}), {len(doubt)} in doubt"]
-        out.extend(f"  IN DOUBT {s.round_ref} (player {s.player_id}, {s.state}): {s.doubt}"
-                   for s in doubt)
+        out.extend(_doubt_line(s) for s in doubt)
         return out
 
     def as_dict(self, *, full: bool = False) -> dict[str, Any]:
         """The report for ``--json``: the summary, the spins in doubt, and with ``full`` every
         spin."""
         made: dict[str, Any] = {"spins": len(self.spins), "states": self.states(),
-                                "in_doubt": [s.as_dict() for s in self.in_doubt]}
+                                "in_doubt": [s.as_dict() for s in self.in_doubt],
+                                "unpaid": [s.as_dict() for s in self.unpaid]}
         if full:
             made["listing"] = [s.as_dict() for s in self.spins]
         return made
@@ -136,9 +146,16 @@ class Reconciliation:
                        f"{call(s.credit if s.credit is not None else s.rollback)}")
         doubt = self.in_doubt
         out.append(f"reconcile: {len(self.spins)} spins, {len(doubt)} in doubt")
-        out.extend(f"  IN DOUBT {s.round_ref} (player {s.player_id}, {s.state}): {s.doubt}"
-                   for s in doubt)
+        out.extend(_doubt_line(s) for s in doubt)
         return out
+
+
+def _doubt_line(s: Spin) -> str:
+    """A spin in doubt for people: an unpaid win says so (with its round and amount)."""
+    if s.state == UNPAID and s.credit is not None:
+        return (f"  UNPAID {s.round_ref} (player {s.player_id}, round {s.round_id}, "
+                f"{int(s.credit.amount)} cents): {s.doubt}")
+    return f"  IN DOUBT {s.round_ref} (player {s.player_id}, {s.state}): {s.doubt}"
 
 
 def reconcile(db: Database, since: datetime | None = None, *, player_id: str | None = None,

@@ -6,6 +6,11 @@ out unless asked for).
 Every figure is a sum over the stored rows of the period, so the report's totals are the
 database's: GGR = bets - wins, where wins include €€€ payouts; the pool's contributions come
 out of the bets and its refills are the operator's own money on top.
+
+In operator mode a win whose credit the operator's wallet refused (OPERATOR-WALLET.md rule 5,
+``services.unpaid``) was never paid: it is not in ``wins`` nor in GGR, but apart in
+``unpaid_rounds`` and ``unpaid_wins`` (its round's bet stays in ``bets``: it was debited). The
+pool's figures are the pool's own movements, paid or not.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from sqlalchemy import and_, case, func, select
 from starfever.engine.errors import InputError
 from starfever.server.db import Database, open_existing
 from starfever.server.models import WALLET, LedgerEntry, Round
+from starfever.server.services import unpaid
 from starfever.server.services.ledger import DEPOSIT, WITHDRAWAL
 from starfever.server.settings import DEFAULT_DATABASE_URL, ENV_NAMES
 
@@ -85,6 +91,10 @@ class Line:
     jackpot_hits: int
     star_wild_rounds: int
     hold_and_cash_rounds: int
+    unpaid_rounds: int = 0
+    """Operator mode: rounds whose credit the operator's wallet refused (rule 5)."""
+    unpaid_wins: int = 0
+    """Their wins: never in ``wins`` or ``ggr`` until paid."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,19 +130,23 @@ class Report:
 
 
 def _line(line_bet: int | None, row: Any) -> Line:
-    bets, wins = int(row.bets or 0), int(row.wins or 0)
+    bets, wins = int(row.bets or 0), int(row.wins or 0) - int(row.unpaid_wins or 0)
     return Line(line_bet=line_bet, rounds=int(row.rounds or 0), bets=bets, wins=wins,
                 jackpot_wins=int(row.jackpot_wins or 0), ggr=bets - wins,
                 rtp=round(wins / bets, 6) if bets else None,
                 contributions=int(row.contributions or 0), refills=int(row.refills or 0),
                 jackpot_hits=int(row.jackpot_hits or 0),
                 star_wild_rounds=int(row.star_wild or 0),
-                hold_and_cash_rounds=int(row.hold_and_cash or 0))
+                hold_and_cash_rounds=int(row.hold_and_cash or 0),
+                unpaid_rounds=int(row.unpaid_rounds or 0),
+                unpaid_wins=int(row.unpaid_wins or 0))
 
 
 def build_report(db: Database, period: Period, *, include_test: bool = False) -> Report:
     """Sum the period's rounds per bet class, and its pool and cashier movements."""
     in_period = and_(Round.created_at >= period.start, Round.created_at < period.end)
+    refused = unpaid.unpaid_rounds().subquery()
+    is_unpaid = refused.c.round_id.is_not(None)
     if not include_test:
         in_period = and_(in_period, Round.test.is_(False))
     figures = (
@@ -145,11 +159,15 @@ def build_report(db: Database, period: Period, *, include_test: bool = False) ->
         func.sum(case((Round.progressive_win > 0, 1), else_=0)).label("jackpot_hits"),
         func.sum(case((Round.feature == "star_wild", 1), else_=0)).label("star_wild"),
         func.sum(case((Round.feature == "hold_and_cash", 1), else_=0)).label("hold_and_cash"),
+        func.sum(case((is_unpaid, 1), else_=0)).label("unpaid_rounds"),
+        func.sum(case((is_unpaid, Round.total_win), else_=0)).label("unpaid_wins"),
     )
+    rounds = Round.__table__.outerjoin(refused, refused.c.round_id == Round.id)
     with db.read() as session:
-        rows = session.execute(select(Round.line_bet, *figures).where(in_period)
-                               .group_by(Round.line_bet).order_by(Round.line_bet)).all()
-        total = session.execute(select(*figures).where(in_period)).one()
+        rows = session.execute(select(Round.line_bet, *figures).select_from(rounds)
+                               .where(in_period).group_by(Round.line_bet)
+                               .order_by(Round.line_bet)).all()
+        total = session.execute(select(*figures).select_from(rounds).where(in_period)).one()
         # the pool's own states, over every round (test rounds play the same pool); a
         # round's pool_before is after its own contribution
         any_round = and_(Round.created_at >= period.start, Round.created_at < period.end)
@@ -170,7 +188,7 @@ def build_report(db: Database, period: Period, *, include_test: bool = False) ->
 
 CSV_FIELDS = ("line_bet", "rounds", "bets", "wins", "jackpot_wins", "ggr", "rtp",
               "contributions", "refills", "jackpot_hits", "star_wild_rounds",
-              "hold_and_cash_rounds")
+              "hold_and_cash_rounds", "unpaid_rounds", "unpaid_wins")
 
 
 def as_csv(report: Report) -> str:
@@ -208,6 +226,9 @@ def as_text(report: Report) -> str:
                  f"({t.jackpot_hits} hits), operator refills {_euros(t.refills)}")
     lines.append(f"cashier: deposits {_euros(report.deposits)}, "
                  f"withdrawals {_euros(report.withdrawals)}")
+    if t.unpaid_rounds:
+        lines.append(f"UNPAID: {t.unpaid_rounds} wins of {_euros(t.unpaid_wins)} EUR refused by "
+                     "the operator's wallet (not in wins or GGR until paid)")
     return "\n".join(lines)
 
 

@@ -213,6 +213,10 @@ class RoundSummary(Public):
     total_win: int
     feature: str | None
     test: bool
+    payment: str = "paid"
+    """Whether the win reached the player's account: ``paid``; in operator mode ``pending``
+    (the credit is resent until the operator's wallet answers) or ``unpaid`` (the operator's
+    wallet refused the credit: the win is pending payment by the operator, rule 5)."""
     details_url: str | None = None
     """The round's signed, never-expiring details page (no log-in; ADR 0060)."""
 
@@ -517,6 +521,35 @@ class PendingCreditsPublic(Public):
     calls: list[PendingCreditPublic]
 
 
+class UnpaidWinPublic(Public):
+    round_id: int | None
+    round_ref: str
+    """The ``round_id`` the operator's wallet was sent."""
+    transaction_id: str
+    """Star Fever's id of the refused credit."""
+    debit_transaction_id: str | None
+    operator_debit_transaction_id: str | None
+    """The operator's own id of the round's debit."""
+    amount: int
+    jackpot_amount: int
+    error: str | None
+    """The operator's answer: the error code of its refusal."""
+    attempts: int
+    played_at: datetime
+    since: datetime
+    """When the refusal was recorded."""
+    username: str
+    external_id: str | None
+    """The player's id in the operator's platform."""
+
+
+class UnpaidWinsPublic(Public):
+    count: int
+    amount: int
+    oldest: datetime | None
+    wins: list[UnpaidWinPublic]
+
+
 class MetersPublic(Public):
     since: date
     until: date
@@ -528,6 +561,8 @@ class MetersPublic(Public):
     pool: PoolPublic
     pending_credits: PendingCreditsPublic | None
     """Operator mode only."""
+    unpaid_wins: UnpaidWinsPublic | None = None
+    """Operator mode only: credits the operator's wallet refused (never counted as paid)."""
 
 
 class EventPublic(Public):

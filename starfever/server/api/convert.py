@@ -19,16 +19,19 @@ def reality_check(check: RealityCheck) -> RealityCheckPublic:
                               next_due_at=check.next_due_at)
 
 
-def round_summary(r: Round, details_url: str | None = None) -> RoundSummary:
-    """A line of the round history."""
+def round_summary(r: Round, details_url: str | None = None, *,
+                  payment: str = "paid") -> RoundSummary:
+    """A line of the round history (``payment``: ``services.unpaid``'s)."""
     return RoundSummary(id=r.id, created_at=r.created_at, line_bet=r.line_bet,
                         total_bet=r.total_bet, total_win=r.total_win, feature=r.feature,
-                        test=r.test, details_url=details_url)
+                        test=r.test, details_url=details_url, payment=payment)
 
 
-def round_public(r: Round | RoundRow, details_url: str | None = None) -> RoundPublic:
-    """Everything about a round (game recall), with its details page's address."""
-    return RoundPublic(
+def round_public(r: Round | RoundRow, details_url: str | None = None, *,
+                 payment: str = "paid") -> RoundPublic:
+    """Everything about a round (game recall), with its details page's address and whether
+    its win was paid (``payment``: ``services.unpaid``'s)."""
+    return RoundPublic(payment=payment,
         id=r.id, created_at=r.created_at, line_bet=r.line_bet, total_bet=r.total_bet,
         total_win=r.total_win, feature=r.feature, test=r.test, model_name=r.model_name,
         model_version=r.model_version, contribution=r.contribution, base_win=r.base_win,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
 from starfever.server.db import Database
@@ -22,7 +22,7 @@ from starfever.server.models import (
     Wallet,
     WalletCall,
 )
-from starfever.server.services import ledger, protection, support
+from starfever.server.services import ledger, protection, support, unpaid
 from starfever.server.services.errors import NotFound, Unprocessable, utcnow
 from starfever.server.services.protection import LimitState
 from starfever.server.settings import Settings
@@ -241,13 +241,17 @@ def day_range(since: date | None, until: date | None) -> tuple[date, date]:
 
 
 def daily(db: Database, first: date, last: date) -> list[DayLine]:
-    """Per UTC day and bet class: rounds, bets, wins (test rounds left out), newest day first,
+    """Per UTC day and bet class: rounds, bets, paid wins (test rounds left out; a win the
+    operator's wallet refused is not counted), newest day first,
     each day's lines followed by its total."""
     start_at = datetime(first.year, first.month, first.day, tzinfo=UTC)
     end_at = datetime(last.year, last.month, last.day, tzinfo=UTC) + timedelta(days=1)
     day = func.date(Round.created_at)
+    refused = unpaid.unpaid_rounds().subquery()  # an unpaid win is no win (rule 5)
+    paid_win = case((refused.c.round_id.is_not(None), 0), else_=Round.total_win)
     query = (select(day, Round.line_bet, func.count(), func.sum(Round.total_bet),
-                    func.sum(Round.total_win))
+                    func.sum(paid_win))
+             .select_from(Round.__table__.outerjoin(refused, refused.c.round_id == Round.id))
              .where(Round.created_at >= start_at, Round.created_at < end_at,
                     Round.test.is_(False))
              .group_by(day, Round.line_bet).order_by(day.desc(), Round.line_bet))

@@ -107,6 +107,9 @@ class SpinOutcome:
     reality_check: RealityCheck
     credit: dict[str, Any] | None = None
     """Operator mode: the credit (a ``wallet_calls`` row) this round committed as pending."""
+    payment: str = "paid"
+    """Operator mode: ``pending`` while the credit is unanswered, ``unpaid`` when the
+    operator's wallet refused it (``services.unpaid``)."""
 
 
 @dataclass(slots=True)

@@ -40,7 +40,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
@@ -62,7 +62,7 @@ from starfever.seamless.client import (
 from starfever.server.db import Database
 from starfever.server.models import UNPLAYED_DEBIT, Account, Round, SessionToken, WalletCall
 from starfever.server.seamless_config import OperatorConfig
-from starfever.server.services import round_details
+from starfever.server.services import round_details, unpaid
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import (
     Conflict,
@@ -110,6 +110,14 @@ def stale_debits(cutoff: datetime) -> Select[str]:
     return (select(WalletCall.transaction_id)
             .where(text(UNPLAYED_DEBIT), WalletCall.updated_at < cutoff, ~played)
             .limit(RETRY_BATCH))
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedCredit:
+    """The operator's wallet refused a round's credit with a final ``4xx`` (``code``): the
+    round's win is unpaid (OPERATOR-WALLET.md rule 5, ``services.unpaid``)."""
+
+    code: str
 
 
 def refusal(code: str, message: str) -> ServiceError:
@@ -263,12 +271,14 @@ class SeamlessWallet:
                 await asyncio.to_thread(self.record_rollback, ids.debit)
                 await self._send_due(ids.rollback, prepared.player_id)
             raise
-        if outcome.credit is None:
-            return outcome
+        if outcome.credit is None:  # a retry of a settled spin: its credit was answered before
+            return await asyncio.to_thread(self._as_paid, outcome)
         reply = await self._send_credit(outcome.credit, prepared.player_id,
                                         operator_session_of(prepared.operator_session))
         if reply is None:
-            return outcome
+            return replace(outcome, payment="pending")
+        if isinstance(reply, RefusedCredit):  # rule 5: the win is unpaid, the balance the debit's
+            return replace(outcome, balance=balance, payment="unpaid")
         return SpinOutcome(round=outcome.round, balance=reply.balance, replayed=False,
                            reality_check=outcome.reality_check, credit=outcome.credit)
 
@@ -304,6 +314,16 @@ class SeamlessWallet:
             raise WalletUnavailableError("the operator's wallet did not answer the bet; it "
                                          "was rolled back and nothing was played") from None
         return reply
+
+    def _as_paid(self, replayed: SpinOutcome) -> SpinOutcome:
+        """A retried spin's answer as its round stands: ``unpaid`` (the operator refused its
+        credit; the balance without the win, rule 5), ``pending`` or ``paid``."""
+        rid = replayed.round.id
+        payment = unpaid.payments_of(self.db, [rid])[rid]
+        if payment == unpaid.UNPAID:
+            return replace(replayed, payment=payment,
+                           balance=replayed.round.balance_after - replayed.round.total_win)
+        return replace(replayed, payment=payment)
 
     # --- the books of calls ---------------------------------------------------------------
     def mark(self, transaction_id: str, status: str, *, reply: WalletReply | None = None,
@@ -389,11 +409,12 @@ class SeamlessWallet:
         return reply
 
     async def _send_credit(self, credit: dict[str, Any], player_id: str,
-                           operator_session: str) -> WalletReply | None:
+                           operator_session: str) -> WalletReply | RefusedCredit | None:
         """Send a round's credit, just committed as pending (``credit``: its ``wallet_calls``
         values), once now; its acknowledgement is queued for the books' next group commit,
         which the spin's answer does not wait for (a credit still pending is only sent again).
-        Left pending for the retrier if it gets no answer."""
+        Left pending for the retrier if it gets no answer (``None``); :class:`RefusedCredit`
+        when the operator refused it (the round's win is unpaid, rule 5)."""
         transaction_id = credit["transaction_id"]
         try:
             reply = await self.aclient.call(CallKind.CREDIT,
@@ -402,7 +423,7 @@ class SeamlessWallet:
             log.error("credit %s refused: %s", transaction_id, refused)
             await asyncio.to_thread(self.mark, transaction_id, CallState.REFUSED,
                                     error=refused.code[:32])
-            return None
+            return RefusedCredit(refused.code)
         except WalletUnavailable as error:
             log.warning("credit %s not acknowledged (%s): the retrier resends it",
                         transaction_id, error)

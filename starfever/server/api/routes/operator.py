@@ -18,6 +18,7 @@ from starfever.server.api.convert import details_url, round_public
 from starfever.server.api.deps import ContextDep, OperatorDep
 from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.api.routes.sessions import remember_device
+from starfever.server.db import Database
 from starfever.server.schemas import (
     MAX_ID,
     USERNAME_PATTERN,
@@ -47,6 +48,8 @@ from starfever.server.schemas import (
     SelfExclusionCreate,
     SelfExclusionPublic,
     TokenPublic,
+    UnpaidWinPublic,
+    UnpaidWinsPublic,
     WalletCallPublic,
     WalletCallsPublic,
 )
@@ -60,6 +63,7 @@ from starfever.server.services import (
     protection,
     rtp_meters,
     support,
+    unpaid,
 )
 from starfever.server.services.anchor import statement
 from starfever.server.services.auth import Principal
@@ -203,8 +207,10 @@ def recall_round(context: ContextDep, _operator: OperatorDep,
     named, the operator's ``player_id`` and its ``wallet_calls`` with both sides' ids,
     statuses, attempts and times (operator mode; ``null`` and none otherwise)."""
     found, username, brand = backoffice.get_round(context.db, round_id)
+    payment = unpaid.payments_of(context.db, [round_id])[round_id]
     return RecalledRoundPublic(username=username,
-                               round=round_public(found, details_url(context, round_id)),
+                               round=round_public(found, details_url(context, round_id),
+                                                  payment=payment),
                                brand=brand,
                                player_id=support.player_id_of_round(context.db, round_id),
                                wallet_calls=[_call(c)
@@ -263,11 +269,28 @@ def meters(context: ContextDep, _operator: OperatorDep,
                                        calls=[PendingCreditPublic(**c) for c in found.calls])
     return MetersPublic(
         since=first, until=last,
+        unpaid_wins=_unpaid(context.db) if context.wallet.calls_operator else None,
         daily=[DayLinePublic(day=d.day, line_bet=d.line_bet, rounds=d.rounds, bets=d.bets,
                              wins=d.wins, ggr=d.ggr)
                for d in backoffice.daily(context.db, first, last)],
         by_bet_class=[rtp_row(r) for r in by_class], by_model=[rtp_row(r) for r in by_model],
         pool=pool, pending_credits=pending)
+
+
+def _unpaid(db: Database, limit: int = 50) -> UnpaidWinsPublic:
+    found = unpaid.unpaid_wins(db, limit)
+    return UnpaidWinsPublic(count=found.count, amount=found.amount, oldest=found.oldest,
+                            wins=[UnpaidWinPublic(**w) for w in found.wins])
+
+
+@router.get("/unpaid-wins")
+def unpaid_wins(context: ContextDep, _operator: OperatorDep,
+                limit: Annotated[int, Query(ge=1, le=200)] = 50) -> UnpaidWinsPublic:
+    """Operator mode: the wins whose credit the operator's wallet refused with a final
+    ``4xx`` (OPERATOR-WALLET.md rule 5), oldest first, with both sides' ids, the amount,
+    since when and the operator's answer, and their count and cents in all (none in ledger
+    mode: the ledger pays a win in its round's own transaction)."""
+    return _unpaid(context.db, limit)
 
 
 def _event(e: events.Event) -> EventPublic:

@@ -10,7 +10,7 @@ from starfever.server.api.convert import details_url, round_public, round_summar
 from starfever.server.api.deps import ContextDep, PlayerDep
 from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.schemas import MAX_ID, RoundPagePublic, RoundPublic
-from starfever.server.services import recall
+from starfever.server.services import recall, unpaid
 
 router = APIRouter(prefix="/rounds", tags=["rounds"], route_class=RetryOnDisconnect)
 
@@ -21,7 +21,8 @@ def list_rounds(context: ContextDep, player: PlayerDep,
                 before: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None) -> RoundPagePublic:
     """The player's rounds, newest first; page on with ``before`` = ``next_before``."""
     found = recall.list_rounds(context.db, player, limit, before)
-    return RoundPagePublic(rounds=[round_summary(r, details_url(context, r.id))
+    paid = unpaid.payments_of(context.db, [r.id for r in found])
+    return RoundPagePublic(rounds=[round_summary(r, details_url(context, r.id), payment=paid[r.id])
                                    for r in found],
                            next_before=found[-1].id if len(found) == limit else None)
 
@@ -29,7 +30,8 @@ def list_rounds(context: ContextDep, player: PlayerDep,
 @router.get("/{round_id}")
 def get_round(context: ContextDep, player: PlayerDep,
               round_id: Annotated[int, Path(ge=1, le=MAX_ID)]) -> RoundPublic:
-    """One round in full: bet, draws, event log, wins, balances, pool, model, hashes, and the
-    signed address of its details page."""
-    return round_public(recall.get_round(context.db, player, round_id),
-                        details_url(context, round_id))
+    """One round in full: bet, draws, event log, wins, balances, pool, model, hashes, the
+    signed address of its details page, and whether its win was paid (``payment``)."""
+    found = recall.get_round(context.db, player, round_id)
+    return round_public(found, details_url(context, round_id),
+                        payment=unpaid.payments_of(context.db, [found.id])[found.id])

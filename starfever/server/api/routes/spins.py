@@ -70,7 +70,8 @@ async def _spin(body: SpinCreate, context: Context, player: Principal,
     job = draw.queued_spin(context.settings, context.model, player, body.line_bet,
                            idempotency_key, body.test_draws, draw=False)
     outcome = await context.wallet.spin(job)  # the bet taken, the round drawn and settled
-    return SpinPublic(round=round_public(outcome.round, details_url(context, outcome.round.id)),
+    return SpinPublic(round=round_public(outcome.round, details_url(context, outcome.round.id),
+                                         payment=outcome.payment),
                       balance=outcome.balance,
                       replayed=outcome.replayed,
                       reality_check=reality_check(outcome.reality_check),

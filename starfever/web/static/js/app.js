@@ -377,6 +377,7 @@ async function playSpin(request, { fresh }) {
     announce(round.total_win
       ? t("announceWin", { win: money(round.total_win), balance: money(response.balance) })
       : t("announceNoWin", { balance: money(response.balance) }));
+    if (round.payment === "unpaid") status(t("winUnpaid"));  // the operator refused the credit
   }
 }
 
@@ -398,7 +399,8 @@ async function replay(id, { instant = false, note = null } = {}) {
   const ribbon = $("#recall-ribbon");
   const facts = t("recallFacts", { bet: money(round.total_bet), before: money(round.balance_before),
     after: money(round.balance_after) });
-  ribbon.textContent = `${note || t("recall", { id: round.id, when: formatWhen(round.created_at) })} · ${facts}`;
+  const unpaid = round.payment === "unpaid" ? ` · ${t("winUnpaid")}` : "";
+  ribbon.textContent = `${note || t("recall", { id: round.id, when: formatWhen(round.created_at) })} · ${facts}${unpaid}`;
   ribbon.hidden = false;
   ribbon.dataset.round = String(round.id);
   player.speed = speedFactor();

@@ -37,13 +37,27 @@ export function showMeters(data, money) {
   const pending = data.pending_credits;
   $("#pending").hidden = !pending;
   if (pending) {
+    const refused = data.unpaid_wins ? data.unpaid_wins.count : 0;
     $("#pending-facts").textContent = pending.count
       ? `${pending.count} credits (${money(pending.amount)}) not yet acknowledged by the operator's wallet, the oldest from ${when(pending.oldest)}.`
+      : refused ? `None pending; but the operator's wallet refused ${refused} credits (unpaid wins, below).`
       : "None: the operator's wallet has acknowledged every credit.";
     $("#pending-body").innerHTML = pending.calls.map((c) => `<tr data-transaction="${esc(c.transaction_id)}"
       data-round="${c.round_id === null ? "" : c.round_id}"><td><code>${esc(c.transaction_id)}</code></td>
       <td>${esc(c.external_id || c.username)}</td><td class="num">${c.round_id === null ? "–" : c.round_id}</td>
       <td class="num">${esc(money(c.amount))}</td><td class="num">${c.attempts}</td>
       <td>${esc(when(c.created_at))}</td></tr>`).join("");
+  }
+  const unpaid = data.unpaid_wins;
+  $("#unpaid").hidden = !unpaid;
+  if (unpaid) {
+    $("#unpaid-facts").textContent = unpaid.count
+      ? `${unpaid.count} wins (${money(unpaid.amount)}) refused by the operator's wallet and NOT paid, the oldest since ${when(unpaid.oldest)}.`
+      : "None: the operator's wallet has refused no credit.";
+    $("#unpaid-body").innerHTML = unpaid.wins.map((w) => `<tr data-transaction="${esc(w.transaction_id)}"
+      data-round="${w.round_id === null ? "" : w.round_id}"><td class="num">${w.round_id === null ? "–" : w.round_id}</td>
+      <td><code>${esc(w.round_ref)}</code></td><td>${esc(w.external_id || w.username)}</td>
+      <td><code>${esc(w.transaction_id)}</code></td><td><code>${esc(w.operator_debit_transaction_id || "–")}</code></td>
+      <td class="num">${esc(money(w.amount))}</td><td>${esc(w.error || "–")}</td><td>${esc(when(w.since))}</td></tr>`).join("");
   }
 }
