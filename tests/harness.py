@@ -17,6 +17,7 @@ Plain Python, no pytest (the fixtures live in the conftest files):
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import io
 import os
@@ -31,13 +32,14 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import parse_qs, urlparse
 
 import httpx
@@ -152,6 +154,17 @@ def settings_like_servers(database_url: str) -> Settings:
     """In-process settings that match the harness's servers (secret, chain key, test mode)."""
     return Settings(database_url=database_url, secret_key=SECRET, test_mode=True,
                     audit_key_file=audit_key_file())
+
+
+_T = TypeVar("_T")
+
+
+def run_coroutine(coroutine: Coroutine[Any, Any, _T]) -> _T:
+    """``asyncio.run`` on a thread of its own: a browser test run earlier by the same
+    pytest-xdist worker leaves Playwright's event loop running on the main thread, where
+    ``asyncio.run`` would refuse to start."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def run_cli(*args: str, stdin: str = "", env: Mapping[str, str] | None = None,

@@ -29,6 +29,7 @@ import pytest
 from starfever.certify.environment import running_sha256
 from starfever.certify.manifest import ENVIRONMENT_MANIFEST, SOFTWARE_MANIFEST, sha256_of
 from starfever.engine.model import load_model
+from starfever.server.api.security import CONTENT_SECURITY_POLICY
 from tests.harness import (
     SECRET,
     Databases,
@@ -215,6 +216,24 @@ def test_a_changed_install_in_development_warns_and_says_so(installed: Path, tmp
         assert shown["software"]["build_sha256"] != shown["software"]["manifest_sha256"]
 
 
+def _serves_no_docs_no_schema_and_sends_hsts(server: Server) -> None:
+    """Production (a sealed install: nothing less starts, ADR 0050) serves no API docs or
+    schema and sends HSTS and the CSP on every answer (the web surface, issue 13)."""
+    root = server.base.removesuffix("/api/v1")
+    for path in ("/docs", "/openapi.json", "/redoc", "/docs/oauth2-redirect"):
+        response = server.http.get(root + path)
+        assert response.status_code == 404, path
+        assert response.json()["error"]["code"] == "not_found"
+    health = server.call("GET", "/health")
+    assert health.status_code == 200 and health.json()["test_mode"] is False
+    for url in (root + "/", root + "/static/js/app.js", root + "/static/css/app.css",
+                server.base + "/health", server.base + "/no-such-thing",
+                server.base + "/wallet", server.base + "/game"):
+        response = server.http.get(url)
+        assert response.headers["strict-transport-security"].startswith("max-age="), url
+        assert response.headers["content-security-policy"] == CONTENT_SECURITY_POLICY, url
+
+
 def test_an_intact_production_install_serves_and_every_round_names_its_build(
         installed: Path, tmp_path: Path, database: str) -> None:
     totp = create_operator(database)
@@ -224,6 +243,7 @@ def test_an_intact_production_install_serves_and_every_round_names_its_build(
                     test_mode=False)
     server.operator_totp = totp
     with server.start():
+        _serves_no_docs_no_schema_and_sends_hsts(server)
         assert server.call("GET", "/operator/software").status_code == 401
         _, token = server.player(deposit=1000)
         players_token = server.call("GET", "/operator/software", token)

@@ -117,11 +117,11 @@ def test_the_fast_figures_are_the_exact_figures() -> None:
     shipped = figures.figures(model)
     ev = Evaluator(model)
     fig = ev.figures(model.base_reels, model.hold_and_cash, exact_sd=True)
-    assert math.isclose(fig.total, shipped["total"], rel_tol=1e-12)
-    assert math.isclose(fig.hit_frequency, shipped["hit_frequency"], rel_tol=1e-12)
-    assert math.isclose(fig.std_dev, shipped["std_dev"], rel_tol=1e-9)
-    assert math.isclose(fig.mega_frequency, shipped["mega_frequency"], rel_tol=1e-9)
-    assert math.isclose(fig.jackpot_frequency, shipped["jackpot_frequency"], rel_tol=1e-12)
+    assert math.isclose(fig.total, shipped.total, rel_tol=1e-12)
+    assert math.isclose(fig.hit_frequency, shipped.hit_frequency, rel_tol=1e-12)
+    assert math.isclose(fig.std_dev, shipped.std_dev, rel_tol=1e-9)
+    assert math.isclose(fig.mega_frequency, shipped.mega_frequency, rel_tol=1e-9)
+    assert math.isclose(fig.jackpot_frequency, shipped.jackpot_frequency, rel_tol=1e-12)
     # one stop of reel 2 (in the incremental head counts) turned into a COIN
     reel, stop = 1, 5
     strip = list(model.base_reels[reel])
@@ -190,7 +190,7 @@ def test_the_tuner_meets_every_kind_of_target_exactly(
         "star_wild_frequency": float(report.star_wild_frequency),
         "hold_and_cash_frequency": float(report.hold_and_cash_frequency),
         "base_share": float(report.lines / report.game),
-        "std_dev": fig["std_dev"],
+        "std_dev": fig.std_dev,
         "mega_frequency": float(report.mega_frequency),
     }
     for row in data["targets"]:
@@ -199,7 +199,7 @@ def test_the_tuner_meets_every_kind_of_target_exactly(
     goal = next(r["low"] + r["high"] for r in data["targets"] if r["key"] == "total") / 2
     assert abs(float(report.total) - goal) < 1e-4
     for bet in BET_CLASSES:
-        assert abs(fig["by_line_bet"][str(bet)]["total"] - goal) < 2e-4
+        assert abs(fig.by_line_bet[bet].total - goal) < 2e-4
 
 
 @pytest.mark.slow
@@ -226,9 +226,9 @@ def test_the_tuned_models_return_95_50_at_every_class(name: str) -> None:
     model = load_model(name)
     data = figures.cached(model)
     assert data is not None, f"no figures shipped for {name}"
-    assert data["model_sha256"] == model.sha256
+    assert data.model_sha256 == model.sha256
     for bet in BET_CLASSES:
-        assert abs(data["by_line_bet"][str(bet)]["total"] - 0.955) <= 0.0002, bet
+        assert abs(data.by_line_bet[bet].total - 0.955) <= 0.0002, bet
     assert "starfever tune" in model.description
 
 
@@ -236,8 +236,8 @@ def test_the_tuned_models_differ_in_volatility() -> None:
     low, default, high = (figures.cached(load_model(n)) for n in
                           ("low-volatility", "default", "high-volatility"))
     assert low is not None and default is not None and high is not None
-    assert low["std_dev"] < default["std_dev"] - 2 < high["std_dev"] - 4
-    assert low["hit_frequency"] > default["hit_frequency"] > high["hit_frequency"]
+    assert low.std_dev < default.std_dev - 2 < high.std_dev - 4
+    assert low.hit_frequency > default.hit_frequency > high.hit_frequency
 
 
 @pytest.mark.slow

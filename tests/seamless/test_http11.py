@@ -5,21 +5,15 @@ connections reused and replaced, and the failures it must report as failures."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 import pytest
 
 from starfever.seamless.http11 import AsyncHttpClient, HttpError
+from tests.harness import run_coroutine
 from tests.seamless.raw_http import read_request, reset
 
-
-def _own_loop(coroutine: Coroutine[Any, Any, None]) -> None:
-    """``asyncio.run`` on a thread of its own: a browser test run earlier by the same xdist
-    worker leaves Playwright's event loop running in this thread."""
-    with ThreadPoolExecutor(1) as pool:
-        pool.submit(asyncio.run, coroutine).result()
+_own_loop = run_coroutine
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 

@@ -6,7 +6,6 @@ process (the database is what they read; ADR 0045)."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 import uuid
@@ -36,6 +35,7 @@ from tests.harness import (
     operator_mode_args,
     operator_mode_env,
     run_cli_in_process,
+    run_coroutine,
     settings_like_servers,
     signed_launch,
     start_server,
@@ -384,7 +384,7 @@ def test_a_live_round_is_drawn_only_once_the_operator_took_its_bet(
             await adapter.aclose()
 
     try:
-        asyncio.run(both())
+        run_coroutine(both())
     finally:
         db.dispose()
     assert [t["method"] for t in wallet.transactions(player_id) if t["applied"]] \

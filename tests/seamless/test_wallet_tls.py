@@ -6,7 +6,6 @@ wallet demands one (mutual TLS). A real server plays against the https wallet to
 
 from __future__ import annotations
 
-import asyncio
 import ssl
 import uuid
 from collections.abc import Iterator
@@ -35,6 +34,7 @@ from tests.harness import (
     expect,
     launched_player,
     operator_mode_env,
+    run_coroutine,
     start_server,
 )
 from tests.seamless.conftest import SECRET
@@ -165,7 +165,7 @@ def _balance(endpoint: WalletEndpoint, player: str) -> tuple[int | str, int | st
         finally:
             await client.close()
 
-    return blocking(), asyncio.run(on_the_loop())
+    return blocking(), run_coroutine(on_the_loop())
 
 
 def test_an_https_wallet_is_verified_against_the_configured_ca_file(

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from starfever.server.transport import _CoalescingTransport
+from tests.harness import run_coroutine
 
 
 class _Recorder:
@@ -40,10 +40,8 @@ class _Recorder:
 
 
 def _run(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
-    """``asyncio.run(main())`` on a thread of its own: a browser test run earlier by the same
-    pytest-xdist worker keeps Playwright's event loop running on the main thread."""
-    with ThreadPoolExecutor(1) as pool:
-        pool.submit(lambda: asyncio.run(main())).result()
+    """``main()`` on a loop of its own (``tests.harness.run_coroutine``)."""
+    run_coroutine(main())
 
 def test_writes_in_one_turn_go_out_as_one_write_after_it() -> None:
     async def main() -> None:

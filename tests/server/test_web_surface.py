@@ -3,14 +3,12 @@ production, nothing loaded from a third party."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from starfever.engine.model import load_model
 from starfever.server.api.security import CONTENT_SECURITY_POLICY
 from starfever.web import STATIC_DIR
-from tests.harness import Databases, Server, start_server
+from tests.harness import Server
 
 pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
 
@@ -47,25 +45,6 @@ def test_the_client_loads_nothing_from_a_third_party() -> None:
             assert "http://" not in text and "https://" not in text, path
             assert " style=" not in text.replace('data-vars="', ""), path  # CSP: no inline
             assert "<script>" not in text and "javascript:" not in text, path
-
-
-def test_production_serves_no_docs_no_schema_and_sends_hsts(databases: Databases,
-                                                           tmp_path: Path) -> None:
-    server = start_server(databases, "sqlite", tmp_path, PRODUCTION)
-    try:
-        root = server.base.removesuffix("/api/v1")
-        for path in ("/docs", "/openapi.json", "/redoc", "/docs/oauth2-redirect"):
-            response = server.http.get(root + path)
-            assert response.status_code == 404, path
-            assert response.json()["error"]["code"] == "not_found"
-        health = server.call("GET", "/health")
-        assert health.status_code == 200 and health.json()["test_mode"] is False
-        for url in _paths(server):
-            response = server.http.get(url)
-            assert response.headers["strict-transport-security"].startswith("max-age=")
-            assert response.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
-    finally:
-        server.stop()
 
 
 def test_development_serves_the_schema_but_no_swagger_ui(server: Server) -> None:
