@@ -47,6 +47,15 @@ def wait_for(condition: object, seconds: float = 15) -> None:
     raise AssertionError("the condition did not come true in time")
 
 
+def settled(server: Server, player_id: str) -> bool:
+    """Every call of the player's spins has its final status in Star Fever's books."""
+    with server.engine().connect() as conn:
+        return not conn.execute(text(
+            "SELECT 1 FROM wallet_calls JOIN accounts ON accounts.id = wallet_calls.account_id "
+            "WHERE accounts.external_id = :p AND wallet_calls.status = 'pending'"),
+            {"p": player_id}).first()
+
+
 def applied(wallet: OperatorWallet, player_id: str, method: str) -> list[dict[str, object]]:
     return [t for t in wallet.transactions(player_id) if t["method"] == method and t["applied"]]
 

@@ -37,19 +37,6 @@ LIMIT_S = 60
 """The shortest reality-check interval and session time limit a launch may set."""
 
 
-@pytest.fixture(scope="module")
-def wallet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OperatorWallet]:
-    started = OperatorWallet(tmp_path_factory.mktemp("operator-wallet"))
-    yield started
-    started.stop()
-
-
-@pytest.fixture(scope="module")
-def databases(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Databases]:
-    with Databases(tmp_path_factory.mktemp("db")) as made:
-        yield made
-
-
 @pytest.fixture(scope="module", params=DATABASE_KINDS)
 def server(request: pytest.FixtureRequest, databases: Databases, wallet: OperatorWallet,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:

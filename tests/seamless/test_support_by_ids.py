@@ -8,60 +8,22 @@ sent. Each of them finds the round, the round's view shows its calls with both s
 from __future__ import annotations
 
 import json
-import time
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import text
 
 from tests.harness import (
-    DATABASE_KINDS,
-    DatabaseKind,
-    Databases,
     OperatorWallet,
     Server,
     expect,
     launched_player,
-    operator_mode_args,
-    operator_mode_env,
     run_cli,
-    start_server,
 )
+from tests.seamless.operator_mode import BET, TIMEOUT_S, settled, wait_for
 
 pytestmark = pytest.mark.slow
 
-TIMEOUT_S = 1.0
-"""The server's STARFEVER_WALLET_TIMEOUT here: a delay beyond it is a lost reply."""
-BET = 20  # line bet 1 x 20 lines
-
-
-@pytest.fixture(scope="module")
-def wallet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OperatorWallet]:
-    started = OperatorWallet(tmp_path_factory.mktemp("operator-wallet"))
-    yield started
-    started.stop()
-
-
-@pytest.fixture(scope="module")
-def databases(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Databases]:
-    with Databases(tmp_path_factory.mktemp("db")) as made:
-        yield made
-
-
-@pytest.fixture(scope="module", params=DATABASE_KINDS)
-def server(request: pytest.FixtureRequest, databases: Databases, wallet: OperatorWallet,
-           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    kind: DatabaseKind = request.param
-    if kind == "postgresql" and not databases.postgres_available:
-        pytest.skip(f"no PostgreSQL answers at {databases.shown_admin_url}")
-    started = start_server(databases, kind, tmp_path_factory.mktemp(f"support-{kind}"),
-                           operator_mode_env(wallet, timeout=TIMEOUT_S),
-                           args=operator_mode_args(wallet))
-    with started:
-        yield started
-    databases.drop(started.database_url)
 
 
 def _player(server: Server, wallet: OperatorWallet, balance: int = 10_000) -> tuple[str, str]:
@@ -70,29 +32,11 @@ def _player(server: Server, wallet: OperatorWallet, balance: int = 10_000) -> tu
     return player_id, launched_player(server, wallet.secret, player_id)
 
 
-def _wait_for(condition: Any, seconds: float = 15) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    raise AssertionError("the condition did not come true in time")
-
-
-def _settled(server: Server, player_id: str) -> bool:
-    """Every call of the player's spins has its final status in Star Fever's books."""
-    with server.engine().connect() as conn:
-        return not conn.execute(text(
-            "SELECT 1 FROM wallet_calls JOIN accounts ON accounts.id = wallet_calls.account_id "
-            "WHERE accounts.external_id = :p AND wallet_calls.status = 'pending'"),
-            {"p": player_id}).first()
-
-
 def _played(server: Server, wallet: OperatorWallet, spins: int) -> tuple[str, list[int]]:
     """A new player's ``spins`` rounds (ids, oldest first), every call settled."""
     player_id, token = _player(server, wallet)
     ids = [int(expect(server.spin(token), 201).json()["round"]["id"]) for _ in range(spins)]
-    _wait_for(lambda: _settled(server, player_id))
+    wait_for(lambda: settled(server, player_id))
     return player_id, ids
 
 
@@ -160,7 +104,7 @@ def test_a_rounds_view_shows_its_wallet_calls_with_both_sides_ids_statuses_and_a
     token = launched_player(server, wallet.secret, player_id)
     wallet.fault("credit", "drop")
     resent = int(expect(server.spin(token), 201).json()["round"]["id"])
-    _wait_for(lambda: _settled(server, player_id))
+    wait_for(lambda: settled(server, player_id))
     debit, credit = expect(server.call("GET", f"/operator/rounds/{resent}",
                                        server.operator_token), 200).json()["wallet_calls"]
     assert (debit["attempts"], credit["attempts"]) == (0, 1)
@@ -175,9 +119,9 @@ def test_a_spin_that_played_no_round_is_found_by_its_ids_in_the_wallet_calls(
     player_id, token = _player(server, wallet, 1_000)
     wallet.fault("debit", "delay", seconds=TIMEOUT_S + 1)
     assert expect(server.spin(token), 503).json()["error"]["code"] == "wallet_unavailable"
-    _wait_for(lambda: any(t["method"] == "rollback" and t["applied"]
+    wait_for(lambda: any(t["method"] == "rollback" and t["applied"]
                           for t in wallet.transactions(player_id)))
-    _wait_for(lambda: _settled(server, player_id))
+    wait_for(lambda: settled(server, player_id))
     theirs = {str(t["method"]): t for t in wallet.transactions(player_id)}
     debit_id, rollback_id = (theirs["debit"]["transaction_id"],
                              theirs["rollback"]["transaction_id"])

@@ -10,7 +10,6 @@ the operator wallet's own), the audit (a finding: FAILED) and ``starfever reconc
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,7 +18,6 @@ from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from sqlalchemy import text
 
 from starfever.engine import load_model, replay_round
 from starfever.engine.rng import ReplayError
@@ -36,6 +34,7 @@ from tests.harness import (
     run_cli,
     start_server,
 )
+from tests.seamless.operator_mode import settled, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -60,19 +59,6 @@ def _winning_draws() -> tuple[int, ...]:
     raise AssertionError("no plain winning stops found")
 
 
-@pytest.fixture(scope="module")
-def wallet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OperatorWallet]:
-    started = OperatorWallet(tmp_path_factory.mktemp("operator-wallet"))
-    yield started
-    started.stop()
-
-
-@pytest.fixture(scope="module")
-def databases(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Databases]:
-    with Databases(tmp_path_factory.mktemp("db")) as made:
-        yield made
-
-
 @dataclass(frozen=True)
 class Played:
     """One server's play: a paid winning round, then one whose credit was refused."""
@@ -86,23 +72,6 @@ class Played:
     """The spin answer of the round whose credit the operator refused."""
     unpaid_key: str
     """Its Idempotency-Key."""
-
-
-def _settled(server: Server, player_id: str) -> bool:
-    with server.engine().connect() as conn:
-        return not conn.execute(text(
-            "SELECT 1 FROM wallet_calls JOIN accounts ON accounts.id = wallet_calls.account_id "
-            "WHERE accounts.external_id = :p AND wallet_calls.status = 'pending'"),
-            {"p": player_id}).first()
-
-
-def _wait_for(condition: Any, seconds: float = 15) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    raise AssertionError("the condition did not come true in time")
 
 
 @pytest.fixture(scope="module", params=DATABASE_KINDS)
@@ -120,11 +89,11 @@ def played(request: pytest.FixtureRequest, databases: Databases, wallet: Operato
         token = launched_player(server, wallet.secret, player_id)
         draws = list(_winning_draws())
         paid = expect(server.spin(token, draws=draws), 201).json()
-        _wait_for(lambda: _settled(server, player_id))
+        wait_for(lambda: settled(server, player_id))
         wallet.fault("credit", "refuse")
         key = uuid.uuid4().hex
         unpaid = expect(server.spin(token, key=key, draws=draws), 201).json()
-        _wait_for(lambda: _settled(server, player_id))
+        wait_for(lambda: settled(server, player_id))
         yield Played(server, player_id, token, paid, unpaid, key)
     databases.drop(server.database_url)
 
