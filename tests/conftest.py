@@ -74,3 +74,33 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.postgres)
         if "browser" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.browser)
+    _longest_modules_first(items)
+
+
+LONGEST_MODULES = (
+    "tests/test_quick_start.py", "tests/assurance/test_crash.py",
+    "tests/assurance/test_fuzz.py", "tests/certify/test_software.py",
+    "tests/math/test_figures.py", "tests/server/test_login_throttle.py",
+    "tests/seamless/test_operator_mode_debit_crashes.py", "tests/server/test_insiders.py",
+    "tests/math/test_tune.py", "tests/assurance/test_cashier_kills.py",
+)
+"""The modules that take longest (one test of the first takes a minute; measured in the full
+run of 2026-12-04), started first. pytest-xdist hands a worker one module at a time in this
+order (``--dist loadfile --no-loadscope-reorder``, ADR 0045); its own order, most tests
+first, left these few-test modules to the end, where one of them alone kept the run going."""
+
+
+def _longest_modules_first(items: list[pytest.Item]) -> None:
+    """Order the modules: :data:`LONGEST_MODULES` first, then the others by their number of
+    tests, most first (the order xdist would choose), each module's tests kept in order."""
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item.nodeid.split("::")[0]] = counts.get(item.nodeid.split("::")[0], 0) + 1
+
+    def rank(item: pytest.Item) -> tuple[int, int]:
+        module = item.nodeid.split("::")[0]
+        if module in LONGEST_MODULES:
+            return 0, LONGEST_MODULES.index(module)
+        return 1, -counts[module]
+
+    items.sort(key=rank)  # stable: a module's tests stay together and in order
