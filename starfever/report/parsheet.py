@@ -196,9 +196,11 @@ def _hold_and_cash(doc: Document, model: MathModel, r: exact.ExactReport) -> Non
     doc.heading("Hold & Cash")
     hc = model.hold_and_cash
     total = sum(hc.cell_weights)
+    minor, major, mega = certification.prize_labels(model)
+    named = {} if mega == "Mega" else {"MINOR": f"MINOR ({minor})", "MAJOR": f"MAJOR ({major})"}
     doc.table(["Cell", "Weight", "Probability per empty cell and respin"],
-              [[k, w, pct(Fraction(w, total), 3)] for k, w in zip(CELL_KINDS, hc.cell_weights,
-                                                                  strict=True)])
+              [[named.get(k, k), w, pct(Fraction(w, total), 3)]
+               for k, w in zip(CELL_KINDS, hc.cell_weights, strict=True)])
     doc.table(["Value (x total bet)", "Coin weight", "Respin CASH weight"],
               [[v, c, w] for v, c, w in zip(range(1, 6), hc.coin_values, hc.cash_values,
                                             strict=True)])
@@ -207,8 +209,8 @@ def _hold_and_cash(doc: Document, model: MathModel, r: exact.ExactReport) -> Non
         sd = math.sqrt(float(m.second - m.mean**2))
         rows.append([n, one_in(r.coin_counts[n]), f"{float(m.mean):.3f}", f"{sd:.3f}",
                      pct(m.mega, 3), f"{float(m.minors):.3f}", f"{float(m.majors):.4f}"])
-    doc.table(["Coins", "Frequency", "Mean payout (x total bet)", "Std dev", "P(Mega)",
-               "Minors", "Majors"], rows)
+    doc.table(["Coins", "Frequency", "Mean payout (x total bet)", "Std dev", f"P({mega})",
+               *(("Minors", "Majors") if mega == "Mega" else (f"{minor}s", f"{major}s"))], rows)
     if not r.hold_and_cash_frequency:  # a hand-made model may leave the feature out
         doc.paragraph(f"This model never triggers the feature: no base stop combination shows "
                       f"{HOLD_AND_CASH_COINS} or more coins.")
