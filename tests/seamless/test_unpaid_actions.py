@@ -203,6 +203,27 @@ def test_a_manual_settlement_needs_a_second_operators_approval(
     assert (spin.state, spin.doubt) == ("settled_manually", None)
 
 
+def _details(server: Server, round_: dict[str, Any], lang: str) -> str:
+    path = "/round-details" + str(round_["details_url"]).split("/round-details", 1)[1]
+    return expect(server.http.get(f"{server.url}{path}", params={"lang": lang}), 200).text
+
+
+def test_the_round_details_page_says_whether_the_win_was_paid(
+        server: Server, wallet: OperatorWallet, ops: Operators) -> None:
+    win = _unpaid_win(server, wallet)
+    rid = win.round["id"]
+    unpaid_de, unpaid_en = _details(server, win.round, "de"), _details(server, win.round, "en")
+    assert 'data-payment="unpaid"' in unpaid_de and 'data-payment="unpaid"' in unpaid_en
+    assert "Gewinn noch nicht vom Betreiber ausgezahlt" in unpaid_de
+    assert "win pending payment by the operator" in unpaid_en
+    _post(server, ops.a, f"/{rid}/settlement", 201, json={"reason": "Paid at the cashier desk"})
+    _post(server, ops.b, f"/{rid}/settlement/approve", 200)
+    settled_de, settled_en = _details(server, win.round, "de"), _details(server, win.round, "en")
+    assert 'data-payment="settled_manually"' in settled_de
+    assert "vom Betreiber außerhalb des Spiels abgerechnet" in settled_de
+    assert "settled by the operator outside the game" in settled_en
+
+
 def test_a_withdrawn_proposal_leaves_the_win_unpaid(
         server: Server, wallet: OperatorWallet, ops: Operators) -> None:
     win = _unpaid_win(server, wallet)

@@ -30,7 +30,8 @@ LOSSY_RESTORE = """#!/usr/bin/env bash
 # pg_restore, then one wallet call of the copy changed: a restore that did not keep the calls
 {real} "$@" || exit $?
 while [ $# -gt 0 ]; do [ "$1" = -d ] && url=$2; shift; done
-psql -q -X -d "$url" -c "UPDATE wallet_calls SET amount = amount + 1 WHERE id = (SELECT min(id) FROM wallet_calls)"
+psql -q -X -d "$url" -c "UPDATE wallet_calls SET amount = amount + 1 \\
+  WHERE id = (SELECT min(id) FROM wallet_calls)"
 """
 
 
