@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from starfever.engine import load_model
+from starfever.server.audit import run_audit
 from starfever.server.db import Database
 from starfever.server.reconcile import reconcile
 from starfever.server.services import events, unpaid_actions
@@ -29,6 +30,7 @@ from tests.harness import (
     create_operator,
     expect,
     operator_log_in,
+    settings_like_servers,
 )
 from tests.seamless.operator_mode import new_player, settled, wait_for
 from tests.web.forcing import line_win_draws
@@ -163,6 +165,12 @@ def test_a_manual_settlement_needs_a_second_operators_approval(
                                json={"reason": reason}), 409)
     assert twice.json()["error"]["code"] == "settlement_proposed"
 
+    db = Database(server.database_url)
+    try:
+        before = run_audit(db, settings_like_servers(server.database_url)).problems
+    finally:
+        db.dispose()
+    assert [p for p in before if p.startswith(f"round {rid}: UNPAID")], before
     own = expect(server.call("POST", f"/operator/unpaid-wins/{rid}/settlement/approve",
                              ops.a), 403)
     assert own.json()["error"]["code"] == "own_proposal"
@@ -198,9 +206,11 @@ def test_a_manual_settlement_needs_a_second_operators_approval(
     db = Database(server.database_url)
     try:
         [spin] = reconcile(db, player_id=win.player_id).spins
+        problems = run_audit(db, settings_like_servers(server.database_url)).problems
     finally:
         db.dispose()
     assert (spin.state, spin.doubt) == ("settled_manually", None)
+    assert not [p for p in problems if p.startswith(f"round {rid}:")], problems
 
 
 def _details(server: Server, round_: dict[str, Any], lang: str) -> str:
