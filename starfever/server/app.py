@@ -30,6 +30,7 @@ from starfever.server.api.routes import (
     sessions,
     software,
     spins,
+    unpaid_wins,
 )
 from starfever.server.api.routes import (
     wallet as wallet_routes,
@@ -164,7 +165,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     # the spin route first: FastAPI matches a request against the routes in order (twice:
     # to choose, then to handle), so the most frequent request scans the fewest
     for module in (spins, health, players, sessions, wallet_routes, rounds, jackpot,
-                   protection, operator, software, launch):
+                   protection, operator, unpaid_wins, software, launch):
         api.include_router(module.router)
     app.include_router(api)
     app.include_router(health.probes)

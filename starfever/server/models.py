@@ -356,6 +356,39 @@ class WalletCall(Base):
     )
 
 
+SETTLEMENT_STATES = ("proposed", "approved", "withdrawn")
+
+
+class WinSettlement(Base):
+    """A manual settlement of an unpaid win (operator mode, ADR 0061): the win the operator's
+    wallet refused to credit was settled outside the wallet. One operator account proposes it
+    with a reason; it settles the round only once *another* account approved it (the CHECK
+    backs the service's refusal of a proposer's own approval). One row per round, the state of
+    its latest proposal; each step is also a significant event."""
+
+    __tablename__ = "win_settlements"
+    round_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("rounds.id"), primary_key=True,
+                                          autoincrement=False)
+    transaction_id: Mapped[str] = mapped_column(String(64))
+    """The refused credit's id (``wallet_calls.transaction_id``)."""
+    amount: Mapped[int] = mapped_column(BigInteger)
+    """The credit's amount, as it was when proposed."""
+    reason: Mapped[str] = mapped_column(String(500))
+    status: Mapped[str] = mapped_column(String(16))
+    proposed_by: Mapped[str] = mapped_column(String(32))
+    proposed_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    approved_by: Mapped[str | None] = mapped_column(String(32))
+    approved_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    __table_args__ = (
+        CheckConstraint("status IN ('proposed', 'approved', 'withdrawn')",
+                        name="ck_win_settlements_status"),
+        CheckConstraint("approved_by IS NULL OR approved_by <> proposed_by",
+                        name="ck_win_settlements_four_eyes"),
+        CheckConstraint("status <> 'approved' OR approved_by IS NOT NULL",
+                        name="ck_win_settlements_approver"),
+    )
+
+
 class KnownClient(Base):
     """An address an account logged in from: the per-address log-in limit spares it."""
 

@@ -9,8 +9,10 @@ out of the bets and its refills are the operator's own money on top.
 
 In operator mode a win whose credit the operator's wallet refused (OPERATOR-WALLET.md rule 5,
 ``services.unpaid``) was never paid: it is not in ``wins`` nor in GGR, but apart in
-``unpaid_rounds`` and ``unpaid_wins`` (its round's bet stays in ``bets``: it was debited). The
-pool's figures are the pool's own movements, paid or not.
+``unpaid_rounds`` and ``unpaid_wins`` (its round's bet stays in ``bets``: it was debited); one
+settled manually outside the wallet (ADR 0061) is apart in ``settled_rounds`` and
+``settled_wins``, never in wins either: the wallet never paid it. The pool's figures are the
+pool's own movements, paid or not.
 """
 
 from __future__ import annotations
@@ -95,6 +97,11 @@ class Line:
     """Operator mode: rounds whose credit the operator's wallet refused (rule 5)."""
     unpaid_wins: int = 0
     """Their wins: never in ``wins`` or ``ggr`` until paid."""
+    settled_rounds: int = 0
+    """Operator mode: refused rounds settled manually outside the wallet (two operators,
+    ADR 0061)."""
+    settled_wins: int = 0
+    """Their wins: the wallet never paid them, so they are not in ``wins`` or ``ggr``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +137,8 @@ class Report:
 
 
 def _line(line_bet: int | None, row: Any) -> Line:
-    bets, wins = int(row.bets or 0), int(row.wins or 0) - int(row.unpaid_wins or 0)
+    bets = int(row.bets or 0)
+    wins = int(row.wins or 0) - int(row.unpaid_wins or 0) - int(row.settled_wins or 0)
     return Line(line_bet=line_bet, rounds=int(row.rounds or 0), bets=bets, wins=wins,
                 jackpot_wins=int(row.jackpot_wins or 0), ggr=bets - wins,
                 rtp=round(wins / bets, 6) if bets else None,
@@ -139,14 +147,17 @@ def _line(line_bet: int | None, row: Any) -> Line:
                 star_wild_rounds=int(row.star_wild or 0),
                 hold_and_cash_rounds=int(row.hold_and_cash or 0),
                 unpaid_rounds=int(row.unpaid_rounds or 0),
-                unpaid_wins=int(row.unpaid_wins or 0))
+                unpaid_wins=int(row.unpaid_wins or 0),
+                settled_rounds=int(row.settled_rounds or 0),
+                settled_wins=int(row.settled_wins or 0))
 
 
 def build_report(db: Database, period: Period, *, include_test: bool = False) -> Report:
     """Sum the period's rounds per bet class, and its pool and cashier movements."""
     in_period = and_(Round.created_at >= period.start, Round.created_at < period.end)
-    refused = unpaid.unpaid_rounds().subquery()
-    is_unpaid = refused.c.round_id.is_not(None)
+    refused = unpaid.refused_rounds().subquery()  # never paid by the wallet (rule 5)
+    is_settled = and_(refused.c.round_id.is_not(None), refused.c.settled)
+    is_unpaid = and_(refused.c.round_id.is_not(None), ~refused.c.settled)
     if not include_test:
         in_period = and_(in_period, Round.test.is_(False))
     figures = (
@@ -161,6 +172,8 @@ def build_report(db: Database, period: Period, *, include_test: bool = False) ->
         func.sum(case((Round.feature == "hold_and_cash", 1), else_=0)).label("hold_and_cash"),
         func.sum(case((is_unpaid, 1), else_=0)).label("unpaid_rounds"),
         func.sum(case((is_unpaid, Round.total_win), else_=0)).label("unpaid_wins"),
+        func.sum(case((is_settled, 1), else_=0)).label("settled_rounds"),
+        func.sum(case((is_settled, Round.total_win), else_=0)).label("settled_wins"),
     )
     rounds = Round.__table__.outerjoin(refused, refused.c.round_id == Round.id)
     with db.read() as session:
@@ -188,7 +201,8 @@ def build_report(db: Database, period: Period, *, include_test: bool = False) ->
 
 CSV_FIELDS = ("line_bet", "rounds", "bets", "wins", "jackpot_wins", "ggr", "rtp",
               "contributions", "refills", "jackpot_hits", "star_wild_rounds",
-              "hold_and_cash_rounds", "unpaid_rounds", "unpaid_wins")
+              "hold_and_cash_rounds", "unpaid_rounds", "unpaid_wins", "settled_rounds",
+              "settled_wins")
 
 
 def as_csv(report: Report) -> str:
@@ -229,6 +243,10 @@ def as_text(report: Report) -> str:
     if t.unpaid_rounds:
         lines.append(f"UNPAID: {t.unpaid_rounds} wins of {_euros(t.unpaid_wins)} EUR refused by "
                      "the operator's wallet (not in wins or GGR until paid)")
+    if t.settled_rounds:
+        lines.append(f"SETTLED MANUALLY: {t.settled_rounds} refused wins of "
+                     f"{_euros(t.settled_wins)} EUR settled outside the operator's wallet "
+                     "(approved by a second operator; not in wins or GGR)")
     return "\n".join(lines)
 
 

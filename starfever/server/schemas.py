@@ -521,6 +521,13 @@ class PendingCreditsPublic(Public):
     calls: list[PendingCreditPublic]
 
 
+class SettlementProposalPublic(Public):
+    status: str
+    reason: str
+    proposed_by: str
+    proposed_at: datetime
+
+
 class UnpaidWinPublic(Public):
     round_id: int | None
     round_ref: str
@@ -541,6 +548,8 @@ class UnpaidWinPublic(Public):
     username: str
     external_id: str | None
     """The player's id in the operator's platform."""
+    settlement: SettlementProposalPublic | None = None
+    """A manual settlement proposed for it, awaiting a second operator's approval."""
 
 
 class UnpaidWinsPublic(Public):
@@ -548,6 +557,58 @@ class UnpaidWinsPublic(Public):
     amount: int
     oldest: datetime | None
     wins: list[UnpaidWinPublic]
+    settled_count: int = 0
+    """Refused wins settled manually (approved by a second operator; ADR 0061): no longer
+    unpaid, never paid by the operator's wallet."""
+    settled_amount: int = 0
+
+
+class ResendPublic(Public):
+    """An unpaid win's credit sent again (ADR 0061)."""
+
+    round_id: int
+    transaction_id: str
+    """The credit's id: the same transaction as the refused one."""
+    payment: str
+    """After this attempt: ``paid`` (acknowledged), ``unpaid`` (refused again: ``error``) or
+    ``pending`` (no answer: the resender sends it again until answered)."""
+    error: str | None
+    operator_transaction_id: str | None
+
+
+class SettlementCreate(Request):
+    reason: Annotated[str, StringConstraints(strip_whitespace=True, min_length=10,
+                                             max_length=500)]
+    """Why the win is settled outside the wallet (how, by whom, the operator's reference)."""
+
+
+class SettlementPublic(Public):
+    """A manual settlement of an unpaid win (ADR 0061)."""
+
+    round_id: int
+    transaction_id: str
+    amount: int
+    status: str
+    """``proposed`` (awaiting another operator's approval), ``approved`` (the round is
+    ``settled_manually``) or ``withdrawn``."""
+    reason: str
+    proposed_by: str
+    proposed_at: datetime
+    approved_by: str | None
+    approved_at: datetime | None
+    payment: str
+    """The round's payment now."""
+
+
+class WalletCapabilitiesPublic(Public):
+    """What the wallet this server runs can do, so that a client offers only what works."""
+
+    keeps_balances: bool
+    """Balances, deposits, withdrawals, deposit limits and self-exclusion are kept here
+    (false: the operator keeps them, operator mode)."""
+    calls_operator: bool
+    """Spins call the operator's wallet: credits can be pending, unpaid or settled."""
+    launches_players: bool
 
 
 class MetersPublic(Public):

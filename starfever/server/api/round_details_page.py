@@ -32,7 +32,11 @@ TEXT: Final[dict[str, dict[str, str]]] = {
            "status": "Status", "amount": "Betrag", "build": "Software und Modell",
            "model": "Mathematisches Modell", "model_sha256": "Modell (SHA-256)",
            "build_sha256": "Software (SHA-256)", "hash": "Runden-Hash",
-           "reel": "Walze", "row": "Reihe", "line": "Linie", "step": "Schritt"},
+           "reel": "Walze", "row": "Reihe", "line": "Linie", "step": "Schritt",
+           "payment": "Auszahlung", "paid": "ausgezahlt",
+           "pending": "Gutschrift beim Betreiber in Bearbeitung",
+           "unpaid": "Gewinn noch nicht vom Betreiber ausgezahlt",
+           "settled_manually": "vom Betreiber außerhalb des Spiels abgerechnet"},
     "en": {"title": "Round {id}", "not_found": "There is no such round.",
            "played": "Played", "test": "Test round", "bet": "Bet",
            "line_bet": "Line bet", "total_bet": "Total bet",
@@ -46,7 +50,11 @@ TEXT: Final[dict[str, dict[str, str]]] = {
            "status": "Status", "amount": "Amount", "build": "Software and model",
            "model": "Math model", "model_sha256": "Model (SHA-256)",
            "build_sha256": "Software (SHA-256)", "hash": "Round hash",
-           "reel": "Reel", "row": "Row", "line": "Line", "step": "Step"},
+           "reel": "Reel", "row": "Row", "line": "Line", "step": "Step",
+           "payment": "Payment", "paid": "paid",
+           "pending": "credit in progress at the operator",
+           "unpaid": "win pending payment by the operator",
+           "settled_manually": "settled by the operator outside the game"},
 }
 EVENTS: Final[dict[str, tuple[str, str]]] = {
     "reveal": ("Walzen", "Reels"), "line_win": ("Liniengewinn", "Line win"),
@@ -157,6 +165,9 @@ def render(found: round_details.RoundDetails, lang: str, css: str) -> str:
     wins = [(t[name], _e(money(getattr(r, name), lang)))
             for name in ("base_win", "star_wild_win", "hold_and_cash_win", "progressive_win",
                          "total_win", "contribution", "pool_before", "pool_after")]
+    payment = found.payment if found.payment in t else "paid"
+    wins.append((t["payment"], f'<span class="payment" data-payment="{_e(payment)}">'
+                               f'{_e(t[payment])}</span>'))
     events = json.loads(r.events)
     steps = "".join(_event(e, lang) for e in events)
     build = [(t["model"], _e(f"{r.model_name} {r.model_version}")),

@@ -20,6 +20,10 @@ Kinds and who writes them:
 - ``audit_passed``, ``audit_failed``: ``starfever audit`` (:func:`record_audit`).
 - ``software_changed``: ``starfever serve`` at start, when the running build hash (package
   and environment, ADR 0051) differs from the last recorded (``identity.record_running_build``).
+- ``credit_refused``, ``unpaid_win_paid``: the operator's wallet refused a round's credit (its
+  win is unpaid), or acknowledged one it had refused before; ``unpaid_win_resent``,
+  ``settlement_proposed``, ``settlement_approved``, ``settlement_withdrawn``: an operator's
+  handling of an unpaid win (``services.unpaid_actions``, ADR 0061).
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ KINDS: tuple[str, ...] = (
     "settings_changed", "model_changed", "approved_models_changed", "pool_refill",
     "audit_passed", "audit_failed",
     "software_changed",
+    "credit_refused", "unpaid_win_resent", "unpaid_win_paid", "settlement_proposed",
+    "settlement_approved", "settlement_withdrawn",
 )
 """Every kind of event the log takes."""
 SECRET_NAMES = frozenset(("password", "passwd", "otp", "token", "secret", "secret_key",

@@ -62,7 +62,7 @@ from starfever.seamless.client import (
 from starfever.server.db import Database
 from starfever.server.models import UNPLAYED_DEBIT, Account, Round, SessionToken, WalletCall
 from starfever.server.seamless_config import OperatorConfig
-from starfever.server.services import round_details, unpaid
+from starfever.server.services import round_details, unpaid, unpaid_actions
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import (
     Conflict,
@@ -275,8 +275,8 @@ class SeamlessWallet:
             return await asyncio.to_thread(self._as_paid, outcome)
         reply = await self._send_credit(outcome.credit, prepared.player_id,
                                         operator_session_of(prepared.operator_session))
-        if reply is None:
-            return replace(outcome, payment="pending")
+        if reply is None:  # the operator's balance now, as GET /wallet says it (ADR 0061)
+            return replace(outcome, balance=balance, payment="pending")
         if isinstance(reply, RefusedCredit):  # rule 5: the win is unpaid, the balance the debit's
             return replace(outcome, balance=balance, payment="unpaid")
         return SpinOutcome(round=outcome.round, balance=reply.balance, replayed=False,
@@ -316,11 +316,12 @@ class SeamlessWallet:
         return reply
 
     def _as_paid(self, replayed: SpinOutcome) -> SpinOutcome:
-        """A retried spin's answer as its round stands: ``unpaid`` (the operator refused its
-        credit; the balance without the win, rule 5), ``pending`` or ``paid``."""
+        """A retried spin's answer as its round stands: ``paid``, or ``unpaid``, ``pending``
+        or ``settled_manually`` with the balance without the win (the wallet has not paid it:
+        rule 5; a pending one as ``GET /wallet`` says it, ADR 0061)."""
         rid = replayed.round.id
         payment = unpaid.payments_of(self.db, [rid])[rid]
-        if payment == unpaid.UNPAID:
+        if payment != unpaid.PAID:
             return replace(replayed, payment=payment,
                            balance=replayed.round.balance_after - replayed.round.total_win)
         return replace(replayed, payment=payment)
@@ -336,7 +337,10 @@ class SeamlessWallet:
         query = update(WalletCall).where(WalletCall.transaction_id == transaction_id)
         if only_pending:
             query = query.where(WalletCall.status == CallState.PENDING)
-        with self.db.write() as session:
+        with self.db.write() as session:  # a refused credit (or one paid after it) is an event
+            unpaid_actions.record_answer(session, transaction_id, status, error=error,
+                                         operator_transaction_id=values.get(
+                                             "operator_transaction_id"))
             return bool(session.execute(query.values(**values)).rowcount)  # type: ignore[attr-defined]
 
     def record_rollback(self, debit_id: str) -> WalletReply | None:
@@ -432,6 +436,38 @@ class SeamlessWallet:
         self.books.acknowledge(transaction_id, reply).add_done_callback(
             partial(_log_unrecorded, transaction_id))
         return reply
+
+    @property
+    def resend_hold(self) -> timedelta:
+        """How long the retrier leaves a credit an operator handed back to the request that
+        sends it (:meth:`resend_credit`): longer than that send can take."""
+        return timedelta(seconds=2 * self.config.timeout + 1)
+
+    def resend_credit(self, transaction_id: str) -> None:
+        """Send a pending credit once now, an unpaid win's that an operator handed back
+        (``services.unpaid_actions.resend``), and record its answer as the retrier does:
+        acknowledged, refused again (unpaid, with the new answer) or none (pending: the
+        retrier sends it again)."""
+        with self.db.read_engine.connect() as conn:
+            found = conn.execute(_ONE, {"transaction_id": transaction_id}).first()
+        if found is None or found.status != CallState.PENDING:
+            return
+        values = dict(found._mapping)
+        player_id = str(values.pop("player_id"))
+        operator_session = operator_session_of(values.pop("operator_session"))
+        row = WalletCall(**values)
+        try:
+            reply = self.client.call(row.kind, self.fields(row, player_id, operator_session))
+        except WalletRefused as refused:
+            log.error("resent %s %s refused: %s", row.kind, transaction_id, refused)
+            self.mark(transaction_id, CallState.REFUSED, error=refused.code[:32],
+                      only_pending=True)
+        except WalletUnavailable as error:
+            log.warning("resent %s %s not acknowledged (%s): the retrier resends it",
+                        row.kind, transaction_id, error)
+            self.postpone(row)
+        else:
+            self.mark(transaction_id, CallState.ACKNOWLEDGED, reply=reply, only_pending=True)
 
     def _row(self, transaction_id: str) -> WalletCall | None:
         with self.db.read() as session:
@@ -540,6 +576,12 @@ _DUE = (select(*_CALLS.c, _ACCOUNTS.c.external_id.label("player_id"),
         .order_by(_CALLS.c.id).limit(RETRY_BATCH))
 """The credits and rollbacks due to be resent (``Retrier``), with each player's id and its
 session's ``operator_session``."""
+_ONE = (select(*_CALLS.c, _ACCOUNTS.c.external_id.label("player_id"),
+               _SESSIONS.c.operator_session)
+        .join(_ACCOUNTS, _ACCOUNTS.c.id == _CALLS.c.account_id)
+        .outerjoin(_SESSIONS, _SESSIONS.c.id == _CALLS.c.session_id)
+        .where(_CALLS.c.transaction_id == bindparam("transaction_id")))
+"""One call with its player's id and its session's ``operator_session``."""
 
 
 class Retrier:
