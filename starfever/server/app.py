@@ -20,6 +20,7 @@ from starfever.server.api.deps import Context
 from starfever.server.api.query_checks import known_query_only
 from starfever.server.api.request_checks import RequestChecks
 from starfever.server.api.routes import (
+    controls,
     health,
     jackpot,
     launch,
@@ -166,6 +167,8 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     for module in (spins, health, players, sessions, wallet_routes, rounds, jackpot,
                    protection, operator, software, launch):
         api.include_router(module.router)
+    for router in (controls.signed, controls.backoffice, controls.public):  # ADR 0067
+        api.include_router(router)
     app.include_router(api)
     app.include_router(health.probes)
     _metrics_route(app, context)

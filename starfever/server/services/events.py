@@ -20,6 +20,8 @@ Kinds and who writes them:
 - ``audit_passed``, ``audit_failed``: ``starfever audit`` (:func:`record_audit`).
 - ``software_changed``: ``starfever serve`` at start, when the running build hash (package
   and environment, ADR 0051) differs from the last recorded (``identity.record_running_build``).
+- ``maintenance_started``, ``maintenance_ended``, ``session_terminated``: the operator's
+  controls (``services.controls``, ADR 0067), from its signed API or the back office.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ KINDS: tuple[str, ...] = (
     "settings_changed", "model_changed", "approved_models_changed", "pool_refill",
     "audit_passed", "audit_failed",
     "software_changed",
+    "maintenance_started", "maintenance_ended", "session_terminated",
 )
 """Every kind of event the log takes."""
 SECRET_NAMES = frozenset(("password", "passwd", "otp", "token", "secret", "secret_key",

@@ -224,6 +224,10 @@ def _check_window(value: object, now: datetime) -> None:
                        "(a replay?)", code="stale_launch")
 
 
+check_window = _check_window
+"""The timestamp window of every signed call of the operator (the controls too, ADR 0067)."""
+
+
 def _username(player_id: str) -> str:
     """A username of 32 characters for the operator's player (never used to log in)."""
     return "op-" + hashlib.sha256(player_id.encode()).hexdigest()[:29]
@@ -332,5 +336,5 @@ def refuse_player_login(db: Database, username: str) -> None:
 
 __all__ = ["LANGUAGES", "LAUNCH_FIELDS", "LAUNCH_TTL", "MAX_LAUNCH_AGE", "MAX_LAUNCH_AHEAD",
            "MAX_SESSION_TIME_LIMIT_SECONDS", "MIN_INTERVAL_SECONDS", "OPTIONAL_FIELDS",
-           "Launch", "Options", "check_launch", "exchange", "launch",
+           "Launch", "Options", "check_launch", "check_window", "exchange", "launch",
            "refuse_player_login"]

@@ -12,6 +12,7 @@ from starfever.markets import load_market
 from starfever.seamless import protocol as p
 from starfever.server.api.deps import ContextDep
 from starfever.server.schemas import LaunchPublic
+from starfever.server.services import controls
 from starfever.server.services import launch as service
 from starfever.server.services.errors import NotFound, Unavailable, Unprocessable, utcnow
 
@@ -46,6 +47,7 @@ async def launch(context: ContextDep, request: Request,
         raise Unavailable("no public origin is configured for launch addresses (starfever "
                           "serve --public-url)", code="public_url_not_configured")
     raw = await request.body()
+    await run_in_threadpool(controls.check_game_open, context.db)  # ADR 0067
     checked = service.check_launch(
         secret, raw, signature, utcnow(),
         max_reality_check_seconds=context.settings.token_ttl_seconds)
