@@ -26,7 +26,12 @@ _FIELDS: Final[dict[str, type]] = {
     "name": str, "description": str, "turbo": bool, "slam_stop": bool, "autoplay": bool,
     "min_round_ms": int, "max_stake_cents": int, "show_net_position": bool,
     "show_session_clock": bool, "celebrate_win_equal_to_stake": bool, "big_win_x": list,
+    "demo": str,
 }
+DEMO_ALLOWED, DEMO_FORBIDDEN, DEMO_VERIFIED_ONLY = "allowed", "forbidden", "verified_only"
+DEMO_RULES: Final = (DEMO_ALLOWED, DEMO_FORBIDDEN, DEMO_VERIFIED_ONLY)
+"""Whether a market offers demo play (ADR 0066): to anyone, to nobody, or only to a player the
+operator verified (its signed demo launch; the public page's "Play for fun" is refused)."""
 
 
 class UnknownMarket(InputError):
@@ -61,6 +66,8 @@ class MarketProfile:
     big_win_x: tuple[int, ...]
     """The big-win tiers: a win of at least this many times the total bet counts up as
     tier 1, 2, 3 (ascending)."""
+    demo: str = DEMO_ALLOWED
+    """Demo play (:data:`DEMO_RULES`): ``allowed``, ``forbidden`` or ``verified_only``."""
 
     def public(self) -> dict[str, Any]:
         """The profile as the API serves it."""
@@ -70,7 +77,7 @@ class MarketProfile:
                 "show_net_position": self.show_net_position,
                 "show_session_clock": self.show_session_clock,
                 "celebrate_win_equal_to_stake": self.celebrate_win_equal_to_stake,
-                "big_win_x": list(self.big_win_x)}
+                "big_win_x": list(self.big_win_x), "demo": self.demo}
 
 
 def market_names() -> list[str]:
@@ -102,6 +109,9 @@ def profile_from_dict(data: Any, source: str) -> MarketProfile:
     if data["max_stake_cents"] < 20:
         raise UnknownMarket(f"market profile {source}: max_stake_cents must allow the "
                             f"smallest bet (20), got {data['max_stake_cents']!r}")
+    if data["demo"] not in DEMO_RULES:
+        raise UnknownMarket(f"market profile {source}: demo must be one of "
+                            f"{', '.join(DEMO_RULES)}, got {data['demo']!r}")
     tiers = data["big_win_x"]
     if len(tiers) != 3 or not all(isinstance(x, int) and not isinstance(x, bool) and x > 1
                                   for x in tiers) or sorted(set(tiers)) != tiers:
@@ -127,5 +137,6 @@ def load_market(name: str) -> MarketProfile:
     return profile
 
 
-__all__ = ["DEFAULT_MARKET", "MarketProfile", "UnknownMarket", "load_market", "market_names",
+__all__ = ["DEFAULT_MARKET", "DEMO_ALLOWED", "DEMO_FORBIDDEN", "DEMO_RULES", "DEMO_VERIFIED_ONLY",
+           "MarketProfile", "UnknownMarket", "load_market", "market_names",
            "profile_from_dict"]

@@ -21,6 +21,7 @@ from starfever.server.api.query_checks import known_query_only
 from starfever.server.api.request_checks import RequestChecks
 from starfever.server.api.routes import (
     controls,
+    demo,
     health,
     jackpot,
     launch,
@@ -165,7 +166,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     # the spin route first: FastAPI matches a request against the routes in order (twice:
     # to choose, then to handle), so the most frequent request scans the fewest
     for module in (spins, health, players, sessions, wallet_routes, rounds, jackpot,
-                   protection, operator, software, launch):
+                   protection, operator, software, launch, demo):
         api.include_router(module.router)
     for router in (controls.signed, controls.backoffice, controls.public):  # ADR 0067
         api.include_router(router)

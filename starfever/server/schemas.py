@@ -617,3 +617,32 @@ class TerminateCreate(Request):
 class TerminatedPublic(Public):
     terminated: int
     """How many live sessions ended."""
+
+
+# ------------------------------------------------------------- demo play (ADR 0066)
+
+
+class DemoSessionCreate(Request):
+    """Open demo play: ``{}`` from the stand-alone page ("Play for fun"), or the
+    ``launch_token`` of an operator's demo launch."""
+
+    launch_token: Annotated[str | None, StringConstraints(min_length=1, max_length=128)] = None
+
+
+class DemoSessionPublic(Public):
+    token: str
+    expires_at: datetime
+    balance: int
+    demo: bool = True
+
+
+class DemoWalletPublic(Public):
+    balance: int
+    currency: str = "EUR"
+    reality_check: None = None
+    demo: bool = True
+
+
+class DemoPoolPublic(Public):
+    pool: int
+    demo: bool = True
