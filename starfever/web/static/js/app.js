@@ -15,6 +15,7 @@ import { allowedBetCount, anticipates, bigWinTier, celebrated } from "./market.j
 import { exitUrl, launchFromUrl, operatorMode } from "./launch.js";
 import { protectionViews } from "./protection.js";
 import { historyViews } from "./history.js";
+import { demoFromUrl, installDemo, noteMaintenance, offerDemo, sessionEndText } from "./demo.js";
 
 const $ = (sel) => document.querySelector(sel);
 const PENDING_KEY = "sf.pendingRound";
@@ -33,6 +34,7 @@ const START_GRID = [
 ];
 
 const api = new Api();
+installDemo(api, { t });  // demo play (ADR 0066): a demo token plays on /demo, DEMO on screen
 const sound = new Sound();
 const state = {
   game: null, balance: null, betIndex: 0, busy: false, recall: false, pool: null, excluded: false,
@@ -263,7 +265,8 @@ function spinInDoubt() {
  * a proxy): kept, sent again with its key. A 4xx or 502 wallet_refused: nothing was played. */
 function spinInDoubtAfter(error) {
   if (!(error instanceof ApiError)) return false;
-  return error.code === "network" || (error.status >= 500 && error.code !== "wallet_refused");
+  return error.code === "network" || (error.status >= 500 && error.code !== "wallet_refused"
+    && error.code !== "maintenance");  // closed for maintenance: nothing was played
 }
 
 /** Send a spin request, retrying answers in doubt a few times with the same key. */
@@ -433,7 +436,7 @@ function endRecall() {
 function handleError(error) {
   if (error instanceof ApiError && error.status === 401) {
     api.setToken(null);
-    showAuth(t("sessionEnded"));
+    showAuth(sessionEndText(error, { t, errorText }));  // "the operator ended it" says so
     return;
   }
   if (error instanceof ApiError && error.code === "self_excluded") {
@@ -760,6 +763,9 @@ async function main() {
   const saved = Number(localStorage.getItem(BET_KEY));
   state.betIndex = Number.isInteger(saved) && saved >= 0 && saved < state.game.bet_classes.length ? saved : 0;
   applyMarket();
+  offerDemo(api, state.game.market, { t, enter: () => enterGame(localStorage.getItem("sf.user")),
+    fail: (error) => { $("#auth-error").textContent = errorText(error); } });
+  noteMaintenance(api, { t, say: (text) => { status(text); $("#auth-error").textContent = text; } });
   player.speed = speedFactor();
   reels.render(reels.grid);  // named in the page's language
   showBet();
@@ -767,7 +773,9 @@ async function main() {
   setWin(0);
   try {
     // operator mode: the launch URL's token becomes this page's session, no log-in screen
-    if (await launchFromUrl(api, { setLanguage })) setAuthMode(authMode);
+    if (await launchFromUrl(api, { setLanguage }) || await demoFromUrl(api, { setLanguage })) {
+      setAuthMode(authMode);
+    }
   } catch (error) {
     applyOperatorMode();
     showAuth(errorText(error));
