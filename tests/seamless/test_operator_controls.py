@@ -200,3 +200,31 @@ def test_a_spin_under_way_when_maintenance_starts_finishes(server: Server,
     finally:
         expect(_signed(server, wallet.secret, "/maintenance", maintenance=False, reason="ok"),
                200)
+
+
+def test_a_demo_launch_plays_with_no_wallet_call_and_nothing_in_the_books(
+        server: Server, wallet: OperatorWallet) -> None:
+    """ADR 0066: the operator's ``mode: "demo"`` launch opens demo play (once); its spins call
+    no wallet method and store no round."""
+    player_id = f"ctl-{uuid.uuid4().hex[:10]}"
+    wallet.player(player_id, 1_000)
+    url = str(expect(signed_launch(server, wallet.secret, player_id, mode="demo"), 200)
+              .json()["url"])
+    assert "demo_launch=" in url and "player=" not in url
+    launch_token = url.split("demo_launch=")[1].split("&")[0]
+    opened = expect(server.call("POST", "/demo/sessions", json={"launch_token": launch_token}),
+                    201).json()
+    again = server.call("POST", "/demo/sessions", json={"launch_token": launch_token})
+    assert again.status_code == 401 and again.json()["error"]["code"] == "invalid_launch_token"
+    with server.engine().connect() as conn:
+        before = [conn.execute(text(f"SELECT count(*) FROM {t}")).scalar()
+                  for t in ("rounds", "wallet_calls", "ledger_entries")]
+    for _ in range(3):
+        with _fresh(server) as http:
+            expect(http.post("/demo/spins", json={"line_bet": 1}, headers={
+                "Authorization": f"Bearer {opened['token']}",
+                "Idempotency-Key": uuid.uuid4().hex}), 201)
+    with server.engine().connect() as conn:
+        assert before == [conn.execute(text(f"SELECT count(*) FROM {t}")).scalar()
+                          for t in ("rounds", "wallet_calls", "ledger_entries")]
+    assert wallet.transactions(player_id) == []
