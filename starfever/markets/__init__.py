@@ -34,9 +34,14 @@ _FIELDS: Final[dict[str, type]] = {
     "show_session_clock": bool, "celebrate_win_equal_to_stake": bool, "big_win_x": list,
     "progressive": bool, "panic_button": bool, "one_session_per_player": bool,
     "monthly_deposit_limit_cents": int,
+    "demo": str,
 }
 _NULLABLE: Final = frozenset({"monthly_deposit_limit_cents"})
 """Fields whose ``null`` means "none" (no limit)."""
+DEMO_ALLOWED, DEMO_FORBIDDEN, DEMO_VERIFIED_ONLY = "allowed", "forbidden", "verified_only"
+DEMO_RULES: Final = (DEMO_ALLOWED, DEMO_FORBIDDEN, DEMO_VERIFIED_ONLY)
+"""Whether a market offers demo play (ADR 0066): to anyone, to nobody, or only to a player the
+operator verified (its signed demo launch; the public page's "Play for fun" is refused)."""
 
 
 class UnknownMarket(InputError):
@@ -88,6 +93,8 @@ class MarketProfile:
     monthly_deposit_limit_cents: int | None
     """The most a player may deposit in a calendar month in ledger mode, in cents; ``None``: no
     such limit. Data only so far (ADR 0073)."""
+    demo: str = DEMO_ALLOWED
+    """Demo play (:data:`DEMO_RULES`): ``allowed``, ``forbidden`` or ``verified_only``."""
 
     def public(self) -> dict[str, Any]:
         """The profile as the API serves it."""
@@ -100,7 +107,8 @@ class MarketProfile:
                 "big_win_x": list(self.big_win_x), "progressive": self.progressive,
                 "panic_button": self.panic_button,
                 "one_session_per_player": self.one_session_per_player,
-                "monthly_deposit_limit_cents": self.monthly_deposit_limit_cents}
+                "monthly_deposit_limit_cents": self.monthly_deposit_limit_cents,
+                "demo": self.demo}
 
     def line_bets(self) -> tuple[int, ...]:
         """The bet classes (line bets, cents) whose total bet the market's cap allows."""
@@ -142,6 +150,9 @@ def profile_from_dict(data: Any, source: str) -> MarketProfile:
     if limit is not None and limit < 1:
         raise UnknownMarket(f"market profile {source}: monthly_deposit_limit_cents must be null "
                             f"(no limit) or positive, got {limit!r}")
+    if data["demo"] not in DEMO_RULES:
+        raise UnknownMarket(f"market profile {source}: demo must be one of "
+                            f"{', '.join(DEMO_RULES)}, got {data['demo']!r}")
     tiers = data["big_win_x"]
     if len(tiers) != 3 or not all(isinstance(x, int) and not isinstance(x, bool) and x > 1
                                   for x in tiers) or sorted(set(tiers)) != tiers:
@@ -184,5 +195,6 @@ def load_market(name: str) -> MarketProfile:
     return profile
 
 
-__all__ = ["DEFAULT_MARKET", "MarketModelMismatch", "MarketProfile", "UnknownMarket",
-           "check_model", "load_market", "market_names", "profile_from_dict"]
+__all__ = ["DEFAULT_MARKET", "DEMO_ALLOWED", "DEMO_FORBIDDEN", "DEMO_RULES", "DEMO_VERIFIED_ONLY",
+           "MarketModelMismatch", "MarketProfile", "UnknownMarket", "check_model", "load_market",
+           "market_names", "profile_from_dict"]

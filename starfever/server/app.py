@@ -20,6 +20,8 @@ from starfever.server.api.deps import Context
 from starfever.server.api.query_checks import known_query_only
 from starfever.server.api.request_checks import RequestChecks
 from starfever.server.api.routes import (
+    controls,
+    demo,
     health,
     jackpot,
     launch,
@@ -165,8 +167,11 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     # the spin route first: FastAPI matches a request against the routes in order (twice:
     # to choose, then to handle), so the most frequent request scans the fewest
     for module in (spins, health, players, sessions, wallet_routes, rounds, jackpot,
-                   protection, operator, unpaid_wins, software, launch):
+                   protection, operator, unpaid_wins, software, launch,
+                   demo):
         api.include_router(module.router)
+    for router in (controls.signed, controls.backoffice, controls.public):  # ADR 0067
+        api.include_router(router)
     app.include_router(api)
     app.include_router(health.probes)
     _metrics_route(app, context)

@@ -116,6 +116,11 @@ class SessionToken(Base):
     play_ends_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     """Operator mode: when the launch's ``session_time_limit_seconds`` runs out; from then no
     new spin is taken in this session (``None``: no time limit)."""
+    terminated_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    """When the operator ended the session (``services.controls``): from then no new spin is
+    taken (``401 session_terminated``); a spin whose debit was recorded before still settles."""
+    terminated_reason: Mapped[str | None] = mapped_column(String(200))
+    """The operator's reason for ending it."""
 
 
 class Wallet(Base):
@@ -451,3 +456,72 @@ class CashierTransaction(Base):
         Index("uq_cashier_transactions_key", "idempotency_key", unique=True),
         Index("uq_cashier_transactions_entry", "entry_id", unique=True),
     )
+
+
+class GameControl(Base):
+    """The game's switches as one row (``id = 1``, ``services.controls``): whether it is closed
+    for maintenance (no new launch, session or round: ``503 maintenance``). In the database, so
+    every worker and machine sees a change at once; read in the spin's own transaction."""
+
+    __tablename__ = "game_controls"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    maintenance_since: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    """Since when the game is closed (``None``: open)."""
+    retry_after_seconds: Mapped[int] = mapped_column(Integer, server_default=text("300"))
+    """The ``Retry-After`` a refusal for maintenance answers."""
+    reason: Mapped[str | None] = mapped_column(String(200))
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    updated_by: Mapped[str | None] = mapped_column(String(64))
+
+
+class DemoSession(Base):
+    """A demo player (ADR 0066): a play balance behind a demo token, no account. Apart from
+    the books: a demo spin writes only this row, the demo pool and its address's rate row."""
+
+    __tablename__ = "demo_sessions"
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    token_hash: Mapped[str | None] = mapped_column(String(64))
+    """The HMAC of the demo token (``None`` until an operator's demo launch is taken)."""
+    launch_hash: Mapped[str | None] = mapped_column(String(64))
+    """An operator's demo launch: the HMAC of its single-use launch token."""
+    launch_id: Mapped[str | None] = mapped_column(String(128))
+    """The operator's ``launch_id`` (unique: a replayed demo launch is refused)."""
+    launch_expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    verified: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    """The operator launched it for a player it verified (``verified_only`` markets)."""
+    address: Mapped[str] = mapped_column(String(64))
+    balance: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    last_spin_ms: Mapped[int | None] = mapped_column(BigInteger)
+    """The start of the last demo round (the market's minimum round time holds in demo too)."""
+    last_key: Mapped[str | None] = mapped_column(String(128))
+    last_answer: Mapped[str | None] = mapped_column(Text)
+    """The last spin's answer (JSON): a retry under its key answers it again."""
+    rounds: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    __table_args__ = (CheckConstraint("balance >= 0", name="ck_demo_sessions_balance"),
+                      Index("uq_demo_sessions_token_hash", "token_hash", unique=True),
+                      Index("uq_demo_sessions_launch_hash", "launch_hash", unique=True),
+                      Index("uq_demo_sessions_launch_id", "launch_id", unique=True),
+                      Index("ix_demo_sessions_expires_at", "expires_at"))
+
+
+class DemoPool(Base):
+    """The demo €€€ pool: one row, fed by demo bets only; never the real pool."""
+
+    __tablename__ = "demo_pool"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    amount: Mapped[int] = mapped_column(BigInteger)
+    carry: Mapped[str] = mapped_column(String(64))
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    __table_args__ = (CheckConstraint("amount >= 0", name="ck_demo_pool_amount"),)
+
+
+class DemoRate(Base):
+    """Demo play's per-address counters (fixed windows): sessions made and spins played."""
+
+    __tablename__ = "demo_rates"
+    address: Mapped[str] = mapped_column(String(64), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16), primary_key=True)
+    window_start_ms: Mapped[int] = mapped_column(BigInteger)
+    count: Mapped[int] = mapped_column(Integer)

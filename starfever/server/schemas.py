@@ -646,3 +646,64 @@ class AuditPublic(Public):
     """The newest ``starfever audit`` result (``audit_passed`` or ``audit_failed``)."""
     statement: dict[str, Any]
     """A signed statement of both chain heads now (as ``starfever chain-statement``)."""
+
+
+# ------------------------------------------------------------- the operator's controls (0067)
+
+
+class MaintenancePublic(Public):
+    """The game's maintenance switch (ADR 0067)."""
+
+    maintenance: bool
+    since: datetime | None
+    retry_after_seconds: int
+    reason: str | None = None
+    """The operator's reason (the back office and the signed API; never the public route)."""
+
+
+class MaintenanceUpdate(Request):
+    """The back office closes the game for maintenance or opens it again."""
+
+    maintenance: bool
+    reason: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    retry_after_seconds: Annotated[int | None, Field(ge=1, le=86400)] = None
+
+
+class TerminateCreate(Request):
+    """The back office ends a player's sessions."""
+
+    reason: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class TerminatedPublic(Public):
+    terminated: int
+    """How many live sessions ended."""
+
+
+# ------------------------------------------------------------- demo play (ADR 0066)
+
+
+class DemoSessionCreate(Request):
+    """Open demo play: ``{}`` from the stand-alone page ("Play for fun"), or the
+    ``launch_token`` of an operator's demo launch."""
+
+    launch_token: Annotated[str | None, StringConstraints(min_length=1, max_length=128)] = None
+
+
+class DemoSessionPublic(Public):
+    token: str
+    expires_at: datetime
+    balance: int
+    demo: bool = True
+
+
+class DemoWalletPublic(Public):
+    balance: int
+    currency: str = "EUR"
+    reality_check: None = None
+    demo: bool = True
+
+
+class DemoPoolPublic(Public):
+    pool: int
+    demo: bool = True

@@ -134,6 +134,12 @@ class Settings:
     address gets ``429 too_many_registrations``."""
     registration_window_seconds: int = 3600
     """The registration throttle's window."""
+    demo_sessions_per_address: int = 20
+    """Demo sessions one address may open in an hour (ADR 0066): one more is ``429
+    too_many_demo_sessions``."""
+    demo_spins_per_address: int = 120
+    """Demo spins one address may play in a minute (ADR 0066): one more is ``429
+    too_many_demo_spins``."""
     max_concurrent_hashes: int = 2
     """Password hashes (argon2, 64 MiB each) one server process runs at once; more wait."""
     max_hashes_per_address: int = 2
@@ -241,6 +247,7 @@ class Settings:
                      "operator_login_max_failures",
                      "request_read_timeout_seconds", "keep_alive_seconds",
                      "registrations_per_address", "registration_window_seconds",
+                     "demo_sessions_per_address", "demo_spins_per_address",
                      "max_concurrent_hashes", "max_hashes_per_address", "max_hash_waiters",
                      "drain_seconds"):
             if getattr(self, name) <= 0:
@@ -285,6 +292,8 @@ ENV_NAMES: dict[str, str] = {
     "forwarded_allow_ips": "STARFEVER_FORWARDED_ALLOW_IPS",
     "registrations_per_address": "STARFEVER_REGISTRATIONS_PER_ADDRESS",
     "registration_window_seconds": "STARFEVER_REGISTRATION_WINDOW_SECONDS",
+    "demo_sessions_per_address": "STARFEVER_DEMO_SESSIONS_PER_ADDRESS",
+    "demo_spins_per_address": "STARFEVER_DEMO_SPINS_PER_ADDRESS",
     "max_concurrent_hashes": "STARFEVER_MAX_CONCURRENT_HASHES",
     "max_hashes_per_address": "STARFEVER_MAX_HASHES_PER_ADDRESS",
     "max_hash_waiters": "STARFEVER_MAX_HASH_WAITERS",

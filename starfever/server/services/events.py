@@ -24,6 +24,8 @@ Kinds and who writes them:
   win is unpaid), or acknowledged one it had refused before; ``unpaid_win_resent``,
   ``settlement_proposed``, ``settlement_approved``, ``settlement_withdrawn``: an operator's
   handling of an unpaid win (``services.unpaid_actions``, ADR 0061).
+- ``maintenance_started``, ``maintenance_ended``, ``session_terminated``: the operator's
+  controls (``services.controls``, ADR 0067), from its signed API or the back office.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ KINDS: tuple[str, ...] = (
     "software_changed",
     "credit_refused", "unpaid_win_resent", "unpaid_win_paid", "settlement_proposed",
     "settlement_approved", "settlement_withdrawn",
+    "maintenance_started", "maintenance_ended", "session_terminated",
 )
 """Every kind of event the log takes."""
 SECRET_NAMES = frozenset(("password", "passwd", "otp", "token", "secret", "secret_key",

@@ -19,6 +19,7 @@ import { errorText } from "./errors.js";
 import { SPIN_KEY, sendSpin, spinInDoubt, spinInDoubtAfter } from "./spinrequest.js";
 import { countWin, setWin, winFormat } from "./winmeter.js";
 import { BalanceBook } from "./balance.js";
+import { demoFromUrl, installDemo, noteMaintenance, offerDemo, sessionEndText } from "./demo.js";
 
 const $ = (sel) => document.querySelector(sel);
 const PENDING_KEY = "sf.pendingRound";
@@ -35,6 +36,7 @@ const START_GRID = [
 ];
 
 const api = new Api();
+installDemo(api, { t });  // demo play (ADR 0066): a demo token plays on /demo, DEMO on screen
 const sound = new Sound();
 const state = {
   game: null, balance: null, betIndex: 0, busy: false, recall: false, pool: null, excluded: false,
@@ -389,7 +391,7 @@ function endRecall() {
 function handleError(error) {
   if (error instanceof ApiError && error.status === 401) {
     api.setToken(null);
-    showAuth(t("sessionEnded"));
+    showAuth(sessionEndText(error, { t, errorText }));  // "the operator ended it" says so
     return;
   }
   if (error instanceof ApiError && error.code === "self_excluded") {
@@ -751,6 +753,9 @@ async function main() {
   const saved = Number(localStorage.getItem(BET_KEY));
   state.betIndex = Number.isInteger(saved) && saved >= 0 && saved < state.game.bet_classes.length ? saved : 0;
   applyMarket();
+  offerDemo(api, state.game.market, { t, enter: () => enterGame(localStorage.getItem("sf.user")),
+    fail: (error) => { $("#auth-error").textContent = errorText(error); } });
+  noteMaintenance(api, { t, say: (text) => { status(text); $("#auth-error").textContent = text; } });
   player.speed = speedFactor();
   reels.render(reels.grid);  // named in the page's language
   showBet();
@@ -758,7 +763,9 @@ async function main() {
   setWin(0);
   try {
     // operator mode: the launch URL's token becomes this page's session, no log-in screen
-    if (await launchFromUrl(api, { setLanguage })) setAuthMode(authMode);
+    if (await launchFromUrl(api, { setLanguage }) || await demoFromUrl(api, { setLanguage })) {
+      setAuthMode(authMode);
+    }
   } catch (error) {
     applyOperatorMode();
     showAuth(errorText(error));

@@ -156,6 +156,16 @@ const STRINGS = {
     depositArrived: "Einzahlung angekommen: Guthaben {balance}.",
     fundsEmpty: "Ihr Guthaben ({balance}) reicht für keinen Einsatz. Geld zahlen Sie über die Kasse Ihres Casinos ein; es erscheint hier wenige Sekunden danach.",
     fundsEmptyOperator: "Ihr Guthaben ({balance}) reicht für keinen Einsatz. Einzahlen können Sie im Casino (Zurück); das Guthaben erscheint hier wenige Sekunden danach.",
+    // demo play and the operator's controls (ADR 0066, 0067)
+    demoBadge: "DEMO", demoHint: "Spielgeld – keine echten Einsätze oder Gewinne",
+    playForFun: "Zum Spaß spielen",
+    err_maintenance: "Das Spiel wird gerade gewartet. Bitte versuchen Sie es in einigen Minuten erneut; es wurde nichts gesetzt.",
+    err_session_terminated: "Der Betreiber hat diese Spielsitzung beendet. Starten Sie das Spiel beim Betreiber neu, um weiterzuspielen.",
+    err_demo_not_allowed: "Demo-Spiel wird in diesem Markt nicht angeboten.",
+    err_demo_requires_verified_player: "Demo-Spiel gibt es in diesem Markt nur für verifizierte Spieler: Starten Sie es beim Betreiber.",
+    err_too_many_demo_sessions: "Zu viele Demo-Sitzungen von dieser Adresse. Bitte versuchen Sie es später erneut.",
+    err_too_many_demo_spins: "Zu viele Demo-Drehungen in kurzer Zeit. Bitte einen Moment warten.",
+    err_invalid_demo_token: "Diese Demo-Sitzung ist abgelaufen. Starten Sie das Demo-Spiel neu.",
   },
   en: {
     login: "Log in", signup: "Sign up", username: "Username", password: "Password",
@@ -310,6 +320,16 @@ const STRINGS = {
     depositArrived: "Deposit arrived: balance {balance}.",
     fundsEmpty: "Your balance ({balance}) is below the smallest bet. Money comes in through your casino's cashier; it shows here a few seconds later.",
     fundsEmptyOperator: "Your balance ({balance}) is below the smallest bet. You can deposit at the casino (Exit); it shows here a few seconds later.",
+    // demo play and the operator's controls (ADR 0066, 0067)
+    demoBadge: "DEMO", demoHint: "Play money – no real bets or wins",
+    playForFun: "Play for fun",
+    err_maintenance: "The game is under maintenance. Please try again in a few minutes; nothing was bet.",
+    err_session_terminated: "The operator ended this game session. Start the game again from the casino to play on.",
+    err_demo_not_allowed: "Demo play is not offered in this market.",
+    err_demo_requires_verified_player: "In this market demo play is for verified players only: start it from the casino.",
+    err_too_many_demo_sessions: "Too many demo sessions from this address. Please try again later.",
+    err_too_many_demo_spins: "Too many demo spins in a short time. Please wait a moment.",
+    err_invalid_demo_token: "This demo session has ended. Start demo play again.",
   },
 };
 

@@ -23,7 +23,8 @@ export function spinInDoubt() {
 export function spinInDoubtAfter(error) {
   if (!(error instanceof ApiError)) return false;
   if (NOT_PLAYED.has(error.code)) return false;  // rolled back: the server says a new key
-  return error.code === "network" || (error.status >= 500 && error.code !== "wallet_refused");
+  return error.code === "network" || (error.status >= 500 && error.code !== "wallet_refused"
+    && error.code !== "maintenance");  // closed for maintenance: nothing was played
 }
 
 /** Send a spin request, retrying answers in doubt a few times with the same key. */
