@@ -11,8 +11,10 @@ written *before* it is sent:
 2. the debit is recorded ``pending`` (in the group commit of ``call_book.CallBook``,
    committed before it is sent) and sent; a ``4xx`` refusal is final (``refused``) and
    reaches the client as its own 4xx code, nothing played; a timeout or any other failure
-   records a rollback (the debit becomes ``rolled_back``), which is sent at once and then
-   by the retrier until acknowledged, and the client gets ``503 wallet_unavailable``;
+   records a rollback (the debit becomes ``rolled_back``) and the client gets ``503
+   wallet_unavailable`` at once: the rollback, committed first, is sent in the background
+   and then by the resender until acknowledged, so a hanging wallet costs a player one
+   timeout, never two (ADR 0062);
 3. only once the operator acknowledged the debit is a live round drawn (rule 2: a refused
    or lost bet never had an outcome) and handed to the settler (``rule.Job.debit``,
    with the answer), which records the acknowledgement, books the round against it in the
@@ -38,7 +40,7 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -72,6 +74,7 @@ from starfever.server.services.errors import (
     Unauthorized,
     utcnow,
 )
+from starfever.server.services.lease import Lease
 from starfever.server.spin import draw
 from starfever.server.spin import settler as settle
 from starfever.server.spin.call_book import CallBook, DebitIds
@@ -81,8 +84,14 @@ from starfever.server.spin.wallets import LedgerWallet, refuse_not_kept
 
 log = logging.getLogger("starfever.server")
 
-MAX_BACKOFF_S = 60.0
+MAX_BACKOFF_S = 2.0
+"""The longest wait between two sends of one call (unless ``STARFEVER_WALLET_RETRY_SECONDS``
+is longer): a round in doubt closes within seconds of the wallet's recovery. One resender per
+installation, whose pass ends at the first call that fails, keeps an outage's load on the
+wallet at about one call per retry interval (ADR 0062)."""
 RETRY_BATCH = 100
+RESENDER_LEASE = "wallet-resender"
+"""The lease (``services.lease``) of the installation's one resender."""
 
 
 class WalletUnavailableError(ServiceError):
@@ -199,6 +208,8 @@ class SeamlessWallet:
         self.live_source: Callable[[], RandomSource] = SystemRandomSource
         """Where a live round's draws come from (``draw.draw_live``)."""
         self._retrier: Retrier | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+        """Sends no answer waits for (a failed debit's rollback), kept until they end."""
 
     @property
     def launch_secret(self) -> str:
@@ -232,8 +243,20 @@ class SeamlessWallet:
             self._async = AsyncWalletClient(self.config.endpoint)
         return self._async
 
+    def _in_background(self, send: Coroutine[Any, Any, Any]) -> None:
+        """Run a send no answer waits for: its call is recorded (committed) before, so one cut
+        short by a crash or the shutdown is resent by the resender."""
+        task = asyncio.ensure_future(send)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     async def aclose(self) -> None:
-        """Stop the retrier, close both clients and the books (the app's shutdown)."""
+        """Let the background sends end (one timeout at most), stop the retrier, close both
+        clients and the books (the app's shutdown)."""
+        if self._background:
+            _, late = await asyncio.wait(set(self._background), timeout=self.config.timeout)
+            for task in late:  # left pending in the books: the resender sends it again
+                task.cancel()
         if self._retrier is not None:
             await asyncio.to_thread(self._retrier.stop)
             self._retrier = None
@@ -241,6 +264,12 @@ class SeamlessWallet:
             await self._async.close()
         self.client.close()
         await asyncio.to_thread(self.books.close)
+
+    @property
+    def lease_seconds(self) -> float:
+        """The resender's lease's time to live: renewed before each call when a third of it
+        has passed, so a call (at most a timeout) always ends well inside it."""
+        return max(5.0, 3 * self.config.timeout)
 
     @property
     def stale(self) -> timedelta:
@@ -269,7 +298,7 @@ class SeamlessWallet:
             # refused at settlement (the session ended, a reality check fell due): no round
             if await asyncio.to_thread(self.round_of, principal.account_id, job.key) is None:
                 await asyncio.to_thread(self.record_rollback, ids.debit)
-                await self._send_due(ids.rollback, prepared.player_id)
+                self._in_background(self._send_due(ids.rollback, prepared.player_id))
             raise
         if outcome.credit is None:  # a retry of a settled spin: its credit was answered before
             return await asyncio.to_thread(self._as_paid, outcome)
@@ -310,7 +339,7 @@ class SeamlessWallet:
             played = await asyncio.to_thread(self.record_rollback, ids.debit)
             if played is not None:  # a retry of this spin got the operator's answer and
                 return played       # played it meanwhile: this request answers that round
-            await self._send_due(ids.rollback, player_id)
+            self._in_background(self._send_due(ids.rollback, player_id))
             raise WalletUnavailableError("the operator's wallet did not answer the bet; it "
                                          "was rolled back and nothing was played") from None
         return reply
@@ -439,8 +468,10 @@ class SeamlessWallet:
                                   .where(WalletCall.transaction_id == transaction_id))
 
     def postpone(self, row: WalletCall) -> None:
-        """One more failed attempt: the next after the doubled backoff."""
-        delay = min(MAX_BACKOFF_S, self.config.retry * 2 ** min(row.attempts or 0, 16))
+        """One more failed attempt: the next after the doubled backoff, at most
+        :data:`MAX_BACKOFF_S` (or the retry interval, if longer)."""
+        delay = min(max(MAX_BACKOFF_S, self.config.retry),
+                    self.config.retry * 2 ** min(row.attempts or 0, 16))
         now = utcnow()
         with self.db.write() as session:
             session.execute(update(WalletCall).where(
@@ -467,12 +498,15 @@ class SeamlessWallet:
         return row is None or (row.idempotency_key is not None
                                and self.round_of(row.account_id, row.idempotency_key) is not None)
 
-    def resend_due(self) -> int:
-        """Send every pending credit and rollback whose time has come; how many were
-        acknowledged. One never tried is left to the request that recorded it (which sends it
+    def resend_due(self, keep_going: Callable[[], bool] = lambda: True) -> int:
+        """Send every pending credit and rollback whose time has come, oldest first; how many
+        were acknowledged. One never tried is left to the request that recorded it (which sends it
         at once) for one timeout, so the retrier does not send every credit a second time
         while its spin is still waiting for the first answer; after a crash it is sent a
-        timeout late."""
+        timeout late. The pass ends at the first call without an answer (the wallet is down
+        or hangs: the next pass, a retry interval later, tries again; a call that fails alone
+        is skipped by its backoff), and before any call once ``keep_going`` says no (the
+        resender lost its lease, or stops)."""
         now = utcnow()
         fresh = now - timedelta(seconds=self.config.timeout)
         # a bare Core read (it runs every retry interval in every worker, and finds nothing
@@ -488,6 +522,8 @@ class SeamlessWallet:
             requests.append((row, self.fields(row, str(player_id), operator_session)))
         done = 0
         for row, fields in requests:
+            if not keep_going():
+                break
             try:
                 reply = self.client.call(row.kind, fields)
             except WalletRefused as refused:
@@ -498,7 +534,7 @@ class SeamlessWallet:
                 log.warning("%s %s still not acknowledged (%s)", row.kind, row.transaction_id,
                             error)
                 self.postpone(row)
-                continue
+                break
             self.mark(row.transaction_id, CallState.ACKNOWLEDGED, reply=reply)
             done += 1
         return done
@@ -543,12 +579,17 @@ session's ``operator_session``."""
 
 
 class Retrier:
-    """A thread of the server process: every ``config.retry`` seconds it resends what is due,
-    and every third of the staleness it rolls back stale debits. Every worker runs one; the
-    operator's idempotency makes two sends of one call harmless."""
+    """The resender, a thread of every server process: every ``config.retry`` seconds the one
+    that holds the installation's lease (:data:`RESENDER_LEASE`) resends what is due, and
+    every third of the staleness it rolls back stale debits; the others only try to take the
+    lease (a read). The holder renews it before each call, so no two processes send at once
+    (the operator's idempotency would make it harmless, but every call of an outage's backlog
+    went out once per worker); one that stops hands it over, one that dies leaves it to
+    expire after :attr:`SeamlessWallet.lease_seconds` (ADR 0062)."""
 
-    def __init__(self, wallet: SeamlessWallet) -> None:
+    def __init__(self, wallet: SeamlessWallet, lease: Lease | None = None) -> None:
         self.wallet = wallet
+        self.lease = lease or Lease(wallet.db, RESENDER_LEASE, wallet.lease_seconds)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="starfever-wallet-retrier",
                                         daemon=True)
@@ -559,9 +600,18 @@ class Retrier:
         return self
 
     def stop(self) -> None:
-        """Stop the thread (after the call it is sending, if any)."""
+        """Stop the thread (after the call it is sending, if any) and hand the lease over."""
         self._stop.set()
         self._thread.join(timeout=self.wallet.config.timeout + 5)
+        if not self._thread.is_alive():  # (one still sending keeps it until it expires)
+            try:
+                self.lease.release()
+            except Exception:  # the database is gone: the lease expires on its own
+                log.warning("the resender's lease was not released; it expires in %.0f s",
+                            self.lease.ttl)
+
+    def _keep_going(self) -> bool:
+        return not self._stop.is_set() and self.lease.hold()
 
     def _run(self) -> None:
         # the search for stale debits runs every third of the staleness, not at every retry:
@@ -572,10 +622,12 @@ class Retrier:
         searched = float("-inf")
         while not self._stop.wait(self.wallet.config.retry):
             try:
+                if not self.lease.hold():
+                    continue  # another process resends
                 if time.monotonic() - searched >= every \
                         and self.wallet.roll_back_stale_debits() < RETRY_BATCH:
                     searched = time.monotonic()  # (a full batch: look again at the next tick)
-                self.wallet.resend_due()
+                self.wallet.resend_due(self._keep_going)
             except Exception:  # keep retrying: the next round may find the database back
                 log.exception("the wallet retrier failed; trying again")
 
