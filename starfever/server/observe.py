@@ -145,6 +145,7 @@ class RequestMiddleware:
         request_id = logs.accepted_request_id(_header(scope, b"x-request-id")) or \
             uuid.uuid4().hex
         token = logs.REQUEST_ID.set(request_id)
+        fields_token = logs.FIELDS.set({})
         status = 500
         encoded_id = request_id.encode()
 
@@ -186,6 +187,7 @@ class RequestMiddleware:
             client = scope.get("client")
             logs.access(method, scope["path"], status, seconds,
                         client[0] if client else None, request_id)
+            logs.FIELDS.reset(fields_token)
             logs.REQUEST_ID.reset(token)
 
 

@@ -6,6 +6,8 @@ process (the database is what they read; ADR 0045)."""
 
 from __future__ import annotations
 
+import json
+import re
 import threading
 import time
 import uuid
@@ -160,6 +162,16 @@ def test_a_debit_that_times_out_is_rolled_back_and_no_round_is_played(
     assert len(applied(wallet, player_id, "rollback")) == 1
     wait_for(lambda: all(c["status"] == "acknowledged"
                           for c in calls(server, "kind = 'rollback'")))
+    # the JSON log line of the failure carries the ids as fields of their own (issue 35)
+    entries = [json.loads(line) for line in server.log_path.read_text().splitlines()
+               if line.startswith("{")]
+    failed = [e for e in entries if e.get("call") == "debit" and e.get("player_id") == player_id]
+    assert len(failed) == 1, failed
+    debit = calls(server, f"transaction_id = '{failed[0]['transaction_id']}'")[0]
+    assert debit["kind"] == "debit" and failed[0]["round_ref"] == debit["round_ref"]
+    assert failed[0]["debit_transaction_id"] == debit["transaction_id"]
+    assert re.fullmatch(r"[0-9a-f]{32}", failed[0]["request_id"])
+    assert failed[0]["account_id"] == debit["account_id"]
 
 
 def test_a_hanging_wallet_costs_a_failed_spin_one_timeout_its_rollback_goes_on_after(

@@ -199,7 +199,7 @@ def test_logs_are_json_with_request_ids_and_never_a_secret(databases: Databases,
     try:
         name, token = server.player(deposit=1_000)
         operator = server.operator_token
-        expect(server.spin(token, line_bet=1), 201)
+        round_id = expect(server.spin(token, line_bet=1), 201).json()["round"]["id"]
         expect(server.call("GET", "/wallet", token, headers={"X-Request-ID": "trace-42"}), 200)
         server.http.get(f"{server.url}/?launch=launch-secret-abcdef123456")
         server.call("POST", "/sessions", json={"username": name, "password": "bad-secret-pw"})
@@ -218,7 +218,11 @@ def test_logs_are_json_with_request_ids_and_never_a_secret(databases: Databases,
     access = [e for e in entries if e["logger"] == "starfever.access"]
     assert all(re.fullmatch(r"[0-9a-f]{32}|trace-42", e["request_id"]) for e in access)
     assert any(e["request_id"] == "trace-42" and e["path"] == "/api/v1/wallet" for e in access)
-    assert any(e["path"] == "/api/v1/spins" and e["status"] == 201 for e in access)
+    # the ids a request came to know are fields of its lines, not only words of a message
+    spin = [e for e in access if e["path"] == "/api/v1/spins" and e["status"] == 201]
+    assert len(spin) == 1 and spin[0]["round_id"] == round_id and spin[0]["role"] == "player"
+    wallet = [e for e in access if e["request_id"] == "trace-42"]
+    assert wallet[0]["account_id"] == spin[0]["account_id"]
     for secret in (token, operator, PLAYER_PASSWORD, OPERATOR_PASSWORD, "bad-secret-pw",
                    "launch-secret-abcdef123456", totp, server.env["STARFEVER_SECRET_KEY"]):
         assert secret not in log, f"a secret reached the log: {secret[:4]}..."

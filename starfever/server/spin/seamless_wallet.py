@@ -61,6 +61,7 @@ from starfever.seamless.client import (
     WalletReply,
     WalletUnavailable,
 )
+from starfever.server import logs
 from starfever.server.db import Database
 from starfever.server.models import UNPLAYED_DEBIT, Account, Round, SessionToken, WalletCall
 from starfever.server.seamless_config import OperatorConfig
@@ -179,12 +180,26 @@ def operator_session_of(value: str | None) -> str:
     return value or NO_OPERATOR_SESSION
 
 
+def call_fields(kind: str, transaction_id: str, row: WalletCall | None = None,
+                player_id: str | None = None) -> dict[str, Any]:
+    """A wallet call's ids as fields of its log lines (``extra``): the method, Star Fever's
+    transaction id, the round (the ``round_id`` the operator was sent, and ours once stored),
+    the operator's player id and transaction id where known."""
+    fields: dict[str, Any] = {"call": str(kind), "transaction_id": transaction_id}
+    if row is not None:
+        fields.update(round_ref=row.round_ref, round_id=row.round_id,
+                      operator_transaction_id=row.operator_transaction_id)
+    if player_id is not None:
+        fields["player_id"] = player_id
+    return {k: v for k, v in fields.items() if v is not None}
+
+
 def _log_unrecorded(transaction_id: str, recorded: Future[bool]) -> None:
     """A credit acknowledgement the books could not record stays pending: the retrier sends
     the credit again and the operator answers with its first answer, nothing moves twice."""
     if not recorded.cancelled() and recorded.exception() is not None:
         log.error("the acknowledgement of credit %s was not recorded: %s", transaction_id,
-                  recorded.exception())
+                  recorded.exception(), extra=call_fields(CallKind.CREDIT, transaction_id))
 
 
 class SeamlessWallet:
@@ -283,11 +298,14 @@ class SeamlessWallet:
         ids = TransactionIds.of(principal.account_id, job.key)
         prepared = await asyncio.wrap_future(
             self.books.prepare(job, DebitIds(ids.debit, ids.round_ref)))
+        logs.bind(player_id=prepared.player_id, round_ref=ids.round_ref,
+                  debit_transaction_id=ids.debit, credit_transaction_id=ids.credit)
         balance, operator_id = prepared.acknowledged_balance, None
         if balance is None:
             answer = await self._debit(job, ids, prepared.player_id,
                                        operator_session_of(prepared.operator_session))
             balance, operator_id = answer.balance, answer.operator_transaction_id
+            logs.bind(operator_debit_transaction_id=operator_id)
         job.debit = Debit(transaction_id=ids.debit, credit_transaction_id=ids.credit,
                           round_ref=ids.round_ref, balance=balance,
                           operator_transaction_id=operator_id)
@@ -335,7 +353,8 @@ class SeamlessWallet:
                                     error=refused.code[:32])
             raise refusal(refused.code, refused.message) from None
         except WalletUnavailable as error:
-            log.warning("debit %s failed (%s): rolling it back", ids.debit, error)
+            log.warning("debit %s failed (%s): rolling it back", ids.debit, error,
+                        extra=call_fields(CallKind.DEBIT, ids.debit, player_id=player_id))
             played = await asyncio.to_thread(self.record_rollback, ids.debit)
             if played is not None:  # a retry of this spin got the operator's answer and
                 return played       # played it meanwhile: this request answers that round
@@ -425,13 +444,15 @@ class SeamlessWallet:
         try:
             reply = await self.aclient.call(row.kind, self.fields(row, player_id))
         except WalletRefused as refused:
-            log.error("%s %s refused: %s", row.kind, transaction_id, refused)
+            log.error("%s %s refused: %s", row.kind, transaction_id, refused,
+                      extra=call_fields(row.kind, transaction_id, row, player_id))
             await asyncio.to_thread(self.mark, transaction_id, CallState.REFUSED,
                                     error=refused.code[:32])
             return None
         except WalletUnavailable as error:
             log.warning("%s %s not acknowledged (%s): the retrier resends it", row.kind,
-                        transaction_id, error)
+                        transaction_id, error,
+                        extra=call_fields(row.kind, transaction_id, row, player_id))
             await asyncio.to_thread(self.postpone, row)
             return None
         await asyncio.to_thread(self.mark, transaction_id, CallState.ACKNOWLEDGED, reply=reply)
@@ -449,13 +470,16 @@ class SeamlessWallet:
             reply = await self.aclient.call(CallKind.CREDIT,
                                             self.fields(credit, player_id, operator_session))
         except WalletRefused as refused:
-            log.error("credit %s refused: %s", transaction_id, refused)
+            log.error("credit %s refused: %s", transaction_id, refused,
+                      extra=call_fields(CallKind.CREDIT, transaction_id, WalletCall(**credit),
+                                        player_id))
             await asyncio.to_thread(self.mark, transaction_id, CallState.REFUSED,
                                     error=refused.code[:32])
             return RefusedCredit(refused.code)
         except WalletUnavailable as error:
             log.warning("credit %s not acknowledged (%s): the retrier resends it",
-                        transaction_id, error)
+                        transaction_id, error, extra=call_fields(
+                            CallKind.CREDIT, transaction_id, WalletCall(**credit), player_id))
             await asyncio.to_thread(self.postpone, WalletCall(**credit))
             return None
         self.books.acknowledge(transaction_id, reply).add_done_callback(
@@ -489,7 +513,7 @@ class SeamlessWallet:
             if self._row_played(transaction_id):
                 continue
             log.warning("debit %s has no round after %s: rolling it back", transaction_id,
-                        self.stale)
+                        self.stale, extra=call_fields(CallKind.DEBIT, transaction_id))
             self.record_rollback(transaction_id)
         return len(stale)
 
@@ -527,12 +551,15 @@ class SeamlessWallet:
             try:
                 reply = self.client.call(row.kind, fields)
             except WalletRefused as refused:
-                log.error("%s %s refused: %s", row.kind, row.transaction_id, refused)
+                log.error("%s %s refused: %s", row.kind, row.transaction_id, refused,
+                          extra=call_fields(row.kind, row.transaction_id, row,
+                                            fields["player_id"]))
                 self.mark(row.transaction_id, CallState.REFUSED, error=refused.code[:32])
                 continue
             except WalletUnavailable as error:
                 log.warning("%s %s still not acknowledged (%s)", row.kind, row.transaction_id,
-                            error)
+                            error, extra=call_fields(row.kind, row.transaction_id, row,
+                                                     fields["player_id"]))
                 self.postpone(row)
                 break
             self.mark(row.transaction_id, CallState.ACKNOWLEDGED, reply=reply)
