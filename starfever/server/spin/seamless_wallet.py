@@ -26,8 +26,9 @@ written *before* it is sent:
    in the next group commit of ``CallBook`` (the answer does not wait for it: until then, and
    for ever if the process dies first, the credit is ``pending`` and is only sent again, which
    the operator answers with its first answer). One not acknowledged stays pending (the
-   round is ``pending_credit``) and :class:`Retrier`, a thread of the server process,
-   resends pending credits and rollbacks with backoff, also after a restart. A debit
+   round is ``pending_credit``) and :class:`Retrier`, a thread of the server process
+   that runs in one process of the installation at a time (a lease, ADR 0062), resends
+   pending credits and rollbacks with a capped backoff, also after a restart. A debit
    acknowledged (or left pending by a crash) whose round was never stored is rolled back once
    it is stale; a played debit names its round (``round_id``), so that search reads only the
    debits still without one.
