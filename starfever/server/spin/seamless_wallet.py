@@ -677,7 +677,8 @@ class Retrier:
                 if time.monotonic() - searched >= every \
                         and self.wallet.roll_back_stale_debits() < RETRY_BATCH:
                     searched = time.monotonic()  # (a full batch: look again at the next tick)
-                self.wallet.resend_due(self._keep_going)
+                while self.wallet.resend_due(self._keep_going) >= RETRY_BATCH:
+                    pass  # a full batch answered: the backlog's next one at once
             except Exception:  # keep retrying: the next round may find the database back
                 log.exception("the wallet retrier failed; trying again")
 
