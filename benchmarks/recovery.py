@@ -6,13 +6,14 @@ A real ``starfever serve --wallet operator`` (the tests' harness, tests/harness.
 workers; PostgreSQL through ``STARFEVER_TEST_PG``, default 127.0.0.1:5432, or SQLite) at the
 production defaults of the wallet's timeout (5 s) and retry interval (1 s), against the
 reference wallet as a real process. Clients play for ``--outage`` seconds while the wallet
-fails every credit and every rollback, and now and then a debit: ``error`` answers 500 at
+fails every credit and every rollback, and a debit every half second: ``error`` answers 500 at
 once, ``hang`` holds each call past the timeout (applied on its side, the answer lost). The
 rounds in doubt are the credits and rollbacks still pending in Star Fever's books. Then the
 wallet recovers (its faults cleared) and the script reads the books every 50 ms until none
 is pending: the figure is the seconds from the recovery to the last one closed.
 
     python benchmarks/recovery.py [--db postgresql|sqlite] [--outage 30] [--kind error|hang]
+                                  [--timeout 5]
 """
 
 from __future__ import annotations
@@ -70,10 +71,10 @@ def _play(server: Server, tokens: list[str], until: float) -> int:
 
 
 def outage(server: Server, wallet: OperatorWallet, tokens: list[str], seconds: float,
-           kind: str) -> tuple[int, int, float]:
+           kind: str, timeout: float) -> tuple[int, int, float]:
     """One outage of ``seconds``: (spins sent, rounds in doubt at recovery, seconds from the
     recovery to the last one closed)."""
-    fault, held = ("error", 0.0) if kind == "error" else ("delay", 2 * TIMEOUT_S)
+    fault, held = ("error", 0.0) if kind == "error" else ("delay", 2 * timeout)
     for method in ("credit", "rollback"):
         wallet.fault(method, fault, times=100_000, seconds=held)
     stop_debits = threading.Event()
@@ -105,11 +106,13 @@ def main() -> None:
     parser.add_argument("--outage", type=float, default=30.0, help="seconds (default 30)")
     parser.add_argument("--kind", choices=("error", "hang", "both"), default="both")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=TIMEOUT_S,
+                        help=f"STARFEVER_WALLET_TIMEOUT (default {TIMEOUT_S:g})")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder, Databases(Path(folder) / "db") as databases:
         wallet = OperatorWallet(Path(folder), quiet=True)
         server = start_server(databases, args.db, Path(folder),
-                              operator_mode_env(wallet, timeout=TIMEOUT_S, retry=RETRY_S),
+                              operator_mode_env(wallet, timeout=args.timeout, retry=RETRY_S),
                               workers=args.workers, args=operator_mode_args(wallet),
                               start_timeout=180.0)
         try:
@@ -117,10 +120,11 @@ def main() -> None:
             for i in range(8):
                 wallet.player(f"recovery-{i}", 10_000_000)
                 tokens.append(launched_player(server, wallet.secret, f"recovery-{i}"))
-            print(f"{args.db}, {args.workers} workers, timeout {TIMEOUT_S:g} s, retry "
+            print(f"{args.db}, {args.workers} workers, timeout {args.timeout:g} s, retry "
                   f"{RETRY_S:g} s, {CLIENTS} clients, outage {args.outage:g} s")
             for kind in (("error", "hang") if args.kind == "both" else (args.kind,)):
-                spins, in_doubt, closed = outage(server, wallet, tokens, args.outage, kind)
+                spins, in_doubt, closed = outage(server, wallet, tokens, args.outage, kind,
+                                                 args.timeout)
                 print(f"  {kind:5}: {spins} spins in the outage, {in_doubt} calls in doubt at "
                       f"the recovery, all closed {closed:.2f} s after it", flush=True)
         finally:
