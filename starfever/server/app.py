@@ -113,7 +113,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     context = Context(settings=settings, db=db, model=model, wallet=wallet)
     probe = WalletProbe(wallet, operator_mode.probe if operator_mode else DEFAULT_PROBE_S)
 
-    drain = Drain(settings.drain_seconds)
+    drain = Drain(settings.drain_seconds, settings.drain_grace_seconds)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

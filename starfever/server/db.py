@@ -14,6 +14,7 @@ batches larger; the row locks alone keep them right.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from importlib import resources
 from typing import Any
 
-from sqlalchemy import URL, Engine, create_engine, event, make_url, text
+from sqlalchemy import URL, Connection, Engine, create_engine, event, make_url, text
 from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -214,7 +215,9 @@ def alembic_config(url: str) -> Any:
 
 def migrate(database: Database) -> None:
     """Bring the database to the newest schema. Several servers may start at once on
-    PostgreSQL: an advisory lock lets one migrate while the others wait."""
+    PostgreSQL: an advisory lock lets one migrate while the others wait. A database at a
+    revision this version does not know was migrated by a newer release (a rolling upgrade,
+    ADR 0063): its schema only adds to this version's, so it is served as it is."""
     from alembic import command
 
     config = alembic_config(database.url)
@@ -223,6 +226,13 @@ def migrate(database: Database) -> None:
             connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
             connection.commit()
         try:
+            newer = _newer_revision(config, connection)
+            if newer is not None:
+                logging.getLogger("starfever.server").warning(
+                    "the database is at schema revision %s, newer than this version's %s (a "
+                    "newer release migrated it: a rolling upgrade); serving on it unchanged",
+                    newer, head_revision())
+                return
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
             connection.commit()
@@ -231,6 +241,22 @@ def migrate(database: Database) -> None:
                 connection.execute(text("SELECT pg_advisory_unlock(:key)"),
                                    {"key": MIGRATION_LOCK_KEY})
                 connection.commit()
+
+
+def _newer_revision(config: Any, connection: Connection) -> str | None:
+    """The database's revision if this version's migrations do not know it, else ``None``."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
+
+    current = MigrationContext.configure(connection).get_current_revision()
+    if current is None:
+        return None
+    try:
+        ScriptDirectory.from_config(config).get_revision(current)
+    except CommandError:
+        return current
+    return None
 
 
 def current_revision(database: Database) -> str | None:

@@ -276,6 +276,18 @@ class WriteProbe(Base):
     checked_at: Mapped[datetime] = mapped_column(UtcDateTime)
 
 
+class Lease(Base):
+    """A task that one server process of the installation runs at a time (the wallet's
+    resender, ADR 0062): who holds it and until when (renewed while held; a holder that died
+    leaves it to expire, one that stops hands it over at once)."""
+
+    __tablename__ = "leases"
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(128))
+    """``host:pid:nonce`` of the process holding it."""
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
 class RegistrationAttempt(Base):
     """A registration from an address, counted by the registration throttle."""
 

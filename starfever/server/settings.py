@@ -72,6 +72,10 @@ def secrets_of(url: str) -> list[str]:
     return found
 
 
+MAX_DRAIN_GRACE_S = 300
+"""The longest pre-stop grace (``STARFEVER_DRAIN_GRACE_SECONDS``)."""
+
+
 class SettingsError(InputError):
     """Settings the server refuses to start with."""
 
@@ -164,6 +168,10 @@ class Settings:
     drain_seconds: int = 30
     """On SIGTERM, how long the server drains at most (new spins answered 503, the spins
     taken finished) before it shuts down."""
+    drain_grace_seconds: int = 5
+    """On SIGTERM, how long the server first goes on serving everything while ``/readyz``
+    answers 503, so that the load balancer takes it out before it refuses a spin (0: drain
+    at once; at most 300)."""
     metrics_token: str = ""
     """A bearer token ``/metrics`` requires; empty (the default): ``/metrics`` answers only
     loopback and private addresses."""
@@ -257,6 +265,9 @@ class Settings:
             if getattr(self, name) > MAX_WEEKLY_LIMIT:
                 raise SettingsError(f"{ENV_NAMES[name]} must be at most {MAX_WEEKLY_LIMIT} "
                                     f"cents, got {getattr(self, name)}")
+        if not 0 <= self.drain_grace_seconds <= MAX_DRAIN_GRACE_S:
+            raise SettingsError(f"STARFEVER_DRAIN_GRACE_SECONDS must be 0..{MAX_DRAIN_GRACE_S},"
+                                f" got {self.drain_grace_seconds}")
         if self.limit_increase_delay_seconds < 0:
             raise SettingsError("STARFEVER_LIMIT_INCREASE_DELAY_SECONDS must not be negative, "
                                 f"got {self.limit_increase_delay_seconds}")
@@ -304,6 +315,7 @@ ENV_NAMES: dict[str, str] = {
     "audit_key_file": "STARFEVER_AUDIT_KEY_FILE",
     "approved_models": "STARFEVER_APPROVED_MODELS",
     "drain_seconds": "STARFEVER_DRAIN_SECONDS",
+    "drain_grace_seconds": "STARFEVER_DRAIN_GRACE_SECONDS",
     "metrics_token": "STARFEVER_METRICS_TOKEN",
 }
 """Setting -> environment variable (documented in docs/server.md)."""

@@ -9,6 +9,7 @@ from starlette.concurrency import run_in_threadpool
 
 from starfever.engine.symbols import BET_CLASSES, LINE_COUNT
 from starfever.markets import load_market
+from starfever.server import logs
 from starfever.server.api.convert import details_url, reality_check, round_public
 from starfever.server.api.deps import Context, ContextDep, SpinnerDep
 from starfever.server.schemas import SpinCreate, SpinPublic, is_idempotency_key
@@ -70,6 +71,7 @@ async def _spin(body: SpinCreate, context: Context, player: Principal,
     job = draw.queued_spin(context.settings, context.model, player, body.line_bet,
                            idempotency_key, body.test_draws, draw=False)
     outcome = await context.wallet.spin(job)  # the bet taken, the round drawn and settled
+    logs.bind(round_id=outcome.round.id)
     return SpinPublic(round=round_public(outcome.round, details_url(context, outcome.round.id),
                                          payment=outcome.payment),
                       balance=outcome.balance,
