@@ -157,8 +157,10 @@ class Cluster:
                                     user=self.user, group=self.user,
                                     extra_groups=[] if self.user else None)
 
-    def start(self, timeout: float = 180) -> Cluster:
-        """Start etcd and both agents; wait for a leader with a synchronous standby."""
+    def start(self, timeout: float = 180, *, wait_standby: bool = True) -> Cluster:
+        """Start etcd and both agents; wait for a leader with a synchronous standby (or, with
+        ``wait_standby`` false, only for the leader: the standby is then still being copied,
+        and :meth:`wait_synchronous` waits for it)."""
         missing = missing_programs()
         if missing:
             raise ClusterError("missing Debian packages: " + " ".join(missing))
@@ -183,7 +185,8 @@ class Cluster:
         self.start_agent(self.nodes[0])
         wait_for("the first node leads", lambda: self.leader() is self.nodes[0], timeout)
         self.start_agent(self.nodes[1])
-        self.wait_synchronous(timeout)
+        if wait_standby:
+            self.wait_synchronous(timeout)
         return self
 
     def _etcd_answers(self) -> bool:

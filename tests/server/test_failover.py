@@ -29,6 +29,7 @@ from tests.harness import (
     operator_mode_args,
     operator_mode_env,
     run_cli_in_process,
+    settings_like_servers,
 )
 from tests.server.conftest import skip_unless_available
 
@@ -81,6 +82,7 @@ def test_a_multi_host_url_reaches_the_host_that_takes_writes(pg_url: str) -> Non
                   f"&host={live.host}:{live.port}&target_session_attrs=read-write")
     for url in (libpq_form, query_form):
         assert checked_url(url).query["target_session_attrs"] == "read-write"
+        settings_like_servers(url).check()  # STARFEVER_DATABASE_URL takes it
         db = Database(url)
         try:
             with db.write() as session:
