@@ -81,7 +81,9 @@ ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
         (502, "Operator mode: the operator's wallet refused a call for a reason of the "
               "integration; nothing was played"),
         (503, "Not ready (not_ready), busy (server_busy), the database connection was lost "
-              "while saving (commit_unknown: the change may or may not have been made), or, in "
+              "while saving (commit_unknown: the change may or may not have been made), no "
+              "database that takes writes within reach (database_unavailable: a failover under "
+              "way; send the request again with its Idempotency-Key after Retry-After), or, in "
               "operator mode, the operator's wallet did not answer (wallet_unavailable: the bet "
               "was rolled back and nothing was played)"),
     )}

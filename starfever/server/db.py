@@ -40,11 +40,29 @@ MIGRATION_LOCK_KEY = 0x5374_4665  # pg_advisory_lock key: "StFe"
 
 
 def sqlalchemy_url(url: str) -> str:
-    """The URL SQLAlchemy needs: ``postgresql://`` is driven by psycopg 3."""
+    """The URL SQLAlchemy needs: ``postgresql://`` is driven by psycopg 3, and libpq's
+    multi-host form (``postgresql://USER@H1:P1,H2:P2/DB?target_session_attrs=read-write``,
+    as failover managers print it) is written as SQLAlchemy reads several hosts:
+    ``postgresql+psycopg://USER@/DB?host=H1:P1&host=H2:P2&target_session_attrs=read-write``
+    (ADR 0070)."""
     for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix):]
+            return "postgresql+psycopg://" + _hosts_in_query(url[len(prefix):])
     return url
+
+
+def _hosts_in_query(rest: str) -> str:
+    """``USER@H1:P1,H2:P2/DB?QUERY`` (the URL after its scheme) with its hosts moved into the
+    query; anything with one host or none is returned as it is."""
+    cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0),
+              default=len(rest))
+    netloc, tail = rest[:cut], rest[cut:]
+    user, at, hosts = netloc.rpartition("@")
+    if "," not in hosts:
+        return rest
+    path, question, query = tail.partition("?")
+    listed = "&".join(f"host={host}" for host in hosts.split(",") if host)
+    return f"{user}{at}{path or '/'}?{listed}" + (f"&{query}" if question and query else "")
 
 
 def _sqlite_engine(url: str, *, immediate: bool) -> Engine:
@@ -70,7 +88,43 @@ def _sqlite_engine(url: str, *, immediate: bool) -> Engine:
 
 class CommitUnknown(RuntimeError):
     """The connection failed during COMMIT: whether the transaction committed is unknown, so
-    the request must not be retried (answered 500; the audit and the books tell)."""
+    the request must not be run again here (answered ``503 commit_unknown``: the client sends
+    it again with its ``Idempotency-Key``, which finds what was committed)."""
+
+
+UNAVAILABLE_SQLSTATES = frozenset(("57P01", "57P02", "57P03", "25006"))
+"""PostgreSQL's answers of a server that cannot take this work now, whatever the request:
+``admin_shutdown``, ``crash_shutdown``, ``cannot_connect_now`` (starting, stopping, or
+recovering), and ``read_only_sql_transaction`` (a standby, or a primary demoted in a failover,
+ADR 0070). With the connection errors (class ``08``, and the driver's own, which have none)
+they are :func:`database_unavailable`."""
+
+
+def database_unavailable(error: BaseException) -> bool:
+    """Whether ``error``, or an error it was raised from, says that no database that takes
+    writes could be reached (a failover under way, ADR 0070): a connection that died
+    (``connection_invalidated``), one that could not be opened (no host of a multi-host URL
+    takes writes yet), a server shutting down or starting, a read-only server. Nothing of a
+    request failed so is the request's fault: it is answered ``503 database_unavailable`` and
+    sent again later, never ``500``; and a group commit does not split its batch over it."""
+    import psycopg
+
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, DBAPIError) and current.connection_invalidated:
+            return True
+        for candidate in (current, getattr(current, "orig", None)):  # SQLAlchemy wraps
+            if isinstance(candidate, psycopg.Error):
+                state = candidate.sqlstate
+                if state is None and isinstance(candidate, psycopg.OperationalError):
+                    return True  # the driver's own: refused, lost, no read-write host
+                if state is not None and (state.startswith("08")
+                                          or state in UNAVAILABLE_SQLSTATES):
+                    return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 class WriteLock:

@@ -63,7 +63,7 @@ from starfever.seamless.client import (
     WalletUnavailable,
 )
 from starfever.server import logs
-from starfever.server.db import Database
+from starfever.server.db import Database, database_unavailable
 from starfever.server.models import UNPLAYED_DEBIT, Account, Round, SessionToken, WalletCall
 from starfever.server.seamless_config import OperatorConfig
 from starfever.server.services import round_details, unpaid, unpaid_actions
@@ -721,8 +721,13 @@ class Retrier:
                     searched = time.monotonic()  # (a full batch: look again at the next tick)
                 while self.wallet.resend_due(self._keep_going) >= RETRY_BATCH:
                     pass  # a full batch answered: the backlog's next one at once
-            except Exception:  # keep retrying: the next round may find the database back
-                log.exception("the wallet retrier failed; trying again")
+            except Exception as error:  # keep retrying: the next round may find the
+                # database back (a failover: a new primary, reached by a new connection)
+                if database_unavailable(error):
+                    log.warning("the wallet retrier cannot reach the database; trying "
+                                "again: %s", str(getattr(error, "orig", error)).strip()[:200])
+                else:
+                    log.exception("the wallet retrier failed; trying again")
 
 
 __all__ = [

@@ -80,6 +80,7 @@ const STRINGS = {
     err_operator_only: "Dafür ist ein Betreiberkonto nötig.",
     err_player_only: "Das Spiel ist nur mit einem Spielerkonto möglich.",
     err_internal_error: "Ein Serverfehler ist aufgetreten; es wurde nichts verändert.",
+    err_database_unavailable: "Das Spiel ist gleich wieder da: Ihr Dreh wird in einem Moment noch einmal gesendet und nur einmal gewertet.",
     err_body_too_large: "Die Anfrage ist zu groß.",
     // Paytable & rules
     ptIntro: "Gewinne in Vielfachen des Linieneinsatzes. Beim aktuellen Einsatz ({bet} pro Linie):",
@@ -245,6 +246,7 @@ const STRINGS = {
     err_operator_only: "This needs an operator account.",
     err_player_only: "The game needs a player account.",
     err_internal_error: "The server failed; nothing was changed.",
+    err_database_unavailable: "The game will be back in a moment: your spin is sent again shortly and counts once.",
     err_body_too_large: "The request is too large.",
     ptIntro: "Wins in multiples of the line bet. At the current bet ({bet} per line):",
     ptSymbol: "Symbol", ptOf: "{n}×",
