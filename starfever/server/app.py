@@ -179,7 +179,9 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     _metrics_route(app, context)
     player_prefix = mount_web(app, api_prefix=API_PREFIX)
     mount_backoffice(app, player_prefix=player_prefix)
-    round_details_page.mount(app, context, css=f"{player_prefix}/css/round-details.css")
+    round_details_page.mount(app, context, css=(f"{player_prefix}/css/app.css",
+                                                f"{player_prefix}/css/round-details.css"),
+                             script=f"{player_prefix}/js/round-replay.js")
     return app
 
 

@@ -17,7 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
-from starfever.server.api.round_details_page import money, render
+from starfever.server.api.round_details_page import REPLAY_FIELDS, money, render
+from starfever.server.api.security import CONTENT_SECURITY_POLICY
 from starfever.server.models import Round
 from starfever.server.services import round_details
 from starfever.server.services.round_details import RoundDetails
@@ -177,6 +178,70 @@ def test_the_recall_of_a_round_names_its_details_page_in_the_history(
     recalled = expect(server.call("GET", f"/operator/rounds/{first['id']}",
                                   server.operator_token), 200).json()
     assert recalled["round"]["details_url"] == first["details_url"]
+
+
+def _events_of(url: str) -> str:
+    return f"{url}/events.json"
+
+
+def test_the_replays_events_are_the_rounds_own_at_its_signed_address(
+        played: dict[str, Any]) -> None:
+    for name, r in played["rounds"].items():
+        answer = _page(_events_of(r["details_url"]))  # no Authorization: no log-in
+        assert answer.status_code == 200, name
+        assert answer.headers["content-type"] == "application/json"
+        body = answer.json()
+        assert set(body) == {"round", "game", "test_mode"}
+        # this round's figures, draws and events as the recall API has them; nothing more
+        assert set(body["round"]) == {*REPLAY_FIELDS, "draws", "events"}
+        assert body["round"] == {k: r[k] for k in body["round"]}, name
+        # the game's fixed rules the client's renderer reads, no live figure (no pool)
+        game = body["game"]
+        assert {"lines", "symbols", "hold_and_cash", "jackpot", "market"} <= set(game)
+        assert not {"pool", "model", "rtp"} & set(game) and "balance" not in answer.text
+        others = [o for o in played["rounds"].values() if o["id"] != r["id"]]
+        assert all(o["hash"] not in answer.text and o["details_url"] not in answer.text
+                   for o in others)
+
+
+def test_the_page_loads_its_replay_as_a_module_of_the_client_under_the_same_policy(
+        played: dict[str, Any]) -> None:
+    r = played["rounds"]["hold_and_cash"]
+    page = _page(r["details_url"], params={"lang": "de"})
+    # the CSP is the server's one policy: scripts from this origin only, nothing inline
+    assert page.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    assert re.search(r'<script type="module" src="/static/[^"]+/js/round-replay\.js">'
+                     r'</script>', page.text)
+    assert "<script>" not in page.text and " style=" not in page.text
+    path = r["details_url"].split("//", 1)[1].split("/", 1)[1]
+    assert f'data-events="/{path}/events.json"' in page.text
+    # hidden until the script shows it: with scripts off no dead button, the facts stand
+    assert re.search(r'<section class="replay" id="replay" hidden ', page.text)
+    assert 'data-again="Nochmals abspielen"' in page.text and ">Abspielen</button>" in page.text
+
+
+def test_an_altered_events_address_is_the_404_of_any_unknown_path(
+        server: Server, played: dict[str, Any]) -> None:
+    first, second = played["rounds"]["plain"], played["rounds"]["star_wild"]
+    signature = first["details_url"].rsplit("/", 1)[1]
+    flipped = ("0" if signature[0] != "0" else "1") + signature[1:]
+    base = f"{server.url}/round-details"
+    absent = round_details.path_of(round_details.details_key(SECRET), 10**12)
+    altered = [f"{base}/{second['id']}/{signature}",      # another round's id, this signature
+               f"{base}/{first['id']}/{flipped}",
+               f"{base}/{first['id']}/{signature.upper()}",
+               f"{base}/{first['id']}/{signature[:-1]}",
+               f"{base}/0{first['id']}/{signature}",
+               f"{base}/x/{signature}",
+               f"{server.url}{absent}"]                   # signed, but no such round
+    unknown = _page(f"{server.url}/no/such/path/events.json")
+    assert unknown.status_code == 404
+    for url in altered:
+        answer = _page(_events_of(url))
+        assert answer.status_code == 404, url
+        assert answer.content == unknown.content, url  # no oracle: as if nothing were there
+        assert first["hash"] not in answer.text
+    assert _page(_events_of(first["details_url"])).status_code == 200
 
 
 def test_the_page_escapes_what_it_shows() -> None:

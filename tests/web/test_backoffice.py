@@ -225,6 +225,9 @@ def test_a_round_is_found_and_replayed_with_the_players_renderer(
     # the recall names the build and the model that played the round (issue 18)
     stored = server.call("GET", f"/rounds/{hold['id']}", played["token"]).json()
     assert len(stored["build_sha256"]) == 64 and len(stored["model_sha256"]) == 64
+    # the round's signed details page (ADR 0060) is one click away
+    assert page.is_visible("#recall-details")
+    assert page.get_attribute("#recall-details", "href") == stored["details_url"]
     facts = page.inner_text("[data-testid=recall-facts]")
     assert f"build {stored['build_sha256']}" in facts
     assert f"model sha256 {stored['model_sha256']}" in facts

@@ -1,7 +1,12 @@
 """``GET /round-details/{round_id}/{signature}``: one round, rendered on the server, without a
 log-in, in the player's language (``?lang=de|en``, else ``Accept-Language``; German by
 default). Everything from the database is escaped. A malformed, altered or foreign signature
-and a round that is not there are one and the same 404 page (no oracle)."""
+and a round that is not there are one and the same 404 page (no oracle).
+
+``GET /round-details/{round_id}/{signature}/events.json``: the same round's stored draws and
+events (and the game's fixed rules the client's renderer reads) for the page's replay, which
+``js/round-replay.js`` of the web client plays with the client's own modules (ADR 0060); an
+address that is not a round's answers the same JSON 404 as any unknown path."""
 
 from __future__ import annotations
 
@@ -10,12 +15,14 @@ from html import escape
 from typing import Any, Final
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, JSONResponse
+from starlette.exceptions import HTTPException
 
+from starfever.markets import load_market
 from starfever.server.api.deps import Context
 from starfever.server.services import round_details
 from starfever.server.services.support import CallLine
-from starfever.web.routes import SYMBOL_NAMES
+from starfever.web.routes import SYMBOL_NAMES, game_data
 
 LANGUAGES: Final = ("de", "en")
 TEXT: Final[dict[str, dict[str, str]]] = {
@@ -36,7 +43,9 @@ TEXT: Final[dict[str, dict[str, str]]] = {
            "payment": "Auszahlung", "paid": "ausgezahlt",
            "pending": "Gutschrift beim Betreiber in Bearbeitung",
            "unpaid": "Gewinn noch nicht vom Betreiber ausgezahlt",
-           "settled_manually": "vom Betreiber außerhalb des Spiels abgerechnet"},
+           "settled_manually": "vom Betreiber außerhalb des Spiels abgerechnet",
+           "replay": "Wiedergabe", "play": "Abspielen", "again": "Nochmals abspielen",
+           "win": "Gewinn"},
     "en": {"title": "Round {id}", "not_found": "There is no such round.",
            "played": "Played", "test": "Test round", "bet": "Bet",
            "line_bet": "Line bet", "total_bet": "Total bet",
@@ -54,7 +63,8 @@ TEXT: Final[dict[str, dict[str, str]]] = {
            "payment": "Payment", "paid": "paid",
            "pending": "credit in progress at the operator",
            "unpaid": "win pending payment by the operator",
-           "settled_manually": "settled by the operator outside the game"},
+           "settled_manually": "settled by the operator outside the game",
+           "replay": "Replay", "play": "Play", "again": "Play again", "win": "Win"},
 }
 EVENTS: Final[dict[str, tuple[str, str]]] = {
     "reveal": ("Walzen", "Reels"), "line_win": ("Liniengewinn", "Line win"),
@@ -149,16 +159,43 @@ def _calls(calls: list[CallLine], t: dict[str, str], lang: str) -> str:
     return (f'<h2>{_e(t["calls"])}</h2><table class="calls"><tr>{head}</tr>{body}</table>')
 
 
-def _page(lang: str, title: str, body: str, css: str) -> str:
+def _page(lang: str, title: str, body: str, css: str | tuple[str, ...],
+          script: str = "") -> str:
+    sheets = "".join(f'<link rel="stylesheet" href="{_e(href)}">'
+                     for href in ((css,) if isinstance(css, str) else css))
+    module = f'<script type="module" src="{_e(script)}"></script>' if script else ""
     return (f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             '<meta name="robots" content="noindex">'
-            f'<title>{_e(title)}</title><link rel="stylesheet" href="{_e(css)}"></head>'
+            f'<title>{_e(title)}</title>{sheets}{module}</head>'
             f'<body class="round-details">{body}</body></html>')
 
 
-def render(found: round_details.RoundDetails, lang: str, css: str) -> str:
-    """The page of one round."""
+def _replay(t: dict[str, str], events_url: str) -> str:
+    """The replay's stage (the client's reels, paylines, Hold & Cash board and banner), hidden
+    until ``js/round-replay.js`` shows it: with scripts off the page shows no dead button."""
+    return (f'<section class="replay" id="replay" hidden data-events="{_e(events_url)}" '
+            f'data-again="{_e(t["again"])}"><h2>{_e(t["replay"])}</h2>'
+            '<div id="sprite-host" aria-hidden="true"></div><div class="replay-stage">'
+            '<div class="stage" id="stage"><div class="reels" id="reels"></div>'
+            '<div class="sticky" id="sticky" aria-hidden="true"></div>'
+            '<svg class="paylines" id="paylines" viewBox="0 0 500 300" '
+            'preserveAspectRatio="none" aria-hidden="true"></svg>'
+            '<div class="holdboard" id="holdboard" hidden><div class="hc-head">'
+            '<span class="hc-title">HOLD &amp; CASH</span><span class="hc-respins" '
+            'id="hc-respins"><span>Respins</span> <b id="hc-respins-n">3</b> <span '
+            'class="dots" id="hc-dots"><i></i><i></i><i></i></span></span></div>'
+            '<div class="hc-grid" id="hc-grid"></div></div>'
+            '<div class="banner" id="banner" hidden></div></div></div>'
+            '<p class="win-line" id="win-line" aria-live="polite">&nbsp;</p>'
+            f'<p class="replay-controls"><span>{_e(t["win"])} <output id="win" '
+            'class="meter-value win">–</output></span> <button type="button" '
+            f'id="replay-play" disabled>{_e(t["play"])}</button></p></section>')
+
+
+def render(found: round_details.RoundDetails, lang: str, css: str | tuple[str, ...],
+           script: str = "", events_url: str = "") -> str:
+    """The page of one round; with ``script`` and ``events_url``, with its replay."""
     t, r = TEXT[lang], found.round
     cents = [(t[name], _e(money(getattr(r, name), lang)))
              for name in ("line_bet", "total_bet", "balance_before", "balance_after")]
@@ -179,18 +216,40 @@ def render(found: round_details.RoundDetails, lang: str, css: str) -> str:
     body = (f"<h1>{_e(title)}</h1><p>{_e(played)}"
             + (f" · {_e(t['test'])}" if r.test else "") + "</p>"
             f'<h2>{_e(t["bet"])}</h2><table class="facts">{_rows(cents)}</table>'
+            + (_replay(t, events_url) if script and events_url else "") +
             f'<h2>{_e(t["steps"])}</h2><ol class="steps">{steps}</ol>'
             f'<h2>{_e(t["wins"])}</h2><table class="facts">{_rows(wins)}</table>'
             + _calls(found.calls, t, lang)
             + f'<h2>{_e(t["build"])}</h2><table class="facts">{_rows(build)}</table>'
             f'<h2>{_e(t["draws"])}</h2><p class="draws">{_e(draws)}</p>')
-    return _page(lang, title, body, css)
+    return _page(lang, title, body, css, script)
 
 
-def mount(app: FastAPI, context: Context, *, css: str) -> None:
-    """Add the page's route; ``css``: the address of its stylesheet."""
+REPLAY_FIELDS: Final = ("id", "line_bet", "total_bet", "base_win", "star_wild_win",
+                        "hold_and_cash_win", "progressive_win", "total_win", "feature")
+"""What the replay reads of the round itself, besides its draws and events."""
+
+
+def replay_data(found: round_details.RoundDetails, game: dict[str, Any],
+                test_mode: bool) -> dict[str, Any]:
+    """The body of ``events.json``: this round's figures, draws and events, and the game's
+    fixed rules (lines, symbols, Hold & Cash pays, the market's presentation rules; no live
+    pool, nothing of any other round)."""
+    r = found.round
+    played = {name: getattr(r, name) for name in REPLAY_FIELDS}
+    return {"round": {**played, "draws": json.loads(r.draws), "events": json.loads(r.events)},
+            "game": game, "test_mode": test_mode}
+
+
+def mount(app: FastAPI, context: Context, *, css: str | tuple[str, ...],
+          script: str = "") -> None:
+    """Add the page's routes; ``css``: the addresses of its stylesheets; ``script``: the
+    address of its replay's module (none: a page without a replay)."""
     key = round_details.details_key(context.settings.secret_key)
     headers = {"Cache-Control": "private, max-age=300", "X-Robots-Tag": "noindex"}
+    # the game's fixed rules, as GET /game has them without the running model's figures
+    game = game_data(None, load_market(context.settings.market))
+    test_mode = bool(context.settings.test_mode)
 
     def not_found(lang: str) -> HTMLResponse:
         t = TEXT[lang]
@@ -205,7 +264,17 @@ def mount(app: FastAPI, context: Context, *, css: str) -> None:
         found = None if number is None else round_details.load(context.db, number)
         if found is None:
             return not_found(lang)
-        return HTMLResponse(render(found, lang, css), headers=headers)
+        events = f"{round_details.path_of(key, found.round.id)}/events.json"
+        return HTMLResponse(render(found, lang, css, script, events), headers=headers)
+
+    @app.api_route(f"{round_details.PATH}/{{round_id}}/{{sent}}/events.json",
+                   methods=["GET", "HEAD"], include_in_schema=False)
+    def events(round_id: str, sent: str) -> JSONResponse:
+        number = round_details.verified_round_id(key, round_id, sent)
+        found = None if number is None else round_details.load(context.db, number)
+        if found is None:  # the very answer of any unknown path: no oracle
+            raise HTTPException(status_code=404)
+        return JSONResponse(replay_data(found, game, test_mode), headers=headers)
 
 
-__all__ = ["LANGUAGES", "language", "money", "mount", "render"]
+__all__ = ["LANGUAGES", "language", "money", "mount", "render", "replay_data"]

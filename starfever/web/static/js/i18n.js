@@ -356,6 +356,9 @@ export function setLanguage(lang) {
 
 export function lang() { return current; }
 
+/** Speak ``lang`` without saving it as the player's choice (the round details page). */
+export function useLanguage(lang) { current = STRINGS[lang] ? lang : "en"; }
+
 /** The text for ``key`` in the current language, with ``{name}`` replaced from ``vars``. */
 export function t(key, vars = {}) {
   const text = STRINGS[current][key] ?? STRINGS.en[key] ?? key;
