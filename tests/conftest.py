@@ -78,16 +78,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 LONGEST_MODULES = (
-    "tests/test_quick_start.py", "tests/assurance/test_crash.py",
-    "tests/assurance/test_fuzz.py", "tests/certify/test_software.py",
-    "tests/math/test_figures.py", "tests/server/test_login_throttle.py",
-    "tests/seamless/test_operator_mode_debit_crashes.py", "tests/server/test_insiders.py",
+    "tests/test_quick_start.py", "tests/certify/test_software.py",
+    "tests/assurance/test_crash.py", "tests/assurance/test_fuzz.py",
+    "tests/math/test_figures.py", "tests/seamless/test_operator_mode_debit_crashes.py",
+    "tests/server/test_insiders.py", "tests/server/test_login_throttle.py",
     "tests/math/test_tune.py", "tests/assurance/test_cashier_kills.py",
 )
 """The modules that take longest (one test of the first takes a minute; measured in the full
-run of 2026-12-04), started first. pytest-xdist hands a worker one module at a time in this
-order (``--dist loadfile --no-loadscope-reorder``, ADR 0045); its own order, most tests
-first, left these few-test modules to the end, where one of them alone kept the run going."""
+run of 2026-12-04, then re-ranked by the cuts of that evening, ADR 0045), started first.
+pytest-xdist hands a worker one module at a time in this order (``--dist loadfile
+--no-loadscope-reorder``, ADR 0045); its own order, most tests first, left these few-test
+modules to the end, where one of them alone kept the run going."""
 
 
 def _longest_modules_first(items: list[pytest.Item]) -> None:

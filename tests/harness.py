@@ -72,6 +72,11 @@ TEST_SERVER_ENV = {"STARFEVER_REGISTRATIONS_PER_ADDRESS": "1000000",
 """Every test registers its players from 127.0.0.1 (and the load benchmark its 64): the
 registration throttle's own test sets its limit. No load balancer waits for a test server's
 ``/readyz``: it drains at once on SIGTERM (the drain's own test sets a grace)."""
+CHEAP_HASHES = {"STARFEVER_TEST_CHEAP_PASSWORD_HASHES": "1"}
+"""What a server in test mode gets besides: password hashes of 1 MiB and one pass instead of
+64 MiB and three (ADR 0045), so the suite's log-ins do not spend minutes hashing. A test of
+what the full cost does (the hashing gate under a flood, memory) sets it to ``0``;
+``tests/server/test_password_cost.py`` proves the production cost."""
 ADULT_BIRTH_DATE = "1990-01-01"
 """A birth date that makes a player an adult (registration requires one)."""
 SECRET = "test-secret-key-0123456789-ABCDEFGHIJKLMNOPQRSTUV"
@@ -155,7 +160,7 @@ def audit_key_file() -> str:
 def settings_like_servers(database_url: str) -> Settings:
     """In-process settings that match the harness's servers (secret, chain key, test mode)."""
     return Settings(database_url=database_url, secret_key=SECRET, test_mode=True,
-                    audit_key_file=audit_key_file())
+                    audit_key_file=audit_key_file(), test_cheap_password_hashes=True)
 
 
 _T = TypeVar("_T")
@@ -227,12 +232,15 @@ def run_cli_in_process(*args: str, stdin: str = "", env: Mapping[str, str] | Non
 def create_operator(database_url: str, name: str = OPERATOR_USERNAME,
                     password: str = OPERATOR_PASSWORD) -> str:
     """Migrate the database and create an operator account, as ``starfever operator create``
-    does, but in this process (a subprocess would spend most of its two seconds importing);
-    the TOTP secret of its second factor."""
+    does, but in this process (a subprocess would spend most of its two seconds importing)
+    and with a test server's cheap password hash (:data:`CHEAP_HASHES`); the TOTP secret of
+    its second factor."""
     db = Database(database_url)
     try:
         migrate(db)
-        made = operators.create_operator(db, Settings(), LedgerWallet(), name, password)
+        made = operators.create_operator(db, Settings(test_mode=True,
+                                                       test_cheap_password_hashes=True),
+                                         LedgerWallet(), name, password)
     finally:
         db.dispose()
     return made.totp_secret
@@ -372,6 +380,7 @@ class Server:
             and self.env.get("STARFEVER_ENV", "development") == "development"
         if test_mode:
             self.env["STARFEVER_TEST_CLOCK_FILE"] = str(self.clock_file)
+            self.env = {**CHEAP_HASHES, **self.env}
         self.test_mode = test_mode
         self.workers = workers
         self.own_process_group = own_process_group

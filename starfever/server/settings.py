@@ -165,6 +165,12 @@ class Settings:
     """A file holding how many milliseconds the server's clock is moved (tests move a real
     server's clock with it, ``starfever.server.clock``); accepted only with
     ``STARFEVER_TEST_MODE=1`` in development (ADR 0041)."""
+    test_cheap_password_hashes: bool = False
+    """``STARFEVER_TEST_CHEAP_PASSWORD_HASHES=1``: new password hashes cost 1 MiB and one pass
+    instead of 64 MiB and three (``services.auth``), so a test suite's hundreds of players and
+    log-ins do not spend minutes hashing; accepted only with ``STARFEVER_TEST_MODE=1`` in
+    development (ADR 0045). A hash records its own cost, so one made without it is checked at
+    its full cost."""
     drain_seconds: int = 30
     """On SIGTERM, how long the server drains at most (new spins answered 503, the spins
     taken finished) before it shuts down."""
@@ -213,6 +219,10 @@ class Settings:
             raise SettingsError("STARFEVER_TEST_MODE is refused in production")
         if self.test_clock_file and not (self.test_mode and self.environment == "development"):
             raise SettingsError("STARFEVER_TEST_CLOCK_FILE is accepted only with "
+                                "STARFEVER_TEST_MODE=1 in development")
+        if self.test_cheap_password_hashes and not (self.test_mode
+                                                    and self.environment == "development"):
+            raise SettingsError("STARFEVER_TEST_CHEAP_PASSWORD_HASHES is accepted only with "
                                 "STARFEVER_TEST_MODE=1 in development")
         if self.environment != "development" and not self.audit_key_file:
             raise SettingsError("STARFEVER_AUDIT_KEY_FILE must be set outside development")
@@ -312,6 +322,7 @@ ENV_NAMES: dict[str, str] = {
     "keep_alive_seconds": "STARFEVER_KEEP_ALIVE_SECONDS",
     "test_mode": "STARFEVER_TEST_MODE",
     "test_clock_file": "STARFEVER_TEST_CLOCK_FILE",
+    "test_cheap_password_hashes": "STARFEVER_TEST_CHEAP_PASSWORD_HASHES",
     "audit_key_file": "STARFEVER_AUDIT_KEY_FILE",
     "approved_models": "STARFEVER_APPROVED_MODELS",
     "drain_seconds": "STARFEVER_DRAIN_SECONDS",

@@ -23,6 +23,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,12 +96,15 @@ def _production(**more: str) -> dict[str, str]:
             "STARFEVER_APPROVED_MODELS": load_model("default").sha256, **more}
 
 
-def _corrupted_copy(installed: Path, tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def changed_install(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the install (sealed where it lies) with one byte of the default model file
-    changed (it stays valid JSON: a letter of its description)."""
-    copy = tmp_path / "site"
+    changed (it stays valid JSON: a letter of its description). One for the module: no test
+    leaves it changed further (a seal and a copy cost seconds)."""
+    work = tmp_path_factory.mktemp("changed")
+    copy = work / "site"
     shutil.copytree(installed, copy)
-    _seal(copy, tmp_path)
+    _seal(copy, work)
     model_file = copy / "starfever" / "models" / "default.json"
     data = bytearray(model_file.read_bytes())
     at = data.index(b'"description": "') + len(b'"description": "')
@@ -138,15 +142,20 @@ def test_verify_passes_on_a_fresh_install(installed: Path, tmp_path: Path) -> No
                                                           "environment_sha256"])
 
 
-def test_one_changed_byte_of_a_model_file_fails_verify(installed: Path, tmp_path: Path) -> None:
-    copy = _corrupted_copy(installed, tmp_path)
+def test_one_changed_byte_of_a_model_file_fails_verify(changed_install: Path,
+                                                       tmp_path: Path) -> None:
+    copy = changed_install
     done = _run(copy, tmp_path, "verify")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "software MISMATCH" in done.stdout
     assert "changed: models/default.json" in done.stdout
     assert done.stdout.count("changed:") == 1
-    (copy / "starfever" / "engine" / "sneaky.py").write_text("PAYS = 10**6\n")
-    more = _run(copy, tmp_path, "verify")
+    sneaky = copy / "starfever" / "engine" / "sneaky.py"
+    sneaky.write_text("PAYS = 10**6\n")
+    try:
+        more = _run(copy, tmp_path, "verify")
+    finally:
+        sneaky.unlink()  # the module's changed install again
     assert more.returncode == 1 and "not in the manifest: engine/sneaky.py" in more.stdout
 
 
@@ -181,8 +190,8 @@ def database(tmp_path: Path) -> Iterator[str]:
 
 
 def test_production_refuses_a_changed_install_and_an_unapproved_model(
-        installed: Path, tmp_path: Path, database: str) -> None:
-    copy = _corrupted_copy(installed, tmp_path)
+        installed: Path, changed_install: Path, tmp_path: Path, database: str) -> None:
+    copy = changed_install
     changed = _run(copy, tmp_path, "serve", "--database-url", database, "--port", "0",
                    **_production(STARFEVER_APPROVED_MODELS=load_model("default").sha256))
     assert changed.returncode == 2, changed.stdout + changed.stderr
@@ -202,11 +211,13 @@ def test_production_refuses_a_changed_install_and_an_unapproved_model(
     assert not Path(database.removeprefix("sqlite:///")).exists()  # refused before migrating
 
 
-def test_a_changed_install_in_development_warns_and_says_so(installed: Path, tmp_path: Path,
+def test_a_changed_install_in_development_warns_and_says_so(changed_install: Path,
+                                                           tmp_path: Path,
                                                            database: str) -> None:
-    copy = _corrupted_copy(installed, tmp_path)
+    copy = changed_install
     totp = create_operator(database)
-    server = Server(database, tmp_path / "dev" / "server.log", _env(copy), test_mode=False)
+    server = Server(database, tmp_path / "dev" / "server.log", _env(copy), test_mode=False,
+                    start_timeout=180)  # its start checks the whole environment
     server.operator_totp = totp
     with server.start():
         assert "does not match its manifest" in server.log_tail()
@@ -240,7 +251,7 @@ def test_an_intact_production_install_serves_and_every_round_names_its_build(
     manifest_sha = sha256_of((installed / "starfever" / SOFTWARE_MANIFEST).read_bytes())
     model = load_model("default")
     server = Server(database, tmp_path / "prod" / "server.log", _env(installed, **_production()),
-                    test_mode=False)
+                    test_mode=False, start_timeout=180)  # (the same check)
     server.operator_totp = totp
     with server.start():
         _serves_no_docs_no_schema_and_sends_hsts(server)
@@ -291,7 +302,8 @@ def _venv_run(deployed: tuple[Path, Path], cwd: Path, *args: str,
 
 def _deployed_venv(installed: Path, tmp_path: Path) -> tuple[Path, Path]:
     """A fresh virtual environment with the built package copied into its site folder (as
-    pip would have put it there) and its environment sealed; (its python, its site folder)."""
+    pip would have put it there) and its environment sealed, which verifies; (its python,
+    its site folder)."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
                    timeout=120, capture_output=True)
@@ -306,9 +318,41 @@ def _deployed_venv(installed: Path, tmp_path: Path) -> tuple[Path, Path]:
     deployed = python, site_dir
     sealed = _venv_run(deployed, tmp_path, "-m", "starfever.cli", "seal")
     assert sealed.returncode == 0, sealed.stdout + sealed.stderr
-    ok = _venv_run(deployed, tmp_path, "-m", "starfever.cli", "verify")
-    assert ok.returncode == 0, ok.stdout + ok.stderr
     return deployed
+
+
+@pytest.fixture(scope="module")
+def clean_venv(installed: Path, tmp_path_factory: pytest.TempPathFactory
+               ) -> tuple[tuple[Path, Path], dict[str, Any]]:
+    """The module's deployed virtual environment and its ``verify --json`` report (it
+    verifies). A seal and a verify of a whole environment take seconds each, so the attacks
+    share it: :func:`deployed` puts it back as it was after each."""
+    work = tmp_path_factory.mktemp("venv")
+    deployed = _deployed_venv(installed, work)
+    ok = _venv_run(deployed, work, "-m", "starfever.cli", "verify", "--json")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    return deployed, json.loads(ok.stdout)
+
+
+@pytest.fixture
+def deployed(clean_venv: tuple[tuple[Path, Path], dict[str, Any]]
+             ) -> Iterator[tuple[Path, Path]]:
+    """The module's deployed virtual environment for one attack; afterwards every file of
+    its site folder is as it was (written back byte for byte, new files and folders
+    removed), so the next test finds the environment that verified."""
+    site_dir = clean_venv[0][1]
+    before = {path: (path.read_bytes() if path.is_file() else None)
+              for path in site_dir.rglob("*")}
+    yield clean_venv[0]
+    for path in sorted(site_dir.rglob("*"), reverse=True):  # a folder's files first
+        if path not in before:
+            if path.is_dir():
+                path.rmdir()
+            else:
+                path.unlink()
+    for path, content in before.items():
+        if content is not None and (not path.is_file() or path.read_bytes() != content):
+            path.write_bytes(content)
 
 
 def _refused_in_production(deployed: tuple[Path, Path], tmp_path: Path,
@@ -325,8 +369,7 @@ def _refused_in_production(deployed: tuple[Path, Path], tmp_path: Path,
 
 
 def test_forged_byte_code_fails_verify_and_production_refuses_to_start(
-        installed: Path, tmp_path: Path, database: str) -> None:
-    deployed = _deployed_venv(installed, tmp_path)
+        deployed: tuple[Path, Path], tmp_path: Path, database: str) -> None:
     source = deployed[1] / "starfever" / "server" / "identity.py"
     text = source.read_text()
     edited = text.replace("    if not result.model_approved:",
@@ -361,8 +404,7 @@ def test_forged_byte_code_fails_verify_and_production_refuses_to_start(
 
 @pytest.mark.parametrize("hook", ["zz-approve.pth", "sitecustomize.py"])
 def test_a_start_up_hook_fails_verify_and_production_refuses_to_start(
-        installed: Path, tmp_path: Path, database: str, hook: str) -> None:
-    deployed = _deployed_venv(installed, tmp_path)
+        deployed: tuple[Path, Path], tmp_path: Path, database: str, hook: str) -> None:
     rtp94 = load_model("rtp94").sha256
     # a hook that approves the 94 % model behind the configuration's back
     hook_file = deployed[1] / hook
@@ -385,10 +427,9 @@ def test_a_start_up_hook_fails_verify_and_production_refuses_to_start(
 
 
 def test_a_hook_smuggled_into_a_record_and_resealed_changes_the_running_build_hash(
-        installed: Path, tmp_path: Path) -> None:
-    deployed = _deployed_venv(installed, tmp_path)
-    before = json.loads(_venv_run(deployed, tmp_path, "-m", "starfever.cli", "verify",
-                                  "--json").stdout)
+        clean_venv: tuple[tuple[Path, Path], dict[str, Any]], deployed: tuple[Path, Path],
+        tmp_path: Path) -> None:
+    before = clean_venv[1]  # the report of the environment as deployed
     hook = deployed[1] / "zz-approve.pth"
     hook.write_text("import os; os.environ['STARFEVER_APPROVED_MODELS'] = 'x'\n")
     digest = base64.urlsafe_b64encode(hashlib.sha256(hook.read_bytes()).digest())

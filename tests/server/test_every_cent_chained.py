@@ -22,13 +22,22 @@ import pytest
 from sqlalchemy import Connection, text
 
 from starfever.server.services.chain import boundary_mac
-from tests.harness import Databases, Server, expect, run_cli, settings_like_servers, start_server
+from tests.harness import (
+    Databases,
+    Server,
+    expect,
+    run_cli_in_process,
+    settings_like_servers,
+    start_server,
+)
 
 pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
 
 
 def _audit(server: Server) -> tuple[int, str]:
-    done = run_cli("audit", "--database-url", server.database_url, "--show", "50")
+    """``starfever audit`` of the server's database, in this process: it reads the database,
+    which no process of its own would read differently (ADR 0045)."""
+    done = run_cli_in_process("audit", "--database-url", server.database_url, "--show", "50")
     assert "Traceback" not in done.stderr, done.stderr
     return done.returncode, done.stdout + done.stderr
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import math
+import os
 import secrets
 import threading
 from collections.abc import Iterator
@@ -48,7 +50,42 @@ if TYPE_CHECKING:
     from starfever.server.spin.wallets import LedgerWallet
 
 _hasher = PasswordHasher()
-_DUMMY_HASH = _hasher.hash("not a password of anyone")
+_cheap_hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+"""A test server's (``STARFEVER_TEST_CHEAP_PASSWORD_HASHES``, test mode in development only):
+the same argon2id at a cost a test suite can pay hundreds of times (ADR 0045)."""
+_CHEAP_DUMMY_HASH = _cheap_hasher.hash("not a password of anyone")
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    """The full-cost hash an unknown name is checked against (so that it costs what a known
+    one costs)."""
+    return _hasher.hash("not a password of anyone")
+
+
+def _cheap_test_process() -> bool:
+    """Whether this process was started as a test server with cheap hashes (its settings
+    refuse the variable anywhere else): only then is :func:`_dummy_hash` made on first use
+    instead of at import, which saves a test server's start 0.3 CPU s."""
+    def on(name: str) -> bool:
+        return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+    return on("STARFEVER_TEST_CHEAP_PASSWORD_HASHES") and on("STARFEVER_TEST_MODE") \
+        and os.environ.get("STARFEVER_ENV", "development") == "development"
+
+
+if not _cheap_test_process():
+    _dummy_hash()  # at import, as ever: no request waits for it
+
+
+def _hasher_of(settings: Settings) -> tuple[PasswordHasher, str]:
+    """The hasher of new passwords and the hash an unknown name is checked against."""
+    if settings.test_cheap_password_hashes and settings.test_mode \
+            and settings.environment == "development":
+        return _cheap_hasher, _CHEAP_DUMMY_HASH
+    return _hasher, _dummy_hash()
+
+
 HASH_WAIT_S = 30.0
 """How long a request waits for a hashing slot before ``503 server_busy``."""
 _gate: tuple[tuple[int, int, int], HashGate] | None = None
@@ -134,7 +171,8 @@ def register(db: Database, wallet: LedgerWallet, username: str, password: str, *
     if role == PLAYER:
         check_player_age(birth_date)
     with hashing_slot(settings or Settings(), client):
-        password_hash = _hasher.hash(password)  # slow on purpose: outside the transaction
+        # slow on purpose (outside the transaction)
+        password_hash = _hasher_of(settings or Settings())[0].hash(password)
     now = utcnow()
     try:
         with db.write() as session:
@@ -278,7 +316,7 @@ def login(db: Database, settings: Settings, username: str, password: str,
     with hashing_slot(settings, device or client or "", trusted=device is not None):
         attempt_id = claim_attempt(db, settings, username, (client or "")[:64], utcnow(),
                                    device=device)
-        account_id, role = check_password(db, username, password)
+        account_id, role = check_password(db, username, password, settings)
     if account_id is None or role != PLAYER:
         raise Unauthorized("wrong username or password", code="invalid_credentials")
     forget_attempt(db, attempt_id)
@@ -286,17 +324,18 @@ def login(db: Database, settings: Settings, username: str, password: str,
     return open_session(db, settings, account_id)
 
 
-def check_password(db: Database, username: str, password: str) -> tuple[int | None, str | None]:
+def check_password(db: Database, username: str, password: str,
+                   settings: Settings) -> tuple[int | None, str | None]:
     """The account id and role if ``password`` is the account's, else ``(None, None)``; an
     unknown name costs the same hash check as a known one. The caller holds a
     :func:`hashing_slot`."""
     with db.read() as session:
         account = session.scalar(select(Account).where(Account.username == username))
-        stored = account.password_hash if account else _DUMMY_HASH
+        stored = account.password_hash if account else _hasher_of(settings)[1]
         account_id = account.id if account else None
         role = account.role if account else None
     try:
-        _hasher.verify(stored, password)
+        _hasher.verify(stored, password)  # at the cost the stored hash records
     except (VerificationError, InvalidHashError):
         return None, None
     return account_id, role

@@ -163,7 +163,7 @@ def _login_operator(db: Database, settings: Settings, username: str, password: s
     with auth.hashing_slot(settings, device or client or "", trusted=device is not None):
         attempt_id = auth.claim_attempt(db, settings, username, (client or "")[:64], utcnow(),
                                         operator=True, device=device)
-        account_id, role = auth.check_password(db, username, password)
+        account_id, role = auth.check_password(db, username, password, settings)
     wrong = Unauthorized("wrong username, password or code", code="invalid_credentials")
     if account_id is None or role != OPERATOR:
         raise wrong
