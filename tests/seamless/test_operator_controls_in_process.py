@@ -20,6 +20,8 @@ from sqlalchemy import Engine, create_engine, text
 from starfever.seamless import protocol
 from starfever.server import clock
 from starfever.server.app import create_app
+from starfever.server.db import Database
+from starfever.server.reports import as_text, build_report, period_of
 from starfever.server.seamless_config import OperatorConfig
 from starfever.server.services import auth
 from tests.harness import OperatorWallet, create_operator, expect, settings_like_servers
@@ -33,6 +35,7 @@ class App:
     client: TestClient
     engine: Engine
     secret: str
+    url: str
 
     def signed(self, path: str, **fields: Any) -> Any:
         body = protocol.encode(fields, clock.now())
@@ -80,7 +83,7 @@ def app(wallet: OperatorWallet, tmp_path_factory: pytest.TempPathFactory) -> Ite
                             public_url="http://testserver")
     engine = create_engine(url)
     with TestClient(create_app(settings_like_servers(url), operator_mode=config)) as client:
-        yield App(client, engine, wallet.secret)
+        yield App(client, engine, wallet.secret, url)
     engine.dispose()
     clock.reset()
 
@@ -235,3 +238,29 @@ def test_a_demo_launch_plays_with_no_wallet_call_and_nothing_in_the_books(
                           for t in tables]
     assert wallet.transactions(player_id) == []
 
+
+
+def test_the_report_breaks_the_rounds_down_by_the_launchs_brand(
+        app: App, wallet: OperatorWallet) -> None:
+    """Issue 36 item 3: the daily report in operator mode has a line per brand the launches
+    named (and one for none); the lines add up to the total."""
+    day = clock.now().date().isoformat()
+    db = Database(app.url)
+    try:
+        before = {b: line.rounds for b, line in build_report(db, period_of("daily", day))
+                  .by_brand}
+        for brand, spins in (("casino-nord", 2), ("casino-sued", 1), (None, 1)):
+            _, token = _player(app, wallet, **({"brand": brand} if brand else {}))
+            for _ in range(spins):
+                expect(app.spin(token), 201)
+        report = build_report(db, period_of("daily", day))
+    finally:
+        db.dispose()
+    rounds = {b: line.rounds - before.get(b, 0) for b, line in report.by_brand}
+    assert rounds["casino-nord"] == 2 and rounds["casino-sued"] == 1 and rounds[None] >= 1
+    for name in ("rounds", "bets", "wins", "ggr"):
+        assert sum(getattr(line, name) for _, line in report.by_brand) \
+            == getattr(report.total, name), name
+    assert any(row["brand"] == "casino-sued" and row["rounds"] >= 1
+               for row in report.as_dict()["by_brand"])  # and in the JSON form
+    assert "brand casino-nord:" in as_text(report)
