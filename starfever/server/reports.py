@@ -31,7 +31,7 @@ from sqlalchemy import and_, case, func, select
 
 from starfever.engine.errors import InputError
 from starfever.server.db import Database, open_existing
-from starfever.server.models import WALLET, LedgerEntry, Round
+from starfever.server.models import WALLET, LedgerEntry, Round, SessionToken
 from starfever.server.services import unpaid
 from starfever.server.services.ledger import DEPOSIT, WITHDRAWAL
 from starfever.server.settings import DEFAULT_DATABASE_URL, ENV_NAMES
@@ -119,6 +119,9 @@ class Report:
     deposits: int
     withdrawals: int
     include_test: bool
+    by_brand: tuple[tuple[str | None, Line], ...] = ()
+    """Operator mode: the figures per ``brand`` its sessions' launches named (``None``: none
+    named, or ledger mode), by brand; every round is in exactly one."""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form (times as ISO 8601)."""
@@ -133,6 +136,7 @@ class Report:
                      "jackpot_wins": self.total.jackpot_wins, "refills": self.total.refills},
             "cashier": {"deposits": self.deposits, "withdrawals": self.withdrawals},
             "include_test": self.include_test,
+            "by_brand": [{**asdict(line), "brand": brand} for brand, line in self.by_brand],
         }
 
 
@@ -181,6 +185,10 @@ def build_report(db: Database, period: Period, *, include_test: bool = False) ->
                                .where(in_period).group_by(Round.line_bet)
                                .order_by(Round.line_bet)).all()
         total = session.execute(select(*figures).select_from(rounds).where(in_period)).one()
+        branded = rounds.outerjoin(SessionToken.__table__, SessionToken.id == Round.session_id)
+        brands = session.execute(select(SessionToken.brand, *figures).select_from(branded)
+                                 .where(in_period).group_by(SessionToken.brand)
+                                 .order_by(SessionToken.brand)).all()
         # the pool's own states, over every round (test rounds play the same pool); a
         # round's pool_before is after its own contribution
         any_round = and_(Round.created_at >= period.start, Round.created_at < period.end)
@@ -196,7 +204,8 @@ def build_report(db: Database, period: Period, *, include_test: bool = False) ->
     return Report(period=period, by_line_bet=tuple(_line(int(r.line_bet), r) for r in rows),
                   total=_line(None, total), pool_start=first, pool_end=last,
                   deposits=int(cashier.get(DEPOSIT) or 0),
-                  withdrawals=-int(cashier.get(WITHDRAWAL) or 0), include_test=include_test)
+                  withdrawals=-int(cashier.get(WITHDRAWAL) or 0), include_test=include_test,
+                  by_brand=tuple((b.brand, _line(None, b)) for b in brands))
 
 
 CSV_FIELDS = ("line_bet", "rounds", "bets", "wins", "jackpot_wins", "ggr", "rtp",
@@ -240,6 +249,11 @@ def as_text(report: Report) -> str:
                  f"({t.jackpot_hits} hits), operator refills {_euros(t.refills)}")
     lines.append(f"cashier: deposits {_euros(report.deposits)}, "
                  f"withdrawals {_euros(report.withdrawals)}")
+    if any(brand is not None for brand, _ in report.by_brand):
+        for brand, line in report.by_brand:
+            lines.append(f"brand {brand or '(none)'}: {line.rounds:,} rounds, bets "
+                         f"{_euros(line.bets)}, wins {_euros(line.wins)}, GGR "
+                         f"{_euros(line.ggr)} EUR")
     if t.unpaid_rounds:
         lines.append(f"UNPAID: {t.unpaid_rounds} wins of {_euros(t.unpaid_wins)} EUR refused by "
                      "the operator's wallet (not in wins or GGR until paid)")

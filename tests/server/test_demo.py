@@ -17,7 +17,7 @@ from starfever.markets import load_market, profile_from_dict
 from starfever.server import clock
 from starfever.server.app import create_app
 from starfever.server.db import Database
-from starfever.server.services import demo
+from starfever.server.services import controls, demo
 from starfever.server.services.errors import ServiceError
 from starfever.server.settings import Settings
 from tests.harness import (
@@ -278,3 +278,46 @@ def test_back_office_terminates_a_players_sessions(app: App) -> None:
     event = expect(app.as_operator("GET", "/operator/events?kind=session_terminated&limit=1"),
                    200).json()["events"][0]
     assert event["actor"] == OPERATOR_USERNAME and event["detail"]["sessions"] == 2
+
+
+def test_a_spin_refused_for_maintenance_gives_its_pacing_claim_back(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """ADR 0067 and 0018: nothing was played, so the market's time per round is not used up;
+    the next spin after the game opens again is paced from the last round played."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('paced') / 'paced.db'}"
+    clock.reset()  # the operator's code is of the real time; the test moves the clock below
+    operator_name = unique_name("op")
+    totp = create_operator(url, operator_name)
+    strict = replace(settings_like_servers(url), market="strict",
+                     registrations_per_address=1_000_000)
+    db = Database(url)
+    with TestClient(create_app(strict)) as client:
+        name = unique_name("paced")
+        expect(client.post(f"{API}/players", json={
+            "username": name, "password": PLAYER_PASSWORD, "birth_date": ADULT_BIRTH_DATE}),
+            201)
+        token = expect(client.post(f"{API}/sessions", json={
+            "username": name, "password": PLAYER_PASSWORD}), 201).json()["token"]
+        operator = expect(operator_log_in(client, API, operator_name, OPERATOR_PASSWORD,
+                                          totp), 201).json()["token"]
+        expect(client.post(f"{API}/players/{name}/deposits", json={"amount": 10_000},
+                           headers={"Authorization": f"Bearer {operator}",
+                                    "Idempotency-Key": uuid.uuid4().hex}), 201)
+
+        def spin() -> Any:
+            return client.post(f"{API}/spins", json={"line_bet": 1}, headers={
+                "Authorization": f"Bearer {token}", "Idempotency-Key": uuid.uuid4().hex})
+
+        expect(spin(), 201)
+        clock.advance(2.5)  # the next round may start now
+        controls.set_maintenance(db, on=True, reason="paced", actor="test")
+        try:
+            refused = spin()
+            assert refused.status_code == 503 and refused.json()["error"]["code"] \
+                == "maintenance"
+        finally:
+            controls.set_maintenance(db, on=False, reason="open", actor="test")
+        expect(spin(), 201)  # at the same instant: the refused spin claimed nothing
+        early = spin()
+        assert early.status_code == 429 and early.json()["error"]["code"] == "round_too_soon"
+    db.dispose()

@@ -68,8 +68,8 @@ async def current_spinner(context: ContextDep,
     token = bearer_token(authorization)
     principal = auth.known_spinner(context.db, context.settings, token)
     if principal is None:
-        principal = await run_in_threadpool(auth.authenticate, context.db, context.settings,
-                                            token)
+        principal = await run_in_threadpool(auth.authenticate_spinner, context.db,
+                                            context.settings, token)
     logs.bind(account_id=principal.account_id, role=principal.role)
     return auth.require_role(principal, PLAYER)
 

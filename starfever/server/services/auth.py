@@ -392,7 +392,15 @@ def authenticate(db: Database, settings: Settings, token: str) -> Principal:
     return _authenticate(db, settings, token_hash(settings, token))
 
 
-def _authenticate(db: Database, settings: Settings, digest: str) -> Principal:
+def authenticate_spinner(db: Database, settings: Settings, token: str) -> Principal:
+    """:func:`authenticate` for a spin, which lets a session the operator terminated through:
+    the spin's own transaction refuses its new rounds (``401 session_terminated``) but answers
+    the retry of a round already settled with that round, as it moves no money (ADR 0067)."""
+    return _authenticate(db, settings, token_hash(settings, token), spinning=True)
+
+
+def _authenticate(db: Database, settings: Settings, digest: str, *,
+                  spinning: bool = False) -> Principal:
     with db.read() as session:
         row = session.execute(
             select(SessionToken, Account.username, Account.role)
@@ -402,7 +410,8 @@ def _authenticate(db: Database, settings: Settings, digest: str) -> Principal:
         raise Unauthorized("the bearer token is not valid", code="invalid_token")
     token_row, username, role = row
     check_session_live(token_row.revoked_at, token_row.expires_at, utcnow())
-    check_not_terminated(token_row.terminated_at)
+    if not spinning:
+        check_not_terminated(token_row.terminated_at)
     principal = Principal(account_id=token_row.account_id, username=username, role=role,
                           session_id=token_row.id, play_ends_at=token_row.play_ends_at)
     if len(_known) >= KNOWN_TOKENS_MAX:

@@ -15,6 +15,7 @@ from starfever.server.api.deps import Context, ContextDep, SpinnerDep
 from starfever.server.schemas import SpinCreate, SpinPublic, is_idempotency_key
 from starfever.server.services import pacing
 from starfever.server.services.auth import Principal
+from starfever.server.services.control_rules import MAINTENANCE
 from starfever.server.services.errors import BadRequest, ServiceError, Unprocessable, utcnow
 from starfever.server.services.protection_rules import play_time_left
 from starfever.server.spin import draw
@@ -61,7 +62,8 @@ async def play(context: Context, player: Principal, body: SpinCreate,
     try:
         return await _spin(body, context, player, idempotency_key)
     except ServiceError as refused:
-        if held is not None and refused.status < 500:  # refused: nothing played, no pace used
+        # refused (also closed for maintenance, ADR 0067): nothing played, no pace used
+        if held is not None and (refused.status < 500 or refused.code == MAINTENANCE):
             await run_in_threadpool(pacing.release, context.db, held)
         raise
 

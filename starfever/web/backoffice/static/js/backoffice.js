@@ -4,6 +4,7 @@ import { BackOfficeApi, BoError, esc, newKey } from "./boapi.js";
 import * as recall from "./recall.js";
 import { showMeters } from "./meters.js";
 import { bindUnpaid } from "./unpaid.js";
+import { bindControls, loadControls } from "./controls.js";
 
 const $ = (sel) => document.querySelector(sel);
 const api = new BackOfficeApi();
@@ -84,6 +85,7 @@ const loaders = {
   reports: () => {},
   audit: () => loadAudit(),
   events: () => loadEvents(),
+  controls: () => loadControls(),
 };
 
 async function showPage(name) {
@@ -394,6 +396,7 @@ function bind() {
   $("#audit-refresh").addEventListener("click", () => loadAudit().catch(failed));
   $("#report-form").addEventListener("submit", download);
   bindUnpaid({ api, status, failed, reload: () => loadMeters().catch(failed) });
+  bindControls({ api, status, failed });
   $("#recall-replay").addEventListener("click", () => recall.again());
   $("#recall-skip").addEventListener("click", () => recall.skip());
   document.addEventListener("click", (event) => {
