@@ -178,9 +178,11 @@ def test_skip_jumps_to_the_result(game: Game, model: MathModel) -> None:
     game.force(_hold_and_cash(model))
     game.page.click("#spin")
     game.page.wait_for_selector("#holdboard:not([hidden])", timeout=15_000)
-    game.page.click("#skip")
-    game.wait_idle(timeout=5_000)
+    game.page.click("#skip")  # speeds the feature up, never leaves it out (issue 38)
+    game.wait_idle(timeout=15_000)
     round_ = game.page.evaluate("window.starfever.state.lastRound")
+    kinds = [s["kind"] for s in game.log()]
+    assert kinds.count("hc_respin") == len(events(round_, "respin")) and "hc_end" in kinds
     assert game.text("#win") == euro(round_["total_win"])
     end = events(round_, "hold_and_cash_end")[0]
     held = len(events(round_, "hold_and_cash_start")[0]["cells"]) + sum(

@@ -19,6 +19,7 @@ import { errorText } from "./errors.js";
 import { SPIN_KEY, sendSpin, spinInDoubt, spinInDoubtAfter } from "./spinrequest.js";
 import { countWin, setWin, winFormat } from "./winmeter.js";
 import { BalanceBook } from "./balance.js";
+import { TabChannel } from "./tabs.js";
 
 const $ = (sel) => document.querySelector(sel);
 const PENDING_KEY = "sf.pendingRound";
@@ -62,34 +63,10 @@ const money = (cents) => formatCents(cents, lang());
 const market = () => state.game?.market || {};
 winFormat(money);
 
-// Several tabs of one player: each tells the others the balance it learned from the server
-// (the newest by round id and time, balance.js), and that it is open, so no tab shows a stale
-// balance and each says that another one plays.
-const tabs = "BroadcastChannel" in window ? new BroadcastChannel("starfever") : null;
-const tabId = newKey();
-const otherTabs = new Map();  // tab id -> last heard (ms)
-function tellTabs(message) {
-  const user = localStorage.getItem("sf.user");
-  if (tabs && user) tabs.postMessage({ ...message, user, tab: tabId });
-}
-function heardFromTab(message) {
-  if (message.user !== localStorage.getItem("sf.user") || $("#game").hidden) return;
-  if (message.type === "bye") otherTabs.delete(message.tab);
-  else otherTabs.set(message.tab, Date.now());
-  if (message.type === "hello") tellTabs({ type: "here" });
-  if (message.type === "balance" && book.heard(message) && !state.busy) showBalance(book.cents);
-  showOtherTabs();
-}
-function showOtherTabs() {
-  for (const [id, at] of otherTabs) if (Date.now() - at > 90_000) otherTabs.delete(id);
-  const el = $("#tabs-notice");
-  el.hidden = otherTabs.size === 0;
-  el.textContent = otherTabs.size ? t("otherTab") : "";
-}
-if (tabs) {
-  tabs.onmessage = (event) => heardFromTab(event.data || {});
-  window.addEventListener("pagehide", () => tellTabs({ type: "bye" }));
-}
+const tabs = new TabChannel({
+  heard: (message) => { if (book.heard(message) && !state.busy) showBalance(book.cents); },
+  active: () => !$("#game").hidden,
+});
 let reels;
 let board;
 let player;
@@ -139,7 +116,7 @@ function showBalance(cents) {
   $("#balance").dataset.cents = cents === null ? "" : String(cents);
 }
 function offered(accepted) {
-  if (accepted) tellTabs({ type: "balance", ...book.message() });
+  if (accepted) tabs.tell({ type: "balance", ...book.message() });
   if (!state.busy) showBalance(book.cents);
 }
 const roundBalance = (cents, roundId, at) => offered(book.offerRound(cents, roundId, at));
@@ -169,8 +146,12 @@ function showBet() {
 function setBusy(busy) {
   state.busy = busy;
   document.body.classList.toggle("busy", busy);
-  $("#spin").disabled = busy || state.excluded;
+  // during a round Spin is the stop button where the market allows slam stop, else disabled
+  const stop = busy && Boolean(market().slam_stop) && state.recall !== "playing";
+  $("#spin").disabled = (busy && !stop) || state.excluded;
   $("#spin").setAttribute("aria-busy", String(busy));
+  $("#spin").classList.toggle("stop", stop);
+  $("#spin-label").textContent = t(stop ? "stopReels" : "spin");
   $("#skip").hidden = !busy || !market().slam_stop;  // a market without slam stop: no Skip
   showBet();
   // a disabled Spin loses the keyboard focus to the page: give it back when play can go on
@@ -201,7 +182,7 @@ function symbolName(code) {
 
 // ---------------------------------------------------------------- celebration
 
-const celebration = new Celebration({ money, speed: () => player.speed });
+const celebration = new Celebration({ money, speed: () => player.pace });
 function closeCelebration(hide = true) { celebration.done(hide); }
 
 // ---------------------------------------------------------------- rounds
@@ -209,8 +190,10 @@ function closeCelebration(hide = true) { celebration.done(hide); }
 function speedFactor() {
   // ?speed= is a test hook: only a test-mode server's page honours it
   const param = state.game?.test_mode ? Number(new URLSearchParams(location.search).get("speed")) : 0;
-  if (param > 0) return param;
-  return market().turbo && $("#turbo").checked ? 0.35 : 1;
+  // reduced motion: the same scenes in half the time (nothing left out)
+  const calm = window.matchMedia?.("(prefers-reduced-motion: reduce)").matches ? 0.5 : 1;
+  if (param > 0) return param * calm;
+  return (market().turbo && $("#turbo").checked ? 0.35 : 1) * calm;
 }
 
 function resetStage() {
@@ -218,6 +201,7 @@ function resetStage() {
   banner.hide();
   if (celebration.open) celebration.hide();
   celebration.last = null;  // what this round shows
+  player.stopPresenting();  // a new Spin cuts the last win's presentation short
   player.clearLines();
   $("#recall-ribbon").hidden = true;
   $("#win-line").innerHTML = "&nbsp;";
@@ -253,11 +237,27 @@ async function resumeSpin() {
   await playSpin(request, { fresh: false });
 }
 
-/** Jump to the round's result: from the first moment, also while its answer is awaited. */
+/** Slam stop (Spin, Skip or Space during a round, where the market allows it): the reels land
+ * at once and the rest plays at a fifth of its time, every feature and show still seen; from
+ * the first moment, also while the answer is awaited. */
 function skipRound() {
-  if (!state.busy || !market().slam_stop) return;
+  if (!state.busy || !market().slam_stop || state.recall === "playing") return;
   state.skipAsked = true;
-  player.skip();
+  player.hurry();
+}
+
+/** The Spin button: a new round, or during one the stop button. */
+function spinOrStop() {
+  if (state.busy) skipRound();
+  else spin();
+}
+
+/** Resolve once ``performance.now()`` has reached ``moment`` (never a millisecond early: a
+ * timer's rounding is waited out). */
+async function until(moment) {
+  while (performance.now() < moment) {
+    await new Promise((r) => setTimeout(r, Math.ceil(moment - performance.now())));
+  }
 }
 
 async function playSpin(request, { fresh }) {
@@ -270,8 +270,7 @@ async function playSpin(request, { fresh }) {
   // the market's least time per round: the next round waits until it has passed (the server
   // refuses an earlier one, round_too_soon)
   const minRound = market().min_round_ms || 0;
-  const early = state.lastSpinAt + minRound - performance.now();
-  if (minRound && early > 0) await new Promise((r) => setTimeout(r, early));
+  if (minRound) await until(state.lastSpinAt + minRound);
   state.lastSpinAt = performance.now();
   reels.startSpin();
   sound.play("spin");
@@ -315,10 +314,9 @@ async function playSpin(request, { fresh }) {
     ribbon.dataset.round = String(round.id);
   }
   try {
-    await player.play(round, { spinning: true, instant: state.skipAsked });
+    await player.play(round, { spinning: true, hurried: state.skipAsked });
     // a round lasts the market's minimum, also when skipped: Spin comes back only then
-    const left = state.lastSpinAt + minRound - performance.now();
-    if (minRound && left > 0) await new Promise((r) => setTimeout(r, left));
+    if (minRound) await until(state.lastSpinAt + minRound);
   } finally {
     state.lastRound = round;
     state.busy = false;  // the meter may show the book's balance again
@@ -334,6 +332,7 @@ async function playSpin(request, { fresh }) {
       ? t("announceWin", { win: money(round.total_win), balance: money(state.balance) })
       : t("announceNoWin", { balance: money(state.balance) }));
     if (round.payment === "unpaid") status(t("winUnpaid"));  // the operator refused the credit
+    player.present();  // the final win's lines, one by one, until the next Spin
   }
 }
 
@@ -467,7 +466,7 @@ async function enterGame(username = localStorage.getItem("sf.user")) {
   noteRealityCheck(wallet.reality_check, { quiet: true });
   // in operator mode self-exclusion and limits are the operator's: its wallet refuses a bet
   if (!operatorMode()) showExclusion(await api.exclusion());
-  tellTabs({ type: "hello" });
+  tabs.tell({ type: "hello" });
   startPolling();
   pollPool();
   await recoverInterrupted();
@@ -501,7 +500,7 @@ function startPolling() {
   timers.push(setInterval(pollWallet, WALLET_POLL_MS));
   document.addEventListener("visibilitychange", pollWallet);
   timers.push(setInterval(tickClock, 1000));
-  timers.push(setInterval(() => { tellTabs({ type: "here" }); showOtherTabs(); }, 30_000));
+  timers.push(setInterval(() => { tabs.tell({ type: "here" }); tabs.show(); }, 30_000));
 }
 function stopPolling() {
   timers.forEach(clearInterval);
@@ -666,7 +665,7 @@ function bind() {
   for (const b of document.querySelectorAll("[data-lang]")) {
     b.addEventListener("click", () => changeLanguage(b.dataset.lang));
   }
-  $("#spin").addEventListener("click", spin);
+  $("#spin").addEventListener("click", spinOrStop);
   $("#skip").addEventListener("click", skipRound);
   $("#bet-down").addEventListener("click", () => changeBet(-1));
   $("#bet-up").addEventListener("click", () => changeBet(1));
@@ -704,7 +703,7 @@ function bind() {
     const target = event.target;
     if (target.closest("input, select, textarea, button, a, dialog, [contenteditable]")) return;
     event.preventDefault();
-    if (!$("#celebrate").hidden) { closeCelebration(); return; }
+    if (!$("#celebrate").hidden) { celebration.hurry(); return; }  // sped up, never left out
     if (state.busy) skipRound();
     else spin();
   });
@@ -732,6 +731,7 @@ async function main() {
     reels, board, banner, sticky: $("#sticky"), paylines: $("#paylines"), winLine: $("#win-line"),
     setWin, countWin, celebrate: (opts, skipping) => celebration.show(opts, skipping),
     celebrateDone: () => closeCelebration(false), celebrationShown: () => celebration.last,
+    celebrateHurry: () => celebration.hurry(),
     sound, t, money, symbolName,
     winText: () => $("#win").textContent, log: hooks.log, holdAfter,
     get game() { return state.game; },

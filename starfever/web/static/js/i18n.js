@@ -154,6 +154,8 @@ const STRINGS = {
     // issue 38 (client): the balance
     creditPending: "Ihr Gewinn von {win} wird Ihrem Casino-Konto gutgeschrieben; das Guthaben zeigt ihn, sobald das Casino ihn bestätigt.",
     depositArrived: "Einzahlung angekommen: Guthaben {balance}.",
+    // issue 38 (client): pace
+    stopReels: "Stopp", linesSummary: "{n} Linien ({lines}): {win}",
     fundsEmpty: "Ihr Guthaben ({balance}) reicht für keinen Einsatz. Geld zahlen Sie über die Kasse Ihres Casinos ein; es erscheint hier wenige Sekunden danach.",
     fundsEmptyOperator: "Ihr Guthaben ({balance}) reicht für keinen Einsatz. Einzahlen können Sie im Casino (Zurück); das Guthaben erscheint hier wenige Sekunden danach.",
   },
@@ -308,6 +310,8 @@ const STRINGS = {
     // issue 38 (client): the balance
     creditPending: "Your win of {win} is being credited to your casino account; the balance shows it once the casino confirms it.",
     depositArrived: "Deposit arrived: balance {balance}.",
+    // issue 38 (client): pace
+    stopReels: "Stop", linesSummary: "{n} lines ({lines}): {win}",
     fundsEmpty: "Your balance ({balance}) is below the smallest bet. Money comes in through your casino's cashier; it shows here a few seconds later.",
     fundsEmptyOperator: "Your balance ({balance}) is below the smallest bet. You can deposit at the casino (Exit); it shows here a few seconds later.",
   },

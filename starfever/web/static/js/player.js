@@ -1,9 +1,16 @@
-// Plays a round's scenes on the page at a pleasant pace; "skip" jumps to the result. Every
-// symbol, value and amount shown comes from the server's event log (see timeline.js).
+// Plays a round's scenes on the page at a pleasant pace. "hurry" (Spin or Skip during a round,
+// where the market allows slam stop) lands the reels at once and plays every other scene at a
+// fifth of its time: a feature's intro, its respins and its result, and every big-win show are
+// still seen. "skip" (a round recovered after a reload) jumps to the result. A final line win's
+// cycling through its lines runs after the round (``present``), and the next Spin cuts it.
+// Every symbol, value and amount shown comes from the server's event log (see timeline.js).
 import { setMarkup } from "./markup.js";
 import { buildTimeline, linePoints, winCells } from "./timeline.js";
 import { symbolSvg } from "./symbols.js";
 import { anticipates, bigWinTier, celebrated } from "./market.js";
+
+/** The pace of a hurried round (a fraction of each pause). */
+export const HURRY = 0.2;
 
 const LINE_COLORS = ["#ffd23f", "#ff4f9a", "#4fe3ff", "#7dff6a", "#ff8c2e", "#b58cff", "#ff5e5e",
   "#3ef0c0", "#f7f06a", "#ff9ad5", "#6aa8ff", "#c6ff4f", "#ffb36a", "#d08cff", "#5effa0",
@@ -14,17 +21,37 @@ export class RoundPlayer {
     this.ui = ui; // {reels, board, sticky, paylines, banner, winLine, setWin, celebrate, t, money, game, log, sound}
     this.speed = 1;
     this.skipping = false;
+    this.hurried = false;
     this.pending = new Set();
+    this.presenting = 0;  // the presentation running after the round (its token)
+    this.afterglow = null;  // the final line wins, presented after the round
   }
+
+  /** The pause factor now: the pace, and a fifth of it when hurried. */
+  get pace() { return this.speed * (this.hurried ? HURRY : 1); }
 
   /** Resolve after ``ms`` (scaled by speed), or at once when skipping. */
   wait(ms) {
     if (this.skipping || ms <= 0) return Promise.resolve();
     return new Promise((resolve) => {
-      const entry = { resolve };
-      entry.timer = setTimeout(() => { this.pending.delete(entry); resolve(); }, ms * this.speed);
+      const entry = { resolve, end: performance.now() + ms * this.pace };
+      entry.timer = setTimeout(() => { this.pending.delete(entry); resolve(); }, ms * this.pace);
       this.pending.add(entry);
     });
+  }
+
+  /** Slam stop: the reels land at once, every later pause is a fifth as long, and a pause
+   * under way ends sooner; no scene is left out. */
+  hurry() {
+    if (this.hurried) return;
+    this.hurried = true;
+    const now = performance.now();
+    for (const entry of this.pending) {
+      clearTimeout(entry.timer);
+      entry.timer = setTimeout(() => { this.pending.delete(entry); entry.resolve(); },
+        Math.max(0, entry.end - now) * HURRY);
+    }
+    this.ui.celebrateHurry?.();
   }
 
   skip() {
@@ -36,9 +63,12 @@ export class RoundPlayer {
 
   /** Play ``round`` (a RoundPublic). ``spinning``: the reels already spin (a live spin);
    * ``quiet``: a recalled round (history): shown, never celebrated, no sound. */
-  async play(round, { spinning = false, instant = false, quiet = false } = {}) {
+  async play(round, { spinning = false, instant = false, quiet = false, hurried = false } = {}) {
     const ui = this.ui;
+    this.stopPresenting();
     this.skipping = instant;
+    this.hurried = hurried;
+    this.afterglow = null;
     this.round = round;
     this.quiet = quiet;
     // a win below the stake (and, where the market says so, one equal to it) is no celebration
@@ -49,10 +79,10 @@ export class RoundPlayer {
     const scenes = buildTimeline(round.events);
     ui.log.length = 0;
     let shownWin = 0;
-    for (const scene of scenes) {
+    for (const [i, scene] of scenes.entries()) {
       switch (scene.kind) {
         case "reveal": await this.#reveal(scene, spinning); spinning = false; break;
-        case "lines": await this.#lines(scene, shownWin); break;
+        case "lines": await this.#lines(scene, shownWin, scenes[i + 1]?.kind === "end"); break;
         case "feature": await this.#feature(scene); break;
         case "star_wild": await this.#starWild(scene); break;
         case "hc_start": await this.#hcStart(scene, round); break;
@@ -69,7 +99,39 @@ export class RoundPlayer {
       if (ui.holdAfter && !this.skipping) await ui.holdAfter(scene);
     }
     this.skipping = false;
+    this.hurried = false;
     return scenes;
+  }
+
+  /** After the round: the final line wins, one line after another, until the next round. */
+  present() {
+    const wins = this.afterglow;
+    this.afterglow = null;
+    if (!wins || wins.length < 2 || this.quiet) return;
+    const token = ++this.presenting;
+    const polylines = [...this.ui.paylines.querySelectorAll("polyline")];
+    let i = 0;
+    const step = () => {
+      if (token !== this.presenting) return;
+      if (i >= wins.length * 2) { this.#focus(null); return; }  // twice round, then all at once
+      this.#focus(wins[i % wins.length].line, polylines);
+      i += 1;
+      this.presentTimer = setTimeout(step, 900 * this.speed);
+    };
+    step();
+  }
+
+  stopPresenting() {
+    this.presenting += 1;
+    clearTimeout(this.presentTimer);
+    this.#focus(null);
+  }
+
+  #focus(line, polylines = []) {
+    const svg = this.ui.paylines;
+    if (line === null) delete svg.dataset.focus;
+    else svg.dataset.focus = String(line);
+    for (const p of polylines) p.classList.toggle("focus", Number(p.dataset.line) === line);
   }
 
   #snapshot(scene) {
@@ -115,14 +177,14 @@ export class RoundPlayer {
     }
     const game = ui.game;
     const before = async (reel) => {  // a feature one coin away: the next reels spin on longer
-      if (this.skipping || this.quiet || !anticipates(scene.grid, reel,
+      if (this.skipping || this.hurried || this.quiet || !anticipates(scene.grid, reel,
         { starWild: game.star_wild_coins, holdAndCash: game.hold_and_cash_coins })) return;
       ui.reels.anticipate(reel);
       this.sound("anticipate");
       await this.wait(650);
     };
-    await ui.reels.stop(scene.grid, (ms) => this.wait(ms), {
-      instant: () => this.skipping, before, landed: () => this.sound("stop") });
+    await ui.reels.stop(scene.grid, (ms) => this.wait(ms), {  // slam stop: land at once
+      instant: () => this.skipping || this.hurried, before, landed: () => this.sound("stop") });
     this.#sticky([]);
   }
 
@@ -147,24 +209,28 @@ export class RoundPlayer {
     return t(w.multiplier > 1 ? "lineWinMult" : "lineWin", vars);
   }
 
-  async #lines(scene, shownWin) {
+  async #lines(scene, shownWin, last) {
+    // every line at once, with the summary of all of them; a final win's lines are then
+    // shown one by one after the round (present), so Spin comes back at once
     const ui = this.ui;
     this.#drawLines(scene.wins);
-    ui.countWin(shownWin, scene.winSoFar, this.skipping || !this.cheer ? 0 : 700 * this.speed,
+    ui.countWin(shownWin, scene.winSoFar, this.skipping || !this.cheer ? 0 : 700 * this.pace,
       { glow: this.cheer });
     if (this.cheer) this.sound("win");
-    ui.winLine.textContent = scene.wins.length === 1 ? this.lineText(scene.wins[0])
-      : ui.t("winTotal", { win: ui.money(scene.winSoFar) });
-    await this.wait(900);
-    if (scene.wins.length > 1 && !this.skipping) {
-      for (const w of scene.wins.slice(0, 8)) {
-        if (this.skipping) break;
-        this.#drawLines([w]);
-        ui.winLine.textContent = this.lineText(w);
-        await this.wait(750);
-      }
-      this.#drawLines(scene.wins);
-      ui.winLine.textContent = scene.wins.map((w) => this.lineText(w)).join(" · ");
+    this.#summary(scene.wins);
+    await this.wait(scene.wins.length > 1 ? 1100 : 900);
+    if (last) this.afterglow = scene.wins;
+  }
+
+  /** Every line's text; where they do not fit the two lines of the box, the short form that
+   * names every line (never a summary that leaves one out). */
+  #summary(wins) {
+    const ui = this.ui;
+    ui.winLine.textContent = wins.map((w) => this.lineText(w)).join(" · ");
+    if (wins.length > 1 && ui.winLine.scrollHeight > ui.winLine.clientHeight + 1) {
+      ui.winLine.textContent = ui.t("linesSummary", { n: wins.length,
+        lines: wins.map((w) => (w.multiplier > 1 ? `${w.line} ×${w.multiplier}` : w.line)).join(", "),
+        win: ui.money(wins.reduce((sum, w) => sum + w.win, 0)) });
     }
   }
 
@@ -272,7 +338,7 @@ export class RoundPlayer {
     const ui = this.ui;
     ui.board.root.classList.add("ended");
     ui.board.render(scene.board, { ...this.#pays(this.round) });
-    ui.countWin(shownWin, scene.winSoFar, this.skipping || !this.cheer ? 0 : 1500 * this.speed,
+    ui.countWin(shownWin, scene.winSoFar, this.skipping || !this.cheer ? 0 : 1500 * this.pace,
       { glow: this.cheer });
     // what is paid; in a capped round also what the held values were worth
     const text = scene.capped
