@@ -1,10 +1,10 @@
 // Star Fever in the browser: wiring of the views to the game server. The server decides every
 // outcome; the page asks, then shows.
 import { Api, ApiError, newKey } from "./api.js";
-import { formatCents, formatDuration, parseEuros } from "./money.js";
+import { formatCents, parseEuros } from "./money.js";
 import { formatWhen, has, initialLanguage, lang, setLanguage, t } from "./i18n.js";
 import { installSprite, setSymbolNames } from "./symbols.js";
-import { ReelView } from "./reels.js";
+import { ReelView, setReelLabels } from "./reels.js";
 import { HoldBoard } from "./holdcash.js";
 import { RoundPlayer } from "./player.js";
 import { renderPaytable, renderRules } from "./pages.js";
@@ -15,21 +15,22 @@ import { allowedBetCount, anticipates, bigWinTier, celebrated } from "./market.j
 import { exitUrl, launchFromUrl, operatorMode } from "./launch.js";
 import { protectionViews } from "./protection.js";
 import { historyViews } from "./history.js";
+import { PENDING_KEY, SCENE_KEY, recallViews } from "./recall.js";
 import { errorText } from "./errors.js";
 import { SPIN_KEY, sendSpin, spinInDoubt, spinInDoubtAfter } from "./spinrequest.js";
 import { countWin, setWin, winFormat } from "./winmeter.js";
-import { BalanceBook } from "./balance.js";
+import { BalanceBook, watchCredit } from "./balance.js";
 import { TabChannel } from "./tabs.js";
+import { SessionClock } from "./sessionclock.js";
+import { betPicker } from "./betpicker.js";
 
 const $ = (sel) => document.querySelector(sel);
-const PENDING_KEY = "sf.pendingRound";
 const RESEND_MS = 4000;
 const BET_KEY = "sf.betIndex";
 const POOL_POLL_MS = 5000;
 // the wallet is read every few seconds while the page is visible (a deposit shows at once),
 // never while it is hidden, and at once when it comes back
 const WALLET_POLL_MS = 5000;
-const CREDIT_POLL_MS = 3000;
 const START_GRID = [
   ["SEVEN", "BELL", "CHERRY"], ["DIAMOND", "SEVEN", "LEMON"], ["BAR", "COIN", "SEVEN"],
   ["MELON", "WILD", "GOLD"], ["CHERRY", "JACKPOT", "BELL"],
@@ -40,7 +41,7 @@ const sound = new Sound();
 const state = {
   game: null, balance: null, betIndex: 0, busy: false, recall: false, pool: null, excluded: false,
   skipAsked: false,
-  sessionStart: null, lastRound: null, netResult: null, lastSpinAt: 0,
+  lastRound: null, netResult: null, lastSpinAt: 0,
 };
 // What tests and the screenshot script read (and, against a test-mode server only, the draws
 // they force, or a scene to hold the picture at); nothing in here lets the page decide an outcome.
@@ -110,6 +111,7 @@ export { errorText };  // where the back office and older callers import it from
 // The balance: every answer is offered to the book, which keeps the newest (balance.js); the
 // meter shows the book's, except during this tab's own round (its balance before minus the bet).
 const book = new BalanceBook();
+const clock = new SessionClock(document.querySelector("#session-clock"));
 function showBalance(cents) {
   state.balance = cents;
   $("#balance").textContent = cents === null ? "–" : money(cents);
@@ -133,15 +135,23 @@ function showBet() {
   $("#line-bet").textContent = t("lineBetOf", { n: state.game.line_count, bet: money(lineBet()) });
   $("#bet-down").disabled = state.busy || state.betIndex === 0;
   $("#bet-up").disabled = state.busy || state.betIndex >= allowedBetCount(state.game) - 1;
-  // what the Hold & Cash jackpots pay at this bet, beside the €€€ meter
-  const hc = state.game.hold_and_cash;
-  for (const [id, x] of [["#pays-minor", hc.minor], ["#pays-major", hc.major], ["#pays-mega", hc.mega]]) {
-    $(id).textContent = money(x * totalBet());
-    $(id).dataset.cents = String(x * totalBet());
-  }
+  $("#bet-pick").disabled = state.busy;
+  showPrizes(totalBet());
   $("#bet-down").setAttribute("aria-label", `${t("bet")} −`);
   $("#bet-up").setAttribute("aria-label", `${t("bet")} +`);
 }
+
+/** What the Hold & Cash jackpots pay at ``total`` (the live bet, or a recalled round's). */
+function showPrizes(total) {
+  const hc = state.game.hold_and_cash;
+  for (const [id, x] of [["#pays-minor", hc.minor], ["#pays-major", hc.major], ["#pays-mega", hc.mega]]) {
+    $(id).textContent = money(x * total);
+    $(id).dataset.cents = String(x * total);
+  }
+}
+
+const bets = betPicker({ money, current: () => state.betIndex, pick: (i) => changeBet(i - state.betIndex),
+  bets: () => state.game.bet_classes.slice(0, allowedBetCount(state.game)).map((b) => b * state.game.line_count) });
 
 function setBusy(busy) {
   state.busy = busy;
@@ -326,7 +336,8 @@ async function playSpin(request, { fresh }) {
     setWin(round.total_win, { glow: celebrated(round.total_win, round.total_bet, market()) });
     setPool(round.pool_after);
     localStorage.removeItem(PENDING_KEY);
-    if (response.reality_check) noteRealityCheck(response.reality_check);
+    localStorage.removeItem(SCENE_KEY);
+    if (response.reality_check) noteRealityCheck(response.reality_check, { at: answeredAt });
     setBusy(false);
     announce(round.total_win
       ? t("announceWin", { win: money(round.total_win), balance: money(state.balance) })
@@ -334,55 +345,6 @@ async function playSpin(request, { fresh }) {
     if (round.payment === "unpaid") status(t("winUnpaid"));  // the operator refused the credit
     player.present();  // the final win's lines, one by one, until the next Spin
   }
-}
-
-/** Game recall: play a stored round again (no money moves). */
-async function replay(id, { instant = false, note = null } = {}) {
-  if (state.busy) return;
-  let round;
-  try {
-    round = await api.round(id);
-  } catch (error) {
-    handleError(error);
-    return;
-  }
-  setBusy(true);
-  resetStage();
-  state.recall = "playing";
-  document.body.classList.add("recalling");
-  setWin(0);
-  const ribbon = $("#recall-ribbon");
-  const facts = t("recallFacts", { bet: money(round.total_bet), before: money(round.balance_before),
-    after: money(round.balance_after) });
-  const unpaid = round.payment === "unpaid" ? ` · ${t("winUnpaid")}` : "";
-  ribbon.textContent = `${note || t("recall", { id: round.id, when: formatWhen(round.created_at) })} · ${facts}${unpaid}`;
-  ribbon.hidden = false;
-  ribbon.dataset.round = String(round.id);
-  player.speed = speedFactor();
-  try {
-    showRecalledBet(round);
-    await player.play(round, { instant, quiet: true });
-  } finally {
-    state.recall = true;
-    setBusy(false);
-    showRecalledBet(round);  // setBusy showed the live bet again
-    ribbon.hidden = false;
-    announce(ribbon.textContent);
-  }
-}
-
-/** The bet meter shows the recalled round's own bet until play goes on. */
-function showRecalledBet(round) {
-  $("#total-bet").textContent = money(round.total_bet);
-  $("#total-bet").dataset.cents = String(round.total_bet);
-  $("#line-bet").textContent = t("lineBetOf", { n: state.game.line_count, bet: money(round.line_bet) });
-}
-
-function endRecall() {
-  if (!document.body.classList.contains("recalling")) return;
-  document.body.classList.remove("recalling");
-  state.recall = false;
-  showBet();
 }
 
 function handleError(error) {
@@ -462,6 +424,7 @@ async function enterGame(username = localStorage.getItem("sf.user")) {
   $("#game").hidden = false;
   $("#game").dataset.user = username || "";
   book.forget();
+  clock.reset();
   walletBalance(wallet.balance, sentAt);
   noteRealityCheck(wallet.reality_check, { quiet: true });
   // in operator mode self-exclusion and limits are the operator's: its wallet refuses a bet
@@ -472,17 +435,6 @@ async function enterGame(username = localStorage.getItem("sf.user")) {
   await recoverInterrupted();
   await resumeSpin();
   $("#spin").focus();
-}
-
-/** A round whose animation a reload cut off: show its outcome. */
-async function recoverInterrupted() {
-  const id = localStorage.getItem(PENDING_KEY);
-  if (!id) return;
-  localStorage.removeItem(PENDING_KEY);
-  await replay(id, { instant: true, note: t("interrupted", { id }) });
-  const ribbon = $("#recall-ribbon");
-  ribbon.classList.add("interrupted");
-  if (state.lastRound === null) setWin((await api.round(id).catch(() => ({ total_win: 0 }))).total_win);
 }
 
 async function logout() {
@@ -499,7 +451,7 @@ function startPolling() {
   timers.push(setInterval(pollPool, POOL_POLL_MS));
   timers.push(setInterval(pollWallet, WALLET_POLL_MS));
   document.addEventListener("visibilitychange", pollWallet);
-  timers.push(setInterval(tickClock, 1000));
+  timers.push(setInterval(() => clock.tick(), 1000));
   timers.push(setInterval(() => { tabs.tell({ type: "here" }); tabs.show(); }, 30_000));
 }
 function stopPolling() {
@@ -535,29 +487,8 @@ function pollWallet() {
 /** The round's win is on its way to the operator's wallet (its credit is pending): the page
  * shows the wallet's balance and says so, until the round is paid (or refused: unpaid). */
 function creditPending(round) {
-  const notice = $("#credit-notice");
-  notice.textContent = t("creditPending", { win: money(round.total_win) });
-  notice.hidden = false;
-  readWallet();
-  clearTimeout(creditPending.timer);
-  const check = async () => {
-    let now = null;
-    try { now = await api.round(round.id); } catch { /* asked again below */ }
-    if (now && now.payment !== "pending") {
-      notice.hidden = true;
-      if (now.payment === "unpaid") status(t("winUnpaid"));
-      readWallet();
-      return;
-    }
-    if (!$("#game").hidden) creditPending.timer = setTimeout(check, CREDIT_POLL_MS);
-  };
-  creditPending.timer = setTimeout(check, CREDIT_POLL_MS);
-}
-
-function tickClock() {
-  if (state.sessionStart === null) return;
-  const secs = (Date.now() - state.sessionStart) / 1000;
-  $("#session-clock").textContent = `${t("session")} ${formatDuration(secs)}`;
+  watchCredit(round, { api, notice: $("#credit-notice"), readWallet, visible: () => !$("#game").hidden,
+    text: t("creditPending", { win: money(round.total_win) }), refused: () => status(t("winUnpaid")) });
 }
 
 /** The session's net position (wins − bets), as the server counts it for the reality check. */
@@ -572,11 +503,11 @@ function showNet() {
 
 // ---------------------------------------------------------------- player protection and history
 
-function noteRealityCheck(rc, { quiet = false } = {}) {
+/** A reality check's figures from the server (``at``: when its answer arrived). */
+function noteRealityCheck(rc, { quiet = false, at = Date.now() } = {}) {
   if (!rc) return;
-  state.sessionStart = Date.now() - rc.elapsed_seconds * 1000;
+  clock.note(rc.elapsed_seconds, at);
   state.netResult = rc.net_result;
-  tickClock();
   showNet();
   if (rc.due && !quiet && !state.busy) openRealityCheck(rc);
   else if (rc.due && quiet) setTimeout(() => openRealityCheck(rc), 50);
@@ -601,6 +532,12 @@ const protection = protectionViews({ api, money, errorText, handleError, noteRea
   showExclusion });
 const { openRealityCheck, acknowledgeReality, openProtection, saveLimit, selfExclude } = protection;
 const { openHistory, loadHistory } = historyViews({ api, money, errorText });
+const { replay, endRecall, recoverInterrupted } = recallViews({
+  api, state, money, t, market, handleError, setBusy, resetStage, setWin, showBalance, showBet, showPrizes,
+  announce, speedFactor, player: () => player, settled: (round) => {
+    roundBalance(round.balance_after, round.id, 0);  // a wallet read since is newer
+    return book.cents ?? round.balance_after;
+  } });
 
 // ---------------------------------------------------------------- pages
 
@@ -646,9 +583,10 @@ function changeLanguage(code) {
   setLanguage(code);
   setAuthMode(authMode);
   if (reels.grid && !state.busy) reels.render(reels.grid);  // symbol names in the new language
+  else reels.relabel();
   showSound();
   showNet();
-  tickClock();
+  clock.tick();
   showBet();
   if (state.balance !== null) showBalance(state.balance);
   if (state.pool !== null) setPool(state.pool);
@@ -669,6 +607,7 @@ function bind() {
   $("#skip").addEventListener("click", skipRound);
   $("#bet-down").addEventListener("click", () => changeBet(-1));
   $("#bet-up").addEventListener("click", () => changeBet(1));
+  $("#bet-pick").addEventListener("click", () => { if (!state.busy && state.game) bets.open(); });
   $("#turbo").addEventListener("change", () => {
     localStorage.setItem("sf.turbo", $("#turbo").checked ? "1" : "0");
     player.speed = speedFactor();
@@ -724,6 +663,8 @@ async function main() {
   setLanguage(initialLanguage());
   banner.el = $("#banner");
   setSymbolNames(symbolName);
+  setReelLabels({ reels: () => t("reelsLabel"), reel: (n) => t("reelN", { n }),
+    row: (n, code) => t("rowN", { n, name: symbolName(code) }) });
   reels = new ReelView($("#reels"));
   reels.render(START_GRID);
   board = new HoldBoard($("#holdboard"), { format: money });
@@ -732,6 +673,7 @@ async function main() {
     setWin, countWin, celebrate: (opts, skipping) => celebration.show(opts, skipping),
     celebrateDone: () => closeCelebration(false), celebrationShown: () => celebration.last,
     celebrateHurry: () => celebration.hurry(),
+    progress: (i) => { if (!state.recall) localStorage.setItem(SCENE_KEY, String(i)); },
     sound, t, money, symbolName,
     winText: () => $("#win").textContent, log: hooks.log, holdAfter,
     get game() { return state.game; },

@@ -9,6 +9,17 @@ import { buildTimeline, linePoints, winCells } from "./timeline.js";
 import { symbolSvg } from "./symbols.js";
 import { anticipates, bigWinTier, celebrated } from "./market.js";
 
+/** The scene a feature's round can be resumed from after a reload (``from``), or null where
+ * there is nothing to resume: no feature, or its result already shown. */
+export function resumeFrom(events, at) {
+  const scenes = buildTimeline(events);
+  const kinds = scenes.map((s) => s.kind);
+  const start = kinds.findIndex((k) => k === "feature" || k === "star_wild" || k === "hc_start");
+  const end = kinds.lastIndexOf("end");
+  if (start < 0 || !(at >= 0) || at >= end) return null;
+  return at;
+}
+
 /** The pace of a hurried round (a fraction of each pause). */
 export const HURRY = 0.2;
 
@@ -63,7 +74,8 @@ export class RoundPlayer {
 
   /** Play ``round`` (a RoundPublic). ``spinning``: the reels already spin (a live spin);
    * ``quiet``: a recalled round (history): shown, never celebrated, no sound. */
-  async play(round, { spinning = false, instant = false, quiet = false, hurried = false } = {}) {
+  async play(round, { spinning = false, instant = false, quiet = false, hurried = false,
+    from = 0 } = {}) {
     const ui = this.ui;
     this.stopPresenting();
     this.skipping = instant;
@@ -80,6 +92,9 @@ export class RoundPlayer {
     ui.log.length = 0;
     let shownWin = 0;
     for (const [i, scene] of scenes.entries()) {
+      // a resumed round (``from``: the scene a reload cut off): what came before at once
+      if (from) this.skipping = instant || i < from;
+      if (!quiet) ui.progress?.(i);
       switch (scene.kind) {
         case "reveal": await this.#reveal(scene, spinning); spinning = false; break;
         case "lines": await this.#lines(scene, shownWin, scenes[i + 1]?.kind === "end"); break;
@@ -136,7 +151,7 @@ export class RoundPlayer {
 
   #snapshot(scene) {
     const ui = this.ui;
-    const shot = { kind: scene.kind, win: ui.winText(), winLine: ui.winLine.textContent,
+    const shot = { kind: scene.kind, staged: !this.skipping, win: ui.winText(), winLine: ui.winLine.textContent,
       glow: document.querySelector("#win")?.classList.contains("big") || false,
       banner: ui.banner.el && !ui.banner.el.hidden ? ui.banner.el.textContent : null };
     if (scene.kind.startsWith("hc_") || scene.kind === "mega") {
