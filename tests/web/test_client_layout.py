@@ -104,6 +104,16 @@ def test_nothing_is_cut_off_or_covered(game: Game, model: MathModel, width: int,
         _shot(game, f"hold-and-cash-{width}x{height}-{code}")
         assert _overlaps(game, [".hc-title", "#hc-respins"], HEAD) == []
         assert _outside(game, [".hc-title", "#hc-respins", "#hc-grid .hc-cell", *HEAD]) == []
+    # the collect, coin by coin: its banner covers no cell of the board and no control
+    page.evaluate("window.starfever.holdAt = {kind: 'end'}; window.starfever.release()")
+    page.wait_for_function("window.starfever.held")
+    _shot(game, f"collect-{width}x{height}-de")
+    held = page.evaluate("document.querySelectorAll('#hc-grid .hc-cell:not([data-kind=EMPTY])')"
+                         ".length")
+    assert page.evaluate("document.querySelectorAll('#hc-grid .hc-cell.collected').length") == held
+    assert page.is_visible("#banner")
+    assert _overlaps(game, ["#banner"], ["#hc-grid .hc-cell", ".controls", ".foot", *HEAD]) == []
+    assert _outside(game, ["#banner"]) == []
     page.evaluate("window.starfever.release()")
     game.wait_idle()
     _language(game, "en")

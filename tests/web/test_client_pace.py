@@ -35,10 +35,13 @@ def test_spin_is_the_stop_button_and_places_one_bet(game: Game, model: MathModel
     token = game.server.login(game.username)
     before = len(game.server.call("GET", "/rounds?limit=50", token).json()["rounds"])
     game.force(forcing.line_win_draws(model))
-    page.click("#spin")
-    page.wait_for_function("window.starfever.state.busy")
-    assert not page.is_disabled("#spin") and game.text("#spin").lower() == "stop"
-    page.click("#spin")  # the second press stops, never bets
+    # two presses in one go (the page cannot end the round between them): a round, then Stop
+    label = page.evaluate("""() => { const spin = document.querySelector('#spin');
+        spin.click();
+        const during = [spin.disabled, spin.textContent.trim().toLowerCase()];
+        spin.click();
+        return during; }""")
+    assert label == [False, "stop"]
     game.wait_idle(timeout=10_000)
     after = game.server.call("GET", "/rounds?limit=50", token).json()["rounds"]
     assert len(after) == before + 1
@@ -74,3 +77,28 @@ def test_skip_speeds_a_feature_up_and_never_leaves_it_out(game: Game, model: Mat
     respins = [e for e in round_["events"] if e["type"] == "respin"]
     assert kinds[:3] == ["reveal", "feature", "hc_start"]
     assert kinds.count("hc_respin") == len(respins) and "hc_end" in kinds
+
+
+def test_sound_plays_its_cues_ticks_and_the_feature_bed(game: Game, model: MathModel) -> None:
+    """Issue 38, point 2: generated sound, once turned on: reel stops, count-up ticks, the
+    Hold & Cash sting, coins, boosters, and the music bed (the feature's during Hold & Cash)."""
+    page = game.page
+    page.click("#sound-toggle")
+    try:
+        # a win of 3 to 9 x the stake (line bets 60..180): celebrated, counted up, below a big win
+        game.force(forcing.find_stops(model.base_reels, lambda _s, e: e.feature is None
+                                      and not e.jackpot_lines and 60 <= e.line_factor <= 180))
+        game.spin()
+        played = page.evaluate("window.starfever.sound.played")
+        assert {"stop", "win", "tick", "bed:base"} <= set(played)
+        game.force(forcing.hold_and_cash_draws(model, [1, 2, 3, 1, 5],
+                                               [[("CASH", 2), ("UPGRADE", 0)], []]))
+        page.click("#spin")
+        page.click("#skip")  # faster, every cue still played
+        game.wait_idle(timeout=20_000)
+        played = page.evaluate("window.starfever.sound.played")
+        for cue in ("hcIntro", "bed:feature", "coin", "booster"):
+            assert cue in played, cue
+        assert "bed:base" in played[played.index("bed:feature"):]  # back after the feature
+    finally:
+        page.click("#sound-toggle")

@@ -230,7 +230,7 @@ export class RoundPlayer {
     const ui = this.ui;
     this.#drawLines(scene.wins);
     ui.countWin(shownWin, scene.winSoFar, this.skipping || !this.cheer ? 0 : 700 * this.pace,
-      { glow: this.cheer });
+      { glow: this.cheer, tick: this.cheer ? () => this.sound("tick") : null });
     if (this.cheer) this.sound("win");
     this.#summary(scene.wins);
     await this.wait(scene.wins.length > 1 ? 1100 : 900);
@@ -290,10 +290,15 @@ export class RoundPlayer {
     ui.paylines.innerHTML = "";
     ui.board.show(true);
     ui.board.setCounter(scene.respinsLeft);
+    // the intro: the board comes in, the Star Coins drop one after another, a sting
+    ui.board.intro(!this.skipping);
     ui.board.render(scene.board, { fresh: new Set(scene.board.keys()), ...this.#pays(round) });
+    ui.board.stagger(scene.board.keys(), 110 * this.pace);
     ui.winLine.textContent = ui.t("holdAndCashText", { n: scene.board.size });
-    this.sound("coin");
-    await this.wait(1200);
+    this.sound("hcIntro");
+    this.ui.sound?.bed?.(this.quiet || this.skipping ? null : "feature");
+    await this.wait(1200 + 110 * scene.board.size);
+    ui.board.intro(false);
   }
 
   #pays(round) {
@@ -314,6 +319,7 @@ export class RoundPlayer {
     board.render(scene.afterLanding, { fresh, ...this.#pays(round) });
     for (const b of scene.boosters) board.showBooster(b.reel, b.row, b.kind);
     if (scene.landed.length) this.sound("coin");
+    if (scene.boosters.length) this.sound("booster");
     if (scene.reset) {
       board.setCounter(scene.respinsLeft, { reset: true });
       ui.winLine.textContent = ui.t("respinReset");
@@ -351,10 +357,25 @@ export class RoundPlayer {
 
   async #hcEnd(scene, shownWin) {
     const ui = this.ui;
+    ui.sound?.bed?.(null);
     ui.board.root.classList.add("ended");
     ui.board.render(scene.board, { ...this.#pays(this.round) });
-    ui.countWin(shownWin, scene.winSoFar, this.skipping || !this.cheer ? 0 : 1500 * this.pace,
-      { glow: this.cheer });
+    // the collect: coin by coin, reel by reel, the meter counting each one in (never past
+    // what the round pays: a capped round stops at the cap)
+    let sum = 0;
+    for (const [key, item] of [...scene.board.entries()].sort()) {
+      if (this.skipping) break;
+      const [reel, row] = key.split(",").map(Number);
+      ui.board.collect(reel, row);
+      const worth = item.kind === "CASH" ? item.value
+        : (this.#pays(this.round).pays[item.kind] || 0) * this.round.total_bet;
+      const before = Math.min(sum, scene.paid);
+      sum += worth;
+      ui.countWin(shownWin + before, shownWin + Math.min(sum, scene.paid), 0, { glow: this.cheer });
+      this.sound("coin");
+      await this.wait(240);
+    }
+    ui.countWin(shownWin, scene.winSoFar, 0, { glow: this.cheer });
     // what is paid; in a capped round also what the held values were worth
     const text = scene.capped
       ? ui.t("hcEndCapped", { win: ui.money(scene.paid), held: ui.money(scene.win) })
