@@ -205,3 +205,23 @@ def test_reduced_motion_plays_rounds_at_half_the_pace(game: Game, model: MathMod
         assert [s["kind"] for s in game.log()][:2] == ["reveal", "lines"]  # nothing left out
     finally:
         page.emulate_media(reduced_motion="no-preference")
+
+
+def test_the_sign_up_toast_covers_no_error(game: Game) -> None:
+    """The walk's phone: after signing up with no money, the toast ("signed up") and the
+    refusal of a first Spin are both readable, neither over the other."""
+    page = game.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.click("#logout")
+    page.wait_for_selector("#auth:not([hidden])")
+    page.click("#tab-signup")
+    page.fill("#auth-birth", "1990-01-01")
+    page.fill("#auth-username", f"toast{id(game) % 10000}")
+    page.fill("#auth-password", "a-long-password-1")
+    page.click("#auth-submit")
+    page.wait_for_selector("#game:not([hidden])")
+    page.click("#spin")
+    page.wait_for_selector("#status.error")
+    assert page.is_visible("#toast")
+    assert _overlaps(game, ["#toast"], ["#status", "#spin", ".controls"]) == []
+    assert _outside(game, ["#toast", "#status"]) == []
