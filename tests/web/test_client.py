@@ -178,9 +178,11 @@ def test_skip_jumps_to_the_result(game: Game, model: MathModel) -> None:
     game.force(_hold_and_cash(model))
     game.page.click("#spin")
     game.page.wait_for_selector("#holdboard:not([hidden])", timeout=15_000)
-    game.page.click("#skip")
-    game.wait_idle(timeout=5_000)
+    game.page.click("#skip")  # speeds the feature up, never leaves it out (issue 38)
+    game.wait_idle(timeout=15_000)
     round_ = game.page.evaluate("window.starfever.state.lastRound")
+    kinds = [s["kind"] for s in game.log()]
+    assert kinds.count("hc_respin") == len(events(round_, "respin")) and "hc_end" in kinds
     assert game.text("#win") == euro(round_["total_win"])
     end = events(round_, "hold_and_cash_end")[0]
     held = len(events(round_, "hold_and_cash_start")[0]["cells"]) + sum(
@@ -236,24 +238,50 @@ def test_history_replays_a_round(game: Game, model: MathModel) -> None:
     assert game.text("#balance") == balance  # a recall moves no money
 
 
-def test_reload_mid_round_shows_its_outcome(game: Game, model: MathModel) -> None:
-    game.new_player(2_000, speed=1)
+def test_reload_mid_feature_resumes_it_where_it_was(game: Game, model: MathModel) -> None:
+    """Issue 38, point 6: a reload in the middle of Hold & Cash plays the rest of the settled
+    round from the scene it was at, with the feature's staging, and ends on its result."""
+    page = game.page
+    game.new_player(2_000)
     game.force(_hold_and_cash(model))
-    game.page.click("#spin")
-    game.page.wait_for_selector("#holdboard:not([hidden])", timeout=15_000)
-    round_id = game.page.evaluate("localStorage.getItem('sf.pendingRound')")
-    assert round_id
-    game.page.reload()
-    game.page.wait_for_function("window.starfever.ready", timeout=15_000)
+    page.evaluate("window.starfever.holdAt = {kind: 'hc_respin', index: 3}")
+    page.click("#spin")
+    page.wait_for_function("window.starfever.held", timeout=15_000)
+    round_id = page.evaluate("localStorage.getItem('sf.pendingRound')")
+    at = int(page.evaluate("localStorage.getItem('sf.pendingScene')"))
+    assert round_id and game.log()[at]["kind"] == "hc_respin"
+    game.open()  # a reload
+    game.wait_idle()
+    ribbon = game.text("#recall-ribbon")
+    assert f"#{round_id}" in ribbon and "interrupted" in ribbon
+    stored = game.server.call("GET", f"/rounds/{round_id}",
+                              game.server.login(game.username)).json()
+    log = game.log()
+    assert [s["staged"] for s in log] == [i >= at for i in range(len(log))]
+    assert [s["kind"] for s in log][at:].count("hc_respin") >= 2 and log[-1]["kind"] == "end"
+    assert game.text("#win") == euro(stored["total_win"])
+    assert page.is_visible("#holdboard")
+    assert game.text("#balance") == euro(stored["balance_after"])
+    assert page.evaluate("localStorage.getItem('sf.pendingRound')") is None
+
+
+def test_reload_mid_round_without_a_feature_shows_its_outcome(game: Game,
+                                                               model: MathModel) -> None:
+    page = game.page
+    game.new_player(2_000)
+    game.force(forcing.line_win_draws(model))
+    page.evaluate("window.starfever.holdAt = {kind: 'reveal'}")
+    page.click("#spin")
+    page.wait_for_function("window.starfever.held", timeout=15_000)
+    round_id = page.evaluate("localStorage.getItem('sf.pendingRound')")
+    game.open()
     game.wait_idle()
     ribbon = game.text("#recall-ribbon")
     assert f"#{round_id}" in ribbon and "interrupted" in ribbon
     stored = game.server.call("GET", f"/rounds/{round_id}",
                               game.server.login(game.username)).json()
     assert game.text("#win") == euro(stored["total_win"])
-    assert game.page.is_visible("#holdboard")
     assert game.text("#balance") == euro(stored["balance_after"])
-    assert game.page.evaluate("localStorage.getItem('sf.pendingRound')") is None
 
 
 def test_paytable_and_rules_in_german_and_english(game: Game) -> None:
@@ -390,7 +418,7 @@ def test_reality_check_dialog(browser: Any, tmp_path_factory: pytest.TempPathFac
         page.wait_for_selector("#dlg-reality[open]")
         assert game.text('[data-testid="rc-net"]') == "−€0.20"
         elapsed = game.text('[data-testid="rc-elapsed"]')
-        assert elapsed.startswith("0:0")
+        assert elapsed.startswith("0 min 0") and elapsed.endswith(" s")  # a span, not a time
         assert game.cents("#balance") == 980
         page.click("#rc-continue")
         page.wait_for_selector("#dlg-reality", state="hidden")

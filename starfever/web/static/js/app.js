@@ -1,10 +1,10 @@
 // Star Fever in the browser: wiring of the views to the game server. The server decides every
 // outcome; the page asks, then shows.
 import { Api, ApiError, newKey } from "./api.js";
-import { formatCents, formatDuration, parseEuros } from "./money.js";
+import { formatCents, parseEuros } from "./money.js";
 import { formatWhen, has, initialLanguage, lang, setLanguage, t } from "./i18n.js";
 import { installSprite, setSymbolNames } from "./symbols.js";
-import { ReelView } from "./reels.js";
+import { ReelView, setReelLabels } from "./reels.js";
 import { HoldBoard } from "./holdcash.js";
 import { RoundPlayer } from "./player.js";
 import { renderPaytable, renderRules } from "./pages.js";
@@ -15,21 +15,23 @@ import { allowedBetCount, anticipates, bigWinTier, celebrated } from "./market.j
 import { exitUrl, launchFromUrl, operatorMode } from "./launch.js";
 import { protectionViews } from "./protection.js";
 import { historyViews } from "./history.js";
+import { PENDING_KEY, SCENE_KEY, recallViews } from "./recall.js";
 import { errorText } from "./errors.js";
 import { SPIN_KEY, sendSpin, spinInDoubt, spinInDoubtAfter } from "./spinrequest.js";
 import { countWin, setWin, winFormat } from "./winmeter.js";
-import { BalanceBook } from "./balance.js";
+import { BalanceBook, watchCredit } from "./balance.js";
+import { TabChannel } from "./tabs.js";
+import { SessionClock } from "./sessionclock.js";
+import { betPicker } from "./betpicker.js";
 import { demoFromUrl, installDemo, noteMaintenance, offerDemo, sessionEndText } from "./demo.js";
 
 const $ = (sel) => document.querySelector(sel);
-const PENDING_KEY = "sf.pendingRound";
 const RESEND_MS = 4000;
 const BET_KEY = "sf.betIndex";
 const POOL_POLL_MS = 5000;
 // the wallet is read every few seconds while the page is visible (a deposit shows at once),
 // never while it is hidden, and at once when it comes back
 const WALLET_POLL_MS = 5000;
-const CREDIT_POLL_MS = 3000;
 const START_GRID = [
   ["SEVEN", "BELL", "CHERRY"], ["DIAMOND", "SEVEN", "LEMON"], ["BAR", "COIN", "SEVEN"],
   ["MELON", "WILD", "GOLD"], ["CHERRY", "JACKPOT", "BELL"],
@@ -41,7 +43,7 @@ const sound = new Sound();
 const state = {
   game: null, balance: null, betIndex: 0, busy: false, recall: false, pool: null, excluded: false,
   skipAsked: false,
-  sessionStart: null, lastRound: null, netResult: null, lastSpinAt: 0,
+  lastRound: null, netResult: null, lastSpinAt: 0,
 };
 // What tests and the screenshot script read (and, against a test-mode server only, the draws
 // they force, or a scene to hold the picture at); nothing in here lets the page decide an outcome.
@@ -64,34 +66,10 @@ const money = (cents) => formatCents(cents, lang());
 const market = () => state.game?.market || {};
 winFormat(money);
 
-// Several tabs of one player: each tells the others the balance it learned from the server
-// (the newest by round id and time, balance.js), and that it is open, so no tab shows a stale
-// balance and each says that another one plays.
-const tabs = "BroadcastChannel" in window ? new BroadcastChannel("starfever") : null;
-const tabId = newKey();
-const otherTabs = new Map();  // tab id -> last heard (ms)
-function tellTabs(message) {
-  const user = localStorage.getItem("sf.user");
-  if (tabs && user) tabs.postMessage({ ...message, user, tab: tabId });
-}
-function heardFromTab(message) {
-  if (message.user !== localStorage.getItem("sf.user") || $("#game").hidden) return;
-  if (message.type === "bye") otherTabs.delete(message.tab);
-  else otherTabs.set(message.tab, Date.now());
-  if (message.type === "hello") tellTabs({ type: "here" });
-  if (message.type === "balance" && book.heard(message) && !state.busy) showBalance(book.cents);
-  showOtherTabs();
-}
-function showOtherTabs() {
-  for (const [id, at] of otherTabs) if (Date.now() - at > 90_000) otherTabs.delete(id);
-  const el = $("#tabs-notice");
-  el.hidden = otherTabs.size === 0;
-  el.textContent = otherTabs.size ? t("otherTab") : "";
-}
-if (tabs) {
-  tabs.onmessage = (event) => heardFromTab(event.data || {});
-  window.addEventListener("pagehide", () => tellTabs({ type: "bye" }));
-}
+const tabs = new TabChannel({
+  heard: (message) => { if (book.heard(message) && !state.busy) showBalance(book.cents); },
+  active: () => !$("#game").hidden,
+});
 let reels;
 let board;
 let player;
@@ -135,13 +113,14 @@ export { errorText };  // where the back office and older callers import it from
 // The balance: every answer is offered to the book, which keeps the newest (balance.js); the
 // meter shows the book's, except during this tab's own round (its balance before minus the bet).
 const book = new BalanceBook();
+const clock = new SessionClock(document.querySelector("#session-clock"));
 function showBalance(cents) {
   state.balance = cents;
   $("#balance").textContent = cents === null ? "–" : money(cents);
   $("#balance").dataset.cents = cents === null ? "" : String(cents);
 }
 function offered(accepted) {
-  if (accepted) tellTabs({ type: "balance", ...book.message() });
+  if (accepted) tabs.tell({ type: "balance", ...book.message() });
   if (!state.busy) showBalance(book.cents);
 }
 const roundBalance = (cents, roundId, at) => offered(book.offerRound(cents, roundId, at));
@@ -158,21 +137,33 @@ function showBet() {
   $("#line-bet").textContent = t("lineBetOf", { n: state.game.line_count, bet: money(lineBet()) });
   $("#bet-down").disabled = state.busy || state.betIndex === 0;
   $("#bet-up").disabled = state.busy || state.betIndex >= allowedBetCount(state.game) - 1;
-  // what the Hold & Cash jackpots pay at this bet, beside the €€€ meter
-  const hc = state.game.hold_and_cash;
-  for (const [id, x] of [["#pays-minor", hc.minor], ["#pays-major", hc.major], ["#pays-mega", hc.mega]]) {
-    $(id).textContent = money(x * totalBet());
-    $(id).dataset.cents = String(x * totalBet());
-  }
+  $("#bet-pick").disabled = state.busy;
+  showPrizes(totalBet());
   $("#bet-down").setAttribute("aria-label", `${t("bet")} −`);
   $("#bet-up").setAttribute("aria-label", `${t("bet")} +`);
 }
 
+/** What the Hold & Cash jackpots pay at ``total`` (the live bet, or a recalled round's). */
+function showPrizes(total) {
+  const hc = state.game.hold_and_cash;
+  for (const [id, x] of [["#pays-minor", hc.minor], ["#pays-major", hc.major], ["#pays-mega", hc.mega]]) {
+    $(id).textContent = money(x * total);
+    $(id).dataset.cents = String(x * total);
+  }
+}
+
+const bets = betPicker({ money, current: () => state.betIndex, pick: (i) => changeBet(i - state.betIndex),
+  bets: () => state.game.bet_classes.slice(0, allowedBetCount(state.game)).map((b) => b * state.game.line_count) });
+
 function setBusy(busy) {
   state.busy = busy;
   document.body.classList.toggle("busy", busy);
-  $("#spin").disabled = busy || state.excluded;
+  // during a round Spin is the stop button where the market allows slam stop, else disabled
+  const stop = busy && Boolean(market().slam_stop) && state.recall !== "playing";
+  $("#spin").disabled = (busy && !stop) || state.excluded;
   $("#spin").setAttribute("aria-busy", String(busy));
+  $("#spin").classList.toggle("stop", stop);
+  $("#spin-label").textContent = t(stop ? "stopReels" : "spin");
   $("#skip").hidden = !busy || !market().slam_stop;  // a market without slam stop: no Skip
   showBet();
   // a disabled Spin loses the keyboard focus to the page: give it back when play can go on
@@ -203,7 +194,7 @@ function symbolName(code) {
 
 // ---------------------------------------------------------------- celebration
 
-const celebration = new Celebration({ money, speed: () => player.speed });
+const celebration = new Celebration({ money, speed: () => player.pace });
 function closeCelebration(hide = true) { celebration.done(hide); }
 
 // ---------------------------------------------------------------- rounds
@@ -211,8 +202,10 @@ function closeCelebration(hide = true) { celebration.done(hide); }
 function speedFactor() {
   // ?speed= is a test hook: only a test-mode server's page honours it
   const param = state.game?.test_mode ? Number(new URLSearchParams(location.search).get("speed")) : 0;
-  if (param > 0) return param;
-  return market().turbo && $("#turbo").checked ? 0.35 : 1;
+  // reduced motion: the same scenes in half the time (nothing left out)
+  const calm = window.matchMedia?.("(prefers-reduced-motion: reduce)").matches ? 0.5 : 1;
+  if (param > 0) return param * calm;
+  return (market().turbo && $("#turbo").checked ? 0.35 : 1) * calm;
 }
 
 function resetStage() {
@@ -220,6 +213,7 @@ function resetStage() {
   banner.hide();
   if (celebration.open) celebration.hide();
   celebration.last = null;  // what this round shows
+  player.stopPresenting();  // a new Spin cuts the last win's presentation short
   player.clearLines();
   $("#recall-ribbon").hidden = true;
   $("#win-line").innerHTML = "&nbsp;";
@@ -255,11 +249,27 @@ async function resumeSpin() {
   await playSpin(request, { fresh: false });
 }
 
-/** Jump to the round's result: from the first moment, also while its answer is awaited. */
+/** Slam stop (Spin, Skip or Space during a round, where the market allows it): the reels land
+ * at once and the rest plays at a fifth of its time, every feature and show still seen; from
+ * the first moment, also while the answer is awaited. */
 function skipRound() {
-  if (!state.busy || !market().slam_stop) return;
+  if (!state.busy || !market().slam_stop || state.recall === "playing") return;
   state.skipAsked = true;
-  player.skip();
+  player.hurry();
+}
+
+/** The Spin button: a new round, or during one the stop button. */
+function spinOrStop() {
+  if (state.busy) skipRound();
+  else spin();
+}
+
+/** Resolve once ``performance.now()`` has reached ``moment`` (never a millisecond early: a
+ * timer's rounding is waited out). */
+async function until(moment) {
+  while (performance.now() < moment) {
+    await new Promise((r) => setTimeout(r, Math.ceil(moment - performance.now())));
+  }
 }
 
 async function playSpin(request, { fresh }) {
@@ -272,8 +282,7 @@ async function playSpin(request, { fresh }) {
   // the market's least time per round: the next round waits until it has passed (the server
   // refuses an earlier one, round_too_soon)
   const minRound = market().min_round_ms || 0;
-  const early = state.lastSpinAt + minRound - performance.now();
-  if (minRound && early > 0) await new Promise((r) => setTimeout(r, early));
+  if (minRound) await until(state.lastSpinAt + minRound);
   state.lastSpinAt = performance.now();
   reels.startSpin();
   sound.play("spin");
@@ -317,10 +326,9 @@ async function playSpin(request, { fresh }) {
     ribbon.dataset.round = String(round.id);
   }
   try {
-    await player.play(round, { spinning: true, instant: state.skipAsked });
+    await player.play(round, { spinning: true, hurried: state.skipAsked });
     // a round lasts the market's minimum, also when skipped: Spin comes back only then
-    const left = state.lastSpinAt + minRound - performance.now();
-    if (minRound && left > 0) await new Promise((r) => setTimeout(r, left));
+    if (minRound) await until(state.lastSpinAt + minRound);
   } finally {
     state.lastRound = round;
     state.busy = false;  // the meter may show the book's balance again
@@ -330,62 +338,15 @@ async function playSpin(request, { fresh }) {
     setWin(round.total_win, { glow: celebrated(round.total_win, round.total_bet, market()) });
     setPool(round.pool_after);
     localStorage.removeItem(PENDING_KEY);
-    if (response.reality_check) noteRealityCheck(response.reality_check);
+    localStorage.removeItem(SCENE_KEY);
+    if (response.reality_check) noteRealityCheck(response.reality_check, { at: answeredAt });
     setBusy(false);
     announce(round.total_win
       ? t("announceWin", { win: money(round.total_win), balance: money(state.balance) })
       : t("announceNoWin", { balance: money(state.balance) }));
     if (round.payment === "unpaid") status(t("winUnpaid"));  // the operator refused the credit
+    player.present();  // the final win's lines, one by one, until the next Spin
   }
-}
-
-/** Game recall: play a stored round again (no money moves). */
-async function replay(id, { instant = false, note = null } = {}) {
-  if (state.busy) return;
-  let round;
-  try {
-    round = await api.round(id);
-  } catch (error) {
-    handleError(error);
-    return;
-  }
-  setBusy(true);
-  resetStage();
-  state.recall = "playing";
-  document.body.classList.add("recalling");
-  setWin(0);
-  const ribbon = $("#recall-ribbon");
-  const facts = t("recallFacts", { bet: money(round.total_bet), before: money(round.balance_before),
-    after: money(round.balance_after) });
-  const unpaid = round.payment === "unpaid" ? ` · ${t("winUnpaid")}` : "";
-  ribbon.textContent = `${note || t("recall", { id: round.id, when: formatWhen(round.created_at) })} · ${facts}${unpaid}`;
-  ribbon.hidden = false;
-  ribbon.dataset.round = String(round.id);
-  player.speed = speedFactor();
-  try {
-    showRecalledBet(round);
-    await player.play(round, { instant, quiet: true });
-  } finally {
-    state.recall = true;
-    setBusy(false);
-    showRecalledBet(round);  // setBusy showed the live bet again
-    ribbon.hidden = false;
-    announce(ribbon.textContent);
-  }
-}
-
-/** The bet meter shows the recalled round's own bet until play goes on. */
-function showRecalledBet(round) {
-  $("#total-bet").textContent = money(round.total_bet);
-  $("#total-bet").dataset.cents = String(round.total_bet);
-  $("#line-bet").textContent = t("lineBetOf", { n: state.game.line_count, bet: money(round.line_bet) });
-}
-
-function endRecall() {
-  if (!document.body.classList.contains("recalling")) return;
-  document.body.classList.remove("recalling");
-  state.recall = false;
-  showBet();
 }
 
 function handleError(error) {
@@ -465,27 +426,17 @@ async function enterGame(username = localStorage.getItem("sf.user")) {
   $("#game").hidden = false;
   $("#game").dataset.user = username || "";
   book.forget();
+  clock.reset();
   walletBalance(wallet.balance, sentAt);
   noteRealityCheck(wallet.reality_check, { quiet: true });
   // in operator mode self-exclusion and limits are the operator's: its wallet refuses a bet
   if (!operatorMode()) showExclusion(await api.exclusion());
-  tellTabs({ type: "hello" });
+  tabs.tell({ type: "hello" });
   startPolling();
   pollPool();
   await recoverInterrupted();
   await resumeSpin();
   $("#spin").focus();
-}
-
-/** A round whose animation a reload cut off: show its outcome. */
-async function recoverInterrupted() {
-  const id = localStorage.getItem(PENDING_KEY);
-  if (!id) return;
-  localStorage.removeItem(PENDING_KEY);
-  await replay(id, { instant: true, note: t("interrupted", { id }) });
-  const ribbon = $("#recall-ribbon");
-  ribbon.classList.add("interrupted");
-  if (state.lastRound === null) setWin((await api.round(id).catch(() => ({ total_win: 0 }))).total_win);
 }
 
 async function logout() {
@@ -502,8 +453,8 @@ function startPolling() {
   timers.push(setInterval(pollPool, POOL_POLL_MS));
   timers.push(setInterval(pollWallet, WALLET_POLL_MS));
   document.addEventListener("visibilitychange", pollWallet);
-  timers.push(setInterval(tickClock, 1000));
-  timers.push(setInterval(() => { tellTabs({ type: "here" }); showOtherTabs(); }, 30_000));
+  timers.push(setInterval(() => clock.tick(), 1000));
+  timers.push(setInterval(() => { tabs.tell({ type: "here" }); tabs.show(); }, 30_000));
 }
 function stopPolling() {
   timers.forEach(clearInterval);
@@ -538,29 +489,8 @@ function pollWallet() {
 /** The round's win is on its way to the operator's wallet (its credit is pending): the page
  * shows the wallet's balance and says so, until the round is paid (or refused: unpaid). */
 function creditPending(round) {
-  const notice = $("#credit-notice");
-  notice.textContent = t("creditPending", { win: money(round.total_win) });
-  notice.hidden = false;
-  readWallet();
-  clearTimeout(creditPending.timer);
-  const check = async () => {
-    let now = null;
-    try { now = await api.round(round.id); } catch { /* asked again below */ }
-    if (now && now.payment !== "pending") {
-      notice.hidden = true;
-      if (now.payment === "unpaid") status(t("winUnpaid"));
-      readWallet();
-      return;
-    }
-    if (!$("#game").hidden) creditPending.timer = setTimeout(check, CREDIT_POLL_MS);
-  };
-  creditPending.timer = setTimeout(check, CREDIT_POLL_MS);
-}
-
-function tickClock() {
-  if (state.sessionStart === null) return;
-  const secs = (Date.now() - state.sessionStart) / 1000;
-  $("#session-clock").textContent = `${t("session")} ${formatDuration(secs)}`;
+  watchCredit(round, { api, notice: $("#credit-notice"), readWallet, visible: () => !$("#game").hidden,
+    text: t("creditPending", { win: money(round.total_win) }), refused: () => status(t("winUnpaid")) });
 }
 
 /** The session's net position (wins − bets), as the server counts it for the reality check. */
@@ -575,11 +505,11 @@ function showNet() {
 
 // ---------------------------------------------------------------- player protection and history
 
-function noteRealityCheck(rc, { quiet = false } = {}) {
+/** A reality check's figures from the server (``at``: when its answer arrived). */
+function noteRealityCheck(rc, { quiet = false, at = Date.now() } = {}) {
   if (!rc) return;
-  state.sessionStart = Date.now() - rc.elapsed_seconds * 1000;
+  clock.note(rc.elapsed_seconds, at);
   state.netResult = rc.net_result;
-  tickClock();
   showNet();
   if (rc.due && !quiet && !state.busy) openRealityCheck(rc);
   else if (rc.due && quiet) setTimeout(() => openRealityCheck(rc), 50);
@@ -604,6 +534,12 @@ const protection = protectionViews({ api, money, errorText, handleError, noteRea
   showExclusion });
 const { openRealityCheck, acknowledgeReality, openProtection, saveLimit, selfExclude } = protection;
 const { openHistory, loadHistory } = historyViews({ api, money, errorText });
+const { replay, endRecall, recoverInterrupted } = recallViews({
+  api, state, money, t, market, handleError, setBusy, resetStage, setWin, showBalance, showBet, showPrizes,
+  announce, speedFactor, player: () => player, settled: (round) => {
+    roundBalance(round.balance_after, round.id, 0);  // a wallet read since is newer
+    return book.cents ?? round.balance_after;
+  } });
 
 // ---------------------------------------------------------------- pages
 
@@ -649,9 +585,10 @@ function changeLanguage(code) {
   setLanguage(code);
   setAuthMode(authMode);
   if (reels.grid && !state.busy) reels.render(reels.grid);  // symbol names in the new language
+  else reels.relabel();
   showSound();
   showNet();
-  tickClock();
+  clock.tick();
   showBet();
   if (state.balance !== null) showBalance(state.balance);
   if (state.pool !== null) setPool(state.pool);
@@ -668,10 +605,11 @@ function bind() {
   for (const b of document.querySelectorAll("[data-lang]")) {
     b.addEventListener("click", () => changeLanguage(b.dataset.lang));
   }
-  $("#spin").addEventListener("click", spin);
+  $("#spin").addEventListener("click", spinOrStop);
   $("#skip").addEventListener("click", skipRound);
   $("#bet-down").addEventListener("click", () => changeBet(-1));
   $("#bet-up").addEventListener("click", () => changeBet(1));
+  $("#bet-pick").addEventListener("click", () => { if (!state.busy && state.game) bets.open(); });
   $("#turbo").addEventListener("change", () => {
     localStorage.setItem("sf.turbo", $("#turbo").checked ? "1" : "0");
     player.speed = speedFactor();
@@ -706,7 +644,7 @@ function bind() {
     const target = event.target;
     if (target.closest("input, select, textarea, button, a, dialog, [contenteditable]")) return;
     event.preventDefault();
-    if (!$("#celebrate").hidden) { closeCelebration(); return; }
+    if (!$("#celebrate").hidden) { celebration.hurry(); return; }  // sped up, never left out
     if (state.busy) skipRound();
     else spin();
   });
@@ -727,6 +665,8 @@ async function main() {
   setLanguage(initialLanguage());
   banner.el = $("#banner");
   setSymbolNames(symbolName);
+  setReelLabels({ reels: () => t("reelsLabel"), reel: (n) => t("reelN", { n }),
+    row: (n, code) => t("rowN", { n, name: symbolName(code) }) });
   reels = new ReelView($("#reels"));
   reels.render(START_GRID);
   board = new HoldBoard($("#holdboard"), { format: money });
@@ -734,6 +674,8 @@ async function main() {
     reels, board, banner, sticky: $("#sticky"), paylines: $("#paylines"), winLine: $("#win-line"),
     setWin, countWin, celebrate: (opts, skipping) => celebration.show(opts, skipping),
     celebrateDone: () => closeCelebration(false), celebrationShown: () => celebration.last,
+    celebrateHurry: () => celebration.hurry(),
+    progress: (i) => { if (!state.recall) localStorage.setItem(SCENE_KEY, String(i)); },
     sound, t, money, symbolName,
     winText: () => $("#win").textContent, log: hooks.log, holdAfter,
     get game() { return state.game; },

@@ -56,3 +56,28 @@ export class BalanceBook {
     this.kind = null;
   }
 }
+
+const CREDIT_POLL_MS = 3000;
+let creditTimer = 0;
+
+/** A round's win on its way to the operator's wallet (its credit is ``pending``): the notice
+ * says so, the wallet is read (``readWallet``), and the round is asked for every 3 s until it
+ * is paid or refused (``unpaid``: ``refused()``); ``visible()``: the game is on screen. */
+export function watchCredit(round, { api, notice, text, readWallet, refused, visible }) {
+  notice.textContent = text;
+  notice.hidden = false;
+  readWallet();
+  clearTimeout(creditTimer);
+  const check = async () => {
+    let now = null;
+    try { now = await api.round(round.id); } catch { /* asked again below */ }
+    if (now && now.payment !== "pending") {
+      notice.hidden = true;
+      if (now.payment === "unpaid") refused();
+      readWallet();
+      return;
+    }
+    if (visible()) creditTimer = setTimeout(check, CREDIT_POLL_MS);
+  };
+  creditTimer = setTimeout(check, CREDIT_POLL_MS);
+}

@@ -57,6 +57,15 @@ export class Celebration {
     this.frame = requestAnimationFrame(step);
   }
 
+  /** Hurried (Spin, Skip or Space during the show): the amount jumps to its end and the show
+   * closes a moment later; it is never left out. */
+  hurry() {
+    if (!this.resolve) return;
+    clearTimeout(this.timer);
+    this.#count(Number($("#cel-amount").dataset.cents || 0), 0);
+    this.timer = setTimeout(() => this.done(true), 900 * this.speed());
+  }
+
   /** End the show (``hide``: also take the overlay away; else it stays until the next round). */
   done(hide = true) {
     clearTimeout(this.timer);

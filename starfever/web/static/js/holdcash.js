@@ -79,6 +79,30 @@ export class HoldBoard {
     this.#paint(el, null, {});
   }
 
+  /** The feature's intro: the board comes in (``on``), or the intro is over. */
+  intro(on) {
+    this.root.classList.toggle("intro", on);
+  }
+
+  /** The cells of ``keys`` ("reel,row") pop in one after another, ``ms`` apart. */
+  stagger(keys, ms) {
+    [...keys].sort().forEach((key, i) => {
+      const [reel, row] = key.split(",");
+      const el = this.cell(reel, row);
+      if (el) el.style.animationDelay = `${Math.round(i * ms)}ms`;
+    });
+  }
+
+  /** The collect: this cell's value goes to the win meter. */
+  collect(reel, row) {
+    const el = this.cell(reel, row);
+    if (!el) return;
+    el.style.animationDelay = "";
+    el.classList.remove("collected");
+    void el.offsetWidth;
+    el.classList.add("collected");
+  }
+
   /** Empty cells shimmer while a respin runs. */
   spinning(on) {
     this.root.classList.toggle("respinning", on);
@@ -98,6 +122,10 @@ export class HoldBoard {
   show(on) {
     this.root.hidden = !on;
     this.root.classList.toggle("ended", false);
+    for (const el of this.grid.children) {
+      el.classList.remove("collected");
+      el.style.animationDelay = "";
+    }
   }
 
   /** A text picture of the board (for the step log tests read): "reel,row:KIND:value". */

@@ -155,6 +155,14 @@ const STRINGS = {
     // issue 38 (client): the balance
     creditPending: "Ihr Gewinn von {win} wird Ihrem Casino-Konto gutgeschrieben; das Guthaben zeigt ihn, sobald das Casino ihn bestätigt.",
     depositArrived: "Einzahlung angekommen: Guthaben {balance}.",
+    // issue 38 (client): pace
+    stopReels: "Stopp", linesSummary: "{n} Linien ({lines}): {win}",
+    // issue 38 (client): layouts, the reality check's spans, the bet picker, the reels
+    spanMinutes: "{m} Min. {s} Sek.", spanHours: "{h} Std. {m} Min.",
+    nextCheckIn: "in {n} Min. (um {when})", nextCheckAfter: "{n} Min. nachdem Sie weiterspielen",
+    betPick: "Einsatz wählen", betPickTitle: "Einsatz wählen (Gesamteinsatz)",
+    interruptedResumed: "Runde #{id} wurde unterbrochen – sie geht hier weiter, wo Sie waren.",
+    reelsLabel: "Walzen: 5 Walzen, 3 Reihen", reelN: "Walze {n}", rowN: "Reihe {n}: {name}",
     fundsEmpty: "Ihr Guthaben ({balance}) reicht für keinen Einsatz. Geld zahlen Sie über die Kasse Ihres Casinos ein; es erscheint hier wenige Sekunden danach.",
     fundsEmptyOperator: "Ihr Guthaben ({balance}) reicht für keinen Einsatz. Einzahlen können Sie im Casino (Zurück); das Guthaben erscheint hier wenige Sekunden danach.",
     // demo play and the operator's controls (ADR 0066, 0067)
@@ -320,6 +328,14 @@ const STRINGS = {
     // issue 38 (client): the balance
     creditPending: "Your win of {win} is being credited to your casino account; the balance shows it once the casino confirms it.",
     depositArrived: "Deposit arrived: balance {balance}.",
+    // issue 38 (client): pace
+    stopReels: "Stop", linesSummary: "{n} lines ({lines}): {win}",
+    // issue 38 (client): layouts, the reality check's spans, the bet picker, the reels
+    spanMinutes: "{m} min {s} s", spanHours: "{h} h {m} min",
+    nextCheckIn: "in {n} min (at {when})", nextCheckAfter: "{n} min after you play on",
+    betPick: "Choose bet", betPickTitle: "Choose your bet (total bet)",
+    interruptedResumed: "Round #{id} was interrupted – it goes on here where you left it.",
+    reelsLabel: "Reels: 5 reels, 3 rows", reelN: "Reel {n}", rowN: "Row {n}: {name}",
     fundsEmpty: "Your balance ({balance}) is below the smallest bet. Money comes in through your casino's cashier; it shows here a few seconds later.",
     fundsEmptyOperator: "Your balance ({balance}) is below the smallest bet. You can deposit at the casino (Exit); it shows here a few seconds later.",
     // demo play and the operator's controls (ADR 0066, 0067)

@@ -1,9 +1,27 @@
-// Plays a round's scenes on the page at a pleasant pace; "skip" jumps to the result. Every
-// symbol, value and amount shown comes from the server's event log (see timeline.js).
+// Plays a round's scenes on the page at a pleasant pace. "hurry" (Spin or Skip during a round,
+// where the market allows slam stop) lands the reels at once and plays every other scene at a
+// fifth of its time: a feature's intro, its respins and its result, and every big-win show are
+// still seen. "skip" (a round recovered after a reload) jumps to the result. A final line win's
+// cycling through its lines runs after the round (``present``), and the next Spin cuts it.
+// Every symbol, value and amount shown comes from the server's event log (see timeline.js).
 import { setMarkup } from "./markup.js";
 import { buildTimeline, linePoints, winCells } from "./timeline.js";
 import { symbolSvg } from "./symbols.js";
 import { anticipates, bigWinTier, celebrated } from "./market.js";
+
+/** The scene a feature's round can be resumed from after a reload (``from``), or null where
+ * there is nothing to resume: no feature, or its result already shown. */
+export function resumeFrom(events, at) {
+  const scenes = buildTimeline(events);
+  const kinds = scenes.map((s) => s.kind);
+  const start = kinds.findIndex((k) => k === "feature" || k === "star_wild" || k === "hc_start");
+  const end = kinds.lastIndexOf("end");
+  if (start < 0 || !(at >= 0) || at >= end) return null;
+  return at;
+}
+
+/** The pace of a hurried round (a fraction of each pause). */
+export const HURRY = 0.2;
 
 const LINE_COLORS = ["#ffd23f", "#ff4f9a", "#4fe3ff", "#7dff6a", "#ff8c2e", "#b58cff", "#ff5e5e",
   "#3ef0c0", "#f7f06a", "#ff9ad5", "#6aa8ff", "#c6ff4f", "#ffb36a", "#d08cff", "#5effa0",
@@ -14,17 +32,37 @@ export class RoundPlayer {
     this.ui = ui; // {reels, board, sticky, paylines, banner, winLine, setWin, celebrate, t, money, game, log, sound}
     this.speed = 1;
     this.skipping = false;
+    this.hurried = false;
     this.pending = new Set();
+    this.presenting = 0;  // the presentation running after the round (its token)
+    this.afterglow = null;  // the final line wins, presented after the round
   }
+
+  /** The pause factor now: the pace, and a fifth of it when hurried. */
+  get pace() { return this.speed * (this.hurried ? HURRY : 1); }
 
   /** Resolve after ``ms`` (scaled by speed), or at once when skipping. */
   wait(ms) {
     if (this.skipping || ms <= 0) return Promise.resolve();
     return new Promise((resolve) => {
-      const entry = { resolve };
-      entry.timer = setTimeout(() => { this.pending.delete(entry); resolve(); }, ms * this.speed);
+      const entry = { resolve, end: performance.now() + ms * this.pace };
+      entry.timer = setTimeout(() => { this.pending.delete(entry); resolve(); }, ms * this.pace);
       this.pending.add(entry);
     });
+  }
+
+  /** Slam stop: the reels land at once, every later pause is a fifth as long, and a pause
+   * under way ends sooner; no scene is left out. */
+  hurry() {
+    if (this.hurried) return;
+    this.hurried = true;
+    const now = performance.now();
+    for (const entry of this.pending) {
+      clearTimeout(entry.timer);
+      entry.timer = setTimeout(() => { this.pending.delete(entry); entry.resolve(); },
+        Math.max(0, entry.end - now) * HURRY);
+    }
+    this.ui.celebrateHurry?.();
   }
 
   skip() {
@@ -36,9 +74,13 @@ export class RoundPlayer {
 
   /** Play ``round`` (a RoundPublic). ``spinning``: the reels already spin (a live spin);
    * ``quiet``: a recalled round (history): shown, never celebrated, no sound. */
-  async play(round, { spinning = false, instant = false, quiet = false } = {}) {
+  async play(round, { spinning = false, instant = false, quiet = false, hurried = false,
+    from = 0 } = {}) {
     const ui = this.ui;
+    this.stopPresenting();
     this.skipping = instant;
+    this.hurried = hurried;
+    this.afterglow = null;
     this.round = round;
     this.quiet = quiet;
     // a win below the stake (and, where the market says so, one equal to it) is no celebration
@@ -49,10 +91,13 @@ export class RoundPlayer {
     const scenes = buildTimeline(round.events);
     ui.log.length = 0;
     let shownWin = 0;
-    for (const scene of scenes) {
+    for (const [i, scene] of scenes.entries()) {
+      // a resumed round (``from``: the scene a reload cut off): what came before at once
+      if (from) this.skipping = instant || i < from;
+      if (!quiet) ui.progress?.(i);
       switch (scene.kind) {
         case "reveal": await this.#reveal(scene, spinning); spinning = false; break;
-        case "lines": await this.#lines(scene, shownWin); break;
+        case "lines": await this.#lines(scene, shownWin, scenes[i + 1]?.kind === "end"); break;
         case "feature": await this.#feature(scene); break;
         case "star_wild": await this.#starWild(scene); break;
         case "hc_start": await this.#hcStart(scene, round); break;
@@ -69,12 +114,44 @@ export class RoundPlayer {
       if (ui.holdAfter && !this.skipping) await ui.holdAfter(scene);
     }
     this.skipping = false;
+    this.hurried = false;
     return scenes;
+  }
+
+  /** After the round: the final line wins, one line after another, until the next round. */
+  present() {
+    const wins = this.afterglow;
+    this.afterglow = null;
+    if (!wins || wins.length < 2 || this.quiet) return;
+    const token = ++this.presenting;
+    const polylines = [...this.ui.paylines.querySelectorAll("polyline")];
+    let i = 0;
+    const step = () => {
+      if (token !== this.presenting) return;
+      if (i >= wins.length * 2) { this.#focus(null); return; }  // twice round, then all at once
+      this.#focus(wins[i % wins.length].line, polylines);
+      i += 1;
+      this.presentTimer = setTimeout(step, 900 * this.speed);
+    };
+    step();
+  }
+
+  stopPresenting() {
+    this.presenting += 1;
+    clearTimeout(this.presentTimer);
+    this.#focus(null);
+  }
+
+  #focus(line, polylines = []) {
+    const svg = this.ui.paylines;
+    if (line === null) delete svg.dataset.focus;
+    else svg.dataset.focus = String(line);
+    for (const p of polylines) p.classList.toggle("focus", Number(p.dataset.line) === line);
   }
 
   #snapshot(scene) {
     const ui = this.ui;
-    const shot = { kind: scene.kind, win: ui.winText(), winLine: ui.winLine.textContent,
+    const shot = { kind: scene.kind, staged: !this.skipping, win: ui.winText(), winLine: ui.winLine.textContent,
       glow: document.querySelector("#win")?.classList.contains("big") || false,
       banner: ui.banner.el && !ui.banner.el.hidden ? ui.banner.el.textContent : null };
     if (scene.kind.startsWith("hc_") || scene.kind === "mega") {
@@ -115,14 +192,14 @@ export class RoundPlayer {
     }
     const game = ui.game;
     const before = async (reel) => {  // a feature one coin away: the next reels spin on longer
-      if (this.skipping || this.quiet || !anticipates(scene.grid, reel,
+      if (this.skipping || this.hurried || this.quiet || !anticipates(scene.grid, reel,
         { starWild: game.star_wild_coins, holdAndCash: game.hold_and_cash_coins })) return;
       ui.reels.anticipate(reel);
       this.sound("anticipate");
       await this.wait(650);
     };
-    await ui.reels.stop(scene.grid, (ms) => this.wait(ms), {
-      instant: () => this.skipping, before, landed: () => this.sound("stop") });
+    await ui.reels.stop(scene.grid, (ms) => this.wait(ms), {  // slam stop: land at once
+      instant: () => this.skipping || this.hurried, before, landed: () => this.sound("stop") });
     this.#sticky([]);
   }
 
@@ -147,24 +224,28 @@ export class RoundPlayer {
     return t(w.multiplier > 1 ? "lineWinMult" : "lineWin", vars);
   }
 
-  async #lines(scene, shownWin) {
+  async #lines(scene, shownWin, last) {
+    // every line at once, with the summary of all of them; a final win's lines are then
+    // shown one by one after the round (present), so Spin comes back at once
     const ui = this.ui;
     this.#drawLines(scene.wins);
-    ui.countWin(shownWin, scene.winSoFar, this.skipping || !this.cheer ? 0 : 700 * this.speed,
-      { glow: this.cheer });
+    ui.countWin(shownWin, scene.winSoFar, this.skipping || !this.cheer ? 0 : 700 * this.pace,
+      { glow: this.cheer, tick: this.cheer ? () => this.sound("tick") : null });
     if (this.cheer) this.sound("win");
-    ui.winLine.textContent = scene.wins.length === 1 ? this.lineText(scene.wins[0])
-      : ui.t("winTotal", { win: ui.money(scene.winSoFar) });
-    await this.wait(900);
-    if (scene.wins.length > 1 && !this.skipping) {
-      for (const w of scene.wins.slice(0, 8)) {
-        if (this.skipping) break;
-        this.#drawLines([w]);
-        ui.winLine.textContent = this.lineText(w);
-        await this.wait(750);
-      }
-      this.#drawLines(scene.wins);
-      ui.winLine.textContent = scene.wins.map((w) => this.lineText(w)).join(" · ");
+    this.#summary(scene.wins);
+    await this.wait(scene.wins.length > 1 ? 1100 : 900);
+    if (last) this.afterglow = scene.wins;
+  }
+
+  /** Every line's text; where they do not fit the two lines of the box, the short form that
+   * names every line (never a summary that leaves one out). */
+  #summary(wins) {
+    const ui = this.ui;
+    ui.winLine.textContent = wins.map((w) => this.lineText(w)).join(" · ");
+    if (wins.length > 1 && ui.winLine.scrollHeight > ui.winLine.clientHeight + 1) {
+      ui.winLine.textContent = ui.t("linesSummary", { n: wins.length,
+        lines: wins.map((w) => (w.multiplier > 1 ? `${w.line} ×${w.multiplier}` : w.line)).join(", "),
+        win: ui.money(wins.reduce((sum, w) => sum + w.win, 0)) });
     }
   }
 
@@ -209,10 +290,15 @@ export class RoundPlayer {
     ui.paylines.innerHTML = "";
     ui.board.show(true);
     ui.board.setCounter(scene.respinsLeft);
+    // the intro: the board comes in, the Star Coins drop one after another, a sting
+    ui.board.intro(!this.skipping);
     ui.board.render(scene.board, { fresh: new Set(scene.board.keys()), ...this.#pays(round) });
+    ui.board.stagger(scene.board.keys(), 110 * this.pace);
     ui.winLine.textContent = ui.t("holdAndCashText", { n: scene.board.size });
-    this.sound("coin");
-    await this.wait(1200);
+    this.sound("hcIntro");
+    this.ui.sound?.bed?.(this.quiet || this.skipping ? null : "feature");
+    await this.wait(1200 + 110 * scene.board.size);
+    ui.board.intro(false);
   }
 
   #pays(round) {
@@ -233,6 +319,7 @@ export class RoundPlayer {
     board.render(scene.afterLanding, { fresh, ...this.#pays(round) });
     for (const b of scene.boosters) board.showBooster(b.reel, b.row, b.kind);
     if (scene.landed.length) this.sound("coin");
+    if (scene.boosters.length) this.sound("booster");
     if (scene.reset) {
       board.setCounter(scene.respinsLeft, { reset: true });
       ui.winLine.textContent = ui.t("respinReset");
@@ -270,10 +357,25 @@ export class RoundPlayer {
 
   async #hcEnd(scene, shownWin) {
     const ui = this.ui;
+    ui.sound?.bed?.(null);
     ui.board.root.classList.add("ended");
     ui.board.render(scene.board, { ...this.#pays(this.round) });
-    ui.countWin(shownWin, scene.winSoFar, this.skipping || !this.cheer ? 0 : 1500 * this.speed,
-      { glow: this.cheer });
+    // the collect: coin by coin, reel by reel, the meter counting each one in (never past
+    // what the round pays: a capped round stops at the cap)
+    let sum = 0;
+    for (const [key, item] of [...scene.board.entries()].sort()) {
+      if (this.skipping) break;
+      const [reel, row] = key.split(",").map(Number);
+      ui.board.collect(reel, row);
+      const worth = item.kind === "CASH" ? item.value
+        : (this.#pays(this.round).pays[item.kind] || 0) * this.round.total_bet;
+      const before = Math.min(sum, scene.paid);
+      sum += worth;
+      ui.countWin(shownWin + before, shownWin + Math.min(sum, scene.paid), 0, { glow: this.cheer });
+      this.sound("coin");
+      await this.wait(240);
+    }
+    ui.countWin(shownWin, scene.winSoFar, 0, { glow: this.cheer });
     // what is paid; in a capped round also what the held values were worth
     const text = scene.capped
       ? ui.t("hcEndCapped", { win: ui.money(scene.paid), held: ui.money(scene.win) })

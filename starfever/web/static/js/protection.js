@@ -1,17 +1,32 @@
 // Player protection: the weekly deposit limit, the reality check's dialog and facts,
 // self-exclusion. The server decides; these views ask and show (app.js wires them).
-import { formatDuration, parseEuros } from "./money.js";
+import { parseEuros } from "./money.js";
 import { formatWhen, t } from "./i18n.js";
 
 const $ = (sel) => document.querySelector(sel);
+
+/** A span of time in words: "14 min 33 s", "1 h 02 min". */
+export function spanText(seconds) {
+  const s = Math.max(0, Math.floor(seconds));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return h ? t("spanHours", { h, m: String(m).padStart(2, "0") })
+    : t("spanMinutes", { m, s: String(s % 60).padStart(2, "0") });
+}
 
 /** The views, bound to the page's ``api``, ``money`` format, error text and the callbacks
  * that keep the page's state (``noteRealityCheck``, ``showExclusion``, ``handleError``). */
 export function protectionViews({ api, money, errorText, handleError, noteRealityCheck, showExclusion }) {
   function rcFacts(rc) {
-    return `<dt>${t("elapsed")}</dt><dd data-testid="rc-elapsed">${formatDuration(rc.elapsed_seconds)}</dd>
+    // a span in words ("14 min 33 s", never "14:33", which reads as a time of day); the next
+    // check as minutes from now, and while one is due, how long after this one
+    const next = new Date(rc.next_due_at).getTime();
+    const nextText = rc.due || next <= Date.now()
+      ? t("nextCheckAfter", { n: Math.max(1, Math.round(rc.interval_seconds / 60)) })
+      : t("nextCheckIn", { n: Math.max(1, Math.round((next - Date.now()) / 60_000)), when: formatWhen(rc.next_due_at) });
+    return `<dt>${t("elapsed")}</dt><dd data-testid="rc-elapsed">${spanText(rc.elapsed_seconds)}</dd>
       <dt>${t("netResult")}</dt><dd data-testid="rc-net" class="${rc.net_result < 0 ? "neg" : "pos"}">${money(rc.net_result)}</dd>
-      <dt>${t("nextCheck")}</dt><dd>${formatWhen(rc.next_due_at)}</dd>`;
+      <dt>${t("nextCheck")}</dt><dd data-testid="rc-next">${nextText}</dd>`;
   }
 
   function openRealityCheck(rc) {

@@ -7,8 +7,15 @@ const FILLER = 5; // blurred symbols that scroll past before a reel lands
 
 const randomSymbol = () => REEL_SYMBOLS[Math.floor(Math.random() * REEL_SYMBOLS.length)];
 
+// what a screen reader hears: the reels as a group of five reels, each of three rows, each
+// cell "Row 1: Lemon" (the page's language: setReelLabels); a spinning reel's blur is hidden
+let labels = { reels: () => "Reels", reel: (n) => `Reel ${n}`, row: (n, code) => `Row ${n}: ${code}` };
+export function setReelLabels(given) { labels = given; }
+const clean = (text) => String(text).replace(/[&<>"]/g, "");
+
 function cellHtml(symbol, reel, row) {
-  const attrs = reel === undefined ? "" : ` data-reel="${reel}" data-row="${row}"`;
+  const attrs = reel === undefined ? ' aria-hidden="true"'
+    : ` data-reel="${reel}" data-row="${row}" role="img" aria-label="${clean(labels.row(row + 1, symbol))}"`;
   return `<div class="cell"${attrs} data-symbol="${symbol}">${symbolSvg(symbol)}</div>`;
 }
 
@@ -23,6 +30,7 @@ export class ReelView {
 
   /** Show ``grid`` (grid[reel][row]) at rest. */
   render(grid) {
+    this.relabel();
     this.grid = grid.map((col) => [...col]);
     this.reels.forEach((reel, r) => this.#settle(reel, r, grid[r]));
   }
@@ -33,6 +41,16 @@ export class ReelView {
     strip.style.transition = "none";
     strip.style.transform = "";
     strip.innerHTML = column.map((s, row) => cellHtml(s, r, row)).join("");
+  }
+
+  /** The names of the reels (again after a change of language). */
+  relabel() {
+    this.root.setAttribute("role", "group");
+    this.root.setAttribute("aria-label", labels.reels());
+    this.reels.forEach((reel, r) => {
+      reel.setAttribute("role", "group");
+      reel.setAttribute("aria-label", labels.reel(r + 1));
+    });
   }
 
   cell(reel, row) {
@@ -116,6 +134,7 @@ export class ReelView {
     if (el) {
       el.dataset.symbol = symbol;
       el.innerHTML = symbolSvg(symbol);
+      el.setAttribute("aria-label", labels.row(row + 1, symbol));
     }
     if (this.grid) this.grid[reel][row] = symbol;
   }

@@ -1,4 +1,5 @@
-// Sound, generated with Web Audio (no files): off until the player turns it on, with a volume.
+// Sound, generated with Web Audio (no files): off until the player turns it on, with a volume:
+// cues (reel stops, coins, boosters, count-up ticks, stings) and a music bed under them.
 // The AudioContext is made only when sound is switched on (a click: browsers allow audio
 // after a gesture), so a player who never turns it on never gets one.
 
@@ -20,7 +21,19 @@ const CUES = {
   jackpot: [[784, 0, 0.15, "square", 0.3], [988, 0.15, 0.15, "square", 0.3],
     [1175, 0.3, 0.15, "square", 0.3], [1568, 0.45, 0.6, "triangle", 0.6]],
   tick: [[1200, 0, 0.03, "square", 0.12]],
+  // the Hold & Cash sting: a rising fanfare over a low hit
+  hcIntro: [[110, 0, 0.5, "sawtooth", 0.35], [392, 0, 0.12, "square", 0.25], [523, 0.12, 0.12, "square", 0.25],
+    [659, 0.24, 0.12, "square", 0.28], [784, 0.36, 0.45, "triangle", 0.45], [1046, 0.36, 0.45, "triangle", 0.3]],
+  booster: [[300, 0, 0.25, "sawtooth", 0.2], [600, 0.05, 0.25, "sawtooth", 0.2], [1200, 0.1, 0.3, "triangle", 0.3]],
 };
+
+// The music bed: a loop of 16 steps (bass, and an arpeggio on every other step), quiet under
+// the cues; the feature's bed is faster and higher. [bass Hz per 4 steps, arpeggio Hz, step s]
+const BEDS = {
+  base: { bass: [110, 87.3, 98, 82.4], arp: [440, 523, 659, 523, 440, 392, 330, 392], step: 0.24 },
+  feature: { bass: [130.8, 130.8, 155.6, 146.8], arp: [523, 659, 784, 1046, 784, 659, 784, 988], step: 0.16 },
+};
+const BED_GAIN = 0.07;
 
 export class Sound {
   constructor() {
@@ -31,6 +44,45 @@ export class Sound {
     const volume = saved === null ? NaN : Number(saved);
     this.volume = Number.isFinite(volume) && volume >= 0 && volume <= 1 ? volume : 0.6;
     this.played = [];  // the cues played (what the browser tests read)
+    this.bedKind = "base";  // the bed asked for (the feature's during Hold & Cash)
+    this.bedTimer = 0;
+  }
+
+  /** The music bed: "feature", or null for the base game's; it plays only while sound is on. */
+  bed(kind) {
+    this.bedKind = kind || "base";
+    if (this.on && this.context) this.#startBed();
+  }
+
+  #startBed() {
+    clearInterval(this.bedTimer);
+    const bed = BEDS[this.bedKind];
+    let step = 0;
+    let next = this.context.currentTime + 0.05;
+    this.played.push(`bed:${this.bedKind}`);
+    // schedule a little ahead on the audio clock (steady timing whatever the page does)
+    this.bedTimer = setInterval(() => {
+      if (!this.on || !this.context) { clearInterval(this.bedTimer); return; }
+      while (next < this.context.currentTime + 0.3) {
+        if (step % 4 === 0) this.#note(bed.bass[(step / 4) % bed.bass.length], next, bed.step * 3.5, "triangle", BED_GAIN * 1.6);
+        if (step % 2 === 0) this.#note(bed.arp[(step / 2) % bed.arp.length], next, bed.step * 0.9, "sine", BED_GAIN);
+        next += bed.step;
+        step = (step + 1) % 16;
+      }
+    }, 100);
+  }
+
+  #note(freq, at, length, wave, gain) {
+    const osc = this.context.createOscillator();
+    const env = this.context.createGain();
+    osc.type = wave;
+    osc.frequency.value = freq;
+    env.gain.setValueAtTime(0, at);
+    env.gain.linearRampToValueAtTime(gain * 0.4, at + 0.01);
+    env.gain.exponentialRampToValueAtTime(0.0001, at + length);
+    osc.connect(env).connect(this.master);
+    osc.start(at);
+    osc.stop(at + length + 0.02);
   }
 
   /** Switch sound on or off (call it from a click: the context may start only then). */
@@ -39,8 +91,8 @@ export class Sound {
     localStorage.setItem(ON_KEY, this.on ? "1" : "0");
     if (this.on) this.#ensure();
     if (this.context) {
-      if (this.on) this.context.resume?.();
-      else this.context.suspend?.();
+      if (this.on) { this.context.resume?.(); this.#startBed(); }
+      else { clearInterval(this.bedTimer); this.context.suspend?.(); }
     }
   }
 
@@ -67,19 +119,9 @@ export class Sound {
     if (!this.context) return;
     // turned on in an earlier visit: the browser starts the context at the first gesture
     if (this.context.state === "suspended") this.context.resume?.();
+    if (!this.bedTimer) this.#startBed();  // turned on in an earlier visit: the bed starts now
     this.played.push(name);
     const now = this.context.currentTime;
-    for (const [freq, start, length, wave, gain] of CUES[name]) {
-      const osc = this.context.createOscillator();
-      const env = this.context.createGain();
-      osc.type = wave;
-      osc.frequency.value = freq;
-      env.gain.setValueAtTime(0, now + start);
-      env.gain.linearRampToValueAtTime(gain * 0.4, now + start + 0.01);
-      env.gain.exponentialRampToValueAtTime(0.0001, now + start + length);
-      osc.connect(env).connect(this.master);
-      osc.start(now + start);
-      osc.stop(now + start + length + 0.02);
-    }
+    for (const [freq, start, length, wave, gain] of CUES[name]) this.#note(freq, now + start, length, wave, gain);
   }
 }

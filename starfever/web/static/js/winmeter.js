@@ -18,15 +18,18 @@ export function setWin(cents, { glow = false } = {}) {
   el.classList.remove("counting");
 }
 
-export function countWin(from, to, ms, { glow = false } = {}) {
+/** Count the meter up from ``from`` to ``to`` in ``ms``; ``tick()`` (a sound) every 90 ms. */
+export function countWin(from, to, ms, { glow = false, tick = null } = {}) {
   cancelAnimationFrame(winAnim);
   if (ms <= 0 || to <= from) { setWin(to, { glow }); return; }
   const el = $("#win");
   el.classList.toggle("big", glow);
   el.classList.add("counting");
   const start = performance.now();
+  let ticked = -Infinity;  // the first frame ticks: a count-up is heard even on a slow machine
   const step = (now) => {
     const p = Math.min(1, (now - start) / ms);
+    if (tick && now - ticked >= 90 && p < 1) { ticked = now; tick(); }
     const value = from + Math.round((to - from) * (1 - (1 - p) ** 3));
     el.textContent = money(value);
     el.dataset.cents = String(value);
