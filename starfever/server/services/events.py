@@ -42,7 +42,7 @@ KINDS: tuple[str, ...] = (
     "operator_login", "operator_login_failed", "limit_changed", "self_exclusion",
     "settings_changed", "model_changed", "approved_models_changed", "pool_refill",
     "audit_passed", "audit_failed",
-    "software_changed",
+    "software_changed", "panic_button",
 )
 """Every kind of event the log takes."""
 SECRET_NAMES = frozenset(("password", "passwd", "otp", "token", "secret", "secret_key",
