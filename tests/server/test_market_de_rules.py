@@ -285,3 +285,13 @@ def test_a_market_without_a_panic_button_refuses_it(
             2026, 2, 1, tzinfo=UTC)
     finally:
         db.dispose()
+
+
+def test_game_serves_the_market_the_model_its_classes_and_prize_names(
+        workers: tuple[_Worker, _Worker, str]) -> None:
+    one, _, _ = workers
+    game = expect(one.call("GET", "/game"), 200).json()
+    assert game["market"]["name"] == "de" and game["model"]["name"] == "de"
+    assert game["model"]["progressive"] is False and game["jackpot"]["progressive"] is False
+    assert game["hold_and_cash"]["prize_names"] == "multiplier"
+    assert game["bet_classes"] == [1, 2, 3, 4, 5]  # EUR 0.20 to 1.00 a game

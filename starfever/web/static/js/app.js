@@ -15,6 +15,7 @@ import { allowedBetCount, anticipates, bigWinTier, celebrated } from "./market.j
 import { exitUrl, launchFromUrl, operatorMode } from "./launch.js";
 import { protectionViews } from "./protection.js";
 import { historyViews } from "./history.js";
+import { hasPool, installPanicButton, presentPrizes } from "./market_de.js";
 
 const $ = (sel) => document.querySelector(sel);
 const PENDING_KEY = "sf.pendingRound";
@@ -433,7 +434,8 @@ function endRecall() {
 function handleError(error) {
   if (error instanceof ApiError && error.status === 401) {
     api.setToken(null);
-    showAuth(t("sessionEnded"));
+    // a session another one ended, or the panic button: say why (else: expired)
+    showAuth(has(`err_${error.code}`) ? errorText(error) : t("sessionEnded"));
     return;
   }
   if (error instanceof ApiError && error.code === "self_excluded") {
@@ -547,6 +549,7 @@ function startPolling() {
 function stopPolling() { timers.forEach(clearInterval); timers = []; }
 
 async function pollPool() {
+  if (!hasPool(state.game)) return;  // a model without the €€€: no meter to keep
   try {
     const pool = await api.jackpot();
     if (!state.busy) setPool(pool.pool);
@@ -632,6 +635,8 @@ function applyMarket() {
   $("#session-clock").hidden = m.show_session_clock === false;
   state.betIndex = Math.min(state.betIndex, allowedBetCount(state.game) - 1);
   showNet();
+  presentPrizes(state.game);  // no €€€ meter without a pool; prizes named by multiplier
+  installPanicButton(state.game, { api, showExclusion, handleError });
 }
 
 function showSound() {

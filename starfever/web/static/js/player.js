@@ -4,6 +4,7 @@ import { setMarkup } from "./markup.js";
 import { buildTimeline, linePoints, winCells } from "./timeline.js";
 import { symbolSvg } from "./symbols.js";
 import { anticipates, bigWinTier, celebrated } from "./market.js";
+import { megaKey } from "./market_de.js";
 
 const LINE_COLORS = ["#ffd23f", "#ff4f9a", "#4fe3ff", "#7dff6a", "#ff8c2e", "#b58cff", "#ff5e5e",
   "#3ef0c0", "#f7f06a", "#ff9ad5", "#6aa8ff", "#c6ff4f", "#ffb36a", "#d08cff", "#5effa0",
@@ -259,11 +260,12 @@ export class RoundPlayer {
   async #mega(scene) {
     // 1000 x the total bet: the game's largest single award gets its largest show
     const ui = this.ui;
-    ui.winLine.textContent = `${ui.t("mega")}: ${ui.money(scene.win)}`;
+    const title = ui.t(megaKey(ui.game));  // "full-screen prize" where prizes are named so
+    ui.winLine.textContent = `${title}: ${ui.money(scene.win)}`;
     if (this.quiet) return;
     this.sound("jackpot");
     this.shownBig = Math.max(this.shownBig, scene.win);
-    await ui.celebrate({ kind: "mega", tier: 3, title: ui.t("mega"), kicker: ui.t("megaText"),
+    await ui.celebrate({ kind: "mega", tier: 3, title, kicker: ui.t("megaText"),
       amount: scene.win, sub: ui.t("megaSub", { x: ui.game.hold_and_cash.mega,
         bet: ui.money(this.round.total_bet) }), ms: 9000 }, this.skipping);
   }
