@@ -260,6 +260,7 @@ const STRINGS = {
 Object.assign(STRINGS.de, {
   marqueeNoPool: "20 GEWINNLINIEN · STAR WILD · HOLD & CASH",
   prizeFullScreen: "Vollbild", megaPrize: "VOLLBILDGEWINN",
+  wildRuleNoPool: "WILD ersetzt alle Gewinnsymbole (nicht Star Coin). Multiplikator Wild wirkt als WILD und verdreifacht den Liniengewinn.",
   panicButton: "Panik-Taste", panicTitle: "Panik-Taste: 24 Stunden Pause",
   panicText: "Ein Druck auf „Jetzt sperren“ sperrt Sie sofort für 24 Stunden: keine Einsätze und keine Einzahlungen. Die Sperre kann nicht vorzeitig aufgehoben werden.",
   panicConfirm: "Jetzt 24 Stunden sperren", panicCancel: "Abbrechen",
@@ -273,6 +274,7 @@ Object.assign(STRINGS.de, {
 Object.assign(STRINGS.en, {
   marqueeNoPool: "20 LINES · STAR WILD · HOLD & CASH",
   prizeFullScreen: "Full screen", megaPrize: "FULL-SCREEN PRIZE",
+  wildRuleNoPool: "WILD substitutes for every paying symbol (not Star Coin). The Multiplier Wild acts as WILD and triples the line win.",
   panicButton: "Panic button", panicTitle: "Panic button: a 24-hour break",
   panicText: "Pressing “Exclude me now” excludes you at once for 24 hours: no bets and no deposits. The exclusion cannot be lifted early.",
   panicConfirm: "Exclude me now for 24 hours", panicCancel: "Cancel",

@@ -31,7 +31,7 @@ export function renderPaytable(el, game, { t, lang, money, lineBet }) {
       <tbody>${rows}</tbody>
     </table>
     <div class="pt-specials">
-      <div class="special">${symbolSvg("WILD", "pt-sym")}${symbolSvg("MWILD", "pt-sym")}<p>${t("wildRule")}</p></div>
+      <div class="special">${symbolSvg("WILD", "pt-sym")}${symbolSvg("MWILD", "pt-sym")}<p>${t(hasPool(game) ? "wildRule" : "wildRuleNoPool")}</p></div>
       <div class="special">${symbolSvg("COIN", "pt-sym")}<p><b>${name(coin)}</b> – ${t("coinRule", { sw: game.star_wild_coins, hc: game.hold_and_cash_coins })}</p></div>
       ${hasPool(game) ? `<div class="special">${symbolSvg("JACKPOT", "pt-sym")}<p><b>${name(jackpot)}</b> – ${t("jackpotRule")}</p></div>` : ""}
       <div class="special hc-pays">
