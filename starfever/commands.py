@@ -213,7 +213,8 @@ def print_rtp(figs: Figures, *, cache: str, seconds: float) -> None:
     print(f"  Star Wild {_one_in(figs.star_wild_frequency, '.1f')} spins "
           f"(the respin alone pays nothing in {figs.star_wild_respin_pays_nothing:.1%} "
           f"of them, the whole round in {figs.star_wild_round_pays_nothing:.1%}), Hold & Cash "
-          f"{_one_in(figs.hold_and_cash_frequency, '.1f')}, Mega "
+          f"{_one_in(figs.hold_and_cash_frequency, '.1f')}, "
+          f"{'Mega' if pool else 'full screen'} "
           f"{_one_in(figs.mega_frequency, ',.0f')}"
           + (f", EUR jackpot line {_one_in(figs.jackpot_frequency, ',.0f')}" if pool else ""))
     if pool:

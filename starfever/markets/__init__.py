@@ -8,9 +8,9 @@ the player protections a market requires (a panic button, one session per player
 deposit limit). ``starfever serve --market NAME`` picks one (the default is
 :data:`DEFAULT_MARKET`, the Austrian conditions); ``GET /api/v1/game`` and the operator's launch
 serve it to the client, and the server itself enforces what a client could skip (the minimum
-round duration per player, the stake, and at start-up a model the market allows:
-:func:`check_model`). A field no code knows is refused, never ignored. Which fields the server
-enforces today: ADR 0018 and ADR 0073.
+round duration per player, the stake, at start-up a model the market allows:
+:func:`check_model`, and the player protections: ``server.services.market_rules``). A field no
+code knows is refused, never ignored. Which fields the server enforces: ADR 0018, 0073, 0075.
 """
 
 from __future__ import annotations
@@ -86,13 +86,13 @@ class MarketProfile:
     (ADR 0072)."""
     panic_button: bool
     """Whether the player must be offered a panic button (one press, confirmed: a 24-hour
-    self-exclusion). Data only so far (ADR 0073)."""
+    self-exclusion): ``POST /panic-button`` (``services.market_rules``, ADR 0075)."""
     one_session_per_player: bool
-    """Whether a player may have one session at a time (a second ends the first). Data only so
-    far (ADR 0073)."""
+    """Whether a player may have one session at a time: a log-in or launch ends the others
+    (``401 session_replaced``; ``services.market_rules``, ADR 0075)."""
     monthly_deposit_limit_cents: int | None
-    """The most a player may deposit in a calendar month in ledger mode, in cents; ``None``: no
-    such limit. Data only so far (ADR 0073)."""
+    """The most a player may deposit in a calendar month (UTC) in ledger mode, in cents;
+    ``None``: no such limit (``422 monthly_deposit_limit_exceeded``; ADR 0075)."""
     demo: str = DEMO_ALLOWED
     """Demo play (:data:`DEMO_RULES`): ``allowed``, ``forbidden`` or ``verified_only``."""
 

@@ -104,6 +104,10 @@ class SessionToken(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
     expires_at: Mapped[datetime] = mapped_column(UtcDateTime)
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    ended_because: Mapped[str | None] = mapped_column(String(16))
+    """Why the session ended before its expiry, where not by a log-out: ``replaced`` (a later
+    session of the player, in a market with one session per player) or ``panic`` (the panic
+    button); ``None`` otherwise (migration 0026, ADR 0075)."""
     reality_check_at: Mapped[datetime] = mapped_column(UtcDateTime)
     """Its log-in time (kept for old rows; the reality check's clock is the account's)."""
     net_result: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -108,6 +108,12 @@ class SelfExclusionCreate(Request):
     days: Annotated[int, Field(ge=1, le=3650)]
 
 
+class PanicButtonPress(Request):
+    """The panic button: ``{"confirmed": true}`` once the player confirmed it on the page."""
+
+    confirmed: bool
+
+
 class Public(BaseModel):
     """Base of every response body."""
 

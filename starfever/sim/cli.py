@@ -72,7 +72,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         seed = parse_count(args.seed, "--seed", minimum=0, maximum=MAX_SEED)
     if args.cluster is not None:
         check_cluster_address(args.cluster)
-    bets = list(BET_CLASSES) if args.line_bet.strip().lower() == "all" else [
+    model = load_model(args.model)
+    # "all": every class the model is offered at (its line_bets; the ten for a model that
+    # names none), as its figures state them (ADR 0072)
+    bets = list(model.line_bets) if args.line_bet.strip().lower() == "all" else [
         parse_line_bet(args.line_bet)]
     per_class: dict[int, int] = {int(bet): spins for bet in bets}
     if args.mix is not None:
@@ -81,7 +84,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         mix = _mix(args.mix)
         per_class = {bet: max(1, round(spins * share)) for bet, share in mix.items()}
         bets = [check_line_bet(bet) for bet in per_class]
-    model = load_model(args.model)
     exact = _Exact(model, variance_reduction=args.variance_reduction)  # while the workers play
     progress = not args.json and sys.stderr.isatty()
     docs = []

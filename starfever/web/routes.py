@@ -107,9 +107,18 @@ def game_data(model: MathModel | None = None,
         "market": (market or load_market(DEFAULT_MARKET)).public(),
     }
     if model is not None:
+        # what the running model offers: its classes within the market's stake cap (the spin
+        # route refuses the rest), whether it has the €€€ pool, how its fixed prizes are named
+        # (``jackpot``: Minor/Major/Mega; ``multiplier``: by what they pay, ADR 0072)
+        cap = data["market"]["max_stake_cents"]
+        data["bet_classes"] = [int(b) for b in model.line_bets
+                               if b * symbols.LINE_COUNT <= cap] or [int(model.line_bets[0])]
+        data["hold_and_cash"]["prize_names"] = model.hold_and_cash.prize_names
+        data["jackpot"]["progressive"] = model.has_progressive
         figures = model_figures(model)
         exact = figures.exact
-        data["model"] = {"name": model.name, "version": model.version}
+        data["model"] = {"name": model.name, "version": model.version,
+                         "progressive": model.has_progressive}
         # the exact return, split into the game (lines, Star Wild, Hold & Cash) and the €€€
         # contribution, as fractions of the total bet
         data["rtp"] = {"total": float(exact.total), "game": float(exact.game),

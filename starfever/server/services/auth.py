@@ -31,7 +31,7 @@ from starfever.server.models import (
     RegistrationAttempt,
     SessionToken,
 )
-from starfever.server.services import devices
+from starfever.server.services import devices, market_rules
 from starfever.server.services.control_rules import check_not_terminated
 from starfever.server.services.errors import (
     Conflict,
@@ -348,7 +348,9 @@ def forget_attempt(db: Database, attempt_id: int) -> None:
 
 
 def open_session(db: Database, settings: Settings, account_id: int) -> tuple[str, datetime]:
-    """A new session of the account: its bearer token and expiry."""
+    """A new session of the account: its bearer token and expiry. In a market with one session
+    per player it ends the player's other live sessions (``market_rules.end_other_sessions``,
+    under the account row's lock)."""
     token = secrets.token_urlsafe(32)
     now = utcnow()
     expires = now + timedelta(seconds=settings.token_ttl_seconds)
@@ -357,6 +359,7 @@ def open_session(db: Database, settings: Settings, account_id: int) -> tuple[str
                                  .with_for_update())
         if account is not None:
             start_play_period(session, settings, account, now)
+        market_rules.end_other_sessions(session, settings, account_id, now)
         session.add(SessionToken(account_id=account_id, token_hash=token_hash(settings, token),
                                  created_at=now, expires_at=expires, reality_check_at=now,
                                  net_result=0))
@@ -409,7 +412,8 @@ def _authenticate(db: Database, settings: Settings, digest: str, *,
     if row is None:
         raise Unauthorized("the bearer token is not valid", code="invalid_token")
     token_row, username, role = row
-    check_session_live(token_row.revoked_at, token_row.expires_at, utcnow())
+    check_session_live(token_row.revoked_at, token_row.expires_at, utcnow(),
+                       token_row.ended_because)
     if not spinning:
         check_not_terminated(token_row.terminated_at)
     principal = Principal(account_id=token_row.account_id, username=username, role=role,

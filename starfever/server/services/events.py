@@ -52,6 +52,7 @@ KINDS: tuple[str, ...] = (
     "credit_refused", "unpaid_win_resent", "unpaid_win_paid", "settlement_proposed",
     "settlement_approved", "settlement_withdrawn",
     "maintenance_started", "maintenance_ended", "session_terminated",
+    "panic_button",
 )
 """Every kind of event the log takes."""
 SECRET_NAMES = frozenset(("password", "passwd", "otp", "token", "secret", "secret_key",

@@ -38,6 +38,7 @@ from sqlalchemy.exc import IntegrityError
 from starfever.seamless import protocol as p
 from starfever.server.db import Database
 from starfever.server.models import PLAYER, Account, LaunchToken, SessionToken
+from starfever.server.services import market_rules
 from starfever.server.services.auth import start_play_period, token_hash
 from starfever.server.services.errors import (
     BadRequest,
@@ -317,6 +318,8 @@ def exchange(db: Database, settings: Settings, launch_token: str) -> tuple[str, 
             if birth is not None:
                 account.birth_date = birth
             start_play_period(session, settings, account, now)
+            market_rules.check_not_panicked(account, now)
+        market_rules.end_other_sessions(session, settings, account_id, now)
         session.add(SessionToken(account_id=account_id, token_hash=token_hash(settings, token),
                                  created_at=now, expires_at=expires, reality_check_at=now,
                                  net_result=0, operator_session=operator_session, brand=brand,

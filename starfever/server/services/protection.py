@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from starfever.server.db import Database
 from starfever.server.models import WALLET, Account, DepositLimit, LedgerEntry
-from starfever.server.services import events, ledger
+from starfever.server.services import events, ledger, market_rules
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import Forbidden, NotFound, utcnow
 from starfever.server.services.protection_rules import (
@@ -140,11 +140,12 @@ def check_not_excluded(account: Account, now: datetime, action: str) -> None:
 
 def check_deposit(session: Session, settings: Settings, account: Account, amount: int,
                   now: datetime) -> None:
-    """Refuse a deposit that self-exclusion, the player's age or the weekly limit forbids
-    (wallet locked)."""
+    """Refuse a deposit that self-exclusion, the player's age, the market's monthly limit
+    (``market_rules``) or the weekly limit forbids (wallet locked)."""
     check_not_excluded(account, now, "deposits are")
     check_adult(account.birth_date, now, "deposits are")
     state = limit_state(session, settings, account, now, apply_due=True)
+    market_rules.check_monthly_deposit(session, settings, account.id, amount, now)
     if amount > state.remaining:
         raise Forbidden(f"a deposit of {amount} cents exceeds the weekly deposit limit of "
                         f"{state.weekly_deposit_limit} cents ({state.remaining} cents left "

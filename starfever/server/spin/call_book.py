@@ -89,7 +89,8 @@ _MAINTENANCE = (select(_CONTROLS.c.maintenance_since, _CONTROLS.c.retry_after_se
 def _logins_of(*, postgres: bool) -> Select[Any]:
     """The batch's sessions, each with its player's account (one read for both)."""
     return (select(_SESSIONS.c.id, _SESSIONS.c.account_id, _SESSIONS.c.revoked_at,
-                   _SESSIONS.c.expires_at, _SESSIONS.c.operator_session,
+                   _SESSIONS.c.expires_at, _SESSIONS.c.ended_because,
+                   _SESSIONS.c.operator_session,
                    _ACCOUNTS.c.external_id,
                    _ACCOUNTS.c.play_started_at, _ACCOUNTS.c.reality_check_at,
                    _ACCOUNTS.c.net_result, _ACCOUNTS.c.reality_check_seconds,
@@ -238,7 +239,7 @@ def _one(item: _Prepare, logins: dict[int, Any],
     if login is None or login.account_id != principal.account_id:
         raise Unauthorized("the bearer token is not valid", code="invalid_token")
     account = login
-    check_session_live(login.revoked_at, login.expires_at, now)
+    check_session_live(login.revoked_at, login.expires_at, now, login.ended_because)
     if account.external_id is None:
         raise NotFound("this player did not come from the operator's launch",
                        code="not_an_operator_player")

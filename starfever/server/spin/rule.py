@@ -171,6 +171,8 @@ class Login:
     expires_at: datetime
     terminated_at: datetime | None = None
     """When the operator ended the session (ADR 0067): no new round from then."""
+    ended_because: str | None = None
+    """Why it ended early (``sessions.ended_because``): the refusal names it."""
 
 
 @dataclass(slots=True)
@@ -321,7 +323,7 @@ class _Batch:
         login = self.logins.get(sid)
         if login is None:
             raise Unauthorized("the bearer token is not valid", code="invalid_token")
-        check_session_live(login.revoked_at, login.expires_at, self.now)
+        check_session_live(login.revoked_at, login.expires_at, self.now, login.ended_because)
         player = self.players.get(aid)
         if player is None or (player.balance is None and job.debit is None):
             raise NotFound(f"player {aid} has no wallet", code="wallet_not_found")

@@ -98,7 +98,7 @@ def _reads(*, postgres: bool) -> _Reads:
                           .where(among(_ACCOUNTS.c.id, "ids", postgres=postgres))),
         rounds=_stored_rounds(postgres=postgres),
         sessions=(select(_SESSIONS.c.id, _SESSIONS.c.revoked_at, _SESSIONS.c.expires_at,
-                         _SESSIONS.c.terminated_at)
+                         _SESSIONS.c.terminated_at, _SESSIONS.c.ended_because)
                   .where(among(_SESSIONS.c.id, "ids", postgres=postgres))),
         debits=(select(_CALLS.c.transaction_id, _CALLS.c.status)
                 .where(among(_CALLS.c.transaction_id, "ids", postgres=postgres))
@@ -181,7 +181,8 @@ def read_books(txn: Batch, postgres: bool, jobs: Sequence[Job]) -> Books | None:
     settled = {(row.account_id, row.idempotency_key): RoundRow(**row._asdict())
                for row in stored if (row.account_id, row.idempotency_key) in pairs}
     logins = {row.id: Login(revoked_at=row.revoked_at, expires_at=row.expires_at,
-                            terminated_at=row.terminated_at)
+                            terminated_at=row.terminated_at,
+                            ended_because=row.ended_because)
               for row in sessions}
     pool, carry, last_id, last_hash, head_mac, since, retry_after = head[0]
     return Books(players=players, logins=logins, settled=settled, pool=pool,

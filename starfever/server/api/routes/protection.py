@@ -10,11 +10,13 @@ from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.schemas import (
     LimitsPublic,
     LimitUpdate,
+    PanicButtonPress,
     RealityCheckPublic,
     SelfExclusionCreate,
     SelfExclusionPublic,
 )
-from starfever.server.services import protection
+from starfever.server.services import market_rules, protection
+from starfever.server.services.errors import Unprocessable
 from starfever.server.services.protection import LimitState
 
 router = APIRouter(tags=["player protection"], route_class=RetryOnDisconnect)
@@ -59,6 +61,20 @@ def exclude(body: SelfExclusionCreate, context: ContextDep,
     """Exclude yourself from bets and deposits for ``days`` days (cannot be shortened)."""
     context.wallet.ledger("self-exclusion")  # the operator's: its wallet says player_blocked
     until = protection.self_exclude(context.db, player, body.days)
+    return SelfExclusionPublic(excluded=True, excluded_until=until)
+
+
+@router.post("/panic-button", status_code=201)
+def panic_button(body: PanicButtonPress, context: ContextDep,
+                 player: PlayerDep) -> SelfExclusionPublic:
+    """The panic button of a market that requires one (``de``): no play for 24 hours, at once.
+    Ledger mode: a self-exclusion; operator mode: a ``panic_button`` event for the operator,
+    this session ended, and no launch of the player until then (ADR 0075)."""
+    if not body.confirmed:
+        raise Unprocessable("the panic button needs the player's confirmation "
+                            '({"confirmed": true})', code="panic_not_confirmed")
+    until = market_rules.press_panic_button(
+        context.db, context.settings, player, operator_mode=context.wallet.launches_players)
     return SelfExclusionPublic(excluded=True, excluded_until=until)
 
 

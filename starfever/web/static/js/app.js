@@ -24,6 +24,7 @@ import { TabChannel } from "./tabs.js";
 import { SessionClock } from "./sessionclock.js";
 import { betPicker } from "./betpicker.js";
 import { demoFromUrl, installDemo, noteMaintenance, offerDemo, sessionEndText } from "./demo.js";
+import { hasPool, installPanicButton, presentPrizes } from "./market_de.js";
 
 const $ = (sel) => document.querySelector(sel);
 const RESEND_MS = 4000;
@@ -352,7 +353,8 @@ async function playSpin(request, { fresh }) {
 function handleError(error) {
   if (error instanceof ApiError && error.status === 401) {
     api.setToken(null);
-    showAuth(sessionEndText(error, { t, errorText }));  // "the operator ended it" says so
+    // the operator ended it, another session replaced it, the panic button: say why
+    showAuth(has(`err_${error.code}`) ? errorText(error) : sessionEndText(error, { t, errorText }));
     return;
   }
   if (error instanceof ApiError && error.code === "self_excluded") {
@@ -463,6 +465,7 @@ function stopPolling() {
 }
 
 async function pollPool() {
+  if (!hasPool(state.game)) return;  // a model without the €€€: no meter to keep
   try {
     const pool = await api.jackpot();
     if (!state.busy) setPool(pool.pool);
@@ -561,6 +564,8 @@ function applyMarket() {
   $("#session-clock").hidden = m.show_session_clock === false;
   state.betIndex = Math.min(state.betIndex, allowedBetCount(state.game) - 1);
   showNet();
+  presentPrizes(state.game);  // no €€€ meter without a pool; prizes named by multiplier
+  installPanicButton(state.game, { api, showExclusion, handleError });
 }
 
 function showSound() {

@@ -351,6 +351,37 @@ const STRINGS = {
   },
 };
 
+// The de market (market_de.js; ADR 0072: prizes named by what they pay; ADR 0075: the panic
+// button, one session per player, the monthly deposit limit). One block, appended.
+Object.assign(STRINGS.de, {
+  marqueeNoPool: "20 GEWINNLINIEN · STAR WILD · HOLD & CASH",
+  prizeFullScreen: "Vollbild", megaPrize: "VOLLBILDGEWINN",
+  wildRuleNoPool: "WILD ersetzt alle Gewinnsymbole (nicht Star Coin). Multiplikator Wild wirkt als WILD und verdreifacht den Liniengewinn.",
+  panicButton: "Panik-Taste", panicTitle: "Panik-Taste: 24 Stunden Pause",
+  panicText: "Ein Druck auf „Jetzt sperren“ sperrt Sie sofort für 24 Stunden: keine Einsätze und keine Einzahlungen. Die Sperre kann nicht vorzeitig aufgehoben werden.",
+  panicConfirm: "Jetzt 24 Stunden sperren", panicCancel: "Abbrechen",
+  panicDone: "Gesperrt bis {when}.",
+  err_session_replaced: "Diese Sitzung wurde beendet, weil Sie das Spiel an anderer Stelle geöffnet haben: Sie können nur in einer Sitzung zugleich spielen.",
+  err_panic_button_pressed: "Sie haben die Panik-Taste gedrückt: Spielen ist 24 Stunden lang nicht möglich.",
+  err_panic_not_confirmed: "Bitte bestätigen Sie die Panik-Taste.",
+  err_panic_button_not_offered: "In diesem Markt gibt es keine Panik-Taste.",
+  err_monthly_deposit_limit_exceeded: "Diese Einzahlung überschreitet das monatliche Einzahlungslimit.",
+});
+Object.assign(STRINGS.en, {
+  marqueeNoPool: "20 LINES · STAR WILD · HOLD & CASH",
+  prizeFullScreen: "Full screen", megaPrize: "FULL-SCREEN PRIZE",
+  wildRuleNoPool: "WILD substitutes for every paying symbol (not Star Coin). The Multiplier Wild acts as WILD and triples the line win.",
+  panicButton: "Panic button", panicTitle: "Panic button: a 24-hour break",
+  panicText: "Pressing “Exclude me now” excludes you at once for 24 hours: no bets and no deposits. The exclusion cannot be lifted early.",
+  panicConfirm: "Exclude me now for 24 hours", panicCancel: "Cancel",
+  panicDone: "Excluded until {when}.",
+  err_session_replaced: "This session has ended because you opened the game elsewhere: you can play in one session at a time.",
+  err_panic_button_pressed: "You pressed the panic button: play is not possible for 24 hours.",
+  err_panic_not_confirmed: "Please confirm the panic button.",
+  err_panic_button_not_offered: "This market has no panic button.",
+  err_monthly_deposit_limit_exceeded: "This deposit exceeds the monthly deposit limit.",
+});
+
 let current = "en";
 
 export function initialLanguage() {

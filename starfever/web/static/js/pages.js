@@ -1,5 +1,6 @@
 // Paytable and rules, generated from GET /api/v1/game (the engine's own data).
 import { symbolSvg } from "./symbols.js";
+import { hasPool, prizesByMultiplier } from "./market_de.js";
 
 function miniLine(rows, n) {
   const cells = [];
@@ -30,11 +31,13 @@ export function renderPaytable(el, game, { t, lang, money, lineBet }) {
       <tbody>${rows}</tbody>
     </table>
     <div class="pt-specials">
-      <div class="special">${symbolSvg("WILD", "pt-sym")}${symbolSvg("MWILD", "pt-sym")}<p>${t("wildRule")}</p></div>
+      <div class="special">${symbolSvg("WILD", "pt-sym")}${symbolSvg("MWILD", "pt-sym")}<p>${t(hasPool(game) ? "wildRule" : "wildRuleNoPool")}</p></div>
       <div class="special">${symbolSvg("COIN", "pt-sym")}<p><b>${name(coin)}</b> – ${t("coinRule", { sw: game.star_wild_coins, hc: game.hold_and_cash_coins })}</p></div>
-      <div class="special">${symbolSvg("JACKPOT", "pt-sym")}<p><b>${name(jackpot)}</b> – ${t("jackpotRule")}</p></div>
+      ${hasPool(game) ? `<div class="special">${symbolSvg("JACKPOT", "pt-sym")}<p><b>${name(jackpot)}</b> – ${t("jackpotRule")}</p></div>` : ""}
       <div class="special hc-pays">
-        ${symbolSvg("MINOR", "pt-sym")}<p><b>MINOR</b> ${hc.minor}× · <b>MAJOR</b> ${hc.major}× · <b>MEGA</b> ${hc.mega}× · CASH ${hc.cash_values.join("/")}× ${t("totalBetWord")} (${money(lineBet * game.line_count)})</p></div>
+        ${symbolSvg("MINOR", "pt-sym")}<p>${prizesByMultiplier(game)
+          ? `<b>×${hc.minor}</b> · <b>×${hc.major}</b> · <b>${t("prizeFullScreen")}</b> ${hc.mega}×`
+          : `<b>MINOR</b> ${hc.minor}× · <b>MAJOR</b> ${hc.major}× · <b>MEGA</b> ${hc.mega}×`} · CASH ${hc.cash_values.join("/")}× ${t("totalBetWord")} (${money(lineBet * game.line_count)})</p></div>
     </div>
     <h3>${t("linesTitle")}</h3>
     <div class="lines-grid">${game.lines.map((rows, i) => miniLine(rows, i + 1)).join("")}</div>`;

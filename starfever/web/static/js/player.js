@@ -8,6 +8,7 @@ import { setMarkup } from "./markup.js";
 import { buildTimeline, linePoints, winCells } from "./timeline.js";
 import { symbolSvg } from "./symbols.js";
 import { anticipates, bigWinTier, celebrated } from "./market.js";
+import { megaKey } from "./market_de.js";
 
 /** The scene a feature's round can be resumed from after a reload (``from``), or null where
  * there is nothing to resume: no feature, or its result already shown. */
@@ -346,11 +347,12 @@ export class RoundPlayer {
   async #mega(scene) {
     // 1000 x the total bet: the game's largest single award gets its largest show
     const ui = this.ui;
-    ui.winLine.textContent = `${ui.t("mega")}: ${ui.money(scene.win)}`;
+    const title = ui.t(megaKey(ui.game));  // "full-screen prize" where prizes are named so
+    ui.winLine.textContent = `${title}: ${ui.money(scene.win)}`;
     if (this.quiet) return;
     this.sound("jackpot");
     this.shownBig = Math.max(this.shownBig, scene.win);
-    await ui.celebrate({ kind: "mega", tier: 3, title: ui.t("mega"), kicker: ui.t("megaText"),
+    await ui.celebrate({ kind: "mega", tier: 3, title, kicker: ui.t("megaText"),
       amount: scene.win, sub: ui.t("megaSub", { x: ui.game.hold_and_cash.mega,
         bet: ui.money(this.round.total_bet) }), ms: 9000 }, this.skipping);
   }
