@@ -192,6 +192,20 @@ def main(out: Path = OUT) -> list[Path]:
             _spin(page, forcing.no_win_draws(model))
             shot("strict")
             errors += strict_watch.errors
+        de_model = load_model("de")
+        with Databases(Path(tmp) / "de-db") as databases, start_server(
+                databases, "sqlite", Path(tmp) / "de",
+                args=("--market", "de", "--model", "de")) as german:
+            german.register("greta")
+            german.deposit("greta", 25_000)
+            plain = browser.new_context(viewport={"width": 1280, "height": 860},
+                                        locale="de-DE")
+            page = plain.new_page()
+            de_watch = ConsoleWatch(page)
+            _login(page, f"{german.url}/?speed=0.6&lang=de", "greta")
+            _spin(page, forcing.line_win_draws(de_model))
+            shot("de")  # no €€€ meter, prizes named by multiplier, the panic button
+            errors += de_watch.errors
         browser.close()
         if errors:
             raise SystemExit(f"console errors: {errors}")
