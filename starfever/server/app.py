@@ -20,6 +20,7 @@ from starfever.server.api.deps import Context
 from starfever.server.api.query_checks import known_query_only
 from starfever.server.api.request_checks import RequestChecks
 from starfever.server.api.routes import (
+    free_rounds,
     health,
     jackpot,
     launch,
@@ -164,7 +165,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     # the spin route first: FastAPI matches a request against the routes in order (twice:
     # to choose, then to handle), so the most frequent request scans the fewest
     for module in (spins, health, players, sessions, wallet_routes, rounds, jackpot,
-                   protection, operator, software, launch):
+                   protection, operator, software, launch, free_rounds):
         api.include_router(module.router)
     app.include_router(api)
     app.include_router(health.probes)

@@ -94,6 +94,8 @@ class SpinCreate(Request):
     line_bet: Annotated[int, Field(ge=1, le=MAX_AMOUNT)]
     test_draws: Annotated[list[Annotated[int, Field(ge=0, le=MAX_AMOUNT)]],
                           Field(min_length=1, max_length=MAX_TEST_DRAWS)] | None = None
+    grant_id: Annotated[int, Field(ge=1, le=MAX_AMOUNT)] | None = None
+    """A free round: the grant to play it on (``GET /free-rounds``); the bet must be its."""
 
 
 class LimitUpdate(Request):
@@ -250,6 +252,19 @@ class RoundPagePublic(Public):
     next_before: int | None
 
 
+class FreeRoundPublic(Public):
+    """A free round's grant after the round."""
+
+    grant_id: int
+    rounds_left: int
+    winnings: int
+    """What the grant's rounds paid so far (cents)."""
+    paid_win: int
+    """What this round paid."""
+    withheld: int
+    """What this round won above the grant's cap and did not pay (the player is told)."""
+
+
 class SpinPublic(Public):
     round: RoundPublic
     balance: int
@@ -258,6 +273,8 @@ class SpinPublic(Public):
     session_time_left_seconds: int | None = None
     """Operator mode: seconds left of the session's time limit from its launch (0: reached,
     no more spins in this session); ``None`` when the session has no time limit."""
+    free_round: FreeRoundPublic | None = None
+    """A free round (the spin named a grant): its grant after it."""
 
 
 class JackpotPublic(Public):
