@@ -188,13 +188,15 @@ def check_before_spin(db: Database, account_id: int, grant_id: int, line_bet: in
 
 # --- grants ---------------------------------------------------------------------------------
 def create_grant(db: Database, account_id: int, operator_id: str, terms: Terms,
-                 expires_at: datetime, created_by: str, now: datetime,
-                 ) -> tuple[GrantView, bool]:
+                 expires_at: datetime, created_by: str, now: datetime, *,
+                 asked_expiry: str | None = None) -> tuple[GrantView, bool]:
     """Make the grant, or find the one made before under ``operator_id`` (the same terms: the
-    first answer; other terms: ``409 grant_id_reused``); whether it was made now."""
+    first answer; other terms: ``409 grant_id_reused``); whether it was made now. The terms
+    compared are those asked for (``asked_expiry``: the expiry as sent, ``None`` for the
+    default), so a repeat sent a minute later is still the same request."""
     fingerprint = _fingerprint({"account_id": account_id, "rounds": terms.rounds,
                                 "line_bet": terms.line_bet, "max_win": terms.max_win,
-                                "expires_at": expires_at.isoformat()})
+                                "expires_at": asked_expiry})
     for _ in range(2):
         with db.write() as session:
             found = session.scalar(select(FreeRoundGrant)

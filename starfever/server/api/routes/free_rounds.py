@@ -237,7 +237,7 @@ def _make_grant(db: Database, body: GrantCreate, account_id: int, created_by: st
     expires = service.check_expiry(None if body.expires_at is None else _instant(
         body.expires_at, "expires_at", "invalid_grant"), now)
     return service.create_grant(db, account_id, body.grant_id, _terms_of(body), expires,
-                                created_by, now)
+                                created_by, now, asked_expiry=body.expires_at)
 
 
 def _campaign_terms(body: CampaignCreate, players: list[int] | None) -> service.CampaignTerms:
