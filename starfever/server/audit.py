@@ -194,6 +194,7 @@ def run_audit(db: Database, settings: Settings | None = None,
         prev_id, prev_hash = 0, GENESIS_HASH
         operator_rounds: dict[int, tuple[int, int, int]] = {}
         free_rounds: dict[int, list[Round]] = defaultdict(list)
+        unbooked_free: set[int] = set()
         for r in _rounds(session):
             report.rounds_checked += 1
             where = f"round {r.id}"
@@ -230,6 +231,8 @@ def run_audit(db: Database, settings: Settings | None = None,
             side = OPERATOR_BOOK if OPERATOR_BOOK in round_books else WALLET
             if r.grant_id is not None:
                 free_rounds[r.grant_id].append(r)
+            if r.grant_id is not None and r.paid == 0 and WALLET not in round_books:
+                unbooked_free.add(r.id)  # a free round that paid nothing: either mode
             if side == OPERATOR_BOOK:
                 operator_rounds[r.id] = r.staked, r.paid, r.progressive_win if \
                     r.paid_win is None else split_paid(r.total_win - r.progressive_win,
@@ -254,7 +257,7 @@ def run_audit(db: Database, settings: Settings | None = None,
             report.problems.append(f"chain head names round {stored_head[0]}, the last "
                                    f"stored round is {prev_id}")
         _check_books(session, report, pool_row, pool, carry)
-        _check_operator_calls(session, report, operator_rounds)
+        _check_operator_calls(session, report, operator_rounds, unbooked_free)
         _check_grants(session, report, free_rounds)
         report.problems.extend(cashier.audit_problems(session))
         for name, statement in statements:
@@ -264,15 +267,20 @@ def run_audit(db: Database, settings: Settings | None = None,
 
 
 def _check_operator_calls(session: Session, report: AuditReport,
-                          operator_rounds: dict[int, tuple[int, int, int]]) -> None:
+                          operator_rounds: dict[int, tuple[int, int, int]],
+                          unbooked_free: set[int]) -> None:
     """Operator mode: the ``operator`` book of each round against the wallet calls; a round
     whose credit the operator refused is a finding (its win is unpaid, OPERATOR-WALLET.md
-    rule 5), so the audit fails until it is paid."""
+    rule 5), so the audit fails until it is paid. A free round that paid nothing books
+    nothing on the player's side in either mode; its credit (of 0, on a debit of 0) names it
+    as an operator round."""
     debits = {row.transaction_id: row for row in session.scalars(
         select(WalletCall).where(WalletCall.kind == CallKind.DEBIT))}
     credits: dict[int, list[WalletCall]] = defaultdict(list)
     for row in session.scalars(select(WalletCall).where(WalletCall.kind == CallKind.CREDIT)):
         credits[int(row.round_id or 0)].append(row)
+    for round_id in unbooked_free & credits.keys():
+        operator_rounds.setdefault(round_id, (0, 0, 0))
     for round_id, (bet, win, jackpot_win) in sorted(operator_rounds.items()):
         report.operator_rounds_checked += 1
         where = f"round {round_id}"
