@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -105,3 +106,24 @@ def test_concurrent_free_spins_in_operator_mode_never_play_more_than_granted(
     assert not credited & rolled_back and rolled_back  # the race was run, and lost
     wallet.clear_faults()
     assert wallet.balance(player_id) == 500 + rounds[1] == server.balance(token)
+
+
+def test_a_campaign_for_every_player_grants_itself_at_launch(
+        server: Server, wallet: OperatorWallet) -> None:
+    """A campaign with ``players: null`` open now: a player launched in its window has its
+    grant before asking for free rounds (the operator's query shows it); a cancelled one
+    grants nobody."""
+    now = server.now()
+    window = {"starts_at": protocol.timestamp(now - timedelta(hours=1)),
+              "ends_at": protocol.timestamp(now + timedelta(days=1))}
+    campaign_id = f"oc-{uuid.uuid4().hex[:10]}"
+    expect(signed(server, wallet, "/campaigns", campaign_id=campaign_id, players=None,
+                  rounds=4, line_bet=LINE_BET, **window), 201)
+    player_id, _ = new_player(server, wallet, 0)
+    [given] = expect(signed(server, wallet, "/grants/query", player_id=player_id),
+                     200).json()["grants"]
+    assert (given["campaign_id"], given["rounds_left"]) == (campaign_id, 4)
+    expect(signed(server, wallet, "/campaigns/cancel", campaign_id=campaign_id), 200)
+    late_id, _ = new_player(server, wallet, 0)
+    assert expect(signed(server, wallet, "/grants/query", player_id=late_id),
+                  200).json()["grants"] == []

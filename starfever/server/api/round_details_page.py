@@ -14,6 +14,7 @@ from fastapi.responses import HTMLResponse
 
 from starfever.server.api.deps import Context
 from starfever.server.services import round_details
+from starfever.server.services.free_rounds import RoundGrant
 from starfever.server.services.support import CallLine
 from starfever.web.routes import SYMBOL_NAMES
 
@@ -32,7 +33,11 @@ TEXT: Final[dict[str, dict[str, str]]] = {
            "status": "Status", "amount": "Betrag", "build": "Software und Modell",
            "model": "Mathematisches Modell", "model_sha256": "Modell (SHA-256)",
            "build_sha256": "Software (SHA-256)", "hash": "Runden-Hash",
-           "reel": "Walze", "row": "Reihe", "line": "Linie", "step": "Schritt"},
+           "reel": "Walze", "row": "Reihe", "line": "Linie", "step": "Schritt",
+           "free_round": "Freispiel", "free_round_note": "Ein Freispiel: kein Einsatz wurde "
+           "abgebucht.", "grant": "Freispiel-Gutschrift", "campaign": "Aktion",
+           "paid_win": "Ausgezahlter Gewinn", "withheld": "Über der Obergrenze, nicht "
+           "ausgezahlt"},
     "en": {"title": "Round {id}", "not_found": "There is no such round.",
            "played": "Played", "test": "Test round", "bet": "Bet",
            "line_bet": "Line bet", "total_bet": "Total bet",
@@ -46,7 +51,10 @@ TEXT: Final[dict[str, dict[str, str]]] = {
            "status": "Status", "amount": "Amount", "build": "Software and model",
            "model": "Math model", "model_sha256": "Model (SHA-256)",
            "build_sha256": "Software (SHA-256)", "hash": "Round hash",
-           "reel": "Reel", "row": "Row", "line": "Line", "step": "Step"},
+           "reel": "Reel", "row": "Row", "line": "Line", "step": "Step",
+           "free_round": "Free round", "free_round_note": "A free round: no stake was "
+           "taken.", "grant": "Free-round grant", "campaign": "Campaign",
+           "paid_win": "Win paid", "withheld": "Above the cap, not paid"},
 }
 EVENTS: Final[dict[str, tuple[str, str]]] = {
     "reveal": ("Walzen", "Reels"), "line_win": ("Liniengewinn", "Line win"),
@@ -141,6 +149,17 @@ def _calls(calls: list[CallLine], t: dict[str, str], lang: str) -> str:
     return (f'<h2>{_e(t["calls"])}</h2><table class="calls"><tr>{head}</tr>{body}</table>')
 
 
+def _free_round(free: RoundGrant | None, t: dict[str, str], lang: str) -> str:
+    """A free round's grant, campaign, paid win and what its cap withheld."""
+    if free is None:
+        return ""
+    rows = [(t["grant"], _e(free.grant_id)), (t["campaign"], _e(free.campaign_id or "-")),
+            (t["paid_win"], _e(money(free.paid_win, lang))),
+            (t["withheld"], _e(money(free.withheld, lang)))]
+    return (f'<h2>{_e(t["free_round"])}</h2><p class="free-round">'
+            f'{_e(t["free_round_note"])}</p><table class="facts">{_rows(rows)}</table>')
+
+
 def _page(lang: str, title: str, body: str, css: str) -> str:
     return (f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -167,7 +186,8 @@ def render(found: round_details.RoundDetails, lang: str, css: str) -> str:
     played = f"{t['played']}: {r.created_at:%Y-%m-%d %H:%M:%S} UTC"
     body = (f"<h1>{_e(title)}</h1><p>{_e(played)}"
             + (f" · {_e(t['test'])}" if r.test else "") + "</p>"
-            f'<h2>{_e(t["bet"])}</h2><table class="facts">{_rows(cents)}</table>'
+            + _free_round(found.free_round, t, lang)
+            + f'<h2>{_e(t["bet"])}</h2><table class="facts">{_rows(cents)}</table>'
             f'<h2>{_e(t["steps"])}</h2><ol class="steps">{steps}</ol>'
             f'<h2>{_e(t["wins"])}</h2><table class="facts">{_rows(wins)}</table>'
             + _calls(found.calls, t, lang)

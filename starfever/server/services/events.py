@@ -20,6 +20,9 @@ Kinds and who writes them:
 - ``audit_passed``, ``audit_failed``: ``starfever audit`` (:func:`record_audit`).
 - ``software_changed``: ``starfever serve`` at start, when the running build hash (package
   and environment, ADR 0051) differs from the last recorded (``identity.record_running_build``).
+- ``free_round_grant_created``, ``free_round_grant_cancelled``, ``free_round_campaign_created``,
+  ``free_round_campaign_cancelled``: ``services.free_rounds`` (ADR 0064; a campaign's own
+  grants are not logged one by one: its event names its terms).
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ KINDS: tuple[str, ...] = (
     "settings_changed", "model_changed", "approved_models_changed", "pool_refill",
     "audit_passed", "audit_failed",
     "software_changed",
+    "free_round_grant_created", "free_round_grant_cancelled", "free_round_campaign_created",
+    "free_round_campaign_cancelled",
 )
 """Every kind of event the log takes."""
 SECRET_NAMES = frozenset(("password", "passwd", "otp", "token", "secret", "secret_key",

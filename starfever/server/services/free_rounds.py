@@ -13,6 +13,7 @@ free rounds) between its start and end.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -24,6 +25,7 @@ from sqlalchemy.orm import Session
 from starfever.engine.symbols import BET_CLASSES
 from starfever.server.db import Database
 from starfever.server.models import Account, FreeRoundCampaign, FreeRoundGrant, Round
+from starfever.server.services import events
 from starfever.server.services.chain import canonical_json
 from starfever.server.services.errors import Conflict, NotFound, Unprocessable
 from starfever.server.services.free_round_rules import (
@@ -186,6 +188,36 @@ def check_before_spin(db: Database, account_id: int, grant_id: int, line_bet: in
         return check_playable(state(session, grant_id), account_id, line_bet, now)
 
 
+@dataclass(frozen=True, slots=True)
+class RoundGrant:
+    """The grant a free round was played on, for recall and the round's details page."""
+
+    id: int
+    grant_id: str
+    campaign_id: str | None
+    paid_win: int
+    withheld: int
+
+
+def grants_of_rounds(db: Database, rounds: Sequence[Round]) -> dict[int, RoundGrant]:
+    """By round id, the grant of each free round among ``rounds`` (paid rounds are left out)."""
+    free = {r.id: (r.grant_id, r.total_win, r.total_win if r.paid_win is None else r.paid_win)
+            for r in rounds if r.grant_id is not None}  # round id: grant, win, paid win
+    if not free:
+        return {}
+    with db.read() as session:
+        rows = session.execute(
+            select(FreeRoundGrant.id, FreeRoundGrant.operator_id, FreeRoundCampaign.operator_id)
+            .outerjoin(FreeRoundCampaign, FreeRoundCampaign.id == FreeRoundGrant.campaign_id)
+            .where(FreeRoundGrant.id.in_({grant for grant, _, _ in free.values()})))
+        refs = {gid: (grant_ref(gid, own), campaign) for gid, own, campaign in rows}
+    found: dict[int, RoundGrant] = {}
+    for round_id, (grant, won, paid) in free.items():
+        ref, campaign = refs.get(grant, (grant_ref(grant, None), None))
+        found[round_id] = RoundGrant(grant, ref, campaign, paid, won - paid)
+    return found
+
+
 # --- grants ---------------------------------------------------------------------------------
 def create_grant(db: Database, account_id: int, operator_id: str, terms: Terms,
                  expires_at: datetime, created_by: str, now: datetime, *,
@@ -215,6 +247,10 @@ def create_grant(db: Database, account_id: int, operator_id: str, terms: Terms,
                     created_by=created_by, created_at=now)
                 session.add(grant)
                 session.flush()
+                events.record(session, "free_round_grant_created", actor=created_by, detail={
+                    "grant_id": grant_ref(grant.id, operator_id), "account_id": account_id,
+                    "rounds": terms.rounds, "line_bet": terms.line_bet,
+                    "max_win": terms.max_win, "expires_at": expires_at})
                 return view(session, grant, now), True
         except IntegrityError:  # the same id made concurrently: read it again
             continue
@@ -248,7 +284,7 @@ def grants_of(db: Database, account_id: int, now: datetime) -> list[GrantView]:
         return [view(session, grant, now) for grant in rows]
 
 
-def cancel_grant(db: Database, ref: str, now: datetime) -> GrantView:
+def cancel_grant(db: Database, ref: str, now: datetime, actor: str) -> GrantView:
     """Cancel a grant: its unplayed rounds lapse, its paid winnings stay (cancelling twice is
     the first cancel's answer). Locked, so a round settling at that moment is either before
     the cancel (and counts) or after it (and is refused ``grant_cancelled``)."""
@@ -258,28 +294,35 @@ def cancel_grant(db: Database, ref: str, now: datetime) -> GrantView:
             raise NotFound(f"no free-round grant {ref!r}", code="grant_not_found")
         if grant.cancelled_at is None:
             grant.cancelled_at = now
+            events.record(session, "free_round_grant_cancelled", actor=actor, detail={
+                "grant_id": grant_ref(grant.id, grant.operator_id),
+                "account_id": grant.account_id, "rounds_played": grant.rounds_played,
+                "rounds_lapsed": grant.rounds - grant.rounds_played,
+                "winnings": grant.winnings})
         return view(session, grant, now)
 
 
-def cancel_by_id(db: Database, grant_id: int, now: datetime) -> GrantView:
+def cancel_by_id(db: Database, grant_id: int, now: datetime, actor: str) -> GrantView:
     """Cancel a grant by Star Fever's id (the back office)."""
     with db.read() as session:
         grant = session.get(FreeRoundGrant, grant_id)
         if grant is None:
             raise NotFound(f"no free-round grant {grant_id}", code="grant_not_found")
         ref = grant_ref(grant.id, grant.operator_id)
-    return cancel_grant(db, ref, now)
+    return cancel_grant(db, ref, now, actor)
 
 
 def playable(db: Database, account_id: int, now: datetime) -> list[GrantView]:
     """What the player may play now: their active grants, soonest to expire first, after
     granting them every campaign for every player open now that they do not have yet."""
-    _join_open_campaigns(db, account_id, now)
+    join_open_campaigns(db, account_id, now)
     return sorted((g for g in grants_of(db, account_id, now) if g.state == ACTIVE),
                   key=lambda g: (g.expires_at, g.id))
 
 
-def _join_open_campaigns(db: Database, account_id: int, now: datetime) -> None:
+def join_open_campaigns(db: Database, account_id: int, now: datetime) -> None:
+    """Grant the player every campaign for every player open now that they do not have yet
+    (on a launch, and when they ask for their free rounds)."""
     with db.read() as session:
         have = select(FreeRoundGrant.campaign_id).where(
             FreeRoundGrant.account_id == account_id,
@@ -376,6 +419,14 @@ def create_campaign(db: Database, asked: CampaignTerms, created_by: str, now: da
                 session.add(found)
                 session.flush()
                 made = True
+                events.record(session, "free_round_campaign_created", actor=created_by,
+                              detail={"campaign_id": asked.operator_id,
+                                      "players": None if asked.players is None
+                                      else len(asked.players),
+                                      "rounds": t.rounds, "line_bet": t.line_bet,
+                                      "max_win": t.max_win, "starts_at": asked.starts_at,
+                                      "ends_at": asked.ends_at,
+                                      "valid_days": asked.valid_days})
             elif found.request_hash != fingerprint:
                 raise Conflict(f"campaign id {asked.operator_id!r} was used for another "
                                "campaign", code="campaign_id_reused")
@@ -417,7 +468,7 @@ def campaigns(db: Database, now: datetime) -> list[CampaignView]:
             select(FreeRoundCampaign).order_by(FreeRoundCampaign.id.desc()))]
 
 
-def cancel_campaign(db: Database, ref: str, now: datetime) -> CampaignView:
+def cancel_campaign(db: Database, ref: str, now: datetime, actor: str) -> CampaignView:
     """Cancel a campaign and every grant it gave (their unplayed rounds lapse; what they paid
     stays paid); no player gets it any more."""
     with db.write() as session:
@@ -427,6 +478,8 @@ def cancel_campaign(db: Database, ref: str, now: datetime) -> CampaignView:
             raise NotFound(f"no free-round campaign {ref!r}", code="campaign_not_found")
         if found.cancelled_at is None:
             found.cancelled_at = now
+            events.record(session, "free_round_campaign_cancelled", actor=actor,
+                          detail={"campaign_id": ref})
         for grant in session.scalars(select(FreeRoundGrant).where(
                 FreeRoundGrant.campaign_id == found.id,
                 FreeRoundGrant.cancelled_at.is_(None)).order_by(FreeRoundGrant.id)
@@ -459,8 +512,10 @@ def direct_cost(db: Database) -> Cost:
         return costs(session).get(None, Cost())
 
 
-__all__ = ["CampaignTerms", "CampaignView", "Cost", "GrantView", "Terms", "campaigns",
+__all__ = ["CampaignTerms", "CampaignView", "Cost", "GrantView", "RoundGrant", "Terms",
+           "campaigns",
            "cancel_by_id", "cancel_campaign", "cancel_grant", "check_before_spin",
            "check_campaign", "check_expiry", "check_terms", "costs", "create_campaign",
            "create_grant", "direct_cost", "find_campaign", "find_grant", "grants_of",
+           "grants_of_rounds", "join_open_campaigns",
            "playable", "state"]

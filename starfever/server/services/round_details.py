@@ -20,7 +20,7 @@ from typing import Final
 
 from starfever.server.db import Database
 from starfever.server.models import Round
-from starfever.server.services import support
+from starfever.server.services import free_rounds, support
 
 PURPOSE: Final = b"starfever round details v1"
 """What the key is derived for: a key of its own, not the secret that signs anything else."""
@@ -67,6 +67,8 @@ class RoundDetails:
 
     round: Round
     calls: list[support.CallLine]
+    free_round: free_rounds.RoundGrant | None = None
+    """A free round's grant (ADR 0064); ``None`` for a paid round."""
 
 
 def load(db: Database, round_id: int) -> RoundDetails | None:
@@ -75,7 +77,8 @@ def load(db: Database, round_id: int) -> RoundDetails | None:
         found = session.get(Round, round_id)
     if found is None:
         return None
-    return RoundDetails(found, support.round_calls(db, round_id))
+    return RoundDetails(found, support.round_calls(db, round_id),
+                        free_rounds.grants_of_rounds(db, [found]).get(round_id))
 
 
 __all__ = ["PATH", "PURPOSE", "RoundDetails", "details_key", "load", "path_of", "signature",

@@ -287,7 +287,7 @@ async def cancel_grant(context: ContextDep, request: Request,
     if body.grant_id is None:
         raise Unprocessable("send grant_id", code="invalid_free_rounds")
     return _grant(await run_in_threadpool(service.cancel_grant, context.db, body.grant_id,
-                                          utcnow()))
+                                          utcnow(), "operator-api"))
 
 
 @operator_api.post("/campaigns", status_code=status.HTTP_201_CREATED)
@@ -323,7 +323,7 @@ async def cancel_campaign(context: ContextDep, request: Request,
     """Cancel a campaign and its grants (unplayed rounds lapse, winnings stay paid)."""
     body = await _signed(context, request, signature, CampaignRef)
     return _campaign(await run_in_threadpool(service.cancel_campaign, context.db,
-                                             body.campaign_id, utcnow()))
+                                             body.campaign_id, utcnow(), "operator-api"))
 
 
 def _external_account(db: Database, player_id: str) -> int | None:
@@ -395,18 +395,20 @@ def backoffice_campaign(body: BackOfficeCampaignCreate, context: ContextDep,
 
 
 @backoffice.post("/grants/{grant_id}/cancel")
-def backoffice_cancel_grant(context: ContextDep, _operator: OperatorDep,
+def backoffice_cancel_grant(context: ContextDep, operator_: OperatorDep,
                             grant_id: Annotated[int, Path(ge=1, le=MAX_ID)]) -> GrantPublic:
     """Cancel a grant by Star Fever's id."""
-    return _grant(service.cancel_by_id(context.db, grant_id, utcnow()))
+    return _grant(service.cancel_by_id(context.db, grant_id, utcnow(),
+                                       f"backoffice:{operator_.username}"))
 
 
 @backoffice.post("/campaigns/{campaign_id}/cancel")
-def backoffice_cancel_campaign(context: ContextDep, _operator: OperatorDep,
+def backoffice_cancel_campaign(context: ContextDep, operator_: OperatorDep,
                                campaign_id: Annotated[str, Path(pattern=OPERATOR_REF)],
                                ) -> CampaignPublic:
     """Cancel a campaign by the operator's id."""
-    return _campaign(service.cancel_campaign(context.db, campaign_id, utcnow()))
+    return _campaign(service.cancel_campaign(context.db, campaign_id, utcnow(),
+                                             f"backoffice:{operator_.username}"))
 
 
 router = APIRouter()

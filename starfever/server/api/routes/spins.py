@@ -87,18 +87,22 @@ async def _spin(body: SpinCreate, context: Context, player: Principal,
     job = draw.queued_spin(context.settings, context.model, player, body.line_bet,
                            idempotency_key, body.test_draws, draw=False, grant=grant)
     outcome = await context.wallet.spin(job)  # the bet taken, the round drawn and settled
+    free = None if body.grant_id is None else await run_in_threadpool(_free_round, context,
+                                                                      outcome)
     return SpinPublic(round=round_public(outcome.round, details_url(context, outcome.round.id),
-                                         payment=outcome.payment),
+                                         payment=outcome.payment,
+                                         free=None if free is None else free[1]),
                       balance=outcome.balance,
                       replayed=outcome.replayed,
                       reality_check=reality_check(outcome.reality_check),
                       session_time_left_seconds=play_time_left(player.play_ends_at, utcnow()),
-                      free_round=None if body.grant_id is None else await run_in_threadpool(
-                          _free_round, context, outcome))
+                      free_round=None if free is None else free[0])
 
 
-def _free_round(context: Context, outcome: SpinOutcome) -> FreeRoundPublic:
-    """A free round's grant after it: from the settlement, or read again for a retry."""
+def _free_round(context: Context, outcome: SpinOutcome,
+                ) -> tuple[FreeRoundPublic, free_rounds.RoundGrant]:
+    """A free round's grant after it (from the settlement, or read again for a retry) and
+    the grant as the round's recall names it."""
     r = outcome.round
     grant = outcome.grant
     if grant is None and r.grant_id is not None:
@@ -108,6 +112,8 @@ def _free_round(context: Context, outcome: SpinOutcome) -> FreeRoundPublic:
         raise Conflict("this Idempotency-Key was used for a different spin request",
                        code="idempotency_key_reused")
     paid = r.paid_win or 0
-    return FreeRoundPublic(grant_id=grant.id, rounds_left=grant.rounds_left,
-                           winnings=grant.winnings, paid_win=paid,
-                           withheld=r.total_win - paid)
+    return (FreeRoundPublic(grant_id=grant.id, rounds_left=grant.rounds_left,
+                            winnings=grant.winnings, paid_win=paid,
+                            withheld=r.total_win - paid),
+            free_rounds.RoundGrant(grant.id, grant.grant_ref, grant.campaign_ref, paid,
+                                   r.total_win - paid))
