@@ -119,8 +119,9 @@ def player_file(db: Database, settings: Settings, username: str, *,
         limits = None if operator_mode else protection.limit_state(session, settings, account,
                                                                    now)
         n, bet, win = session.execute(
-            select(func.count(), func.coalesce(func.sum(Round.total_bet), 0),
-                   func.coalesce(func.sum(Round.total_win), 0))
+            select(func.count(), func.coalesce(func.sum(  # a free round stakes nothing
+                       case((Round.grant_id.is_(None), Round.total_bet), else_=0)), 0),
+                   func.coalesce(func.sum(func.coalesce(Round.paid_win, Round.total_win)), 0))
             .where(Round.account_id == account.id)).one()
         entries = session.scalars(
             select(LedgerEntry).where(LedgerEntry.book == WALLET,
