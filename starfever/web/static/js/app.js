@@ -15,6 +15,7 @@ import { allowedBetCount, anticipates, bigWinTier, celebrated } from "./market.j
 import { exitUrl, launchFromUrl, operatorMode } from "./launch.js";
 import { protectionViews } from "./protection.js";
 import { historyViews } from "./history.js";
+import { FreeRounds } from "./freerounds.js";  // free rounds (issue 36): freerounds.js
 
 const $ = (sel) => document.querySelector(sel);
 const PENDING_KEY = "sf.pendingRound";
@@ -33,6 +34,8 @@ const START_GRID = [
 ];
 
 const api = new Api();
+// free rounds: the panel of the player's grants; its button plays one (spinFree)
+const freeRounds = new FreeRounds(api, (grant) => spinFree(grant));
 const sound = new Sound();
 const state = {
   game: null, balance: null, betIndex: 0, busy: false, recall: false, pool: null, excluded: false,
@@ -194,6 +197,7 @@ function setBusy(busy) {
   document.body.classList.toggle("busy", busy);
   $("#spin").disabled = busy || state.excluded;
   $("#spin").setAttribute("aria-busy", String(busy));
+  freeRounds.setBusy(busy);
   $("#skip").hidden = !busy || !market().slam_stop;  // a market without slam stop: no Skip
   showBet();
   // a disabled Spin loses the keyboard focus to the page: give it back when play can go on
@@ -270,7 +274,7 @@ function spinInDoubtAfter(error) {
 async function sendSpin(request) {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await api.spin(request.lineBet, request.key, request.draws);
+      return await api.spin(request.lineBet, request.key, request.draws, request.grantId);
     } catch (error) {
       // the market's least time per round, by the server's clock: nothing was debited, so
       // the same request goes again a moment later
@@ -296,6 +300,19 @@ async function spin() {
   if (spinInDoubt()) { await resumeSpin(); return; }  // no new bet before the last one's fate
   const request = { user: localStorage.getItem("sf.user"), key: newKey(), lineBet: lineBet(),
     draws: hooks.nextTestDraws };  // one key per click; retries of this click reuse it
+  hooks.nextTestDraws = null;
+  localStorage.setItem(SPIN_KEY, JSON.stringify(request));
+  await playSpin(request, { fresh: true });
+}
+
+/** Free rounds: one round of ``grant`` at its bet, chosen by the player on the grant's own
+ * button (the Spin button's bet is left as it is). */
+async function spinFree(grant) {
+  if (state.busy || !state.game || state.recall === "playing" || state.excluded) return;
+  if (document.querySelector("dialog[open]")) return;
+  if (spinInDoubt()) { await resumeSpin(); return; }
+  const request = { user: localStorage.getItem("sf.user"), key: newKey(),
+    lineBet: grant.line_bet, draws: hooks.nextTestDraws, grantId: grant.id };
   hooks.nextTestDraws = null;
   localStorage.setItem(SPIN_KEY, JSON.stringify(request));
   await playSpin(request, { fresh: true });
@@ -344,6 +361,7 @@ async function playSpin(request, { fresh }) {
     }
     localStorage.removeItem(SPIN_KEY);  // refused: nothing was played
     handleError(error);
+    if (request.grantId && String(error.code).startsWith("grant_")) freeRounds.refused();
     return;
   }
   clearTimeout(resendTimer);
@@ -351,7 +369,7 @@ async function playSpin(request, { fresh }) {
   localStorage.setItem(PENDING_KEY, String(round.id));
   localStorage.removeItem(SPIN_KEY);
   hooks.rounds += 1;
-  setBalance(round.balance_before - round.total_bet);
+  setBalance(round.balance_before - (round.free_round ? 0 : round.total_bet));  // free: no stake
   const minSpin = 450 * player.speed - (performance.now() - started);
   if (minSpin > 0 && !state.skipAsked) await new Promise((r) => setTimeout(r, minSpin));
   player.speed = speedFactor();
@@ -378,6 +396,7 @@ async function playSpin(request, { fresh }) {
       ? t("announceWin", { win: money(round.total_win), balance: money(response.balance) })
       : t("announceNoWin", { balance: money(response.balance) }));
     if (round.payment === "unpaid") status(t("winUnpaid"));  // the operator refused the credit
+    if (response.free_round) freeRounds.played(response.free_round);
   }
 }
 
@@ -514,6 +533,7 @@ async function enterGame(username = localStorage.getItem("sf.user")) {
   pollPool();
   await recoverInterrupted();
   await resumeSpin();
+  freeRounds.refresh();  // the grants the player may play now
   $("#spin").focus();
 }
 
@@ -664,6 +684,7 @@ function changeLanguage(code) {
   if (state.pool !== null) setPool(state.pool);
   setWin(Number($("#win").dataset.cents || 0));
   renderPages();
+  freeRounds.relabel();
 }
 
 // ---------------------------------------------------------------- start

@@ -3,6 +3,7 @@
 import { BackOfficeApi, BoError, esc, newKey } from "./boapi.js";
 import * as recall from "./recall.js";
 import { showMeters } from "./meters.js";
+import { bindFreeRounds, loadFreeRounds } from "./freerounds.js";  // free rounds (issue 36)
 
 const $ = (sel) => document.querySelector(sel);
 const api = new BackOfficeApi();
@@ -70,6 +71,7 @@ const loaders = {
   reports: () => {},
   audit: () => loadAudit(),
   events: () => loadEvents(),
+  freerounds: () => loadFreeRounds(api, (c) => money(c)),
 };
 
 async function showPage(name) {
@@ -366,6 +368,8 @@ function bind() {
   $("#report-form").addEventListener("submit", download);
   $("#recall-replay").addEventListener("click", () => recall.again());
   $("#recall-skip").addEventListener("click", () => recall.skip());
+  bindFreeRounds(api, (c) => money(c), (text) => parseEuros(text),
+    () => loadFreeRounds(api, (c) => money(c)), failed);
   document.addEventListener("click", (event) => {
     const target = event.target.closest("[data-open-player], [data-recall]");
     if (!target) return;
