@@ -53,10 +53,10 @@ def test_a_grant_is_shown_chosen_and_played_to_its_end(game: Game, server: Serve
     assert "2 free rounds left" in line and f"€{won // 100}.{won % 100:02d}" in line
     assert "Free round played" in game.text("[data-testid=free-note]")
     assert game.cents("#total-bet") == paid_bet  # the paid bet is left as it was
-    game.page.click("[data-lang=de]")  # the panel in German
+    game.page.click("#game [data-lang=de]")  # the panel in German
     assert "Noch 2 Freispiele" in game.text("[data-testid=free-grant]")
     assert "Freispiel gespielt" in game.text("[data-testid=free-note]")
-    game.page.click("[data-lang=en]")
+    game.page.click("#game [data-lang=en]")
     for _ in range(2):
         won += play_free(game)["free_round"]["paid_win"]
     assert game.page.locator("[data-testid=free-grant]").count() == 0
