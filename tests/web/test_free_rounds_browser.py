@@ -10,6 +10,7 @@ from typing import Any
 
 import pyotp
 import pytest
+from sqlalchemy import text
 
 from starfever.engine.model import MathModel
 from tests.harness import OPERATOR_PASSWORD, Server, create_operator, expect
@@ -108,5 +109,12 @@ def test_the_back_office_grants_lists_costs_and_cancels(browser: Any, server: Se
     page.wait_for_selector(f"#fr-grants tr:has-text('web-g-{name}') [data-state=cancelled]")
     assert [g["grant_id"] for g in expect(server.call("GET", "/free-rounds", token),
                                           200).json()["grants"]] == []
+    page.click("[data-testid=tab-meters]")  # free rounds' RTP apart from paid play
+    page.wait_for_function("!document.body.dataset.loading")
+    with server.engine().connect() as conn:
+        free = conn.execute(text("SELECT COUNT(*) FROM rounds WHERE grant_id IS NOT NULL "
+                                 "AND NOT test AND line_bet = :b"), {"b": LINE_BET}).scalar_one()
+    shown = page.locator(f"#rtp-free-body tr[data-line-bet='{LINE_BET}'] td").nth(2)
+    assert int(shown.inner_text()) == free >= 1
     context.close()
     assert watch.errors == [], f"the back office logged errors: {watch.errors}"
