@@ -378,9 +378,13 @@ class ReferenceWallet:
 
     def _say(self, method: str, body: Mapping[str, Any], status: int, note: str) -> None:
         if self.log:
+            free = body.get("free_round")  # a free round's call says so (issue 36)
+            shown = "" if not isinstance(free, dict) else (
+                f" FREE ROUND grant {free.get('grant_id')} campaign {free.get('campaign_id')} "
+                f"rounds left {free.get('rounds_left')}")
             print(f"{method:8} {body.get('transaction_id', '-'):40} player "
-                  f"{body.get('player_id')} amount {body.get('amount', '-')} -> {status} {note}",
-                  file=sys.stderr, flush=True)
+                  f"{body.get('player_id')} amount {body.get('amount', '-')}{shown} -> {status} "
+                  f"{note}", file=sys.stderr, flush=True)
 
     @staticmethod
     def _object(call: _Call) -> dict[str, Any]:

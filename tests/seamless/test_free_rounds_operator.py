@@ -62,6 +62,8 @@ def test_a_free_round_debits_zero_and_credits_the_paid_win_with_its_block(
     assert [(c["amount"], c["free_round"]) for c in credits] == list(zip(wins, block,
                                                                        strict=True))
     assert wallet.balance(player_id) == 1_000 + sum(wins) == server.balance(token)
+    printed = [line for line in wallet.log.read_text().splitlines() if player_id in line]
+    assert sum(f"FREE ROUND grant {grant_id} campaign None" in line for line in printed) == 4
     queried = expect(signed(server, wallet, "/grants/query", grant_id=grant_id), 200).json()
     [shown] = queried["grants"]
     assert (shown["rounds_left"], shown["winnings"], shown["state"]) == (0, sum(wins),

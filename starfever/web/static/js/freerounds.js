@@ -17,7 +17,7 @@ export class FreeRounds {
     this.onPlay = onPlay;
     this.grants = [];
     this.busy = false;
-    this.note = "";
+    this.note = [];  // [key, vars] of what the panel tells, written anew in each language
     this.panel = document.createElement("section");
     this.panel.id = "freerounds";
     this.panel.className = "freerounds";
@@ -49,22 +49,19 @@ export class FreeRounds {
       grant.rounds_left = freeRound.rounds_left;
       grant.winnings = freeRound.winnings;
     }
-    const parts = [t("freePlayed", { paid: money(freeRound.paid_win),
-      left: freeRound.rounds_left })];
-    if (freeRound.withheld > 0) {
-      parts.push(t("freeWithheld", { withheld: money(freeRound.withheld) }));
-    }
+    const parts = [["freePlayed", { paid: freeRound.paid_win, left: freeRound.rounds_left }]];
+    if (freeRound.withheld > 0) parts.push(["freeWithheld", { withheld: freeRound.withheld }]);
     if (freeRound.rounds_left === 0) {
-      parts.push(t("freeFinished", { total: money(freeRound.winnings) }));
+      parts.push(["freeFinished", { total: freeRound.winnings }]);
       this.grants = this.grants.filter((g) => g.id !== freeRound.grant_id);
     }
-    this.note = parts.join(" ");
+    this.note = parts;
     this.render();
   }
 
   /** A free spin refused (the grant expired, was cancelled or is used up): ask again. */
   async refused() {
-    this.note = t("freeGone");
+    this.note = [["freeGone", {}]];
     await this.refresh();
   }
 
@@ -77,10 +74,13 @@ export class FreeRounds {
 
   render() {
     this.panel.querySelector(".freerounds-title").textContent = t("freeRounds");
-    this.panel.querySelector(".freerounds-note").textContent = this.note;
+    const cents = new Set(["paid", "withheld", "total"]);
+    this.panel.querySelector(".freerounds-note").textContent = this.note.map(([key, vars]) =>
+      t(key, Object.fromEntries(Object.entries(vars).map(([name, value]) =>
+        [name, cents.has(name) ? money(value) : value])))).join(" ");
     const list = this.panel.querySelector(".freerounds-list");
     list.replaceChildren(...this.grants.map((grant) => this.line(grant)));
-    this.panel.hidden = this.grants.length === 0 && !this.note;
+    this.panel.hidden = this.grants.length === 0 && !this.note.length;
   }
 
   line(grant) {
