@@ -12,11 +12,14 @@ from datetime import timedelta
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import text
 
 from starfever.seamless import protocol
 from tests.harness import OperatorWallet, Server, expect, launched_player, run_cli_in_process
 from tests.seamless.operator_mode import applied, new_player, settled, wait_for
+
+pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
 
 LINE_BET = 5
 
