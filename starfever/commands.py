@@ -189,32 +189,42 @@ def print_rtp(figs: Figures, *, cache: str, seconds: float) -> None:
              "1e-12)"))
     split = figs.hold_and_cash_split
     capped = " (before the max-win cap)" if figs.hold_and_cash_split_before_cap else ""
+    pool = figs.has_progressive  # a model without a progressive has no EUR lines to print
     for part, label, of_which in (
             (c.lines, "line wins", False), (c.star_wild, "Star Wild respin", False),
-            (c.hold_and_cash, "Hold & Cash (cash, Minor, Major, Mega)", True),
-            (c.progressive, "EUR progressive contribution", False)):
+            (c.hold_and_cash, "Hold & Cash (cash, Minor, Major, Mega)" if pool else
+             "Hold & Cash (cash and fixed prizes)", True),
+            *([(c.progressive, "EUR progressive contribution", False)] if pool else [])):
         print(f"  {label:<40} {part:>9.4%}")
         if of_which:
             print(f"    of which{capped}: cash {split.cash:.4%}, Minor jackpot "
                   f"{split.minor:.4%}, Major jackpot {split.major:.4%}, Mega jackpot "
-                  f"{split.mega:.4%}")
+                  f"{split.mega:.4%}" if pool else
+                  f"    of which{capped}: cash {split.cash:.4%}, x20 prizes {split.minor:.4%}, "
+                  f"x200 prizes {split.major:.4%}, full screen {split.mega:.4%}")
     totals = {round(v.total, 8) for v in figs.by_line_bet.values()}
-    print(f"  every bet class (1..100 cent line bets): {min(totals):.4%} to {max(totals):.4%} "
-          "from the players' money (one EUR share per spin: the same return per euro)")
+    bets = sorted(figs.by_line_bet)
+    print(f"  every bet class ({bets[0]}..{bets[-1]} cent line bets): {min(totals):.4%} to "
+          f"{max(totals):.4%} from the players' money"
+          + (" (one EUR share per spin: the same return per euro)" if pool else
+             " (no progressive)"))
     print(f"  hit frequency {figs.hit_frequency:.2%} (1 in {1 / figs.hit_frequency:.2f}; "
           f"total win > 0, exact)")
     print(f"  Star Wild {_one_in(figs.star_wild_frequency, '.1f')} spins "
           f"(the respin alone pays nothing in {figs.star_wild_respin_pays_nothing:.1%} "
           f"of them, the whole round in {figs.star_wild_round_pays_nothing:.1%}), Hold & Cash "
           f"{_one_in(figs.hold_and_cash_frequency, '.1f')}, Mega "
-          f"{_one_in(figs.mega_frequency, ',.0f')}, EUR jackpot line "
-          f"{_one_in(figs.jackpot_frequency, ',.0f')}")
-    print(f"  standard deviation {figs.std_dev:.3f} x total bet ({figs.std_dev_method}; "
-          f"game alone {figs.std_dev_game:.3f}; EUR share at the seed pool), with the EUR "
-          "share at the pool's long-run law, by mix: " + ", ".join(
-              f"{name} {run.std_dev:.3f}"
-              + (" (closed form)" if run.method == "closed form" else " (grid)")
-              for name, run in figs.jackpot_long_run.items()))
+          f"{_one_in(figs.mega_frequency, ',.0f')}"
+          + (f", EUR jackpot line {_one_in(figs.jackpot_frequency, ',.0f')}" if pool else ""))
+    if pool:
+        print(f"  standard deviation {figs.std_dev:.3f} x total bet ({figs.std_dev_method}; "
+              f"game alone {figs.std_dev_game:.3f}; EUR share at the seed pool), with the EUR "
+              "share at the pool's long-run law, by mix: " + ", ".join(
+                  f"{name} {run.std_dev:.3f}"
+                  + (" (closed form)" if run.method == "closed form" else " (grid)")
+                  for name, run in figs.jackpot_long_run.items()))
+    else:
+        print(f"  standard deviation {figs.std_dev:.3f} x total bet ({figs.std_dev_method})")
     mw, mp = figs.max_win_x, figs.max_win_probability
     cap = mw.hold_and_cash
     hold = "unbounded" if cap is None else f"capped at {cap:,} x"
@@ -222,10 +232,11 @@ def print_rtp(figs: Figures, *, cache: str, seconds: float) -> None:
           f"{mw.star_wild:g} x (p {mp.star_wild:.3g}), Hold & Cash {hold}; "
           "P(H&C >= k x | triggered): " + ", ".join(
               f"{t.k}: {t.given_trigger:.3g}" for t in figs.hold_and_cash_tails))
-    print("  win bands (x total bet, EUR share excluded): " + ", ".join(
+    print(f"  win bands (x total bet{', EUR share excluded' if pool else ''}): " + ", ".join(
         f"{_band(b)} {b.probability:.4g}" for b in figs.win_bands))
-    print("  operator refills per euro staked, by mix: " + ", ".join(
-        f"{name} {run.refills:.4%}" for name, run in figs.jackpot_long_run.items()))
+    if pool:
+        print("  operator refills per euro staked, by mix: " + ", ".join(
+            f"{name} {run.refills:.4%}" for name, run in figs.jackpot_long_run.items()))
     print(f"  ({cache} cache, {seconds:.2f} s)")
 
 

@@ -16,7 +16,7 @@ from starfever.conditions.facts import (
     share_rows,
 )
 from starfever.conditions.numbers import euros, number, one_in, percent, plain
-from starfever.engine.model import UPGRADE_LINE_BET
+from starfever.engine.model import PRIZES_MULTIPLIER, UPGRADE_LINE_BET
 from starfever.engine.money import ONE_SHARE_PER_SPIN
 from starfever.report.document import Document
 
@@ -24,6 +24,15 @@ LANG = "en"
 CELL_NAMES = {"BLANK": "blank (no symbol)", "CASH": "cash symbol", "MINOR": "MINOR jackpot",
               "MAJOR": "MAJOR jackpot", "UPGRADE": "Upgrade booster",
               "MULTIPLIER": "Multiplier booster"}
+
+
+def _fixed(pays: int) -> str:
+    """The name of a fixed prize symbol named by what it pays (``prize_names`` multiplier)."""
+    return f"x{pays} prize symbol"
+
+
+FULL_SCREEN = "full-screen prize"
+"""The Mega prize named by what wins it (``prize_names`` multiplier)."""
 
 
 def build(f: Facts, names: dict[str, str]) -> Document:
@@ -37,7 +46,10 @@ def build(f: Facts, names: dict[str, str]) -> Document:
     _lines(doc, f)
     _wins(doc, f)
     _features(doc, f)
-    _jackpot(doc, f)
+    if f.has_progressive:
+        _jackpot(doc, f)
+    else:
+        _no_progressive(doc)
     _max_win(doc, f)
     _stake_and_return(doc, f)
     return doc
@@ -72,8 +84,9 @@ def _wins(doc: Document, f: Facts) -> None:
                   "follow. The wins of all lines add up. Every win is a whole multiple of the "
                   "bet and so an amount in whole cents.")
     doc.heading("Wild", 3)
+    not_for = "a €€€ Jackpot symbol or a Star Coin" if f.has_progressive else "a Star Coin"
     doc.paragraph("The Wild can stand in for every paying symbol above to form a winning "
-                  "combination. It cannot stand in for a €€€ Jackpot symbol or a Star Coin. A "
+                  f"combination. It cannot stand in for {not_for}. A "
                   "Wild is always read as the symbol that gives the line its highest win. Wilds "
                   "alone on a line pay as Wild in the paytable.")
     doc.heading("Multiplier Wild", 3)
@@ -91,9 +104,10 @@ def _wins(doc: Document, f: Facts) -> None:
 def _features(doc: Document, f: Facts) -> None:
     doc.heading("Features")
     doc.heading("Star Wild", 3)
-    respin_jackpot = ("The €€€ jackpot can be won in the bonus spin as in any spin."
+    respin_jackpot = ("" if not f.has_progressive else
+                      " The €€€ jackpot can be won in the bonus spin as in any spin."
                       if f.respin_jackpot else
-                      "These reels hold no €€€ Jackpot symbols either: the bonus spin cannot "
+                      " These reels hold no €€€ Jackpot symbols either: the bonus spin cannot "
                       "win the €€€ jackpot.")
     doc.paragraph(f"When {f.star_wild_coins} Star Coins are on the display at the end of a "
                   "spin, they turn into Wilds and the player wins a bonus spin in which the new "
@@ -106,12 +120,21 @@ def _features(doc: Document, f: Facts) -> None:
                   "bonus spin every other cell spins again, on reels of its own that hold no "
                   "Star Coin: the bonus spin can trigger neither Star Wild nor Hold & Cash. Its "
                   "wins are counted by the paytable as in any spin, at the triggering spin's "
-                  "bet. " + respin_jackpot)
+                  "bet." + respin_jackpot)
     doc.heading("Hold & Cash", 3)
     doc.paragraph(f"{f.hold_and_cash_coins} or more Star Coins on the display (wherever they "
                   "are on the reels) trigger the Hold & Cash feature. The triggering spin's "
                   "paytable wins are paid. No paytable wins can be won during the feature. The "
                   "feature is played at the bet of the spin that triggered it.")
+    if f.prize_names == PRIZES_MULTIPLIER:
+        _fixed_prizes(doc, f)
+    else:
+        _jackpot_prizes(doc, f)
+    _boosters(doc, f)
+
+
+def _jackpot_prizes(doc: Document, f: Facts) -> None:
+    """Hold & Cash's Minor, Major and Mega under the supplied conditions' own names."""
     doc.paragraph(f"The player first gets {f.respins} free bonus spins. The Star Coins already "
                   "on the reels are held for the whole feature. Before the first bonus spin they "
                   "turn into cash symbols with a cash value (at random, total bet "
@@ -149,6 +172,52 @@ def _features(doc: Document, f: Facts) -> None:
     doc.heading("Jackpot payouts", 3)
     doc.table(["Jackpot", "Minor", "Major", "Mega"],
               jackpot_payout_rows(f, "Payout factor (total bet x)"))
+
+
+def _fixed_prizes(doc: Document, f: Facts) -> None:
+    """Hold & Cash's fixed prizes named by what they pay: nothing is called a jackpot."""
+    minor, major = _fixed(f.minor), _fixed(f.major)
+    doc.paragraph(f"The player first gets {f.respins} free bonus spins. The Star Coins already "
+                  "on the reels are held for the whole feature. Before the first bonus spin they "
+                  "turn into cash symbols with a cash value (at random, total bet "
+                  f"{alternatives(f.coin_values, 'or')}). During the feature further cash symbols, "
+                  f"Upgrade boosters, Multiplier boosters and fixed prize symbols ({minor} or "
+                  f"{major}) can appear on the display.")
+    doc.paragraph("In every bonus spin each empty cell shows, independently of the others, one "
+                  "of these results with the probability given:")
+    doc.table(["Result of an empty cell", "Probability"],
+              cell_kind_rows(f, {**CELL_NAMES, "MINOR": minor, "MAJOR": major}, LANG))
+    doc.paragraph("Cash values (multiples of the total bet) and their probabilities:")
+    doc.table(["Cash value", "Star Coin before the first bonus spin", "new cash symbol"],
+              cash_value_rows(f, "total bet", LANG))
+    doc.paragraph("Each spin that brings at least one new cash symbol, fixed prize symbol or "
+                  f"booster symbol sets the count of bonus spins left back to {f.respins}. New "
+                  "cash and fixed prize symbols are held on the display. Booster symbols vanish "
+                  "once their effect has been applied to every cash symbol on the display; their "
+                  "cell stays empty.")
+    doc.paragraph("Order within one bonus spin: first the new cash and fixed prize symbols are "
+                  "held; then the boosters act one by one in reading order (reel 1 to 5, on each "
+                  "reel from top to bottom), each on every cash symbol on the display at that "
+                  "moment, those held in the same spin included. Boosters never act on fixed "
+                  "prize symbols.")
+    doc.paragraph(f"The feature ends after {f.respins} spins in a row without a new cash "
+                  f"symbol, fixed prize symbol or booster, or when the {FULL_SCREEN} is won (all "
+                  f"{f.cells} cells of the display hold a cash or fixed prize symbol). The wins "
+                  "on the display are then collected, settled and credited to the player's "
+                  f"account: the sum of the cash values, plus {f.minor} x total bet per {minor}, "
+                  f"{f.major} x total bet per {major} and {f.mega} x total bet for the "
+                  f"{FULL_SCREEN}.")
+    doc.paragraph("The fixed prize symbols and the full-screen prize pay fixed multiples of the "
+                  "total bet, given in the table “Fixed prizes”; they do not grow and are paid "
+                  f"from no pool. The {FULL_SCREEN} can be won at most once per Hold & Cash "
+                  "feature; it is won when every cell is covered by held symbols (cash and fixed "
+                  "prize symbols). Fixed prize symbols can appear on the display several times.")
+    doc.heading("Fixed prizes", 3)
+    doc.table(["Name", minor, major, FULL_SCREEN],
+              jackpot_payout_rows(f, "Payout factor (total bet x)"))
+
+
+def _boosters(doc: Document, f: Facts) -> None:
     doc.heading("Boosters", 3)
     doc.paragraph("Two kinds of booster can appear on the reels during the Hold & Cash "
                   "feature.")
@@ -184,6 +253,13 @@ def _jackpot(doc: Document, f: Facts) -> None:
                   "that, the operator refills it to the seed from its own funds.")
 
 
+def _no_progressive(doc: Document) -> None:
+    doc.heading("No progressive prize")
+    doc.paragraph("This game has no progressive prize: no part of any bet flows into a pool, and "
+                  "no prize grows over time or depends on other players. Every win is a fixed "
+                  "multiple of the bet given in these conditions.")
+
+
 def _max_win(doc: Document, f: Facts) -> None:
     doc.heading("Maximum win")
     largest = (f"The largest paytable win of one spin is {plain(f.max_base_x, LANG)} x total "
@@ -191,10 +267,17 @@ def _max_win(doc: Document, f: Facts) -> None:
                f"{plain(f.max_star_wild_x, LANG)} x total bet.")
     if f.cap_x is None:
         doc.paragraph(f"A round's win is not limited: there is no maximum win. {largest} The "
-                      "Hold & Cash feature's win has no upper bound (the Mega jackpot alone pays "
-                      f"{f.mega} x total bet).")
+                      "Hold & Cash feature's win has no upper bound (the "
+                      + ("Mega jackpot" if f.prize_names != PRIZES_MULTIPLIER else FULL_SCREEN)
+                      + f" alone pays {f.mega} x total bet).")
         return
     top = max(f.bet_classes) * f.line_count
+    if not f.has_progressive:
+        doc.paragraph(f"A round's total win is limited to {number(f.cap_x, LANG)} x the total "
+                      f"bet ({euros(f.cap_x * top, LANG)} at a total bet of {euros(top, LANG)}). "
+                      "When the win reaches the limit, the Hold & Cash feature ends at once and "
+                      f"the limit is paid. {largest}")
+        return
     doc.paragraph(f"A round's total win, a €€€ jackpot win included, is limited to "
                   f"{number(f.cap_x, LANG)} x the total bet ({euros(f.cap_x * top, LANG)} at a "
                   f"total bet of {euros(top, LANG)}). When the win reaches the limit, the Hold & "
@@ -214,11 +297,17 @@ def _per_class(f: Facts) -> str:
 def _stake_and_return(doc: Document, f: Facts) -> None:
     doc.heading("Bets and return")
     doc.paragraph(f"Average return to player: about {number(f.total * 100, LANG, 1)} %")
-    doc.paragraph(f"This model's theoretical return, computed exactly, is "
-                  f"{percent(f.total, LANG)} of the bets: {percent(f.game, LANG)} from lines, "
-                  f"Star Wild and Hold & Cash and {percent(f.progressive, LANG)} from the €€€ "
-                  f"jackpot (the share of every total bet that flows into it). {_per_class(f)} "
-                  "What the operator adds to refill the jackpot to its seed comes on top.")
+    if f.has_progressive:
+        doc.paragraph(f"This model's theoretical return, computed exactly, is "
+                      f"{percent(f.total, LANG)} of the bets: {percent(f.game, LANG)} from "
+                      f"lines, Star Wild and Hold & Cash and {percent(f.progressive, LANG)} from "
+                      "the €€€ jackpot (the share of every total bet that flows into it). "
+                      f"{_per_class(f)} What the operator adds to refill the jackpot to its seed "
+                      "comes on top.")
+    else:
+        doc.paragraph(f"This model's theoretical return, computed exactly, is "
+                      f"{percent(f.total, LANG)} of the bets, all of it from lines, Star Wild and "
+                      f"Hold & Cash (no progressive prize). {_per_class(f)}")
     doc.table(["Bet class per line", "Total bet", "Theoretical return"],
               return_rows(f, LANG))
     doc.paragraph(f"Probability that a round wins something (total win above zero): "

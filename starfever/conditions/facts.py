@@ -53,6 +53,12 @@ class Facts:
     mega: int
     upgrade_unit: str
     """``line_bet`` or ``total_bet`` (``starfever.engine.model.UPGRADE_UNITS``)."""
+    prize_names: str
+    """How the fixed prizes are named: ``jackpot`` (Minor/Major/Mega Jackpot, the supplied
+    conditions' words) or ``multiplier`` (by what they pay; ``engine.model.PRIZE_NAMES``)."""
+    has_progressive: bool
+    """Whether the model has the €€€ progressive; without it the text states that there is
+    none and names no jackpot (ADR 0072)."""
     jackpot_reels: int
     share_base: Cents
     """The line bet (cents) that wins 100 % of the pool."""
@@ -131,7 +137,7 @@ def gather(model: MathModel, figures: Figures | None = None) -> Facts:
         paytable=tuple((code, pays[code]) for code in paying),
         mwild_multiplier=symbols.MWILD_MULTIPLIER,
         lines=tuple(tuple(line) for line in symbols.LINES),
-        bet_classes=tuple(symbols.BET_CLASSES), line_count=symbols.LINE_COUNT,
+        bet_classes=model.line_bets, line_count=symbols.LINE_COUNT,
         star_wild_coins=symbols.STAR_WILD_COINS,
         hold_and_cash_coins=symbols.HOLD_AND_CASH_COINS,
         respins=symbols.HOLD_AND_CASH_RESPINS, cells=symbols.CELLS,
@@ -141,7 +147,8 @@ def gather(model: MathModel, figures: Figures | None = None) -> Facts:
                          for kind, w in zip(symbols.CELL_KINDS, hc.cell_weights, strict=True)
                          if w),
         minor=symbols.MINOR_PAYS, major=symbols.MAJOR_PAYS, mega=symbols.MEGA_PAYS,
-        upgrade_unit=hc.upgrade_unit, jackpot_reels=symbols.JACKPOT_REELS,
+        upgrade_unit=hc.upgrade_unit, prize_names=hc.prize_names,
+        has_progressive=model.has_progressive, jackpot_reels=symbols.JACKPOT_REELS,
         share_base=Cents(money.JACKPOT_SHARE_BASE), jackpot_rule=model.jackpot_rule,
         contribution_rate=model.contribution_rate, seed_cents=model.seed_cents,
         respin_jackpot=any(symbols.JACKPOT in strip for strip in model.star_wild_reels),

@@ -17,7 +17,7 @@ from starfever.conditions.facts import (
     share_rows,
 )
 from starfever.conditions.numbers import euros, number, one_in, percent, plain
-from starfever.engine.model import UPGRADE_LINE_BET
+from starfever.engine.model import PRIZES_MULTIPLIER, UPGRADE_LINE_BET
 from starfever.engine.money import ONE_SHARE_PER_SPIN
 from starfever.report.document import Document
 
@@ -25,6 +25,15 @@ LANG = "de"
 CELL_NAMES = {"BLANK": "leer (kein Symbol)", "CASH": "Direktgewinnsymbol",
               "MINOR": "„Minor“ Jackpot", "MAJOR": "„Major“ Jackpot",
               "UPGRADE": "Upgrade Booster", "MULTIPLIER": "Multiplikator Booster"}
+
+
+def _fixed(pays: int) -> str:
+    """The name of a fixed prize symbol named by what it pays (``prize_names`` multiplier)."""
+    return f"Festgewinnsymbol x{pays}"
+
+
+FULL_SCREEN = "Vollbildgewinn"
+"""The Mega prize named by what wins it (``prize_names`` multiplier)."""
 
 
 def build(f: Facts, names: dict[str, str]) -> Document:
@@ -39,7 +48,10 @@ def build(f: Facts, names: dict[str, str]) -> Document:
     _lines(doc, f)
     _wins(doc, f, names)
     _features(doc, f)
-    _jackpot(doc, f)
+    if f.has_progressive:
+        _jackpot(doc, f)
+    else:
+        _no_progressive(doc)
     _max_win(doc, f)
     _stake_and_return(doc, f)
     return doc
@@ -77,9 +89,11 @@ def _wins(doc: Document, f: Facts, names: dict[str, str]) -> None:
                   "Gewinne aller Gewinnlinien werden addiert. Jeder Gewinn ist ein ganzzahliges "
                   "Vielfaches des Einsatzes und damit ein Betrag in ganzen Cent.")
     doc.heading("Wild Symbol", 3)
+    not_for = ("ein €€€-Jackpot Symbol oder Star Coins Symbol" if f.has_progressive else
+               "ein Star Coins Symbol")
     doc.paragraph("Das Wild Symbol kann jedes der oben angeführten Gewinnsymbole für die Bildung "
                   "einer Gewinnkombination ersetzen. Das Wild Symbol kann jedoch nicht als Ersatz "
-                  "für ein €€€-Jackpot Symbol oder Star Coins Symbol dienen. Wild Symbole werden "
+                  f"für {not_for} dienen. Wild Symbole werden "
                   "immer als jenes Symbol interpretiert, welches den höchsten Gewinn pro "
                   "Gewinnlinie bringt. Wild Symbole allein auf einer Gewinnlinie zahlen als Wild "
                   "laut Gewinntabelle.")
@@ -100,9 +114,10 @@ def _wins(doc: Document, f: Facts, names: dict[str, str]) -> None:
 def _features(doc: Document, f: Facts) -> None:
     doc.heading("Features")
     doc.heading("Star Wild", 3)
-    respin_jackpot = ("Auch der €€€-Jackpot kann im Bonus Spin wie bei jedem Spin gewonnen "
+    respin_jackpot = ("" if not f.has_progressive else
+                      " Auch der €€€-Jackpot kann im Bonus Spin wie bei jedem Spin gewonnen "
                       "werden." if f.respin_jackpot else
-                      "Diese Walzen enthalten auch keine €€€-Jackpot Symbole: im Bonus Spin kann "
+                      " Diese Walzen enthalten auch keine €€€-Jackpot Symbole: im Bonus Spin kann "
                       "der €€€-Jackpot nicht gewonnen werden.")
     doc.paragraph(f"Wenn sich nach Ende eines Spins {f.star_wild_coins} Star Coins am Display "
                   "befinden, verwandeln sich diese in Wild Symbole und der Spielteilnehmer "
@@ -116,7 +131,7 @@ def _features(doc: Document, f: Facts) -> None:
                   "Bonus Spin drehen alle übrigen Felder neu, auf eigenen Walzen, die keine Star "
                   "Coins enthalten: der Bonus Spin kann weder Star Wild noch Hold & Cash "
                   "auslösen. Seine Gewinne werden laut Gewinntabelle ermittelt wie bei jedem Spin, "
-                  "mit demselben Einsatz wie der auslösende Spin. " + respin_jackpot)
+                  "mit demselben Einsatz wie der auslösende Spin." + respin_jackpot)
     doc.heading("Hold & Cash", 3)
     doc.paragraph(f"Erscheinen {_word(f.hold_and_cash_coins)} oder mehr Star Coins auf dem "
                   "Display (unabhängig von ihrer Position auf den Walzen) wird das Hold & Cash "
@@ -124,6 +139,15 @@ def _features(doc: Document, f: Facts) -> None:
                   "ausbezahlt. Während des Hold & Cash Features können keine Gewinne gemäß der "
                   "Gewinntabelle gewonnen werden. Das Bonus-Feature wird mit demselben Einsatz "
                   "gespielt, wie der das Feature auslösende Spin.")
+    if f.prize_names == PRIZES_MULTIPLIER:
+        _fixed_prizes(doc, f)
+    else:
+        _jackpot_prizes(doc, f)
+    _boosters(doc, f)
+
+
+def _jackpot_prizes(doc: Document, f: Facts) -> None:
+    """Hold & Cash's Minor, Major and Mega under the supplied conditions' own names."""
     doc.paragraph(f"Im Hold & Cash Feature erhält der Spielteilnehmer zunächst {f.respins} "
                   "gratis Bonus Spins. Während des Features werden die zuvor erzielten Star "
                   "Coins auf den Walzen fixiert. Star Coins werden vor dem ersten Bonusspin in "
@@ -170,6 +194,58 @@ def _features(doc: Document, f: Facts) -> None:
     doc.heading("Bonus Jackpot Auszahlungen", 3)
     doc.table(["Jackpot Bezeichnung", "Minor", "Major", "Mega"],
               jackpot_payout_rows(f, "Auszahlungsfaktor (Gesamteinsatz x)"))
+
+
+def _fixed_prizes(doc: Document, f: Facts) -> None:
+    """Hold & Cash's fixed prizes named by what they pay: nothing is called a jackpot."""
+    minor, major = _fixed(f.minor), _fixed(f.major)
+    doc.paragraph(f"Im Hold & Cash Feature erhält der Spielteilnehmer zunächst {f.respins} "
+                  "gratis Bonus Spins. Während des Features werden die zuvor erzielten Star "
+                  "Coins auf den Walzen fixiert. Star Coins werden vor dem ersten Bonusspin in "
+                  "Direktgewinnsymbole umgewandelt und erscheinen mit Direktgewinnen (zufällig "
+                  f"Gesamteinsatz {alternatives(f.coin_values, 'oder')}). Während des Features "
+                  "können weitere Direktgewinnsymbole, Upgrade Booster, Multiplikator Booster "
+                  f"sowie Festgewinnsymbole ({minor} oder {major}) auf dem Display erscheinen.")
+    doc.paragraph("In jedem Bonus Spin zeigt jedes freie Feld, unabhängig von den anderen, eines "
+                  "der folgenden Ergebnisse mit der angegebenen Wahrscheinlichkeit:")
+    doc.table(["Ergebnis eines freien Feldes", "Wahrscheinlichkeit"],
+              cell_kind_rows(f, {**CELL_NAMES, "MINOR": minor, "MAJOR": major}, LANG))
+    doc.paragraph("Direktgewinne (Vielfache des Gesamteinsatzes) und ihre Wahrscheinlichkeiten:")
+    doc.table(["Direktgewinn", "Star Coin vor dem ersten Bonusspin", "neues Direktgewinnsymbol"],
+              cash_value_rows(f, "Gesamteinsatz", LANG))
+    doc.paragraph("Bei jedem Spin, bei dem zumindest ein weiteres Direktgewinnsymbol, "
+                  "Festgewinnsymbol oder Booster Symbol erscheint, wird der Zähler für die "
+                  f"verbleibenden Bonus Spins wieder auf {f.respins} gesetzt. Neu hinzugekommene "
+                  "Direktgewinn- und Festgewinnsymbole werden am Display fixiert. Die "
+                  "Boostersymbole verschwinden wieder, nachdem ihr Effekt auf alle am Display "
+                  "befindlichen Star Coin Direktgewinnsymbole angewendet wurde; ihr Feld bleibt "
+                  "frei.")
+    doc.paragraph("Reihenfolge innerhalb eines Bonus Spins: zuerst werden die neu erschienenen "
+                  "Direktgewinn- und Festgewinnsymbole am Display fixiert; danach wirken die "
+                  "Booster Symbole einzeln nacheinander in Leserichtung (Walze 1 bis 5, auf jeder "
+                  "Walze von oben nach unten), jeder auf alle in diesem Moment am Display "
+                  "befindlichen Direktgewinnsymbole, auch die im selben Spin neu fixierten. "
+                  "Booster wirken nicht auf Festgewinnsymbole.")
+    doc.paragraph(f"Das Feature endet, sobald {f.respins} aufeinanderfolgende Spins ohne weitere "
+                  "Direktgewinn-, Festgewinn- oder Boostersymbole durchgeführt wurden oder der "
+                  f"{FULL_SCREEN} gewonnen wurde (d.h. alle Felder des Displays sind mit "
+                  f"Direktgewinn- oder Festgewinnsymbolen belegt). Das Display hat {f.cells} "
+                  "Felder. Abschließend werden die am Display befindlichen Gewinne gesammelt, "
+                  "abgerechnet und dem Spielerkonto gutgeschrieben: die Summe der Direktgewinne, "
+                  f"dazu {f.minor} x Gesamteinsatz je {minor}, {f.major} x Gesamteinsatz je "
+                  f"{major} und {f.mega} x Gesamteinsatz für den {FULL_SCREEN}.")
+    doc.paragraph("Festgewinnsymbole und der Vollbildgewinn zahlen feste Vielfache des "
+                  "Gesamteinsatzes laut Tabelle „Festgewinne“; sie wachsen nicht und werden aus "
+                  f"keinem Topf bezahlt. Der {FULL_SCREEN} kann maximal einmal pro Hold & "
+                  "Cash-Feature gewonnen werden und wird ausgelöst, wenn alle Felder mit "
+                  "fixierten Symbolen (Direktgewinn- und Festgewinnsymbole) bedeckt wurden. "
+                  "Festgewinnsymbole können mehrfach am Display erscheinen.")
+    doc.heading("Festgewinne", 3)
+    doc.table(["Bezeichnung", minor, major, FULL_SCREEN],
+              jackpot_payout_rows(f, "Auszahlungsfaktor (Gesamteinsatz x)"))
+
+
+def _boosters(doc: Document, f: Facts) -> None:
     doc.heading("Booster Symbole", 3)
     doc.paragraph("Während des Hold & Cash Features können zwei verschiedene Booster Symbole auf "
                   "den Walzen erscheinen.")
@@ -215,6 +291,14 @@ def _jackpot(doc: Document, f: Facts) -> None:
                   "Mitteln wieder auf den Startwert auf.")
 
 
+def _no_progressive(doc: Document) -> None:
+    doc.heading("Kein progressiver Gewinn")
+    doc.paragraph("Dieses Spiel hat keinen progressiven Gewinn: kein Teil eines Einsatzes fließt "
+                  "in einen Topf, und kein Gewinn wächst mit der Zeit oder hängt von anderen "
+                  "Spielteilnehmern ab. Jeder Gewinn ist ein festes Vielfaches des Einsatzes laut "
+                  "diesen Spielbedingungen.")
+
+
 def _max_win(doc: Document, f: Facts) -> None:
     doc.heading("Höchstgewinn")
     largest = (f"Der höchste Gewinn eines Spins laut Gewinntabelle beträgt "
@@ -224,9 +308,18 @@ def _max_win(doc: Document, f: Facts) -> None:
     if f.cap_x is None:
         doc.paragraph("Der Gewinn einer Spielrunde ist nicht begrenzt: es gibt keinen "
                       f"Höchstgewinn. {largest} Der Gewinn des Hold & Cash Features hat keine "
-                      f"obere Grenze (der Mega Jackpot allein zahlt {f.mega} x Gesamteinsatz).")
+                      "obere Grenze (der "
+                      + ("Mega Jackpot" if f.prize_names != PRIZES_MULTIPLIER else FULL_SCREEN)
+                      + f" allein zahlt {f.mega} x Gesamteinsatz).")
         return
     top = max(f.bet_classes) * f.line_count
+    if not f.has_progressive:
+        doc.paragraph(f"Der Gesamtgewinn einer Spielrunde ist auf das "
+                      f"{number(f.cap_x, LANG)}-fache des Gesamteinsatzes begrenzt (bei "
+                      f"{euros(top, LANG)} Gesamteinsatz: {euros(f.cap_x * top, LANG)}). "
+                      "Erreicht der Gewinn diese Grenze, endet das Hold & Cash Feature sofort und "
+                      f"es wird die Grenze ausbezahlt. {largest}")
+        return
     doc.paragraph(f"Der Gesamtgewinn einer Spielrunde, ein Gewinn aus dem €€€-Jackpot "
                   f"eingeschlossen, ist auf das {number(f.cap_x, LANG)}-fache des "
                   f"Gesamteinsatzes begrenzt (bei {euros(top, LANG)} Gesamteinsatz: "
@@ -248,12 +341,17 @@ def _per_class(f: Facts) -> str:
 def _stake_and_return(doc: Document, f: Facts) -> None:
     doc.heading("Einsatz und Ausschüttung")
     doc.paragraph(f"Durchschnittliche Ausschüttung: ca. {number(f.total * 100, LANG, 1)} %")
-    doc.paragraph(f"Die theoretische Ausschüttung dieses Modells ist exakt berechnet "
-                  f"{percent(f.total, LANG)} der Einsätze: {percent(f.game, LANG)} aus Linien, "
-                  f"Star Wild und Hold & Cash und {percent(f.progressive, LANG)} aus dem "
-                  "€€€-Jackpot (der Anteil jedes Gesamteinsatzes, der in den Jackpot fließt). "
-                  f"{_per_class(f)} Was der Betreiber zum Auffüllen des Jackpots auf den "
-                  "Startwert zuschießt, kommt hinzu.")
+    if f.has_progressive:
+        doc.paragraph(f"Die theoretische Ausschüttung dieses Modells ist exakt berechnet "
+                      f"{percent(f.total, LANG)} der Einsätze: {percent(f.game, LANG)} aus "
+                      f"Linien, Star Wild und Hold & Cash und {percent(f.progressive, LANG)} aus "
+                      "dem €€€-Jackpot (der Anteil jedes Gesamteinsatzes, der in den Jackpot "
+                      f"fließt). {_per_class(f)} Was der Betreiber zum Auffüllen des Jackpots auf "
+                      "den Startwert zuschießt, kommt hinzu.")
+    else:
+        doc.paragraph(f"Die theoretische Ausschüttung dieses Modells ist exakt berechnet "
+                      f"{percent(f.total, LANG)} der Einsätze, zur Gänze aus Linien, Star Wild "
+                      f"und Hold & Cash (kein progressiver Gewinn). {_per_class(f)}")
     doc.table(["Einsatzklasse pro Gewinnlinie", "Gesamteinsatz", "Theoretische Ausschüttung"],
               return_rows(f, LANG))
     doc.paragraph(f"Wahrscheinlichkeit, dass eine Spielrunde etwas gewinnt (Gesamtgewinn über "

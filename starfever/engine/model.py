@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from starfever.engine.errors import InputError
-from starfever.engine.money import EACH_LINE_FROM_THE_REST, JACKPOT_RULES
+from starfever.engine.money import EACH_LINE_FROM_THE_REST, JACKPOT_RULES, ONE_SHARE_PER_SPIN
 from starfever.engine.symbols import (
+    BET_CLASSES,
     CASH_VALUES,
     CELL_KINDS,
     COIN,
@@ -79,6 +80,15 @@ MAX_WIN_SCOPES: tuple[str, ...] = (MAX_WIN_ROUND, MAX_WIN_GAME)
 before the key existed)."""
 
 
+PRIZES_JACKPOT = "jackpot"
+"""Hold & Cash's fixed prizes carry the conditions' names: „Minor“, „Major“ and Mega Jackpot."""
+PRIZES_MULTIPLIER = "multiplier"
+"""Hold & Cash's fixed prizes are named by what they pay, e.g. "x20 prize", and nothing is
+presented as a jackpot: for markets that allow none (Germany, ADR 0072)."""
+PRIZE_NAMES: tuple[str, ...] = (PRIZES_JACKPOT, PRIZES_MULTIPLIER)
+"""The values of ``hold_and_cash.prize_names`` in a model file (without the key: ``jackpot``)."""
+
+
 MAX_WEIGHT_SUM = 2**32
 """The largest sum of one group of weights (a weighted pick draws below it): the simulator's
 draw serves ``1 <= n <= 2**32``, and a model is refused where it is read, not by whichever
@@ -103,6 +113,10 @@ class HoldAndCashModel:
     upgrade_unit: str = UPGRADE_TOTAL_BET
     """What one UPGRADE adds to every held CASH value: ``UPGRADE_LINE_BET`` (1 x line bet) or
     ``UPGRADE_TOTAL_BET`` (1 x total bet); one of ``UPGRADE_UNITS``."""
+    prize_names: str = PRIZES_JACKPOT
+    """How the texts name the fixed prizes MINOR, MAJOR and Mega (their codes stay):
+    ``PRIZES_JACKPOT`` (the conditions' Minor/Major/Mega Jackpot) or ``PRIZES_MULTIPLIER``
+    (by their multiple of the total bet, nothing called a jackpot); one of ``PRIZE_NAMES``."""
 
     @property
     def upgrade_line_bets(self) -> int:
@@ -144,6 +158,15 @@ class MathModel:
     model version, so that a stored round replays under the rule it was played by; a file
     without the key predates the current rule and is read as the earlier one."""
 
+    has_progressive: bool = True
+    """Whether the model has the €€€ progressive. Without it (``"progressive": null`` in the
+    file) no strip holds a JACKPOT, the contribution rate and the seed are 0 and nothing flows
+    into or out of a pool: for markets that allow no jackpot (Germany, ADR 0072)."""
+    line_bets: tuple[Cents, ...] = BET_CLASSES
+    """The line bet classes (cents) the model is offered at, ascending, a subset of
+    ``BET_CLASSES`` (every class unless the file's ``line_bets`` names fewer); its figures,
+    game conditions and PAR sheet state these."""
+
     def to_dict(self) -> dict[str, Any]:
         """The model in its file format (what ``starfever model --json`` prints)."""
         hc = self.hold_and_cash
@@ -165,8 +188,14 @@ class MathModel:
                 "contribution_rate": float(self.contribution_rate),
                 "seed_cents": int(self.seed_cents),
                 "jackpot_rule": self.jackpot_rule,
-            },
+            } if self.has_progressive else None,
         }
+        # the keys below are written only where they differ from what a file without them
+        # means, so every model made before them keeps its file and its hash
+        if hc.prize_names != PRIZES_JACKPOT:
+            out["hold_and_cash"]["prize_names"] = hc.prize_names
+        if self.line_bets != BET_CLASSES:
+            out["line_bets"] = [int(b) for b in self.line_bets]
         if self.max_win_x is not None:
             out["max_win_x"] = self.max_win_x
             out["max_win_scope"] = self.max_win_scope
@@ -246,6 +275,14 @@ def _rate(raw: object) -> Fraction:
     return rate
 
 
+def _line_bets(raw: object) -> tuple[Cents, ...]:
+    if not isinstance(raw, list) or not raw or any(
+            type(b) is not int or b not in BET_CLASSES for b in raw) or raw != sorted(set(raw)):
+        raise ModelError(f"line_bets must be bet classes ({', '.join(map(str, BET_CLASSES))} "
+                         f"cents), ascending, each once, at least one; got {raw!r}")
+    return tuple(Cents(b) for b in raw)
+
+
 def check_offered(model: MathModel) -> None:
     """:class:`ModelError` unless ``model`` keeps the conditions' rules that bind a game offered
     to players beyond what any model file must satisfy: Star Coins can appear on every reel
@@ -276,8 +313,10 @@ def model_from_dict(data: object, *, archived: bool = False) -> MathModel:
         raise ModelError(f"model is missing the key {missing}") from None
     if not isinstance(name, str) or not name:
         raise ModelError(f"model name must be a non-empty string, got {name!r}")
-    if not all(isinstance(part, Mapping) for part in (reels, hc, prog)):
-        raise ModelError("reels, hold_and_cash and progressive must be JSON objects")
+    if not all(isinstance(part, Mapping) for part in (reels, hc)) or not (
+            prog is None or isinstance(prog, Mapping)):
+        raise ModelError("reels and hold_and_cash must be JSON objects, progressive a JSON "
+                         "object or null (no progressive)")
     value_keys = tuple(str(v) for v in CASH_VALUES)
     cell_weights = _weights(hc.get("cell_weights"), CELL_KINDS, "hold_and_cash.cell_weights")
     if cell_weights[0] == 0:
@@ -289,13 +328,24 @@ def model_from_dict(data: object, *, archived: bool = False) -> MathModel:
                          f", got {unit!r}" if "upgrade_unit" in hc else
                          "hold_and_cash.upgrade_unit is missing: say what one UPGRADE adds, "
                          f"{' or '.join(UPGRADE_UNITS)}")
-    seed = prog.get("seed_cents")
-    if type(seed) is not int or seed < 0:
-        raise ModelError(f"progressive.seed_cents must be a non-negative integer, got {seed!r}")
-    rule = prog.get("jackpot_rule", EACH_LINE_FROM_THE_REST)
-    if rule not in JACKPOT_RULES:
-        raise ModelError(f"progressive.jackpot_rule must be one of {', '.join(JACKPOT_RULES)}, "
-                         f"got {rule!r}")
+    prizes = hc.get("prize_names", PRIZES_JACKPOT)
+    if prizes not in PRIZE_NAMES:
+        raise ModelError(f"hold_and_cash.prize_names must be one of {', '.join(PRIZE_NAMES)}, "
+                         f"got {prizes!r}")
+    seed: Any = 0
+    rule: Any = ONE_SHARE_PER_SPIN
+    rate = Fraction(0)
+    if prog is not None:  # without one, nothing flows into a pool and no strip shows €€€
+        seed = prog.get("seed_cents")
+        if type(seed) is not int or seed < 0:
+            raise ModelError(f"progressive.seed_cents must be a non-negative integer, got "
+                             f"{seed!r}")
+        rule = prog.get("jackpot_rule", EACH_LINE_FROM_THE_REST)
+        if rule not in JACKPOT_RULES:
+            raise ModelError(f"progressive.jackpot_rule must be one of "
+                             f"{', '.join(JACKPOT_RULES)}, got {rule!r}")
+        rate = _rate(prog.get("contribution_rate"))
+    line_bets = _line_bets(data.get("line_bets", list(BET_CLASSES)))
     cap = data.get("max_win_x")
     if cap is not None and (type(cap) is not int or cap < MIN_CAP_X):
         raise ModelError(f"max_win_x must be null or a whole number >= {MIN_CAP_X} (total bets),"
@@ -304,22 +354,30 @@ def model_from_dict(data: object, *, archived: bool = False) -> MathModel:
     if scope not in MAX_WIN_SCOPES:
         raise ModelError(f"max_win_scope must be one of {', '.join(MAX_WIN_SCOPES)} (what the "
                          f"max-win cap holds), got {scope!r}")
+    base = _strips(reels.get("base"), "reels.base", coins=True)
+    star_wild = _strips(reels.get("star_wild"), "reels.star_wild", coins=False)
+    if prog is None and any(JACKPOT in strip for strip in (*base, *star_wild)):
+        raise ModelError("a model without progressive (progressive: null) must not place "
+                         "JACKPOT on any strip")
     return MathModel(
+        has_progressive=prog is not None,
+        line_bets=line_bets,
         max_win_x=cap,
         max_win_scope=str(scope),
         jackpot_rule=rule,
         name=name,
         version=str(data.get("version", "1")),
         description=str(data.get("description", "")),
-        base_reels=_strips(reels.get("base"), "reels.base", coins=True),
-        star_wild_reels=_strips(reels.get("star_wild"), "reels.star_wild", coins=False),
+        base_reels=base,
+        star_wild_reels=star_wild,
         hold_and_cash=HoldAndCashModel(
             cell_weights=cell_weights,
             coin_values=_weights(hc.get("coin_values"), value_keys, "hold_and_cash.coin_values"),
             cash_values=_weights(hc.get("cash_values"), value_keys, "hold_and_cash.cash_values"),
             upgrade_unit=str(unit),
+            prize_names=str(prizes),
         ),
-        contribution_rate=_rate(prog.get("contribution_rate")),
+        contribution_rate=rate,
         seed_cents=Cents(seed),
     )
 

@@ -1,12 +1,16 @@
 """Market profiles: what a market's regulator lets the game's presentation do, as data.
 
-A profile is a JSON file in this package (``at.json``, ``strict.json``): whether Turbo and Skip
-(a slam stop) are allowed, the minimum duration of a round, whether the net position and the
-session clock are always on screen, the largest stake a round may carry, autoplay (offered in
-no profile), when a win is celebrated. ``starfever serve --market NAME`` picks one (the default
-is :data:`DEFAULT_MARKET`, the Austrian conditions); ``GET /api/v1/game`` and the operator's
-launch serve it to the client, and the server itself enforces what a client could skip (the
-minimum round duration per player, the stake). See ADR 0018.
+A profile is a JSON file in this package (``at.json``, ``de.json``, ``strict.json``): whether
+Turbo and Skip (a slam stop) are allowed, the minimum duration of a round, whether the net
+position and the session clock are always on screen, the largest stake a round may carry,
+autoplay (offered in no profile), when a win is celebrated, whether a progressive may run, and
+the player protections a market requires (a panic button, one session per player, a monthly
+deposit limit). ``starfever serve --market NAME`` picks one (the default is
+:data:`DEFAULT_MARKET`, the Austrian conditions); ``GET /api/v1/game`` and the operator's launch
+serve it to the client, and the server itself enforces what a client could skip (the minimum
+round duration per player, the stake, and at start-up a model the market allows:
+:func:`check_model`). A field no code knows is refused, never ignored. Which fields the server
+enforces today: ADR 0018 and ADR 0073.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from importlib import resources
 from typing import Any, Final
 
 from starfever.engine.errors import InputError
+from starfever.engine.model import MathModel
+from starfever.engine.symbols import BET_CLASSES, LINE_COUNT
 
 DEFAULT_MARKET: Final = "at"
 """The market of the game conditions (Austria)."""
@@ -26,11 +32,24 @@ _FIELDS: Final[dict[str, type]] = {
     "name": str, "description": str, "turbo": bool, "slam_stop": bool, "autoplay": bool,
     "min_round_ms": int, "max_stake_cents": int, "show_net_position": bool,
     "show_session_clock": bool, "celebrate_win_equal_to_stake": bool, "big_win_x": list,
+    "progressive": bool, "panic_button": bool, "one_session_per_player": bool,
+    "monthly_deposit_limit_cents": int,
+    "demo": str,
 }
+_NULLABLE: Final = frozenset({"monthly_deposit_limit_cents"})
+"""Fields whose ``null`` means "none" (no limit)."""
+DEMO_ALLOWED, DEMO_FORBIDDEN, DEMO_VERIFIED_ONLY = "allowed", "forbidden", "verified_only"
+DEMO_RULES: Final = (DEMO_ALLOWED, DEMO_FORBIDDEN, DEMO_VERIFIED_ONLY)
+"""Whether a market offers demo play (ADR 0066): to anyone, to nobody, or only to a player the
+operator verified (its signed demo launch; the public page's "Play for fun" is refused)."""
 
 
 class UnknownMarket(InputError):
     """A market name no profile file has, or a profile file that is not one."""
+
+
+class MarketModelMismatch(InputError):
+    """A model the market does not allow (:func:`check_model`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +80,21 @@ class MarketProfile:
     big_win_x: tuple[int, ...]
     """The big-win tiers: a win of at least this many times the total bet counts up as
     tier 1, 2, 3 (ascending)."""
+    progressive: bool
+    """Whether a progressive (the €€€ pool) may run; where not, the server refuses at start-up a
+    model that has one (:func:`check_model`), and nothing may be presented as a jackpot
+    (ADR 0072)."""
+    panic_button: bool
+    """Whether the player must be offered a panic button (one press, confirmed: a 24-hour
+    self-exclusion). Data only so far (ADR 0073)."""
+    one_session_per_player: bool
+    """Whether a player may have one session at a time (a second ends the first). Data only so
+    far (ADR 0073)."""
+    monthly_deposit_limit_cents: int | None
+    """The most a player may deposit in a calendar month in ledger mode, in cents; ``None``: no
+    such limit. Data only so far (ADR 0073)."""
+    demo: str = DEMO_ALLOWED
+    """Demo play (:data:`DEMO_RULES`): ``allowed``, ``forbidden`` or ``verified_only``."""
 
     def public(self) -> dict[str, Any]:
         """The profile as the API serves it."""
@@ -70,7 +104,15 @@ class MarketProfile:
                 "show_net_position": self.show_net_position,
                 "show_session_clock": self.show_session_clock,
                 "celebrate_win_equal_to_stake": self.celebrate_win_equal_to_stake,
-                "big_win_x": list(self.big_win_x)}
+                "big_win_x": list(self.big_win_x), "progressive": self.progressive,
+                "panic_button": self.panic_button,
+                "one_session_per_player": self.one_session_per_player,
+                "monthly_deposit_limit_cents": self.monthly_deposit_limit_cents,
+                "demo": self.demo}
+
+    def line_bets(self) -> tuple[int, ...]:
+        """The bet classes (line bets, cents) whose total bet the market's cap allows."""
+        return tuple(b for b in BET_CLASSES if b * LINE_COUNT <= self.max_stake_cents)
 
 
 def market_names() -> list[str]:
@@ -90,6 +132,8 @@ def profile_from_dict(data: Any, source: str) -> MarketProfile:
         raise UnknownMarket(f"market profile {source}: missing {missing}, unknown {extra}")
     for field, kind in _FIELDS.items():
         value = data[field]
+        if value is None and field in _NULLABLE:
+            continue
         # bool is an int in Python: an int field must not take true/false, nor a bool field 1
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             raise UnknownMarket(f"market profile {source}: {field} must be a {kind.__name__}, "
@@ -102,12 +146,36 @@ def profile_from_dict(data: Any, source: str) -> MarketProfile:
     if data["max_stake_cents"] < 20:
         raise UnknownMarket(f"market profile {source}: max_stake_cents must allow the "
                             f"smallest bet (20), got {data['max_stake_cents']!r}")
+    limit = data["monthly_deposit_limit_cents"]
+    if limit is not None and limit < 1:
+        raise UnknownMarket(f"market profile {source}: monthly_deposit_limit_cents must be null "
+                            f"(no limit) or positive, got {limit!r}")
+    if data["demo"] not in DEMO_RULES:
+        raise UnknownMarket(f"market profile {source}: demo must be one of "
+                            f"{', '.join(DEMO_RULES)}, got {data['demo']!r}")
     tiers = data["big_win_x"]
     if len(tiers) != 3 or not all(isinstance(x, int) and not isinstance(x, bool) and x > 1
                                   for x in tiers) or sorted(set(tiers)) != tiers:
         raise UnknownMarket(f"market profile {source}: big_win_x must be three ascending "
                             f"multiples above 1, got {tiers!r}")
     return MarketProfile(**{**data, "big_win_x": tuple(tiers)})
+
+
+def check_model(market: MarketProfile, model: MathModel) -> None:
+    """:class:`MarketModelMismatch` (one line) unless ``model`` may be offered in ``market``: a
+    market without a progressive takes only a model without one (ADR 0072), and every bet
+    class the market's stake cap lets through must be one the model is offered at (its figures,
+    conditions and PAR sheet state only those; the spin route refuses a stake above the cap,
+    so the model's other classes are never played)."""
+    where = f"market {market.name!r} cannot serve model {model.name} {model.version}"
+    if model.has_progressive and not market.progressive:
+        raise MarketModelMismatch(f"{where}: the market allows no progressive and the model has "
+                                  "the €€€ pool (serve a model without one, e.g. --model de)")
+    missing = [b for b in market.line_bets() if b not in model.line_bets]
+    if missing:
+        raise MarketModelMismatch(f"{where}: the market's stake cap of {market.max_stake_cents} "
+                                  f"cents lets line bets {', '.join(map(str, missing))} cents "
+                                  "through, which the model is not offered at (its line_bets)")
 
 
 @lru_cache(maxsize=8)
@@ -127,5 +195,6 @@ def load_market(name: str) -> MarketProfile:
     return profile
 
 
-__all__ = ["DEFAULT_MARKET", "MarketProfile", "UnknownMarket", "load_market", "market_names",
-           "profile_from_dict"]
+__all__ = ["DEFAULT_MARKET", "DEMO_ALLOWED", "DEMO_FORBIDDEN", "DEMO_RULES", "DEMO_VERIFIED_ONLY",
+           "MarketModelMismatch", "MarketProfile", "UnknownMarket", "check_model", "load_market",
+           "market_names", "profile_from_dict"]

@@ -26,7 +26,7 @@ from typing import Literal
 
 from starfever.engine import money
 from starfever.engine.model import MathModel, ModelError
-from starfever.engine.symbols import BET_CLASSES, CELLS, HOLD_AND_CASH_COINS, Cents
+from starfever.engine.symbols import CELLS, HOLD_AND_CASH_COINS, Cents
 from starfever.math.figures_format import (
     ClassFigures,
     Components,
@@ -182,7 +182,8 @@ def compute_figures(model: MathModel) -> Figures:
     # follow the calculator, since they need the €€€ frequency.
     coins = exact.coin_count_distribution(model.base_reels)
     triggers = tuple(n for n in range(HOLD_AND_CASH_COINS, CELLS + 1) if coins.get(n))
-    mixes = named_mixes()
+    # without a progressive no pool exists, so it has no long run under any mix
+    mixes = named_mixes() if model.has_progressive else {}
     with ThreadPoolExecutor(max_workers=3 + len(mixes)) as pool:
         # one thread each for the DP and the counts: the strands keep both cores busy, and
         # more threads among them cost CPU (measured: a third more, and slower; ADR 0023)
@@ -214,7 +215,7 @@ def compute_figures(model: MathModel) -> Figures:
         raise ArithmeticError("the win law's mean differs from the factorised calculator's")
     game_sd = math.sqrt(float(law.second_moment - report.game ** 2))
     by_line_bet: dict[Cents, ClassFigures] = {}
-    for bet in BET_CLASSES:
+    for bet in model.line_bets:
         share = money.progressive_share(model.seed_cents, bet)
         jackpot_x = Fraction(share, money.total_bet(bet))
         by_line_bet[bet] = ClassFigures(
@@ -274,7 +275,10 @@ def compute_figures(model: MathModel) -> Figures:
         std_dev_note=(f"exact second moment; game win {game_sd:.4f} x total bet, with the "
                       f"EUR share of the seed pool ({float(seed_x):g} x total bet per hit at "
                       "every class) included in std_dev; with the share at the pool's "
-                      "long-run law of each mix: jackpot_long_run.<mix>.std_dev"),
+                      "long-run law of each mix: jackpot_long_run.<mix>.std_dev"
+                      if model.has_progressive else
+                      f"exact second moment of the round's win, {game_sd:.4f} x total bet "
+                      "(the model has no progressive: the game win is the whole win)"),
         win_bands=tuple(WinBand(from_x=b.from_x, to_x=b.to_x, probability=b.probability)
                         for b in law.bands),
         max_win_x=LargestWins(base=float(law.max_base), star_wild=float(law.max_star_wild),

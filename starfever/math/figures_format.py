@@ -232,13 +232,20 @@ class Figures:
     hold_and_cash_above_cap_per_spin: float
     """The payout law's mass beyond ``hold_and_cash_dp_cap_x``, per round."""
     jackpot_long_run: Mapping[str, PoolLongRun]
-    """The €€€ pool's long run under each named mix of bet classes."""
+    """The €€€ pool's long run under each named mix of bet classes; empty for a model without
+    a progressive (no pool, ADR 0072)."""
     exact: ExactFigures
     """The exact rationals."""
     methods: Mapping[str, str]
     """How each figure was obtained, by figure name (``starfever.math.figures.METHODS``)."""
     format: int
     """The figures' format (``starfever.math.figures.FORMAT``)."""
+
+    @property
+    def has_progressive(self) -> bool:
+        """Whether the model has the €€€ pool: only then do its figures state the pool's long
+        run (under every named mix)."""
+        return bool(self.jackpot_long_run)
 
     def to_json(self) -> dict[str, Any]:
         """The figures as format 5's JSON object (every key, in its order)."""

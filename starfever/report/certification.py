@@ -9,8 +9,8 @@ import math
 from fractions import Fraction
 from statistics import NormalDist
 
-from starfever.engine.model import MAX_WIN_ROUND, UPGRADE_LINE_BET, MathModel
-from starfever.engine.symbols import MWILD
+from starfever.engine.model import MAX_WIN_ROUND, PRIZES_MULTIPLIER, UPGRADE_LINE_BET, MathModel
+from starfever.engine.symbols import MAJOR_PAYS, MEGA_PAYS, MINOR_PAYS, MWILD
 from starfever.math import exact
 from starfever.math.figures_format import Figures
 from starfever.math.stats import Z99
@@ -19,6 +19,15 @@ from starfever.sim.result import SimulationResult
 
 Z = {"90 %": NormalDist().inv_cdf(0.95), "95 %": NormalDist().inv_cdf(0.975), "99 %": Z99}
 """Two-sided normal quantiles of the confidence-interval table (99 %: the project's one Z99)."""
+def prize_labels(model: MathModel) -> tuple[str, str, str]:
+    """The sheet's names of the MINOR, MAJOR and Mega prizes: the conditions' Minor, Major and
+    Mega, or, for a model whose prizes are named by what they pay (``prize_names``
+    multiplier, ADR 0072), names that call nothing a jackpot."""
+    if model.hold_and_cash.prize_names == PRIZES_MULTIPLIER:
+        return (f"x{MINOR_PAYS} prize", f"x{MAJOR_PAYS} prize", f"full-screen x{MEGA_PAYS} prize")
+    return ("Minor", "Major", "Mega")
+
+
 def upgrade_reading(model: MathModel) -> str:
     """What one UPGRADE adds under ``model``, and why (RULES.md)."""
     if model.hold_and_cash.upgrade_unit == UPGRADE_LINE_BET:
@@ -37,7 +46,8 @@ def identity(doc: Document, model: MathModel, figs: Figures) -> None:
     doc.table(["Item", "Value"], [
         ["Name / version", f"{model.name} / {model.version}"],
         ["SHA-256 of the model's canonical JSON", model.sha256],
-        ["EUR rule", model.jackpot_rule],
+        ["EUR rule", model.jackpot_rule] if model.has_progressive else
+        ["Progressive", "none: no pool, no contribution, no pool symbol on any strip"],
         ["Max win cap", "none" if model.max_win_x is None else
          f"{model.max_win_x:,} x total bet, "
          + ("the round's whole win, the EUR share included (the part of a share the cap cuts "
@@ -53,6 +63,13 @@ def identity(doc: Document, model: MathModel, figs: Figures) -> None:
 def by_bet_class(doc: Document, figs: Figures) -> None:
     """RTP of each class, and the operator's refills per mix."""
     doc.heading("RTP per bet class")
+    if not figs.has_progressive:
+        doc.table(["Line bet", "Total RTP", "Std dev"],
+                  [[f"EUR {b / 100:.2f}", f"{row.total * 100:.5f} %", f"{row.std_dev:.3f}"]
+                   for b, row in figs.by_line_bet.items()])
+        doc.paragraph("The model has no progressive: every class returns the game's RTP (the "
+                      "game pays in multiples of the line bet), and the operator adds nothing.")
+        return
     rows = [[f"EUR {b / 100:.2f}", f"{row.total * 100:.5f} %",
              f"{row.progressive * 100:.4f} %", f"{row.std_dev:.3f}"]
             for b, row in figs.by_line_bet.items()]
@@ -145,11 +162,12 @@ def splits(doc: Document, model: MathModel, report: exact.ExactReport,
     split = report.hold_and_cash_split()
     whole = sum(split.values(), Fraction(0))
     note = "" if model.max_win_x is None else " (before the max-win cap)"
+    minor, major, mega = prize_labels(model)
     doc.table(["Part", "RTP" + note, "Share of Hold & Cash"],
               [[label, f"{float(split[key]) * 100:.4f} %",
                 f"{float(split[key] / whole) * 100:.2f} %" if whole else "—"]
-               for key, label in (("cash", "cash (incl. boosters)"), ("minor", "Minor"),
-                                  ("major", "Major"), ("mega", "Mega"))])
+               for key, label in (("cash", "cash (incl. boosters)"), ("minor", minor),
+                                  ("major", major), ("mega", mega))])
 
 
 def sized_simulation(doc: Document, sim: SimulationResult, figs: Figures) -> None:

@@ -16,7 +16,6 @@ import matplotlib.pyplot as plt
 
 from starfever.engine.model import MathModel
 from starfever.engine.symbols import (
-    BET_CLASSES,
     CELL_KINDS,
     HOLD_AND_CASH_COINS,
     LINES,
@@ -66,7 +65,7 @@ def build(model: MathModel, report: exact.ExactReport, sim: SimulationResult,
     doc.paragraph(model.description or "")
     sections: list[tuple[str, Callable[[], None]]] = [
         ("identity", lambda: certification.identity(doc, model, figs)),
-        ("summary", lambda: _summary(doc, report, sim, capped=model.max_win_x is not None)),
+        ("summary", lambda: _summary(doc, model, report, sim)),
         ("bet classes", lambda: certification.by_bet_class(doc, figs)),
         ("simulation", lambda: certification.sized_simulation(doc, sim, figs)),
         ("paytable", lambda: _paytable(doc, model)),
@@ -75,7 +74,7 @@ def build(model: MathModel, report: exact.ExactReport, sim: SimulationResult,
         ("combinations", lambda: certification.combination_counts(doc, model)),
         ("Hold & Cash", lambda: _hold_and_cash(doc, model, report)),
         ("splits", lambda: certification.splits(doc, model, report, figs)),
-        ("volatility", lambda: _volatility(doc, report, sim, figs)),
+        ("volatility", lambda: _volatility(doc, model, sim, figs)),
         ("confidence", lambda: certification.confidence(doc, figs)),
         ("plots", lambda: _plots(doc, report, sim, out, figs.std_dev)),
     ]
@@ -94,12 +93,14 @@ def build(model: MathModel, report: exact.ExactReport, sim: SimulationResult,
     return doc
 
 
-def _summary(doc: Document, r: exact.ExactReport, sim: SimulationResult, *,
-             capped: bool = False) -> None:
+def _summary(doc: Document, model: MathModel, r: exact.ExactReport,
+             sim: SimulationResult) -> None:
+    capped = model.max_win_x is not None
+    minor, major, mega = certification.prize_labels(model)
     doc.heading("Return to player")
     rows = []
     for name, label in (("lines", "Line wins"), ("star_wild", "Star Wild respin"),
-                        ("hold_and_cash", "Hold & Cash (cash, Minor, Major, Mega)")):
+                        ("hold_and_cash", f"Hold & Cash (cash, {minor}, {major}, {mega})")):
         value = getattr(r, name)
         est = sim.component(name)
         rows.append([label, pct(value), pct(est.value), f"[{pct(est.ci99[0])}, {pct(est.ci99[1])}]",
@@ -108,8 +109,9 @@ def _summary(doc: Document, r: exact.ExactReport, sim: SimulationResult, *,
     rows.append(["Game (lines + features)", pct(r.game), pct(game.value),
                  f"[{pct(game.ci99[0])}, {pct(game.ci99[1])}]",
                  "yes" if game.contains(float(r.game)) else "NO"])
-    rows.append(["EUR progressive contribution", pct(r.progressive), "not simulated",
-                 "the contribution rate, by the rules", "—"])
+    if model.has_progressive:
+        rows.append(["EUR progressive contribution", pct(r.progressive), "not simulated",
+                     "the contribution rate, by the rules", "—"])
     total = sim.rtp
     rows.append(["**Total**", pct(r.total), pct(total.value),
                  f"[{pct(total.ci99[0])}, {pct(total.ci99[1])}]",
@@ -129,8 +131,10 @@ def _summary(doc: Document, r: exact.ExactReport, sim: SimulationResult, *,
             ("hit", "Hit (total win above 0; a respin paying 0 is no hit)", r.hit_frequency),
             ("star_wild", "Star Wild (exactly 4 coins)", r.star_wild_frequency),
             ("hold_and_cash", "Hold & Cash (5 or more coins)", r.hold_and_cash_frequency),
-            ("mega", "Mega jackpot", r.mega_frequency),
-            ("jackpot", "EUR jackpot line in the base spin", r.jackpot_frequency)):
+            ("mega", "Mega jackpot" if model.has_progressive or mega == "Mega" else mega,
+             r.mega_frequency),
+            *([("jackpot", "EUR jackpot line in the base spin", r.jackpot_frequency)]
+              if model.has_progressive else [])):
         est = sim.frequency(key)
         freq.append([label, pct(exact_value, 5), one_in(exact_value), pct(est.value, 5),
                      "yes" if est.contains(float(exact_value)) else "NO"])
@@ -139,9 +143,10 @@ def _summary(doc: Document, r: exact.ExactReport, sim: SimulationResult, *,
 
 def _paytable(doc: Document, model: MathModel) -> None:
     doc.heading("Paytable and line-win frequencies")
+    classes = ", ".join(f"EUR {c / 100:.2f}" for c in model.line_bets)
     doc.paragraph("Pays in multiples of the line bet (total bet = 20 x line bet). Line bet classes:"
-                  f" {', '.join(f'EUR {c / 100:.2f}' for c in BET_CLASSES)}. Frequencies are per "
-                  "line and per paid spin; the RTP share is of the total bet.")
+                  f" {classes}. Frequencies are per line and per paid spin; the RTP share is of "
+                  "the total bet.")
     dist = exact.line_pay_distribution([exact.symbol_frequencies(s) for s in model.base_reels])
     share: dict[tuple[str, int], Fraction] = {}
     probs: dict[tuple[str, int], Fraction] = {}
@@ -156,10 +161,19 @@ def _paytable(doc: Document, model: MathModel) -> None:
             rows.append([f"{symbol} x{count}", factor, one_in(p),
                          pct(share.get((symbol, count), Fraction(0)), 3)])
     doc.table(["Combination", "Pays", "Per line", "RTP share"], rows)
-    doc.paragraph("Wilds substitute for every paying symbol (never COIN or JACKPOT) and are read as"
-                  " the highest win; 3 JACKPOT on reels 0-2 of a line win the share of the EUR pool"
-                  " of the line bet class (EUR 0.01 -> 1 %, ..., EUR 1.00 -> 100 %). Hold & Cash: "
-                  f"MINOR {MINOR_PAYS}x, MAJOR {MAJOR_PAYS}x, Mega {MEGA_PAYS}x the total bet.")
+    if model.has_progressive:
+        doc.paragraph("Wilds substitute for every paying symbol (never COIN or JACKPOT) and are "
+                      "read as the highest win; 3 JACKPOT on reels 0-2 of a line win the share of "
+                      "the EUR pool of the line bet class (EUR 0.01 -> 1 %, ..., EUR 1.00 -> "
+                      f"100 %). Hold & Cash: MINOR {MINOR_PAYS}x, MAJOR {MAJOR_PAYS}x, Mega "
+                      f"{MEGA_PAYS}x the total bet.")
+    else:
+        minor, major, mega = certification.prize_labels(model)
+        doc.paragraph("Wilds substitute for every paying symbol (never COIN) and are read as the "
+                      "highest win. No progressive: no strip holds a pool symbol and nothing of "
+                      f"the stake flows into a pool. Hold & Cash fixed prizes: {minor} (cell "
+                      f"MINOR) {MINOR_PAYS}x, {major} (cell MAJOR) {MAJOR_PAYS}x, {mega} (every "
+                      f"cell held) {MEGA_PAYS}x the total bet.")
     doc.table(["Line", "Rows on reels 1-5"],
               [[n, " ".join(str(r) for r in line)] for n, line in enumerate(LINES, start=1)])
 
@@ -182,9 +196,11 @@ def _hold_and_cash(doc: Document, model: MathModel, r: exact.ExactReport) -> Non
     doc.heading("Hold & Cash")
     hc = model.hold_and_cash
     total = sum(hc.cell_weights)
+    minor, major, mega = certification.prize_labels(model)
+    named = {} if mega == "Mega" else {"MINOR": f"MINOR ({minor})", "MAJOR": f"MAJOR ({major})"}
     doc.table(["Cell", "Weight", "Probability per empty cell and respin"],
-              [[k, w, pct(Fraction(w, total), 3)] for k, w in zip(CELL_KINDS, hc.cell_weights,
-                                                                  strict=True)])
+              [[named.get(k, k), w, pct(Fraction(w, total), 3)]
+               for k, w in zip(CELL_KINDS, hc.cell_weights, strict=True)])
     doc.table(["Value (x total bet)", "Coin weight", "Respin CASH weight"],
               [[v, c, w] for v, c, w in zip(range(1, 6), hc.coin_values, hc.cash_values,
                                             strict=True)])
@@ -193,8 +209,8 @@ def _hold_and_cash(doc: Document, model: MathModel, r: exact.ExactReport) -> Non
         sd = math.sqrt(float(m.second - m.mean**2))
         rows.append([n, one_in(r.coin_counts[n]), f"{float(m.mean):.3f}", f"{sd:.3f}",
                      pct(m.mega, 3), f"{float(m.minors):.3f}", f"{float(m.majors):.4f}"])
-    doc.table(["Coins", "Frequency", "Mean payout (x total bet)", "Std dev", "P(Mega)",
-               "Minors", "Majors"], rows)
+    doc.table(["Coins", "Frequency", "Mean payout (x total bet)", "Std dev", f"P({mega})",
+               *(("Minors", "Majors") if mega == "Mega" else (f"{minor}s", f"{major}s"))], rows)
     if not r.hold_and_cash_frequency:  # a hand-made model may leave the feature out
         doc.paragraph(f"This model never triggers the feature: no base stop combination shows "
                       f"{HOLD_AND_CASH_COINS} or more coins.")
@@ -203,7 +219,7 @@ def _hold_and_cash(doc: Document, model: MathModel, r: exact.ExactReport) -> Non
                   f"total bet; triggers need {HOLD_AND_CASH_COINS} or more coins.")
 
 
-def _volatility(doc: Document, r: exact.ExactReport, sim: SimulationResult,
+def _volatility(doc: Document, model: MathModel, sim: SimulationResult,
                 figs: Figures) -> None:
     doc.heading("Volatility and max win")
     sd = figs.std_dev
@@ -221,7 +237,10 @@ def _volatility(doc: Document, r: exact.ExactReport, sim: SimulationResult,
         ["Largest round win seen in the simulation (x total bet)", f"{sim.max_win:,.1f}"],
     ])
     doc.paragraph(
-        "Win bands of a round's game win (EUR share not included): exact, and counted in the "
+        "Win bands of a round's game win"
+        + (" (EUR share not included)" if model.has_progressive else " (the whole win: no "
+           "progressive)")
+        + ": exact, and counted in the "
         f"simulation ({sim.spins:,} rounds) with its 99 % interval; 'inside' says whether the "
         "exact probability lies in it.")
     simulated = simulated_bands(sim, [(b.from_x, b.to_x) for b in figs.win_bands])
@@ -314,7 +333,9 @@ def _plots(doc: Document, r: exact.ExactReport, sim: SimulationResult, out: Path
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
     parts = [("lines", float(r.lines)), ("Star Wild", float(r.star_wild)),
-             ("Hold & Cash", float(r.hold_and_cash)), ("EUR progressive", float(r.progressive))]
+             ("Hold & Cash", float(r.hold_and_cash))]
+    if r.progressive:
+        parts.append(("EUR progressive", float(r.progressive)))
     ax.barh([p for p, _ in parts], [100 * v for _, v in parts], color="#6a4c93")
     for i, (_, v) in enumerate(parts):
         ax.text(100 * v + 0.5, i, f"{100 * v:.2f} %", va="center")

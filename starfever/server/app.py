@@ -20,6 +20,8 @@ from starfever.server.api.deps import Context
 from starfever.server.api.query_checks import known_query_only
 from starfever.server.api.request_checks import RequestChecks
 from starfever.server.api.routes import (
+    controls,
+    demo,
     free_rounds,
     health,
     jackpot,
@@ -31,6 +33,7 @@ from starfever.server.api.routes import (
     sessions,
     software,
     spins,
+    unpaid_wins,
 )
 from starfever.server.api.routes import (
     wallet as wallet_routes,
@@ -79,7 +82,9 @@ ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
         (502, "Operator mode: the operator's wallet refused a call for a reason of the "
               "integration; nothing was played"),
         (503, "Not ready (not_ready), busy (server_busy), the database connection was lost "
-              "while saving (commit_unknown: the change may or may not have been made), or, in "
+              "while saving (commit_unknown: the change may or may not have been made), no "
+              "database that takes writes within reach (database_unavailable: a failover under "
+              "way; send the request again with its Idempotency-Key after Retry-After), or, in "
               "operator mode, the operator's wallet did not answer (wallet_unavailable: the bet "
               "was rolled back and nothing was played)"),
     )}
@@ -111,7 +116,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     context = Context(settings=settings, db=db, model=model, wallet=wallet)
     probe = WalletProbe(wallet, operator_mode.probe if operator_mode else DEFAULT_PROBE_S)
 
-    drain = Drain(settings.drain_seconds)
+    drain = Drain(settings.drain_seconds, settings.drain_grace_seconds)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -165,8 +170,11 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     # the spin route first: FastAPI matches a request against the routes in order (twice:
     # to choose, then to handle), so the most frequent request scans the fewest
     for module in (spins, health, players, sessions, wallet_routes, rounds, jackpot,
-                   protection, operator, software, launch, free_rounds):
+                   protection, operator, unpaid_wins, software, launch,
+                   demo, free_rounds):
         api.include_router(module.router)
+    for router in (controls.signed, controls.backoffice, controls.public):  # ADR 0067
+        api.include_router(router)
     app.include_router(api)
     app.include_router(health.probes)
     _metrics_route(app, context)

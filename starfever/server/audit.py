@@ -56,6 +56,7 @@ from starfever.server.models import (
     Round,
     Wallet,
     WalletCall,
+    WinSettlement,
 )
 from starfever.server.services import cashier, ledger
 from starfever.server.services.chain import GENESIS_HASH, canonical_json, round_hash
@@ -271,7 +272,9 @@ def _check_operator_calls(session: Session, report: AuditReport,
                           unbooked_free: set[int]) -> None:
     """Operator mode: the ``operator`` book of each round against the wallet calls; a round
     whose credit the operator refused is a finding (its win is unpaid, OPERATOR-WALLET.md
-    rule 5), so the audit fails until it is paid. A free round that paid nothing books
+    rule 5), so the audit fails until it is paid or settled manually (proposed by one operator,
+    approved by another: ADR 0061); a settlement that does not match its refused credit, or
+    that settles a credit not refused, is a finding too. A free round that paid nothing books
     nothing on the player's side in either mode; its credit (of 0, on a debit of 0) names it
     as an operator round."""
     debits = {row.transaction_id: row for row in session.scalars(
@@ -281,6 +284,8 @@ def _check_operator_calls(session: Session, report: AuditReport,
         credits[int(row.round_id or 0)].append(row)
     for round_id in unbooked_free & credits.keys():
         operator_rounds.setdefault(round_id, (0, 0, 0))
+    settled = {s.round_id: s for s in session.scalars(
+        select(WinSettlement).where(WinSettlement.status == "approved"))}
     for round_id, (bet, win, jackpot_win) in sorted(operator_rounds.items()):
         report.operator_rounds_checked += 1
         where = f"round {round_id}"
@@ -295,13 +300,24 @@ def _check_operator_calls(session: Session, report: AuditReport,
         debit = debits.get(credit.debit_transaction_id or "")
         if debit is None or debit.status != CallState.ACKNOWLEDGED or debit.amount != bet:
             report.problems.append(f"{where}: not played on an acknowledged debit of {bet}")
-        if credit.status == CallState.REFUSED:  # rule 5: never audited as paid
+        settlement = settled.pop(round_id, None)
+        if settlement is not None and (
+                credit.status != CallState.REFUSED or settlement.approved_by is None
+                or settlement.approved_by == settlement.proposed_by
+                or (settlement.transaction_id, settlement.amount)
+                != (credit.transaction_id, credit.amount)):
+            report.problems.append(f"{where}: its manual settlement does not settle its "
+                                   f"refused credit {credit.transaction_id} by two operators")
+        elif credit.status == CallState.REFUSED and settlement is None:  # rule 5: never paid
             report.problems.append(f"{where}: UNPAID win of {credit.amount} cents: the "
                                    f"operator's wallet refused credit {credit.transaction_id} "
                                    f"({credit.error})")
     for round_id in sorted(credits):
         report.problems.append(f"credit recorded for round {round_id}, which has no operator "
                                "entries")
+    for round_id in sorted(settled):
+        report.problems.append(f"a manual settlement names round {round_id}, which has no "
+                               "operator entries")
 
 
 def _check_grants(session: Session, report: AuditReport,

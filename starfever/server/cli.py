@@ -71,6 +71,8 @@ def _serve(args: argparse.Namespace) -> int:
 
         load_market(args.market)  # an unknown name: one line naming the markets, exit 2
         os.environ[ENV_NAMES["market"]] = args.market
+    if args.drain_grace is not None:
+        os.environ[ENV_NAMES["drain_grace_seconds"]] = str(args.drain_grace)
     operator = wallet_mode(args)
     get_settings.cache_clear()
     settings = get_settings()  # every worker reads the same environment
@@ -434,6 +436,9 @@ def register(sub: Any) -> None:
                    help="operator mode: the game's public origin (https://game.example) the "
                         "launch addresses are built on; required in production "
                         "($STARFEVER_PUBLIC_URL)")
+    p.add_argument("--drain-grace", type=int, default=None, metavar="SECONDS",
+                   help="on SIGTERM, serve on this long with /readyz 503 before draining "
+                        "(default 5; 0: drain at once; $STARFEVER_DRAIN_GRACE_SECONDS)")
     p.set_defaults(handler=serve)
 
     p = sub.add_parser("audit", help="replay every stored round and verify chain and wallets")

@@ -14,6 +14,7 @@ batches larger; the row locks alone keep them right.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from importlib import resources
 from typing import Any
 
-from sqlalchemy import URL, Engine, create_engine, event, make_url, text
+from sqlalchemy import URL, Connection, Engine, create_engine, event, make_url, text
 from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -39,11 +40,29 @@ MIGRATION_LOCK_KEY = 0x5374_4665  # pg_advisory_lock key: "StFe"
 
 
 def sqlalchemy_url(url: str) -> str:
-    """The URL SQLAlchemy needs: ``postgresql://`` is driven by psycopg 3."""
+    """The URL SQLAlchemy needs: ``postgresql://`` is driven by psycopg 3, and libpq's
+    multi-host form (``postgresql://USER@H1:P1,H2:P2/DB?target_session_attrs=read-write``,
+    as failover managers print it) is written as SQLAlchemy reads several hosts:
+    ``postgresql+psycopg://USER@/DB?host=H1:P1&host=H2:P2&target_session_attrs=read-write``
+    (ADR 0070)."""
     for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix):]
+            return "postgresql+psycopg://" + _hosts_in_query(url[len(prefix):])
     return url
+
+
+def _hosts_in_query(rest: str) -> str:
+    """``USER@H1:P1,H2:P2/DB?QUERY`` (the URL after its scheme) with its hosts moved into the
+    query; anything with one host or none is returned as it is."""
+    cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0),
+              default=len(rest))
+    netloc, tail = rest[:cut], rest[cut:]
+    user, at, hosts = netloc.rpartition("@")
+    if "," not in hosts:
+        return rest
+    path, question, query = tail.partition("?")
+    listed = "&".join(f"host={host}" for host in hosts.split(",") if host)
+    return f"{user}{at}{path or '/'}?{listed}" + (f"&{query}" if question and query else "")
 
 
 def _sqlite_engine(url: str, *, immediate: bool) -> Engine:
@@ -69,7 +88,43 @@ def _sqlite_engine(url: str, *, immediate: bool) -> Engine:
 
 class CommitUnknown(RuntimeError):
     """The connection failed during COMMIT: whether the transaction committed is unknown, so
-    the request must not be retried (answered 500; the audit and the books tell)."""
+    the request must not be run again here (answered ``503 commit_unknown``: the client sends
+    it again with its ``Idempotency-Key``, which finds what was committed)."""
+
+
+UNAVAILABLE_SQLSTATES = frozenset(("57P01", "57P02", "57P03", "25006"))
+"""PostgreSQL's answers of a server that cannot take this work now, whatever the request:
+``admin_shutdown``, ``crash_shutdown``, ``cannot_connect_now`` (starting, stopping, or
+recovering), and ``read_only_sql_transaction`` (a standby, or a primary demoted in a failover,
+ADR 0070). With the connection errors (class ``08``, and the driver's own, which have none)
+they are :func:`database_unavailable`."""
+
+
+def database_unavailable(error: BaseException) -> bool:
+    """Whether ``error``, or an error it was raised from, says that no database that takes
+    writes could be reached (a failover under way, ADR 0070): a connection that died
+    (``connection_invalidated``), one that could not be opened (no host of a multi-host URL
+    takes writes yet), a server shutting down or starting, a read-only server. Nothing of a
+    request failed so is the request's fault: it is answered ``503 database_unavailable`` and
+    sent again later, never ``500``; and a group commit does not split its batch over it."""
+    import psycopg
+
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, DBAPIError) and current.connection_invalidated:
+            return True
+        for candidate in (current, getattr(current, "orig", None)):  # SQLAlchemy wraps
+            if isinstance(candidate, psycopg.Error):
+                state = candidate.sqlstate
+                if state is None and isinstance(candidate, psycopg.OperationalError):
+                    return True  # the driver's own: refused, lost, no read-write host
+                if state is not None and (state.startswith("08")
+                                          or state in UNAVAILABLE_SQLSTATES):
+                    return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 class WriteLock:
@@ -214,7 +269,9 @@ def alembic_config(url: str) -> Any:
 
 def migrate(database: Database) -> None:
     """Bring the database to the newest schema. Several servers may start at once on
-    PostgreSQL: an advisory lock lets one migrate while the others wait."""
+    PostgreSQL: an advisory lock lets one migrate while the others wait. A database at a
+    revision this version does not know was migrated by a newer release (a rolling upgrade,
+    ADR 0063): its schema only adds to this version's, so it is served as it is."""
     from alembic import command
 
     config = alembic_config(database.url)
@@ -223,6 +280,13 @@ def migrate(database: Database) -> None:
             connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
             connection.commit()
         try:
+            newer = _newer_revision(config, connection)
+            if newer is not None:
+                logging.getLogger("starfever.server").warning(
+                    "the database is at schema revision %s, newer than this version's %s (a "
+                    "newer release migrated it: a rolling upgrade); serving on it unchanged",
+                    newer, head_revision())
+                return
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
             connection.commit()
@@ -231,6 +295,22 @@ def migrate(database: Database) -> None:
                 connection.execute(text("SELECT pg_advisory_unlock(:key)"),
                                    {"key": MIGRATION_LOCK_KEY})
                 connection.commit()
+
+
+def _newer_revision(config: Any, connection: Connection) -> str | None:
+    """The database's revision if this version's migrations do not know it, else ``None``."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
+
+    current = MigrationContext.configure(connection).get_current_revision()
+    if current is None:
+        return None
+    try:
+        ScriptDirectory.from_config(config).get_revision(current)
+    except CommandError:
+        return current
+    return None
 
 
 def current_revision(database: Database) -> str | None:

@@ -125,14 +125,20 @@ def check_startup(settings: Settings, model: MathModel) -> StartupIdentity:
     production must not start, warnings otherwise. A model that breaks the conditions' rules
     for an offered game (``check_offered``) is refused in every environment, and so is one
     that takes a shipped or archived model's name and version with other content
-    (``check_own_identity``) or whose game conditions cannot be written
-    (``check_conditions``)."""
+    (``check_own_identity``), whose game conditions cannot be written
+    (``check_conditions``) or that the market does not allow (``markets.check_model``)."""
     try:
         check_offered(model)
     except ModelError as error:
         raise SettingsError(str(error)) from None
     check_own_identity(model)
     check_conditions(model)
+    from starfever.markets import MarketModelMismatch, check_model, load_market
+
+    try:  # e.g. a model with the €€€ pool in a market that allows no progressive (ADR 0072)
+        check_model(load_market(settings.market), model)
+    except MarketModelMismatch as error:
+        raise SettingsError(str(error)) from None
     checked = software.running()
     production = settings.environment == "production"
     sealed = (checked.root / environment.ENVIRONMENT_MANIFEST).is_file()

@@ -1,5 +1,7 @@
 """Structured logs: one JSON object per line, each with the request id of the request it
-belongs to, and no secret.
+belongs to, the ids the request has come to know as fields of their own (:func:`bind`: the
+account, the operator's player id, the round, the wallet calls' transaction ids), and no
+secret.
 
 ``starfever serve --log-format json`` (the default) configures uvicorn's loggers and the
 server's own with :class:`JsonFormatter`; ``text`` keeps plain lines for a terminal. The
@@ -25,6 +27,11 @@ from typing import Any
 REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id",
                                                                         default=None)
 """The id of the request being served (set by the request middleware)."""
+FIELDS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("log_fields",
+                                                                             default=None)
+"""The fields every log line of the request being served carries (set to a fresh dict by the
+request middleware; :func:`bind` adds to it, also from a worker thread the request runs in,
+whose copy of the context holds the same dict)."""
 REQUEST_ID_HEADER = "x-request-id"
 _VALID_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 FORMATS = ("json", "text")
@@ -55,6 +62,15 @@ def escape_controls(text: str) -> str:
     return text.translate(_CONTROLS)
 
 
+def bind(**fields: str | int | None) -> None:
+    """Add ``fields`` to every further log line of the request being served (its access line
+    included): ``account_id``, ``player_id``, ``round_id``, ``transaction_id``... Outside a
+    request (a background thread), nothing: pass them as ``extra`` there."""
+    bound = FIELDS.get()
+    if bound is not None:
+        bound.update({k: v for k, v in fields.items() if v is not None})
+
+
 def accepted_request_id(value: str | None) -> str | None:
     """A caller's ``X-Request-ID`` if it is a plain token of at most 64 characters (anything
     else is replaced by a fresh id: a log line must not carry what a caller injected)."""
@@ -78,6 +94,9 @@ class JsonFormatter(logging.Formatter):
         request_id = getattr(record, "request_id", None) or REQUEST_ID.get()
         if request_id:
             entry["request_id"] = request_id
+        for key, value in (FIELDS.get() or {}).items():
+            entry.setdefault(key, value if isinstance(value, int | float | bool | None)
+                             else scrub(str(value)))
         for key, value in record.__dict__.items():
             if key not in _STANDARD and key != "request_id" and not key.startswith("_"):
                 entry[key] = value if isinstance(value, int | float | bool | None) \
@@ -134,5 +153,6 @@ def log_config(log_format: str, level: str) -> dict[str, Any]:
     }
 
 
-__all__ = ["FORMATS", "REQUEST_ID", "REQUEST_ID_HEADER", "JsonFormatter", "TextFormatter",
-           "accepted_request_id", "access", "escape_controls", "log_config", "scrub"]
+__all__ = ["FIELDS", "FORMATS", "REQUEST_ID", "REQUEST_ID_HEADER", "JsonFormatter",
+           "TextFormatter", "accepted_request_id", "access", "bind", "escape_controls",
+           "log_config", "scrub"]

@@ -116,6 +116,11 @@ class SessionToken(Base):
     play_ends_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     """Operator mode: when the launch's ``session_time_limit_seconds`` runs out; from then no
     new spin is taken in this session (``None``: no time limit)."""
+    terminated_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    """When the operator ended the session (``services.controls``): from then no new spin is
+    taken (``401 session_terminated``); a spin whose debit was recorded before still settles."""
+    terminated_reason: Mapped[str | None] = mapped_column(String(200))
+    """The operator's reason for ending it."""
 
 
 class Wallet(Base):
@@ -287,6 +292,18 @@ class WriteProbe(Base):
     checked_at: Mapped[datetime] = mapped_column(UtcDateTime)
 
 
+class Lease(Base):
+    """A task that one server process of the installation runs at a time (the wallet's
+    resender, ADR 0062): who holds it and until when (renewed while held; a holder that died
+    leaves it to expire, one that stops hands it over at once)."""
+
+    __tablename__ = "leases"
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(128))
+    """``host:pid:nonce`` of the process holding it."""
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
 class RegistrationAttempt(Base):
     """A registration from an address, counted by the registration throttle."""
 
@@ -371,6 +388,39 @@ class WalletCall(Base):
         # the retrier's stale-debit search: only the debits of spins in flight (migration 0015)
         Index("ix_wallet_calls_unplayed_debits", "updated_at",
               postgresql_where=text(UNPLAYED_DEBIT), sqlite_where=text(UNPLAYED_DEBIT)),
+    )
+
+
+SETTLEMENT_STATES = ("proposed", "approved", "withdrawn")
+
+
+class WinSettlement(Base):
+    """A manual settlement of an unpaid win (operator mode, ADR 0061): the win the operator's
+    wallet refused to credit was settled outside the wallet. One operator account proposes it
+    with a reason; it settles the round only once *another* account approved it (the CHECK
+    backs the service's refusal of a proposer's own approval). One row per round, the state of
+    its latest proposal; each step is also a significant event."""
+
+    __tablename__ = "win_settlements"
+    round_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("rounds.id"), primary_key=True,
+                                          autoincrement=False)
+    transaction_id: Mapped[str] = mapped_column(String(64))
+    """The refused credit's id (``wallet_calls.transaction_id``)."""
+    amount: Mapped[int] = mapped_column(BigInteger)
+    """The credit's amount, as it was when proposed."""
+    reason: Mapped[str] = mapped_column(String(500))
+    status: Mapped[str] = mapped_column(String(16))
+    proposed_by: Mapped[str] = mapped_column(String(32))
+    proposed_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    approved_by: Mapped[str | None] = mapped_column(String(32))
+    approved_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    __table_args__ = (
+        CheckConstraint("status IN ('proposed', 'approved', 'withdrawn')",
+                        name="ck_win_settlements_status"),
+        CheckConstraint("approved_by IS NULL OR approved_by <> proposed_by",
+                        name="ck_win_settlements_four_eyes"),
+        CheckConstraint("status <> 'approved' OR approved_by IS NOT NULL",
+                        name="ck_win_settlements_approver"),
     )
 
 
@@ -492,3 +542,72 @@ class FreeRoundGrant(Base):
         UniqueConstraint("campaign_id", "account_id", name="uq_free_round_grants_campaign"),
         Index("ix_free_round_grants_account", "account_id", "id"),
     )
+
+
+class GameControl(Base):
+    """The game's switches as one row (``id = 1``, ``services.controls``): whether it is closed
+    for maintenance (no new launch, session or round: ``503 maintenance``). In the database, so
+    every worker and machine sees a change at once; read in the spin's own transaction."""
+
+    __tablename__ = "game_controls"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    maintenance_since: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    """Since when the game is closed (``None``: open)."""
+    retry_after_seconds: Mapped[int] = mapped_column(Integer, server_default=text("300"))
+    """The ``Retry-After`` a refusal for maintenance answers."""
+    reason: Mapped[str | None] = mapped_column(String(200))
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    updated_by: Mapped[str | None] = mapped_column(String(64))
+
+
+class DemoSession(Base):
+    """A demo player (ADR 0066): a play balance behind a demo token, no account. Apart from
+    the books: a demo spin writes only this row, the demo pool and its address's rate row."""
+
+    __tablename__ = "demo_sessions"
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    token_hash: Mapped[str | None] = mapped_column(String(64))
+    """The HMAC of the demo token (``None`` until an operator's demo launch is taken)."""
+    launch_hash: Mapped[str | None] = mapped_column(String(64))
+    """An operator's demo launch: the HMAC of its single-use launch token."""
+    launch_id: Mapped[str | None] = mapped_column(String(128))
+    """The operator's ``launch_id`` (unique: a replayed demo launch is refused)."""
+    launch_expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    verified: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    """The operator launched it for a player it verified (``verified_only`` markets)."""
+    address: Mapped[str] = mapped_column(String(64))
+    balance: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    last_spin_ms: Mapped[int | None] = mapped_column(BigInteger)
+    """The start of the last demo round (the market's minimum round time holds in demo too)."""
+    last_key: Mapped[str | None] = mapped_column(String(128))
+    last_answer: Mapped[str | None] = mapped_column(Text)
+    """The last spin's answer (JSON): a retry under its key answers it again."""
+    rounds: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    __table_args__ = (CheckConstraint("balance >= 0", name="ck_demo_sessions_balance"),
+                      Index("uq_demo_sessions_token_hash", "token_hash", unique=True),
+                      Index("uq_demo_sessions_launch_hash", "launch_hash", unique=True),
+                      Index("uq_demo_sessions_launch_id", "launch_id", unique=True),
+                      Index("ix_demo_sessions_expires_at", "expires_at"))
+
+
+class DemoPool(Base):
+    """The demo €€€ pool: one row, fed by demo bets only; never the real pool."""
+
+    __tablename__ = "demo_pool"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    amount: Mapped[int] = mapped_column(BigInteger)
+    carry: Mapped[str] = mapped_column(String(64))
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    __table_args__ = (CheckConstraint("amount >= 0", name="ck_demo_pool_amount"),)
+
+
+class DemoRate(Base):
+    """Demo play's per-address counters (fixed windows): sessions made and spins played."""
+
+    __tablename__ = "demo_rates"
+    address: Mapped[str] = mapped_column(String(64), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16), primary_key=True)
+    window_start_ms: Mapped[int] = mapped_column(BigInteger)
+    count: Mapped[int] = mapped_column(Integer)

@@ -4,13 +4,15 @@
 anything else replaced by a fresh one; it is answered in the same header and carried by every
 log line written while the request is served (:data:`logs.REQUEST_ID`).
 
-**Drain (SIGTERM).** ``starfever serve`` stops on SIGTERM in two steps. First it drains: it
-keeps serving, but answers every new spin ``503 draining`` (with ``Retry-After``; the client
-sends it again, same Idempotency-Key, to another server), and ``/readyz`` ``503``, while the
-spins already taken finish: their batches are settled and answered. When none is left (or
+**Drain (SIGTERM).** ``starfever serve`` stops on SIGTERM in three steps. First a grace
+(``STARFEVER_DRAIN_GRACE_SECONDS``, ``--drain-grace``; 5 s by default): ``/readyz`` answers
+``503`` while everything is still served, so that the load balancer takes the node out
+before it refuses anything. Then it drains: it answers every new spin ``503 draining`` (with
+``Retry-After``; the client sends it again, same Idempotency-Key, to another server), while
+the spins already taken finish: their batches are settled and answered. When none is left (or
 after ``STARFEVER_DRAIN_SECONDS``), uvicorn's own graceful shutdown follows: it stops
 listening, lets open responses finish and runs the shutdown of the app. A second SIGTERM
-skips the wait.
+skips the waits.
 """
 
 from __future__ import annotations
@@ -41,9 +43,15 @@ ASGIApp = Callable[[Scope, Receive, Send], Any]
 class Drain:
     """The drain state of one server process."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, grace: float = 0.0) -> None:
         self.seconds = seconds
+        self.grace = grace
+        """Seconds between SIGTERM (``/readyz`` 503 from then on) and the drain."""
+        self.stopping = False
+        """SIGTERM came: not ready (``/readyz`` 503), whether still in the grace or not."""
         self.draining = False
+        """The grace is over: new spins are refused."""
+        self._handed_on = False
         self.spins_in_flight = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._previous: Any = None
@@ -65,18 +73,30 @@ class Drain:
         self._loop = None
 
     def _on_sigterm(self, sig: int, frame: FrameType | None) -> None:
-        if self.draining or self._loop is None:
+        if self.stopping or self._loop is None:
+            self.draining = True
             self._hand_on(sig, frame)
             return
-        self.draining = True
+        self.stopping = True
         self._loop.call_soon_threadsafe(lambda: asyncio.ensure_future(self._finish(sig)))
 
     async def _finish(self, sig: int) -> None:
+        if self.grace > 0:
+            log.warning("SIGTERM: not ready (/readyz 503) for %g s while still serving, then "
+                        "draining", self.grace)
+            deadline = time.monotonic() + self.grace
+            while time.monotonic() < deadline and not self._handed_on:
+                await asyncio.sleep(0.05)
+        if self._handed_on:  # a second SIGTERM skipped the waits
+            return
+        self.draining = True
         log.warning("SIGTERM: draining (%d spins in flight; new spins answered 503)",
                     self.spins_in_flight)
         deadline = time.monotonic() + self.seconds
-        while self.spins_in_flight and time.monotonic() < deadline:
+        while self.spins_in_flight and time.monotonic() < deadline and not self._handed_on:
             await asyncio.sleep(0.02)
+        if self._handed_on:
+            return
         if self.spins_in_flight:
             log.error("drain: %d spins still in flight after %.0f s; shutting down",
                       self.spins_in_flight, self.seconds)
@@ -85,6 +105,7 @@ class Drain:
         self._hand_on(sig, None)
 
     def _hand_on(self, sig: int, frame: FrameType | None) -> None:
+        self._handed_on = True
         previous = self._previous
         if callable(previous):
             previous(sig, frame)
@@ -124,6 +145,7 @@ class RequestMiddleware:
         request_id = logs.accepted_request_id(_header(scope, b"x-request-id")) or \
             uuid.uuid4().hex
         token = logs.REQUEST_ID.set(request_id)
+        fields_token = logs.FIELDS.set({})
         status = 500
         encoded_id = request_id.encode()
 
@@ -165,6 +187,7 @@ class RequestMiddleware:
             client = scope.get("client")
             logs.access(method, scope["path"], status, seconds,
                         client[0] if client else None, request_id)
+            logs.FIELDS.reset(fields_token)
             logs.REQUEST_ID.reset(token)
 
 

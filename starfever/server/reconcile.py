@@ -7,7 +7,8 @@ acknowledged (a pending credit: the round is ``pending_credit``; a pending debit
 a credit or rollback the operator refused, or an acknowledged debit with neither a credit nor a
 rollback. A refused debit moved nothing and is not in doubt. A refused credit leaves the round
 ``unpaid`` (OPERATOR-WALLET.md rule 5): listed as ``UNPAID`` with its round and amount, and in
-the JSON's ``unpaid`` too.
+the JSON's ``unpaid`` too, until it is paid by a resend or settled manually by two operators
+(``settled_manually``, no longer in doubt: ADR 0061).
 
 By default the report is a summary (spins per state) and the spins in doubt; ``--full`` lists
 every spin, ``--json`` writes the same as one JSON object, and ``--player`` (the operator's
@@ -25,8 +26,8 @@ from typing import Any
 from sqlalchemy import select
 
 from starfever.server.db import Database
-from starfever.server.models import Account, WalletCall
-from starfever.server.services.unpaid import UNPAID
+from starfever.server.models import Account, WalletCall, WinSettlement
+from starfever.server.services.unpaid import APPROVED, SETTLED, UNPAID
 from starfever.server.spin.calls import CallKind, CallState
 
 
@@ -39,6 +40,8 @@ class Spin:
     debit: WalletCall | None = None
     credit: WalletCall | None = None
     rollback: WalletCall | None = None
+    settled: bool = False
+    """Its refused credit was settled manually (two operators, ``win_settlements``)."""
 
     @property
     def doubt(self) -> str | None:
@@ -47,7 +50,8 @@ class Spin:
         for call in calls:
             if call.status == CallState.PENDING:
                 return f"{call.kind} {call.transaction_id} not acknowledged"
-            if call.status == CallState.REFUSED and call.kind != CallKind.DEBIT:
+            if call.status == CallState.REFUSED and call.kind != CallKind.DEBIT \
+                    and not (call.kind == CallKind.CREDIT and self.settled):
                 return f"{call.kind} {call.transaction_id} refused ({call.error})"
         if self.debit is not None and self.debit.status == CallState.ACKNOWLEDGED \
                 and self.credit is None and self.rollback is None:
@@ -59,8 +63,11 @@ class Spin:
     @property
     def state(self) -> str:
         """``credited``, ``pending_credit``, ``unpaid`` (the operator refused the credit:
-        never paid, rule 5), ``rolled_back``, ``rollback_pending`` or the debit's."""
+        never paid, rule 5), ``settled_manually`` (refused, then settled outside the wallet),
+        ``rolled_back``, ``rollback_pending`` or the debit's."""
         if self.credit is not None:
+            if self.credit.status == CallState.REFUSED and self.settled:
+                return SETTLED
             return {CallState.ACKNOWLEDGED: "credited", CallState.REFUSED: UNPAID}.get(
                 CallState(self.credit.status), "pending_credit")
         if self.rollback is not None:
@@ -171,6 +178,8 @@ def reconcile(db: Database, since: datetime | None = None, *, player_id: str | N
     by_debit: dict[str, str] = {}
     late: defaultdict[str, list[WalletCall]] = defaultdict(list)
     with db.read() as session:
+        settled = set(session.scalars(select(WinSettlement.transaction_id)
+                                      .where(WinSettlement.status == APPROVED)))
         for row, player_id in session.execute(query):
             if row.kind == CallKind.DEBIT:
                 if since is not None and row.created_at < since:
@@ -186,6 +195,8 @@ def reconcile(db: Database, since: datetime | None = None, *, player_id: str | N
             continue
         for row in rows:
             setattr(spins[ref], row.kind, row)
+            if row.kind == CallKind.CREDIT and row.transaction_id in settled:
+                spins[ref].settled = True
     found = list(spins.values())
     if round_ is not None:
         found = [s for s in found if s.round_ref == round_ or str(s.round_id) == round_]

@@ -9,8 +9,10 @@ out of the bets and its refills are the operator's own money on top.
 
 In operator mode a win whose credit the operator's wallet refused (OPERATOR-WALLET.md rule 5,
 ``services.unpaid``) was never paid: it is not in ``wins`` nor in GGR, but apart in
-``unpaid_rounds`` and ``unpaid_wins`` (its round's bet stays in ``bets``: it was debited). The
-pool's figures are the pool's own movements, paid or not.
+``unpaid_rounds`` and ``unpaid_wins`` (its round's bet stays in ``bets``: it was debited); one
+settled manually outside the wallet (ADR 0061) is apart in ``settled_rounds`` and
+``settled_wins``, never in wins either: the wallet never paid it. The pool's figures are the
+pool's own movements, paid or not.
 """
 
 from __future__ import annotations
@@ -107,6 +109,11 @@ class Line:
     :attr:`Report.free_round_costs`."""
     free_round_wins: int = 0
     """What the free rounds paid (the promotion's cost besides the €€€ funding)."""
+    settled_rounds: int = 0
+    """Operator mode: refused rounds settled manually outside the wallet (two operators,
+    ADR 0061)."""
+    settled_wins: int = 0
+    """Their wins: the wallet never paid them, so they are not in ``wins`` or ``ggr``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +168,8 @@ class Report:
 
 
 def _line(line_bet: int | None, row: Any) -> Line:
-    bets, wins = int(row.bets or 0), int(row.wins or 0) - int(row.unpaid_wins or 0)
+    bets = int(row.bets or 0)
+    wins = int(row.wins or 0) - int(row.unpaid_wins or 0) - int(row.settled_wins or 0)
     return Line(line_bet=line_bet, rounds=int(row.rounds or 0), bets=bets, wins=wins,
                 jackpot_wins=int(row.jackpot_wins or 0), ggr=bets - wins,
                 rtp=round(wins / bets, 6) if bets else None,
@@ -172,14 +180,17 @@ def _line(line_bet: int | None, row: Any) -> Line:
                 unpaid_rounds=int(row.unpaid_rounds or 0),
                 unpaid_wins=int(row.unpaid_wins or 0),
                 free_rounds=int(row.free_rounds or 0),
-                free_round_wins=int(row.free_round_wins or 0))
+                free_round_wins=int(row.free_round_wins or 0),
+                settled_rounds=int(row.settled_rounds or 0),
+                settled_wins=int(row.settled_wins or 0))
 
 
 def build_report(db: Database, period: Period, *, include_test: bool = False) -> Report:
     """Sum the period's rounds per bet class, and its pool and cashier movements."""
     in_period = and_(Round.created_at >= period.start, Round.created_at < period.end)
-    refused = unpaid.unpaid_rounds().subquery()
-    is_unpaid = refused.c.round_id.is_not(None)
+    refused = unpaid.refused_rounds().subquery()  # never paid by the wallet (rule 5)
+    is_settled = and_(refused.c.round_id.is_not(None), refused.c.settled)
+    is_unpaid = and_(refused.c.round_id.is_not(None), ~refused.c.settled)
     if not include_test:
         in_period = and_(in_period, Round.test.is_(False))
     paid = Round.grant_id.is_(None)
@@ -195,6 +206,8 @@ def build_report(db: Database, period: Period, *, include_test: bool = False) ->
         func.sum(case((Round.feature == "hold_and_cash", 1), else_=0)).label("hold_and_cash"),
         func.sum(case((and_(is_unpaid, paid), 1), else_=0)).label("unpaid_rounds"),
         func.sum(case((and_(is_unpaid, paid), Round.total_win), else_=0)).label("unpaid_wins"),
+        func.sum(case((and_(is_settled, paid), 1), else_=0)).label("settled_rounds"),
+        func.sum(case((and_(is_settled, paid), Round.total_win), else_=0)).label("settled_wins"),
         func.sum(case((paid, 0), else_=1)).label("free_rounds"),
         func.sum(func.coalesce(Round.paid_win, 0)).label("free_round_wins"),
     )
@@ -236,7 +249,7 @@ def build_report(db: Database, period: Period, *, include_test: bool = False) ->
 CSV_FIELDS = ("line_bet", "rounds", "bets", "wins", "jackpot_wins", "ggr", "rtp",
               "contributions", "refills", "jackpot_hits", "star_wild_rounds",
               "hold_and_cash_rounds", "unpaid_rounds", "unpaid_wins", "free_rounds",
-              "free_round_wins")
+              "free_round_wins", "settled_rounds", "settled_wins")
 
 
 def as_csv(report: Report) -> str:
@@ -282,6 +295,10 @@ def as_text(report: Report) -> str:
     if t.unpaid_rounds:
         lines.append(f"UNPAID: {t.unpaid_rounds} wins of {_euros(t.unpaid_wins)} EUR refused by "
                      "the operator's wallet (not in wins or GGR until paid)")
+    if t.settled_rounds:
+        lines.append(f"SETTLED MANUALLY: {t.settled_rounds} refused wins of "
+                     f"{_euros(t.settled_wins)} EUR settled outside the operator's wallet "
+                     "(approved by a second operator; not in wins or GGR)")
     return "\n".join(lines)
 
 

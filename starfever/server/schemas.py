@@ -560,6 +560,13 @@ class PendingCreditsPublic(Public):
     calls: list[PendingCreditPublic]
 
 
+class SettlementProposalPublic(Public):
+    status: str
+    reason: str
+    proposed_by: str
+    proposed_at: datetime
+
+
 class UnpaidWinPublic(Public):
     round_id: int | None
     round_ref: str
@@ -580,6 +587,8 @@ class UnpaidWinPublic(Public):
     username: str
     external_id: str | None
     """The player's id in the operator's platform."""
+    settlement: SettlementProposalPublic | None = None
+    """A manual settlement proposed for it, awaiting a second operator's approval."""
 
 
 class UnpaidWinsPublic(Public):
@@ -587,6 +596,58 @@ class UnpaidWinsPublic(Public):
     amount: int
     oldest: datetime | None
     wins: list[UnpaidWinPublic]
+    settled_count: int = 0
+    """Refused wins settled manually (approved by a second operator; ADR 0061): no longer
+    unpaid, never paid by the operator's wallet."""
+    settled_amount: int = 0
+
+
+class ResendPublic(Public):
+    """An unpaid win's credit sent again (ADR 0061)."""
+
+    round_id: int
+    transaction_id: str
+    """The credit's id: the same transaction as the refused one."""
+    payment: str
+    """After this attempt: ``paid`` (acknowledged), ``unpaid`` (refused again: ``error``) or
+    ``pending`` (no answer: the resender sends it again until answered)."""
+    error: str | None
+    operator_transaction_id: str | None
+
+
+class SettlementCreate(Request):
+    reason: Annotated[str, StringConstraints(strip_whitespace=True, min_length=10,
+                                             max_length=500)]
+    """Why the win is settled outside the wallet (how, by whom, the operator's reference)."""
+
+
+class SettlementPublic(Public):
+    """A manual settlement of an unpaid win (ADR 0061)."""
+
+    round_id: int
+    transaction_id: str
+    amount: int
+    status: str
+    """``proposed`` (awaiting another operator's approval), ``approved`` (the round is
+    ``settled_manually``) or ``withdrawn``."""
+    reason: str
+    proposed_by: str
+    proposed_at: datetime
+    approved_by: str | None
+    approved_at: datetime | None
+    payment: str
+    """The round's payment now."""
+
+
+class WalletCapabilitiesPublic(Public):
+    """What the wallet this server runs can do, so that a client offers only what works."""
+
+    keeps_balances: bool
+    """Balances, deposits, withdrawals, deposit limits and self-exclusion are kept here
+    (false: the operator keeps them, operator mode)."""
+    calls_operator: bool
+    """Spins call the operator's wallet: credits can be pending, unpaid or settled."""
+    launches_players: bool
 
 
 class MetersPublic(Public):
@@ -626,3 +687,64 @@ class AuditPublic(Public):
     """The newest ``starfever audit`` result (``audit_passed`` or ``audit_failed``)."""
     statement: dict[str, Any]
     """A signed statement of both chain heads now (as ``starfever chain-statement``)."""
+
+
+# ------------------------------------------------------------- the operator's controls (0067)
+
+
+class MaintenancePublic(Public):
+    """The game's maintenance switch (ADR 0067)."""
+
+    maintenance: bool
+    since: datetime | None
+    retry_after_seconds: int
+    reason: str | None = None
+    """The operator's reason (the back office and the signed API; never the public route)."""
+
+
+class MaintenanceUpdate(Request):
+    """The back office closes the game for maintenance or opens it again."""
+
+    maintenance: bool
+    reason: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    retry_after_seconds: Annotated[int | None, Field(ge=1, le=86400)] = None
+
+
+class TerminateCreate(Request):
+    """The back office ends a player's sessions."""
+
+    reason: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class TerminatedPublic(Public):
+    terminated: int
+    """How many live sessions ended."""
+
+
+# ------------------------------------------------------------- demo play (ADR 0066)
+
+
+class DemoSessionCreate(Request):
+    """Open demo play: ``{}`` from the stand-alone page ("Play for fun"), or the
+    ``launch_token`` of an operator's demo launch."""
+
+    launch_token: Annotated[str | None, StringConstraints(min_length=1, max_length=128)] = None
+
+
+class DemoSessionPublic(Public):
+    token: str
+    expires_at: datetime
+    balance: int
+    demo: bool = True
+
+
+class DemoWalletPublic(Public):
+    balance: int
+    currency: str = "EUR"
+    reality_check: None = None
+    demo: bool = True
+
+
+class DemoPoolPublic(Public):
+    pool: int
+    demo: bool = True

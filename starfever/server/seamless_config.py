@@ -58,7 +58,8 @@ class OperatorConfig:
     timeout: float = DEFAULT_TIMEOUT_S
     """Seconds to wait for a wallet reply."""
     retry: float = DEFAULT_RETRY_S
-    """The first delay of the retrier's backoff (doubled per attempt, at most a minute)."""
+    """The resender's interval between two passes and the first delay of a call's backoff
+    (doubled per attempt, at most 2 s or this interval; ADR 0062)."""
     probe: float = DEFAULT_PROBE_S
     """Seconds between two probes of the wallet (``starfever_wallet_up``, ADR 0057)."""
     public_url: str | None = None

@@ -72,6 +72,10 @@ def secrets_of(url: str) -> list[str]:
     return found
 
 
+MAX_DRAIN_GRACE_S = 300
+"""The longest pre-stop grace (``STARFEVER_DRAIN_GRACE_SECONDS``)."""
+
+
 class SettingsError(InputError):
     """Settings the server refuses to start with."""
 
@@ -134,6 +138,12 @@ class Settings:
     address gets ``429 too_many_registrations``."""
     registration_window_seconds: int = 3600
     """The registration throttle's window."""
+    demo_sessions_per_address: int = 20
+    """Demo sessions one address may open in an hour (ADR 0066): one more is ``429
+    too_many_demo_sessions``."""
+    demo_spins_per_address: int = 120
+    """Demo spins one address may play in a minute (ADR 0066): one more is ``429
+    too_many_demo_spins``."""
     max_concurrent_hashes: int = 2
     """Password hashes (argon2, 64 MiB each) one server process runs at once; more wait."""
     max_hashes_per_address: int = 2
@@ -158,6 +168,10 @@ class Settings:
     drain_seconds: int = 30
     """On SIGTERM, how long the server drains at most (new spins answered 503, the spins
     taken finished) before it shuts down."""
+    drain_grace_seconds: int = 5
+    """On SIGTERM, how long the server first goes on serving everything while ``/readyz``
+    answers 503, so that the load balancer takes it out before it refuses a spin (0: drain
+    at once; at most 300)."""
     metrics_token: str = ""
     """A bearer token ``/metrics`` requires; empty (the default): ``/metrics`` answers only
     loopback and private addresses."""
@@ -241,6 +255,7 @@ class Settings:
                      "operator_login_max_failures",
                      "request_read_timeout_seconds", "keep_alive_seconds",
                      "registrations_per_address", "registration_window_seconds",
+                     "demo_sessions_per_address", "demo_spins_per_address",
                      "max_concurrent_hashes", "max_hashes_per_address", "max_hash_waiters",
                      "drain_seconds"):
             if getattr(self, name) <= 0:
@@ -250,6 +265,9 @@ class Settings:
             if getattr(self, name) > MAX_WEEKLY_LIMIT:
                 raise SettingsError(f"{ENV_NAMES[name]} must be at most {MAX_WEEKLY_LIMIT} "
                                     f"cents, got {getattr(self, name)}")
+        if not 0 <= self.drain_grace_seconds <= MAX_DRAIN_GRACE_S:
+            raise SettingsError(f"STARFEVER_DRAIN_GRACE_SECONDS must be 0..{MAX_DRAIN_GRACE_S},"
+                                f" got {self.drain_grace_seconds}")
         if self.limit_increase_delay_seconds < 0:
             raise SettingsError("STARFEVER_LIMIT_INCREASE_DELAY_SECONDS must not be negative, "
                                 f"got {self.limit_increase_delay_seconds}")
@@ -285,6 +303,8 @@ ENV_NAMES: dict[str, str] = {
     "forwarded_allow_ips": "STARFEVER_FORWARDED_ALLOW_IPS",
     "registrations_per_address": "STARFEVER_REGISTRATIONS_PER_ADDRESS",
     "registration_window_seconds": "STARFEVER_REGISTRATION_WINDOW_SECONDS",
+    "demo_sessions_per_address": "STARFEVER_DEMO_SESSIONS_PER_ADDRESS",
+    "demo_spins_per_address": "STARFEVER_DEMO_SPINS_PER_ADDRESS",
     "max_concurrent_hashes": "STARFEVER_MAX_CONCURRENT_HASHES",
     "max_hashes_per_address": "STARFEVER_MAX_HASHES_PER_ADDRESS",
     "max_hash_waiters": "STARFEVER_MAX_HASH_WAITERS",
@@ -295,6 +315,7 @@ ENV_NAMES: dict[str, str] = {
     "audit_key_file": "STARFEVER_AUDIT_KEY_FILE",
     "approved_models": "STARFEVER_APPROVED_MODELS",
     "drain_seconds": "STARFEVER_DRAIN_SECONDS",
+    "drain_grace_seconds": "STARFEVER_DRAIN_GRACE_SECONDS",
     "metrics_token": "STARFEVER_METRICS_TOKEN",
 }
 """Setting -> environment variable (documented in docs/server.md)."""

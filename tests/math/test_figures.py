@@ -80,7 +80,7 @@ def _close(a: Any, b: Any, where: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["default", "capped", "low-volatility", "high-volatility",
-                                  "default-total-bet"])
+                                  "default-total-bet", "de"])
 def test_the_shipped_figures_are_a_fresh_computation(name: str) -> None:
     """Minutes: every base and respin stop combination and the Hold & Cash DP, recomputed."""
     model = load_model(name)

@@ -101,3 +101,20 @@ def test_par_sheet_shows_its_sections_on_a_progress_bar(
     assert "PAR sheet" in shown and "13/13" in shown and "plots" in shown
     build(model, compute(model), sim, tmp_path)
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.slow
+def test_par_sheet_of_the_de_model_names_no_jackpot(tmp_path: Path) -> None:
+    """ADR 0072: the de model has no progressive and calls no prize a jackpot; its sheet says
+    so, states only its five classes and has no row or bar for a pool."""
+    out = tmp_path / "de"
+    result = run_cli(["par-sheet", "--model", "de", "--out", str(out), "--spins", "200000",
+                      "--workers", "1"])
+    assert result.returncode == 0, result.stderr
+    md = (out / "par-sheet.md").read_text()
+    assert "jackpot" not in md.lower() and "€€€" not in md and "EUR progressive" not in md
+    assert "| Progressive | none: no pool, no contribution, no pool symbol on any strip |" in md
+    assert "Line bet classes: EUR 0.01, EUR 0.02, EUR 0.03, EUR 0.04, EUR 0.05." in md
+    assert "| EUR 0.10 |" not in md
+    assert "| full-screen x1000 prize |" in md and "x20 prize" in md
+    assert load_model("de").sha256 in md

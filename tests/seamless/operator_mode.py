@@ -11,9 +11,23 @@ import time
 import uuid
 
 import httpx
-from sqlalchemy import text
+from sqlalchemy import func, select, text
 
-from tests.harness import OperatorWallet, Server, expect, launched_player
+from starfever.engine.model import MathModel, load_model
+from starfever.server.db import Database
+from starfever.server.models import Account, SessionToken
+from starfever.server.seamless_config import OperatorConfig
+from starfever.server.services import round_details
+from starfever.server.services.auth import Principal
+from starfever.server.settings import Settings
+from starfever.server.spin.seamless_wallet import SeamlessWallet
+from tests.harness import (
+    OperatorWallet,
+    Server,
+    expect,
+    launched_player,
+    settings_like_servers,
+)
 
 TIMEOUT_S = 1.0
 """The server's STARFEVER_WALLET_TIMEOUT here: a delay beyond it is a lost reply."""
@@ -75,3 +89,24 @@ def all_rounds(server: Server, token: str) -> list[dict[str, object]]:
         if page.get("next_before") is None:
             return found
         params["before"] = int(page["next_before"])
+
+
+def in_process_wallet(server: Server, wallet: OperatorWallet, db: Database, *,
+                      timeout: float = TIMEOUT_S) -> tuple[SeamlessWallet, Settings, MathModel]:
+    """Operator mode's wallet adapter in this test process on the server's database, as one
+    more worker would run it (its own settler), with its own wallet ``timeout``."""
+    settings = settings_like_servers(server.database_url)
+    adapter = SeamlessWallet(db, OperatorConfig(url=wallet.url, secret=wallet.secret,
+                                                timeout=timeout, public_url=server.url),
+                             details_key=round_details.details_key(settings.secret_key))
+    return adapter, settings, load_model(settings.model)
+
+
+def principal_of(db: Database, external_id: str) -> Principal:
+    """The operator's player ``external_id`` as its newest session's principal."""
+    with db.read() as session:
+        account = session.scalars(select(Account).where(
+            Account.external_id == external_id)).one()
+        session_id = session.scalar(select(func.max(SessionToken.id)).where(
+            SessionToken.account_id == account.id))
+        return Principal(account.id, account.username, "player", int(str(session_id)))

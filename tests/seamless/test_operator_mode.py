@@ -6,6 +6,8 @@ process (the database is what they read; ADR 0045)."""
 
 from __future__ import annotations
 
+import json
+import re
 import threading
 import time
 import uuid
@@ -32,6 +34,7 @@ from tests.harness import (
     OperatorWallet,
     Server,
     expect,
+    launched_player,
     operator_mode_args,
     operator_mode_env,
     run_cli_in_process,
@@ -46,7 +49,9 @@ from tests.seamless.operator_mode import (
     TIMEOUT_S,
     applied,
     calls,
+    in_process_wallet,
     new_player,
+    principal_of,
     rounds_of,
     wait_for,
 )
@@ -157,6 +162,59 @@ def test_a_debit_that_times_out_is_rolled_back_and_no_round_is_played(
     assert len(applied(wallet, player_id, "rollback")) == 1
     wait_for(lambda: all(c["status"] == "acknowledged"
                           for c in calls(server, "kind = 'rollback'")))
+    # the JSON log line of the failure carries the ids as fields of their own (issue 35)
+    entries = [json.loads(line) for line in server.log_path.read_text().splitlines()
+               if line.startswith("{")]
+    failed = [e for e in entries if e.get("call") == "debit" and e.get("player_id") == player_id]
+    assert len(failed) == 1, failed
+    debit = calls(server, f"transaction_id = '{failed[0]['transaction_id']}'")[0]
+    assert debit["kind"] == "debit" and failed[0]["round_ref"] == debit["round_ref"]
+    assert failed[0]["debit_transaction_id"] == debit["transaction_id"]
+    assert re.fullmatch(r"[0-9a-f]{32}", failed[0]["request_id"])
+    assert failed[0]["account_id"] == debit["account_id"]
+
+
+def test_a_hanging_wallet_costs_a_failed_spin_one_timeout_its_rollback_goes_on_after(
+        server: Server, wallet: OperatorWallet) -> None:
+    """Issue 35 item 4: the debit hangs past the timeout and so does its rollback. The player
+    gets ``503 wallet_unavailable`` after the debit's timeout, not after the rollback's too:
+    when the answer comes, the rollback is recorded (committed, OPERATOR-WALLET.md rule 3) and
+    its send still under way (never answered yet); it goes on in the background and the
+    resender sends it again until the operator has refunded the bet. The spin runs through
+    this test process's own adapter (as one more worker would), with a 1.5 s timeout."""
+    timeout = 1.5
+    player_id, _ = new_player(server, wallet, 1_000)
+    db = Database(server.database_url)
+    adapter, settings, model = in_process_wallet(server, wallet, db, timeout=timeout)
+    wallet.fault("debit", "delay", seconds=timeout + 1)
+    wallet.fault("rollback", "delay", seconds=timeout + 1)
+
+    async def spin() -> tuple[float, str, list[dict[str, object]]]:
+        job = rounds.queued_spin(settings, model, principal_of(db, player_id), 1,
+                                 uuid.uuid4().hex, None, draw=False)
+        started = time.monotonic()
+        try:
+            with pytest.raises(ServiceError) as lost:
+                await adapter.spin(job)
+            elapsed = time.monotonic() - started
+            debit = calls(server, f"kind = 'debit' AND idempotency_key = '{job.key}'")[0]
+            rollback = calls(server, f"kind = 'rollback' AND debit_transaction_id = "
+                                     f"'{debit['transaction_id']}'")
+            return elapsed, lost.value.code, rollback
+        finally:
+            await adapter.aclose()
+
+    try:
+        elapsed, code, rollback = run_coroutine(spin())
+    finally:
+        db.dispose()
+    assert code == "wallet_unavailable"
+    assert timeout <= elapsed < 2 * timeout, elapsed  # the debit's timeout, not two
+    assert [(c["status"], c["attempts"]) for c in rollback] == [("pending", 0)]
+    wait_for(lambda: wallet.balance(player_id) == 1_000 and calls(
+        server, f"transaction_id = '{rollback[0]['transaction_id']}'")[0]["status"]
+        == "acknowledged")
+    assert rounds_of(server, launched_player(server, wallet.secret, player_id)) == []
 
 
 def test_a_credit_whose_reply_is_dropped_stays_pending_then_is_credited_once(

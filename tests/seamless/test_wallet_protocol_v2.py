@@ -253,7 +253,7 @@ def test_the_launch_address_is_on_the_public_origin_never_the_host_header(
 
 
 @pytest.mark.parametrize(("change", "code"), [
-    ({"currency": "USD"}, "currency_not_served"), ({"mode": "demo"}, "demo_not_served"),
+    ({"currency": "USD"}, "currency_not_served"),
     ({"mode": "fun"}, "invalid_launch"), ({"operator_session": ""}, "invalid_launch"),
     ({"launch_id": None}, "invalid_launch")])
 def test_a_launch_the_server_does_not_serve_is_refused_with_its_code(

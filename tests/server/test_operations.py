@@ -199,7 +199,7 @@ def test_logs_are_json_with_request_ids_and_never_a_secret(databases: Databases,
     try:
         name, token = server.player(deposit=1_000)
         operator = server.operator_token
-        expect(server.spin(token, line_bet=1), 201)
+        round_id = expect(server.spin(token, line_bet=1), 201).json()["round"]["id"]
         expect(server.call("GET", "/wallet", token, headers={"X-Request-ID": "trace-42"}), 200)
         server.http.get(f"{server.url}/?launch=launch-secret-abcdef123456")
         server.call("POST", "/sessions", json={"username": name, "password": "bad-secret-pw"})
@@ -218,7 +218,11 @@ def test_logs_are_json_with_request_ids_and_never_a_secret(databases: Databases,
     access = [e for e in entries if e["logger"] == "starfever.access"]
     assert all(re.fullmatch(r"[0-9a-f]{32}|trace-42", e["request_id"]) for e in access)
     assert any(e["request_id"] == "trace-42" and e["path"] == "/api/v1/wallet" for e in access)
-    assert any(e["path"] == "/api/v1/spins" and e["status"] == 201 for e in access)
+    # the ids a request came to know are fields of its lines, not only words of a message
+    spin = [e for e in access if e["path"] == "/api/v1/spins" and e["status"] == 201]
+    assert len(spin) == 1 and spin[0]["round_id"] == round_id and spin[0]["role"] == "player"
+    wallet = [e for e in access if e["request_id"] == "trace-42"]
+    assert wallet[0]["account_id"] == spin[0]["account_id"]
     for secret in (token, operator, PLAYER_PASSWORD, OPERATOR_PASSWORD, "bad-secret-pw",
                    "launch-secret-abcdef123456", totp, server.env["STARFEVER_SECRET_KEY"]):
         assert secret not in log, f"a secret reached the log: {secret[:4]}..."
@@ -235,12 +239,23 @@ def _spin_in_thread(server: Server, token: str, answers: list[httpx.Response]) -
     return thread
 
 
+GRACE_S = 2
+"""The pre-stop grace of the drain's test (``STARFEVER_DRAIN_GRACE_SECONDS``): short, and
+long enough for a readiness probe and a spin sent right after the signal."""
+
+
 @pytest.mark.slow
-def test_sigterm_drains_finishing_spins_in_flight_and_refusing_new_ones(
+def test_sigterm_is_unready_for_its_grace_then_drains_finishing_spins_in_flight(
         databases: Databases, tmp_path: Path) -> None:
-    server = start_server(databases, "sqlite", tmp_path)
+    """On SIGTERM, ``/readyz`` answers 503 at once while the server still serves everything
+    for ``GRACE_S`` (a spin sent then is played: the load balancer has not yet taken the node
+    out); then new spins are refused ``503 draining`` while those taken finish, and only
+    then does the process end (issue 35 item 4)."""
+    server = start_server(databases, "sqlite", tmp_path,
+                          {"STARFEVER_DRAIN_GRACE_SECONDS": str(GRACE_S)})
     try:
         _name, token = server.player(deposit=1_000)
+        _other, other = server.player(deposit=1_000)
         database = server.database_url.removeprefix("sqlite:///")
         # hold the server's SQLite write lock (services take it first): its settle waits
         with open(f"{database}-writer.lock", "a+") as lock:
@@ -251,7 +266,14 @@ def test_sigterm_drains_finishing_spins_in_flight_and_refusing_new_ones(
             assert not answers  # the spin waits for its batch
             assert server.process is not None
             server.process.send_signal(signal.SIGTERM)
-            time.sleep(0.5)
+            signalled = time.monotonic()
+            while server.http.get(f"{server.url}/readyz").status_code != 503:
+                assert time.monotonic() < signalled + GRACE_S / 2, "/readyz still 200"
+                time.sleep(0.02)
+            assert "grace" in server.http.get(f"{server.url}/readyz").text
+            in_grace = _spin_in_thread(server, other, answers)  # still taken
+            assert expect(server.call("GET", "/health"), 200)
+            time.sleep(max(0.0, signalled + GRACE_S + 0.5 - time.monotonic()))
             new = server.spin(token, line_bet=1)
             assert new.status_code == 503 and new.json()["error"]["code"] == "draining"
             assert new.headers["retry-after"] == "1"
@@ -259,12 +281,13 @@ def test_sigterm_drains_finishing_spins_in_flight_and_refusing_new_ones(
             assert server.process.poll() is None  # still draining
             fcntl.flock(lock, fcntl.LOCK_UN)
         in_flight.join(30)
-        assert answers and answers[0].status_code == 201, answers
+        in_grace.join(30)
+        assert [a.status_code for a in answers] == [201, 201], answers
         # uvicorn ends a graceful shutdown by re-raising the signal it caught (a SIGTERM
         # death, as a supervisor expects of a stop it asked for)
         assert server.process.wait(timeout=20) in (0, -signal.SIGTERM)
         with server.engine().connect() as conn:
-            assert conn.execute(text("SELECT COUNT(*) FROM rounds")).scalar_one() == 1
+            assert conn.execute(text("SELECT COUNT(*) FROM rounds")).scalar_one() == 2
     finally:
         server.stop()
         databases.drop(server.database_url)

@@ -37,6 +37,8 @@ PRODUCTION = {"STARFEVER_ENV": "production", "STARFEVER_SECRET_KEY": SECRET,
     ({"STARFEVER_REALITY_CHECK_SECONDS": "7200", "STARFEVER_TOKEN_TTL_SECONDS": "3600"},
      "must not exceed STARFEVER_TOKEN_TTL"),
     ({"STARFEVER_TOKEN_TTL_SECONDS": ""}, "set but empty"),
+    ({"STARFEVER_DRAIN_GRACE_SECONDS": "-1"}, "STARFEVER_DRAIN_GRACE_SECONDS must be 0..300"),
+    ({"STARFEVER_DRAIN_GRACE_SECONDS": "301"}, "STARFEVER_DRAIN_GRACE_SECONDS must be 0..300"),
 ])
 def test_settings_refuse_nonsense_with_one_line_errors(env: dict[str, str], says: str) -> None:
     for base in ({}, PRODUCTION):
@@ -45,8 +47,10 @@ def test_settings_refuse_nonsense_with_one_line_errors(env: dict[str, str], says
         assert "\n" not in str(refused.value)
     ok = settings_from_env({"STARFEVER_LIMIT_INCREASE_DELAY_SECONDS": "0",
                             "STARFEVER_YOUNG_AGE": "18",
-                            "STARFEVER_WEEKLY_DEPOSIT_LIMIT": str(10**9)})
+                            "STARFEVER_WEEKLY_DEPOSIT_LIMIT": str(10**9),
+                            "STARFEVER_DRAIN_GRACE_SECONDS": "0"})
     assert ok.limit_increase_delay_seconds == 0 and ok.weekly_deposit_limit == 10**9
+    assert ok.drain_grace_seconds == 0
 
 
 def test_production_needs_an_audit_key_kept_outside_the_database(tmp_path: Path) -> None:

@@ -285,7 +285,8 @@ def test_refused_bet_shows_a_readable_message(game: Game) -> None:
     game.new_player(0)
     game.page.click("#spin")
     game.page.wait_for_selector("#status.error")
-    assert "balance does not cover" in game.text("#status")
+    # a EUR 0 player is told where money comes in, not to "deposit" with no way to (issue 38)
+    game.wait_text("#status", "below the smallest bet")
     assert game.cents("#balance") == 0
     assert not game.page.is_disabled("#spin")
 

@@ -190,3 +190,50 @@ def test_the_back_office_finds_a_round_by_the_operators_ids_and_shows_both_sides
         assert call["method"] in text_ and str(call["operator_transaction_id"]) in text_
     context.close()
     assert watch.errors == [], watch.errors
+
+
+def test_a_wallet_hiccup_is_not_played_and_a_pending_credit_is_said(
+        browser: Any, operator_server: Server, wallet: OperatorWallet) -> None:
+    """Issue 38: the operator's wallet fails a debit (503 wallet_unavailable, rolled back):
+    the page says "not played, your stake was not taken", drops the request (never resends
+    its key, which could only get 409 debit_rolled_back), and the next Spin is a new bet with
+    a new key. A credit the wallet has not acknowledged: the page shows the wallet's balance
+    and says the win is on its way, instead of a number GET /wallet does not have."""
+    player_id = f"web-op-{uuid.uuid4().hex[:8]}"
+    wallet.player(player_id, 5_000)
+    context = browser.new_context(viewport={"width": 1366, "height": 768}, locale="en-GB")
+    page = context.new_page()
+    watch = ConsoleWatch(page)
+    watch.allow("status of 503")
+    game = Game(page, operator_server, watch)
+    page.goto(_launch(operator_server, wallet, player_id))
+    page.wait_for_selector("#game:not([hidden])")
+    keys: list[str] = []
+    page.on("request", lambda r: keys.append(r.headers.get("idempotency-key", ""))
+            if r.url.endswith("/api/v1/spins") else None)
+    wallet.fault("debit", "error", times=1)
+    try:
+        page.click("#spin")
+        game.wait_text("#status", "not played: your stake was not taken")
+        game.wait_idle()
+        assert len(keys) == 1  # not resent with its key
+        assert page.evaluate("localStorage.getItem('sf.spinInFlight')") is None
+        assert game.cents("#balance") == wallet.balance(player_id) == 5_000
+        played = game.spin()  # the next click: a new bet, a new key
+        assert len(set(keys)) == 2
+        assert game.cents("#balance") == wallet.balance(player_id) == played["balance_after"]
+        wallet.fault("credit", "error", times=10_000)
+        for _ in range(40):  # until a round wins (its credit then stays pending)
+            won = game.spin()
+            if won["total_win"]:
+                break
+        assert won["total_win"] and won["payment"] == "pending"
+        game.wait_text("#credit-notice", "is being credited")
+        page.wait_for_function(
+            f"document.querySelector('#balance').dataset.cents === '{wallet.balance(player_id)}'",
+            timeout=5_000)
+        assert game.cents("#balance") == won["balance_after"] - won["total_win"]
+    finally:
+        wallet.clear_faults()
+    context.close()
+    assert watch.errors == [], watch.errors

@@ -9,6 +9,7 @@ from fastapi import Depends, Header, Request
 from starlette.concurrency import run_in_threadpool
 
 from starfever.engine.model import MathModel
+from starfever.server import logs
 from starfever.server.db import Database
 from starfever.server.models import OPERATOR, PLAYER
 from starfever.server.services import auth
@@ -52,8 +53,11 @@ def bearer_token(authorization: str | None) -> str:
 
 def current_principal(context: ContextDep,
                       authorization: Annotated[str | None, Header()] = None) -> Principal:
-    """The caller, from ``Authorization: Bearer <token>``."""
-    return auth.authenticate(context.db, context.settings, bearer_token(authorization))
+    """The caller, from ``Authorization: Bearer <token>`` (its account a field of the
+    request's log lines)."""
+    principal = auth.authenticate(context.db, context.settings, bearer_token(authorization))
+    logs.bind(account_id=principal.account_id, role=principal.role)
+    return principal
 
 
 async def current_spinner(context: ContextDep,
@@ -66,6 +70,7 @@ async def current_spinner(context: ContextDep,
     if principal is None:
         principal = await run_in_threadpool(auth.authenticate, context.db, context.settings,
                                             token)
+    logs.bind(account_id=principal.account_id, role=principal.role)
     return auth.require_role(principal, PLAYER)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import logging
 import sqlite3
+import time
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -14,7 +15,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from starfever.server.db import CommitUnknown
+from starfever.server.db import CommitUnknown, database_unavailable
 from starfever.server.services.errors import ServiceError
 
 log = logging.getLogger("starfever.server")
@@ -68,6 +69,11 @@ def install(app: FastAPI) -> None:
         return answer(error)
 
 
+DATABASE_UNAVAILABLE_RETRY_S = 1
+"""The ``Retry-After`` of ``503 database_unavailable``: a failover takes seconds (ADR 0070)."""
+_unavailable_logged = [0.0, 0]
+"""When the last line about an unreachable database was logged, and how many answers were
+given since: one line a second, not one per request, while a failover lasts."""
 STORAGE_FULL_RETRY_S = 60
 """The ``Retry-After`` of ``503 storage_full``: space is freed by a person, not in a second."""
 PG_DISK_FULL = "53100"
@@ -98,8 +104,9 @@ def storage_full(error: BaseException) -> bool:
 def answer(error: Exception) -> JSONResponse:
     """The answer to an exception raised while a request was served: a service's refusal, a
     full disk (503 ``storage_full``: the database refused the write, so nothing was saved,
-    also when it refused the COMMIT), a commit whose outcome is unknown (503), anything else
-    500 (logged with its traceback)."""
+    also when it refused the COMMIT), no database that takes writes within reach (503
+    ``database_unavailable``: a failover, ADR 0070), a commit whose outcome is unknown (503),
+    anything else 500 (logged with its traceback)."""
     if isinstance(error, ServiceError):
         return error_response(error.status, error.code, error.message,
                               retry_after=getattr(error, "retry_after", None))
@@ -113,8 +120,27 @@ def answer(error: Exception) -> JSONResponse:
         return error_response(503, "commit_unknown", "the database connection was lost while "
                               "saving: the change may or may not have been made; check, then "
                               "retry", retry_after=1)
+    if database_unavailable(error):
+        _log_unavailable(error)
+        return error_response(503, "database_unavailable", "the database is not reachable "
+                              "now (a failover may be under way): try again in a moment; a "
+                              "request sent again with its Idempotency-Key is settled once",
+                              retry_after=DATABASE_UNAVAILABLE_RETRY_S)
     log.exception("unexpected error", exc_info=error)
     return error_response(500, "internal_error", "the server failed; nothing was changed")
+
+
+def _log_unavailable(error: BaseException) -> None:
+    """One warning a second at most while the database cannot be reached, with the count of
+    the requests answered ``503`` since the last."""
+    _unavailable_logged[1] += 1
+    now = time.monotonic()
+    if now - _unavailable_logged[0] >= 1.0:
+        said = str(getattr(error, "orig", None) or error.__cause__ or error).strip()
+        log.warning("the database is not reachable (%d requests answered 503 "
+                    "database_unavailable): %s", _unavailable_logged[1],
+                    said.splitlines()[0][:200] if said else type(error).__name__)
+        _unavailable_logged[:] = [now, 0]
 
 
 class BodyLimit:

@@ -37,7 +37,11 @@ TEXT: Final[dict[str, dict[str, str]]] = {
            "free_round": "Freispiel", "free_round_note": "Ein Freispiel: kein Einsatz wurde "
            "abgebucht.", "grant": "Freispiel-Gutschrift", "campaign": "Aktion",
            "paid_win": "Ausgezahlter Gewinn", "withheld": "Über der Obergrenze, nicht "
-           "ausgezahlt"},
+           "ausgezahlt",
+           "payment": "Auszahlung", "paid": "ausgezahlt",
+           "pending": "Gutschrift beim Betreiber in Bearbeitung",
+           "unpaid": "Gewinn noch nicht vom Betreiber ausgezahlt",
+           "settled_manually": "vom Betreiber außerhalb des Spiels abgerechnet"},
     "en": {"title": "Round {id}", "not_found": "There is no such round.",
            "played": "Played", "test": "Test round", "bet": "Bet",
            "line_bet": "Line bet", "total_bet": "Total bet",
@@ -54,7 +58,11 @@ TEXT: Final[dict[str, dict[str, str]]] = {
            "reel": "Reel", "row": "Row", "line": "Line", "step": "Step",
            "free_round": "Free round", "free_round_note": "A free round: no stake was "
            "taken.", "grant": "Free-round grant", "campaign": "Campaign",
-           "paid_win": "Win paid", "withheld": "Above the cap, not paid"},
+           "paid_win": "Win paid", "withheld": "Above the cap, not paid",
+           "payment": "Payment", "paid": "paid",
+           "pending": "credit in progress at the operator",
+           "unpaid": "win pending payment by the operator",
+           "settled_manually": "settled by the operator outside the game"},
 }
 EVENTS: Final[dict[str, tuple[str, str]]] = {
     "reveal": ("Walzen", "Reels"), "line_win": ("Liniengewinn", "Line win"),
@@ -176,6 +184,9 @@ def render(found: round_details.RoundDetails, lang: str, css: str) -> str:
     wins = [(t[name], _e(money(getattr(r, name), lang)))
             for name in ("base_win", "star_wild_win", "hold_and_cash_win", "progressive_win",
                          "total_win", "contribution", "pool_before", "pool_after")]
+    payment = found.payment if found.payment in t else "paid"
+    wins.append((t["payment"], f'<span class="payment" data-payment="{_e(payment)}">'
+                               f'{_e(t[payment])}</span>'))
     events = json.loads(r.events)
     steps = "".join(_event(e, lang) for e in events)
     build = [(t["model"], _e(f"{r.model_name} {r.model_version}")),

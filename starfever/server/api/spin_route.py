@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from starfever.server import logs
 from starfever.server.api import errors
 from starfever.server.api.deps import Context, bearer_token
 from starfever.server.api.request_checks import (
@@ -63,6 +64,7 @@ class SpinRoute:
             await self.app(scope, replaying(read, receive), send)
             return
         principal, request, key = spin
+        logs.bind(account_id=principal.account_id, role=principal.role)
         scope["route"] = self
         response: Response
         try:

@@ -30,6 +30,7 @@ from starfever.server.models import (
     SessionToken,
 )
 from starfever.server.services import devices
+from starfever.server.services.control_rules import check_not_terminated
 from starfever.server.services.errors import (
     Conflict,
     Forbidden,
@@ -362,6 +363,7 @@ def _authenticate(db: Database, settings: Settings, digest: str) -> Principal:
         raise Unauthorized("the bearer token is not valid", code="invalid_token")
     token_row, username, role = row
     check_session_live(token_row.revoked_at, token_row.expires_at, utcnow())
+    check_not_terminated(token_row.terminated_at)
     principal = Principal(account_id=token_row.account_id, username=username, role=role,
                           session_id=token_row.id, play_ends_at=token_row.play_ends_at)
     if len(_known) >= KNOWN_TOKENS_MAX:

@@ -244,12 +244,12 @@ def day_range(since: date | None, until: date | None) -> tuple[date, date]:
 def daily(db: Database, first: date, last: date) -> list[DayLine]:
     """Per UTC day and bet class: rounds, bets, paid wins of paid rounds (test rounds and free
     rounds left out, ADR 0064: GGR is of stakes taken; a win the operator's wallet refused is
-    not counted), newest day first,
+    not counted, unpaid or settled manually), newest day first,
     each day's lines followed by its total."""
     start_at = datetime(first.year, first.month, first.day, tzinfo=UTC)
     end_at = datetime(last.year, last.month, last.day, tzinfo=UTC) + timedelta(days=1)
     day = func.date(Round.created_at)
-    refused = unpaid.unpaid_rounds().subquery()  # an unpaid win is no win (rule 5)
+    refused = unpaid.refused_rounds().subquery()  # never paid by the wallet: no win (rule 5)
     paid_win = case((refused.c.round_id.is_not(None), 0), else_=Round.total_win)
     query = (select(day, Round.line_bet, func.count(), func.sum(Round.total_bet),
                     func.sum(paid_win))

@@ -20,6 +20,12 @@ Kinds and who writes them:
 - ``audit_passed``, ``audit_failed``: ``starfever audit`` (:func:`record_audit`).
 - ``software_changed``: ``starfever serve`` at start, when the running build hash (package
   and environment, ADR 0051) differs from the last recorded (``identity.record_running_build``).
+- ``credit_refused``, ``unpaid_win_paid``: the operator's wallet refused a round's credit (its
+  win is unpaid), or acknowledged one it had refused before; ``unpaid_win_resent``,
+  ``settlement_proposed``, ``settlement_approved``, ``settlement_withdrawn``: an operator's
+  handling of an unpaid win (``services.unpaid_actions``, ADR 0061).
+- ``maintenance_started``, ``maintenance_ended``, ``session_terminated``: the operator's
+  controls (``services.controls``, ADR 0067), from its signed API or the back office.
 - ``free_round_grant_created``, ``free_round_grant_cancelled``, ``free_round_campaign_created``,
   ``free_round_campaign_cancelled``: ``services.free_rounds`` (ADR 0064; a campaign's own
   grants are not logged one by one: its event names its terms).
@@ -46,6 +52,9 @@ KINDS: tuple[str, ...] = (
     "settings_changed", "model_changed", "approved_models_changed", "pool_refill",
     "audit_passed", "audit_failed",
     "software_changed",
+    "credit_refused", "unpaid_win_resent", "unpaid_win_paid", "settlement_proposed",
+    "settlement_approved", "settlement_withdrawn",
+    "maintenance_started", "maintenance_ended", "session_terminated",
     "free_round_grant_created", "free_round_grant_cancelled", "free_round_campaign_created",
     "free_round_campaign_cancelled",
 )

@@ -9,7 +9,8 @@ Version 2 of the protocol (ADR 0055): a launch carries the operator's unique ``l
 stored with its token under a unique index, so a second use is ``409 launch_replayed`` in every
 worker and after any restart; its ``timestamp`` must lie within :data:`MAX_LAUNCH_AGE` back and
 :data:`MAX_LAUNCH_AHEAD` ahead (``409 stale_launch``); its ``operator_session`` goes with the
-session to every wallet call; only the ``currency`` and ``mode`` served are taken (``422``).
+session to every wallet call; only the ``currency`` served is taken (``422``); ``mode: "demo"``
+opens demo play (``services.demo``, ADR 0066).
 
 The optional fields travel on the launch token to the session it opens (:class:`Options`):
 ``brand`` is kept with the session (and so with its rounds); ``reality_check_seconds`` becomes
@@ -85,6 +86,8 @@ class Launch:
     launch_id: str
     operator_session: str
     options: Options
+    mode: str = REAL
+    """``real``, or ``demo`` (ADR 0066: a play balance, nothing in the books)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +108,7 @@ def check_launch(secret: str, raw: bytes, signature: str | None, now: datetime, 
                  max_reality_check_seconds: int) -> Launch:
     """The launch of a signed body; ``401 bad_signature`` for a forged one, ``409
     stale_launch`` outside the timestamp window, ``400``/``422`` for one that breaks the
-    protocol or asks for what is not served (another currency, demo play), ``403 under_age``
+    protocol or asks for what is not served (another currency), ``403 under_age``
     for a player whose ``birth_date`` says under 18. A ``launch_id`` used before is refused
     when it is stored (:func:`launch`). ``max_reality_check_seconds``: the longest interval a
     launch may set (the session token's lifetime, as for ``STARFEVER_REALITY_CHECK_SECONDS``)."""
@@ -135,10 +138,7 @@ def check_launch(secret: str, raw: bytes, signature: str | None, now: datetime, 
     if body["currency"] != p.CURRENCY:
         raise Unprocessable(f"this server serves only {p.CURRENCY}, not {body['currency']!r}",
                             code="currency_not_served")
-    if body["mode"] == DEMO:
-        raise Unprocessable("demo play is not served yet: launch with mode \"real\"",
-                            code="demo_not_served")
-    if body["mode"] != REAL:
+    if body["mode"] not in (REAL, DEMO):
         raise Unprocessable(f"mode must be \"real\" or \"demo\", got {body['mode']!r}",
                             code="invalid_launch")
     if body["language"] not in LANGUAGES:
@@ -154,7 +154,7 @@ def check_launch(secret: str, raw: bytes, signature: str | None, now: datetime, 
     return Launch(player_id=body["player_id"], language=body["language"],
                   market=body["market"], return_url=body["return_url"],
                   launch_id=body["launch_id"], operator_session=body["operator_session"],
-                  options=options)
+                  options=options, mode=body["mode"])
 
 
 def _options(body: dict[str, Any], now: datetime, max_reality_check_seconds: int) -> Options:
@@ -223,6 +223,10 @@ def _check_window(value: object, now: datetime) -> None:
                        f"{int(MAX_LAUNCH_AGE.total_seconds())} s old or "
                        f"{int(MAX_LAUNCH_AHEAD.total_seconds())} s ahead of this server's clock "
                        "(a replay?)", code="stale_launch")
+
+
+check_window = _check_window
+"""The timestamp window of every signed call of the operator (the controls too, ADR 0067)."""
 
 
 def _username(player_id: str) -> str:
@@ -334,5 +338,5 @@ def refuse_player_login(db: Database, username: str) -> None:
 
 __all__ = ["LANGUAGES", "LAUNCH_FIELDS", "LAUNCH_TTL", "MAX_LAUNCH_AGE", "MAX_LAUNCH_AHEAD",
            "MAX_SESSION_TIME_LIMIT_SECONDS", "MIN_INTERVAL_SECONDS", "OPTIONAL_FIELDS",
-           "Launch", "Options", "check_launch", "exchange", "launch",
+           "Launch", "Options", "check_launch", "check_window", "exchange", "launch",
            "refuse_player_login"]

@@ -20,7 +20,7 @@ from typing import Final
 
 from starfever.server.db import Database
 from starfever.server.models import Round
-from starfever.server.services import free_rounds, support
+from starfever.server.services import free_rounds, support, unpaid
 
 PURPOSE: Final = b"starfever round details v1"
 """What the key is derived for: a key of its own, not the secret that signs anything else."""
@@ -63,21 +63,25 @@ def verified_round_id(key: bytes, round_id: str, sent: str) -> int | None:
 
 @dataclass(frozen=True, slots=True)
 class RoundDetails:
-    """One round and its wallet calls (none in ledger mode), as the page shows them."""
+    """One round, its wallet calls (none in ledger mode) and its payment, as the page shows
+    them."""
 
     round: Round
     calls: list[support.CallLine]
+    payment: str = unpaid.PAID
+    """Whether the win reached the player (``services.unpaid``'s payments)."""
     free_round: free_rounds.RoundGrant | None = None
     """A free round's grant (ADR 0064); ``None`` for a paid round."""
 
 
 def load(db: Database, round_id: int) -> RoundDetails | None:
-    """The round and its calls, or ``None`` when there is no such round."""
+    """The round, its calls and its payment, or ``None`` when there is no such round."""
     with db.read() as session:
         found = session.get(Round, round_id)
+        payment = unpaid.payments(session, [round_id])[round_id]
     if found is None:
         return None
-    return RoundDetails(found, support.round_calls(db, round_id),
+    return RoundDetails(found, support.round_calls(db, round_id), payment,
                         free_rounds.grants_of_rounds(db, [found]).get(round_id))
 
 

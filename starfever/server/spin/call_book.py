@@ -39,8 +39,14 @@ from sqlalchemy.exc import IntegrityError
 
 from starfever.seamless.client import WalletReply
 from starfever.server.db import Database
-from starfever.server.models import Account, SessionToken, WalletCall
+from starfever.server.models import Account, GameControl, SessionToken, WalletCall
 from starfever.server.services.auth import check_session_live
+from starfever.server.services.control_rules import (
+    OPEN,
+    Maintenance,
+    check_not_terminated,
+    check_open,
+)
 from starfever.server.services.errors import (
     Conflict,
     NotFound,
@@ -72,6 +78,12 @@ for them; a credit is sent again only once its timeout has passed (seconds)."""
 _CALLS: Table = WalletCall.__table__  # type: ignore[assignment]
 _ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
 _SESSIONS: Table = SessionToken.__table__  # type: ignore[assignment]
+_CONTROLS: Table = GameControl.__table__  # type: ignore[assignment]
+_MAINTENANCE = (select(_CONTROLS.c.maintenance_since, _CONTROLS.c.retry_after_seconds)
+                .where(_CONTROLS.c.id == 1))
+"""The maintenance switch, read with the batch's other reads (no round trip of its own)."""
+
+
 def _logins_of(*, postgres: bool) -> Select[Any]:
     """The batch's sessions, each with its player's account (one read for both)."""
     return (select(_SESSIONS.c.id, _SESSIONS.c.account_id, _SESSIONS.c.revoked_at,
@@ -79,7 +91,7 @@ def _logins_of(*, postgres: bool) -> Select[Any]:
                    _ACCOUNTS.c.external_id,
                    _ACCOUNTS.c.play_started_at, _ACCOUNTS.c.reality_check_at,
                    _ACCOUNTS.c.net_result, _ACCOUNTS.c.reality_check_seconds,
-                   _SESSIONS.c.play_ends_at)
+                   _SESSIONS.c.play_ends_at, _SESSIONS.c.terminated_at)
             .join(_ACCOUNTS, _ACCOUNTS.c.id == _SESSIONS.c.account_id)
             .where(among(_SESSIONS.c.id, "ids", postgres=postgres)))
 
@@ -195,9 +207,12 @@ def _prepare(txn: Batch, postgres: bool, items: Sequence[_Prepare], now: datetim
     the operator refused before) and the debit rows to insert. Both reads go out together
     (one round trip on PostgreSQL)."""
     logins_of, debits_of = _READS[postgres]
-    login_rows, debit_rows = txn.fetch([
+    login_rows, debit_rows, switch = txn.fetch([
         (logins_of, {"ids": sorted({i.job.principal.session_id for i in items})}),
-        (debits_of, {"ids": sorted({i.ids.debit for i in items})})])
+        (debits_of, {"ids": sorted({i.ids.debit for i in items})}),
+        (_MAINTENANCE, {})])
+    maintenance = Maintenance(switch[0].maintenance_since, switch[0].retry_after_seconds) \
+        if switch else OPEN
     logins = {row.id: row for row in login_rows}
     known: dict[str, tuple[str | None, str, str | None, int | None]] = {
         row.transaction_id: (row.request_hash, row.status, row.error, row.balance)
@@ -206,7 +221,7 @@ def _prepare(txn: Batch, postgres: bool, items: Sequence[_Prepare], now: datetim
     rows: list[dict[str, Any]] = []
     for item in items:
         try:
-            answers[id(item)] = _one(item, logins, known, rows, now)
+            answers[id(item)] = _one(item, logins, known, rows, now, maintenance)
         except ServiceError as refused:
             answers[id(item)] = refused
     return answers, rows
@@ -214,7 +229,8 @@ def _prepare(txn: Batch, postgres: bool, items: Sequence[_Prepare], now: datetim
 
 def _one(item: _Prepare, logins: dict[int, Any],
          known: dict[str, tuple[str | None, str, str | None, int | None]],
-         rows: list[dict[str, Any]], now: datetime) -> Prepared | tuple[str, str]:
+         rows: list[dict[str, Any]], now: datetime,
+         maintenance: Maintenance = OPEN) -> Prepared | tuple[str, str]:
     job, principal = item.job, item.job.principal
     login = logins.get(principal.session_id)
     if login is None or login.account_id != principal.account_id:
@@ -225,7 +241,9 @@ def _one(item: _Prepare, logins: dict[int, Any],
         raise NotFound("this player did not come from the operator's launch",
                        code="not_an_operator_player")
     seen = known.get(item.ids.debit)
-    if seen is None:
+    if seen is None:  # a new debit: the operator's controls hold (ADR 0067); a retry goes on
+        check_not_terminated(login.terminated_at)
+        check_open(maintenance)
         check_reality_acknowledged(reality_check_of(
             job.settings, account.play_started_at, account.reality_check_at,
             account.net_result, now, account.reality_check_seconds))

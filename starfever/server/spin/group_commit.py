@@ -12,9 +12,11 @@ What both of its users need, written once:
   their own), and taken inside ``turn`` (the settlers of a host's processes take turns, ADR
   0028);
 - the retries: a connection found dead (the database restarted: the pool was emptied) costs
-  the batch one more try on a new one; a batch that fails otherwise is written again item by
-  item, so an error reaches only its cause; one item that fails with an ``again_on`` error
-  (a row another process inserted meanwhile) is written once more, and finds that row.
+  the batch one more try on a new one; a database still out of reach then (a failover under
+  way, ADR 0070) answers every item with that error; a batch that fails otherwise is written
+  again item by item, so an error reaches only its cause; one item that fails with an
+  ``again_on`` error (a row another process inserted meanwhile) is written once more, and
+  finds that row.
 
 Nothing is answered before the commit. A request whose caller gave up waiting (its future
 cancelled) is still written; what was committed stands, and a retry of the request finds it.
@@ -31,6 +33,8 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy.exc import DBAPIError
+
+from starfever.server.db import database_unavailable
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -167,6 +171,13 @@ class GroupCommit(Generic[Item, Result]):
                 # emptied: once more on a new one. Nothing of the batch was stored, or, if the
                 # commit itself was cut, the retry finds what it stored by its keys.
                 return self._commit(batch, reconnected=True, again=again)
+            if database_unavailable(error):
+                # no database takes writes (a failover, ADR 0070): no item caused that, and
+                # each alone would only wait for a connection again (seconds each, with a
+                # dead host in a multi-host URL). Every item is answered with it; what the
+                # commit stored, if it was cut, is found by its key when the request is sent
+                # again
+                return [error] * len(batch)
             if len(batch) > 1:  # each alone: the error reaches only its cause
                 return [result for item in batch for result in self._commit([item])]
             if self.again_on is not None and isinstance(error, self.again_on) and not again:

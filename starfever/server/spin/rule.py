@@ -56,6 +56,12 @@ from starfever.server.services.chain import (
     head_sealed,
     round_hash,
 )
+from starfever.server.services.control_rules import (
+    OPEN,
+    Maintenance,
+    check_not_terminated,
+    check_open,
+)
 from starfever.server.services.errors import (
     Conflict,
     NotFound,
@@ -186,6 +192,8 @@ class Login:
 
     revoked_at: datetime | None
     expires_at: datetime
+    terminated_at: datetime | None = None
+    """When the operator ended the session (ADR 0067): no new round from then."""
 
 
 @dataclass(slots=True)
@@ -214,6 +222,9 @@ class Books:
     not match it was moved outside the server, and is never extended (ADR 0048)."""
     grants: dict[int, GrantState] = field(default_factory=dict)
     """The free-round grants the batch's free rounds name, locked (ADR 0064)."""
+    maintenance: Maintenance = OPEN
+    """The game's maintenance switch as the batch read it (ADR 0067): no new ledger round
+    while it is closed; a round on an operator debit recorded before still settles."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,6 +370,7 @@ class _Batch:
         self.grants_played: set[int] = set()
         self.chain_key = settings.chain_key()
         self.identity = round_identity(model)
+        self.maintenance = books.maintenance
 
     def check_of(self, account_id: int) -> RealityCheck:
         player = self.players.get(account_id)
@@ -383,6 +395,9 @@ class _Batch:
             return SpinOutcome(round=prior, balance=prior.balance_after if player.balance is None
                                else player.balance, replayed=True,
                                reality_check=self.check_of(aid))
+        if job.debit is None:  # an operator debit was checked when it was recorded (call_book)
+            check_not_terminated(login.terminated_at)
+            check_open(self.maintenance)
         total = money.total_bet(Cents(job.bet))
         if not player.vouched:
             check_exclusion(player.excluded_until, self.now, "bets are")

@@ -11,8 +11,10 @@ written *before* it is sent:
 2. the debit is recorded ``pending`` (in the group commit of ``call_book.CallBook``,
    committed before it is sent) and sent; a ``4xx`` refusal is final (``refused``) and
    reaches the client as its own 4xx code, nothing played; a timeout or any other failure
-   records a rollback (the debit becomes ``rolled_back``), which is sent at once and then
-   by the retrier until acknowledged, and the client gets ``503 wallet_unavailable``;
+   records a rollback (the debit becomes ``rolled_back``) and the client gets ``503
+   wallet_unavailable`` at once: the rollback, committed first, is sent in the background
+   and then by the resender until acknowledged, so a hanging wallet costs a player one
+   timeout, never two (ADR 0062);
 3. only once the operator acknowledged the debit is a live round drawn (rule 2: a refused
    or lost bet never had an outcome) and handed to the settler (``rule.Job.debit``,
    with the answer), which records the acknowledgement, books the round against it in the
@@ -24,8 +26,9 @@ written *before* it is sent:
    in the next group commit of ``CallBook`` (the answer does not wait for it: until then, and
    for ever if the process dies first, the credit is ``pending`` and is only sent again, which
    the operator answers with its first answer). One not acknowledged stays pending (the
-   round is ``pending_credit``) and :class:`Retrier`, a thread of the server process,
-   resends pending credits and rollbacks with backoff, also after a restart. A debit
+   round is ``pending_credit``) and :class:`Retrier`, a thread of the server process
+   that runs in one process of the installation at a time (a lease, ADR 0062), resends
+   pending credits and rollbacks with a capped backoff, also after a restart. A debit
    acknowledged (or left pending by a crash) whose round was never stored is rolled back once
    it is stale; a played debit names its round (``round_id``), so that search reads only the
    debits still without one.
@@ -39,8 +42,8 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
-from concurrent.futures import Future
+from collections.abc import Callable, Coroutine, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
@@ -58,10 +61,11 @@ from starfever.seamless.client import (
     WalletReply,
     WalletUnavailable,
 )
-from starfever.server.db import Database
+from starfever.server import logs
+from starfever.server.db import Database, database_unavailable
 from starfever.server.models import UNPLAYED_DEBIT, Account, Round, SessionToken, WalletCall
 from starfever.server.seamless_config import OperatorConfig
-from starfever.server.services import round_details, unpaid
+from starfever.server.services import round_details, unpaid, unpaid_actions
 from starfever.server.services.auth import Principal
 from starfever.server.services.errors import (
     Conflict,
@@ -71,6 +75,7 @@ from starfever.server.services.errors import (
     Unauthorized,
     utcnow,
 )
+from starfever.server.services.lease import Lease
 from starfever.server.spin import draw
 from starfever.server.spin import settler as settle
 from starfever.server.spin.call_book import CallBook, DebitIds
@@ -80,8 +85,17 @@ from starfever.server.spin.wallets import LedgerWallet, refuse_not_kept
 
 log = logging.getLogger("starfever.server")
 
-MAX_BACKOFF_S = 60.0
+MAX_BACKOFF_S = 2.0
+"""The longest wait between two sends of one call (unless ``STARFEVER_WALLET_RETRY_SECONDS``
+is longer): a round in doubt closes within seconds of the wallet's recovery. One resender per
+installation, whose pass ends at the first call that fails, keeps an outage's load on the
+wallet at about one call per retry interval (ADR 0062)."""
 RETRY_BATCH = 100
+RESEND_CONCURRENCY = 8
+"""Calls the resender has under way at once once the wallet answers (the backlog of an
+outage: one at a time, 516 calls took 39 s on a loaded machine)."""
+RESENDER_LEASE = "wallet-resender"
+"""The lease (``services.lease``) of the installation's one resender."""
 
 
 class WalletUnavailableError(ServiceError):
@@ -169,12 +183,26 @@ def operator_session_of(value: str | None) -> str:
     return value or NO_OPERATOR_SESSION
 
 
+def call_fields(kind: str, transaction_id: str, row: WalletCall | None = None,
+                player_id: str | None = None) -> dict[str, Any]:
+    """A wallet call's ids as fields of its log lines (``extra``): the method, Star Fever's
+    transaction id, the round (the ``round_id`` the operator was sent, and ours once stored),
+    the operator's player id and transaction id where known."""
+    fields: dict[str, Any] = {"call": str(kind), "transaction_id": transaction_id}
+    if row is not None:
+        fields.update(round_ref=row.round_ref, round_id=row.round_id,
+                      operator_transaction_id=row.operator_transaction_id)
+    if player_id is not None:
+        fields["player_id"] = player_id
+    return {k: v for k, v in fields.items() if v is not None}
+
+
 def _log_unrecorded(transaction_id: str, recorded: Future[bool]) -> None:
     """A credit acknowledgement the books could not record stays pending: the retrier sends
     the credit again and the operator answers with its first answer, nothing moves twice."""
     if not recorded.cancelled() and recorded.exception() is not None:
         log.error("the acknowledgement of credit %s was not recorded: %s", transaction_id,
-                  recorded.exception())
+                  recorded.exception(), extra=call_fields(CallKind.CREDIT, transaction_id))
 
 
 class SeamlessWallet:
@@ -198,6 +226,8 @@ class SeamlessWallet:
         self.live_source: Callable[[], RandomSource] = SystemRandomSource
         """Where a live round's draws come from (``draw.draw_live``)."""
         self._retrier: Retrier | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+        """Sends no answer waits for (a failed debit's rollback), kept until they end."""
 
     @property
     def launch_secret(self) -> str:
@@ -231,8 +261,20 @@ class SeamlessWallet:
             self._async = AsyncWalletClient(self.config.endpoint)
         return self._async
 
+    def _in_background(self, send: Coroutine[Any, Any, Any]) -> None:
+        """Run a send no answer waits for: its call is recorded (committed) before, so one cut
+        short by a crash or the shutdown is resent by the resender."""
+        task = asyncio.ensure_future(send)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     async def aclose(self) -> None:
-        """Stop the retrier, close both clients and the books (the app's shutdown)."""
+        """Let the background sends end (one timeout at most), stop the retrier, close both
+        clients and the books (the app's shutdown)."""
+        if self._background:
+            _, late = await asyncio.wait(set(self._background), timeout=self.config.timeout)
+            for task in late:  # left pending in the books: the resender sends it again
+                task.cancel()
         if self._retrier is not None:
             await asyncio.to_thread(self._retrier.stop)
             self._retrier = None
@@ -240,6 +282,12 @@ class SeamlessWallet:
             await self._async.close()
         self.client.close()
         await asyncio.to_thread(self.books.close)
+
+    @property
+    def lease_seconds(self) -> float:
+        """The resender's lease's time to live: renewed before each call when a third of it
+        has passed, so a call (at most a timeout) always ends well inside it."""
+        return max(5.0, 3 * self.config.timeout)
 
     @property
     def stale(self) -> timedelta:
@@ -253,11 +301,14 @@ class SeamlessWallet:
         ids = TransactionIds.of(principal.account_id, job.key)
         prepared = await asyncio.wrap_future(
             self.books.prepare(job, DebitIds(ids.debit, ids.round_ref)))
+        logs.bind(player_id=prepared.player_id, round_ref=ids.round_ref,
+                  debit_transaction_id=ids.debit, credit_transaction_id=ids.credit)
         balance, operator_id = prepared.acknowledged_balance, None
         if balance is None:
             answer = await self._debit(job, ids, prepared.player_id,
                                        operator_session_of(prepared.operator_session))
             balance, operator_id = answer.balance, answer.operator_transaction_id
+            logs.bind(operator_debit_transaction_id=operator_id)
         job.debit = Debit(transaction_id=ids.debit, credit_transaction_id=ids.credit,
                           round_ref=ids.round_ref, balance=balance,
                           operator_transaction_id=operator_id)
@@ -268,14 +319,14 @@ class SeamlessWallet:
             # refused at settlement (the session ended, a reality check fell due): no round
             if await asyncio.to_thread(self.round_of, principal.account_id, job.key) is None:
                 await asyncio.to_thread(self.record_rollback, ids.debit)
-                await self._send_due(ids.rollback, prepared.player_id)
+                self._in_background(self._send_due(ids.rollback, prepared.player_id))
             raise
         if outcome.credit is None:  # a retry of a settled spin: its credit was answered before
             return await asyncio.to_thread(self._as_paid, outcome)
         reply = await self._send_credit(outcome.credit, prepared.player_id,
                                         operator_session_of(prepared.operator_session))
-        if reply is None:
-            return replace(outcome, payment="pending")
+        if reply is None:  # the operator's balance now, as GET /wallet says it (ADR 0061)
+            return replace(outcome, balance=balance, payment="pending")
         if isinstance(reply, RefusedCredit):  # rule 5: the win is unpaid, the balance the debit's
             return replace(outcome, balance=balance, payment="unpaid")
         return SpinOutcome(round=outcome.round, balance=reply.balance, replayed=False,
@@ -307,21 +358,23 @@ class SeamlessWallet:
                                     error=refused.code[:32])
             raise refusal(refused.code, refused.message) from None
         except WalletUnavailable as error:
-            log.warning("debit %s failed (%s): rolling it back", ids.debit, error)
+            log.warning("debit %s failed (%s): rolling it back", ids.debit, error,
+                        extra=call_fields(CallKind.DEBIT, ids.debit, player_id=player_id))
             played = await asyncio.to_thread(self.record_rollback, ids.debit)
             if played is not None:  # a retry of this spin got the operator's answer and
                 return played       # played it meanwhile: this request answers that round
-            await self._send_due(ids.rollback, player_id)
+            self._in_background(self._send_due(ids.rollback, player_id))
             raise WalletUnavailableError("the operator's wallet did not answer the bet; it "
                                          "was rolled back and nothing was played") from None
         return reply
 
     def _as_paid(self, replayed: SpinOutcome) -> SpinOutcome:
-        """A retried spin's answer as its round stands: ``unpaid`` (the operator refused its
-        credit; the balance without the win, rule 5), ``pending`` or ``paid``."""
+        """A retried spin's answer as its round stands: ``paid``, or ``unpaid``, ``pending``
+        or ``settled_manually`` with the balance without the win (the wallet has not paid it:
+        rule 5; a pending one as ``GET /wallet`` says it, ADR 0061)."""
         rid = replayed.round.id
         payment = unpaid.payments_of(self.db, [rid])[rid]
-        if payment == unpaid.UNPAID:
+        if payment != unpaid.PAID:
             return replace(replayed, payment=payment,
                            balance=replayed.round.balance_after - replayed.round.paid)
         return replace(replayed, payment=payment)
@@ -337,7 +390,10 @@ class SeamlessWallet:
         query = update(WalletCall).where(WalletCall.transaction_id == transaction_id)
         if only_pending:
             query = query.where(WalletCall.status == CallState.PENDING)
-        with self.db.write() as session:
+        with self.db.write() as session:  # a refused credit (or one paid after it) is an event
+            unpaid_actions.record_answer(session, transaction_id, status, error=error,
+                                         operator_transaction_id=values.get(
+                                             "operator_transaction_id"))
             return bool(session.execute(query.values(**values)).rowcount)  # type: ignore[attr-defined]
 
     def record_rollback(self, debit_id: str) -> WalletReply | None:
@@ -401,13 +457,15 @@ class SeamlessWallet:
         try:
             reply = await self.aclient.call(row.kind, self.fields(row, player_id))
         except WalletRefused as refused:
-            log.error("%s %s refused: %s", row.kind, transaction_id, refused)
+            log.error("%s %s refused: %s", row.kind, transaction_id, refused,
+                      extra=call_fields(row.kind, transaction_id, row, player_id))
             await asyncio.to_thread(self.mark, transaction_id, CallState.REFUSED,
                                     error=refused.code[:32])
             return None
         except WalletUnavailable as error:
             log.warning("%s %s not acknowledged (%s): the retrier resends it", row.kind,
-                        transaction_id, error)
+                        transaction_id, error,
+                        extra=call_fields(row.kind, transaction_id, row, player_id))
             await asyncio.to_thread(self.postpone, row)
             return None
         await asyncio.to_thread(self.mark, transaction_id, CallState.ACKNOWLEDGED, reply=reply)
@@ -425,18 +483,53 @@ class SeamlessWallet:
             reply = await self.aclient.call(CallKind.CREDIT,
                                             self.fields(credit, player_id, operator_session))
         except WalletRefused as refused:
-            log.error("credit %s refused: %s", transaction_id, refused)
+            log.error("credit %s refused: %s", transaction_id, refused,
+                      extra=call_fields(CallKind.CREDIT, transaction_id, WalletCall(**credit),
+                                        player_id))
             await asyncio.to_thread(self.mark, transaction_id, CallState.REFUSED,
                                     error=refused.code[:32])
             return RefusedCredit(refused.code)
         except WalletUnavailable as error:
             log.warning("credit %s not acknowledged (%s): the retrier resends it",
-                        transaction_id, error)
+                        transaction_id, error, extra=call_fields(
+                            CallKind.CREDIT, transaction_id, WalletCall(**credit), player_id))
             await asyncio.to_thread(self.postpone, WalletCall(**credit))
             return None
         self.books.acknowledge(transaction_id, reply).add_done_callback(
             partial(_log_unrecorded, transaction_id))
         return reply
+
+    @property
+    def resend_hold(self) -> timedelta:
+        """How long the retrier leaves a credit an operator handed back to the request that
+        sends it (:meth:`resend_credit`): longer than that send can take."""
+        return timedelta(seconds=2 * self.config.timeout + 1)
+
+    def resend_credit(self, transaction_id: str) -> None:
+        """Send a pending credit once now, an unpaid win's that an operator handed back
+        (``services.unpaid_actions.resend``), and record its answer as the retrier does:
+        acknowledged, refused again (unpaid, with the new answer) or none (pending: the
+        retrier sends it again)."""
+        with self.db.read_engine.connect() as conn:
+            found = conn.execute(_ONE, {"transaction_id": transaction_id}).first()
+        if found is None or found.status != CallState.PENDING:
+            return
+        values = dict(found._mapping)
+        player_id = str(values.pop("player_id"))
+        operator_session = operator_session_of(values.pop("operator_session"))
+        row = WalletCall(**values)
+        try:
+            reply = self.client.call(row.kind, self.fields(row, player_id, operator_session))
+        except WalletRefused as refused:
+            log.error("resent %s %s refused: %s", row.kind, transaction_id, refused)
+            self.mark(transaction_id, CallState.REFUSED, error=refused.code[:32],
+                      only_pending=True)
+        except WalletUnavailable as error:
+            log.warning("resent %s %s not acknowledged (%s): the retrier resends it",
+                        row.kind, transaction_id, error)
+            self.postpone(row)
+        else:
+            self.mark(transaction_id, CallState.ACKNOWLEDGED, reply=reply, only_pending=True)
 
     def _row(self, transaction_id: str) -> WalletCall | None:
         with self.db.read() as session:
@@ -444,8 +537,10 @@ class SeamlessWallet:
                                   .where(WalletCall.transaction_id == transaction_id))
 
     def postpone(self, row: WalletCall) -> None:
-        """One more failed attempt: the next after the doubled backoff."""
-        delay = min(MAX_BACKOFF_S, self.config.retry * 2 ** min(row.attempts or 0, 16))
+        """One more failed attempt: the next after the doubled backoff, at most
+        :data:`MAX_BACKOFF_S` (or the retry interval, if longer)."""
+        delay = min(max(MAX_BACKOFF_S, self.config.retry),
+                    self.config.retry * 2 ** min(row.attempts or 0, 16))
         now = utcnow()
         with self.db.write() as session:
             session.execute(update(WalletCall).where(
@@ -463,7 +558,7 @@ class SeamlessWallet:
             if self._row_played(transaction_id):
                 continue
             log.warning("debit %s has no round after %s: rolling it back", transaction_id,
-                        self.stale)
+                        self.stale, extra=call_fields(CallKind.DEBIT, transaction_id))
             self.record_rollback(transaction_id)
         return len(stale)
 
@@ -472,12 +567,16 @@ class SeamlessWallet:
         return row is None or (row.idempotency_key is not None
                                and self.round_of(row.account_id, row.idempotency_key) is not None)
 
-    def resend_due(self) -> int:
-        """Send every pending credit and rollback whose time has come; how many were
-        acknowledged. One never tried is left to the request that recorded it (which sends it
+    def resend_due(self, keep_going: Callable[[], bool] = lambda: True) -> int:
+        """Send every pending credit and rollback whose time has come, oldest first; how many
+        were acknowledged. One never tried is left to the request that recorded it (which sends it
         at once) for one timeout, so the retrier does not send every credit a second time
         while its spin is still waiting for the first answer; after a crash it is sent a
-        timeout late."""
+        timeout late. The oldest is sent alone; the pass ends there if it gets no answer (the
+        wallet is down or hangs: the next pass, a retry interval later, tries again; a call
+        that fails alone is skipped by its backoff), else the others go out
+        :data:`RESEND_CONCURRENCY` at a time until one gets no answer; and no call starts once
+        ``keep_going`` says no (the resender lost its lease, or stops)."""
         now = utcnow()
         fresh = now - timedelta(seconds=self.config.timeout)
         # a bare Core read (it runs every retry interval in every worker, and finds nothing
@@ -491,22 +590,45 @@ class SeamlessWallet:
             operator_session = operator_session_of(values.pop("operator_session"))
             row = WalletCall(**values)
             requests.append((row, self.fields(row, str(player_id), operator_session)))
-        done = 0
-        for row, fields in requests:
-            try:
-                reply = self.client.call(row.kind, fields)
-            except WalletRefused as refused:
-                log.error("%s %s refused: %s", row.kind, row.transaction_id, refused)
-                self.mark(row.transaction_id, CallState.REFUSED, error=refused.code[:32])
-                continue
-            except WalletUnavailable as error:
-                log.warning("%s %s still not acknowledged (%s)", row.kind, row.transaction_id,
-                            error)
-                self.postpone(row)
-                continue
-            self.mark(row.transaction_id, CallState.ACKNOWLEDGED, reply=reply)
-            done += 1
-        return done
+        if not requests or not keep_going():
+            return 0
+        # the oldest alone: while the wallet is down the pass ends there; once it answers,
+        # the backlog goes out RESEND_CONCURRENCY calls at a time
+        first = self._resend(*requests[0])
+        if first is None:
+            return 0
+        failed = threading.Event()
+
+        def send(request: tuple[WalletCall, dict[str, Any]]) -> bool:
+            if failed.is_set() or not keep_going():
+                return False
+            answered = self._resend(*request)
+            if answered is None:
+                failed.set()
+            return bool(answered)
+
+        with ThreadPoolExecutor(RESEND_CONCURRENCY,
+                                thread_name_prefix="starfever-resend") as pool:
+            return int(first) + sum(pool.map(send, requests[1:]))
+
+    def _resend(self, row: WalletCall, fields: dict[str, Any]) -> bool | None:
+        """Send one due call: ``True`` acknowledged, ``False`` refused (final), ``None`` no
+        valid answer (postponed by its backoff)."""
+        try:
+            reply = self.client.call(row.kind, fields)
+        except WalletRefused as refused:
+            log.error("%s %s refused: %s", row.kind, row.transaction_id, refused,
+                      extra=call_fields(row.kind, row.transaction_id, row, fields["player_id"]))
+            self.mark(row.transaction_id, CallState.REFUSED, error=refused.code[:32])
+            return False
+        except WalletUnavailable as error:
+            log.warning("%s %s still not acknowledged (%s)", row.kind, row.transaction_id,
+                        error, extra=call_fields(row.kind, row.transaction_id, row,
+                                                 fields["player_id"]))
+            self.postpone(row)
+            return None
+        self.mark(row.transaction_id, CallState.ACKNOWLEDGED, reply=reply)
+        return True
 
     def balance(self, principal: Principal) -> int:
         """The operator's balance of the player (the ``balance`` method)."""
@@ -545,15 +667,26 @@ _DUE = (select(*_CALLS.c, _ACCOUNTS.c.external_id.label("player_id"),
         .order_by(_CALLS.c.id).limit(RETRY_BATCH))
 """The credits and rollbacks due to be resent (``Retrier``), with each player's id and its
 session's ``operator_session``."""
+_ONE = (select(*_CALLS.c, _ACCOUNTS.c.external_id.label("player_id"),
+               _SESSIONS.c.operator_session)
+        .join(_ACCOUNTS, _ACCOUNTS.c.id == _CALLS.c.account_id)
+        .outerjoin(_SESSIONS, _SESSIONS.c.id == _CALLS.c.session_id)
+        .where(_CALLS.c.transaction_id == bindparam("transaction_id")))
+"""One call with its player's id and its session's ``operator_session``."""
 
 
 class Retrier:
-    """A thread of the server process: every ``config.retry`` seconds it resends what is due,
-    and every third of the staleness it rolls back stale debits. Every worker runs one; the
-    operator's idempotency makes two sends of one call harmless."""
+    """The resender, a thread of every server process: every ``config.retry`` seconds the one
+    that holds the installation's lease (:data:`RESENDER_LEASE`) resends what is due, and
+    every third of the staleness it rolls back stale debits; the others only try to take the
+    lease (a read). The holder renews it before each call, so no two processes send at once
+    (the operator's idempotency would make it harmless, but every call of an outage's backlog
+    went out once per worker); one that stops hands it over, one that dies leaves it to
+    expire after :attr:`SeamlessWallet.lease_seconds` (ADR 0062)."""
 
-    def __init__(self, wallet: SeamlessWallet) -> None:
+    def __init__(self, wallet: SeamlessWallet, lease: Lease | None = None) -> None:
         self.wallet = wallet
+        self.lease = lease or Lease(wallet.db, RESENDER_LEASE, wallet.lease_seconds)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="starfever-wallet-retrier",
                                         daemon=True)
@@ -564,9 +697,18 @@ class Retrier:
         return self
 
     def stop(self) -> None:
-        """Stop the thread (after the call it is sending, if any)."""
+        """Stop the thread (after the call it is sending, if any) and hand the lease over."""
         self._stop.set()
         self._thread.join(timeout=self.wallet.config.timeout + 5)
+        if not self._thread.is_alive():  # (one still sending keeps it until it expires)
+            try:
+                self.lease.release()
+            except Exception:  # the database is gone: the lease expires on its own
+                log.warning("the resender's lease was not released; it expires in %.0f s",
+                            self.lease.ttl)
+
+    def _keep_going(self) -> bool:
+        return not self._stop.is_set() and self.lease.hold()
 
     def _run(self) -> None:
         # the search for stale debits runs every third of the staleness, not at every retry:
@@ -577,12 +719,20 @@ class Retrier:
         searched = float("-inf")
         while not self._stop.wait(self.wallet.config.retry):
             try:
+                if not self.lease.hold():
+                    continue  # another process resends
                 if time.monotonic() - searched >= every \
                         and self.wallet.roll_back_stale_debits() < RETRY_BATCH:
                     searched = time.monotonic()  # (a full batch: look again at the next tick)
-                self.wallet.resend_due()
-            except Exception:  # keep retrying: the next round may find the database back
-                log.exception("the wallet retrier failed; trying again")
+                while self.wallet.resend_due(self._keep_going) >= RETRY_BATCH:
+                    pass  # a full batch answered: the backlog's next one at once
+            except Exception as error:  # keep retrying: the next round may find the
+                # database back (a failover: a new primary, reached by a new connection)
+                if database_unavailable(error):
+                    log.warning("the wallet retrier cannot reach the database; trying "
+                                "again: %s", str(getattr(error, "orig", error)).strip()[:200])
+                else:
+                    log.exception("the wallet retrier failed; trying again")
 
 
 __all__ = [

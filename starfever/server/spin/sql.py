@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC
 from fractions import Fraction
 from typing import Any
 
@@ -36,6 +37,7 @@ from starfever.server.models import (
     ChainHead,
     FreeRoundCampaign,
     FreeRoundGrant,
+    GameControl,
     JackpotPool,
     LedgerEntry,
     Round,
@@ -46,6 +48,7 @@ from starfever.server.models import (
 )
 from starfever.server.services import events, jackpot
 from starfever.server.services.chain import GENESIS_HASH, ROUNDS_CHAIN_ID
+from starfever.server.services.control_rules import Maintenance
 from starfever.server.services.errors import utcnow
 from starfever.server.services.free_round_rules import GrantState, grant_ref
 from starfever.server.spin.rule import Books, Job, Login, Player, Settlement
@@ -62,6 +65,7 @@ _ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
 _CALLS: Table = WalletCall.__table__  # type: ignore[assignment]
 _GRANTS: Table = FreeRoundGrant.__table__  # type: ignore[assignment]
 _CAMPAIGNS: Table = FreeRoundCampaign.__table__  # type: ignore[assignment]
+_CONTROLS: Table = GameControl.__table__  # type: ignore[assignment]
 _PROTECTION = (_ACCOUNTS.c.excluded_until, _ACCOUNTS.c.birth_date, _ACCOUNTS.c.play_started_at,
                _ACCOUNTS.c.reality_check_at, _ACCOUNTS.c.net_result,
                _ACCOUNTS.c.reality_check_seconds)
@@ -102,7 +106,8 @@ def _reads(*, postgres: bool) -> _Reads:
         operator_players=(select(_ACCOUNTS.c.id, *_PROTECTION)
                           .where(among(_ACCOUNTS.c.id, "ids", postgres=postgres))),
         rounds=_stored_rounds(postgres=postgres),
-        sessions=(select(_SESSIONS.c.id, _SESSIONS.c.revoked_at, _SESSIONS.c.expires_at)
+        sessions=(select(_SESSIONS.c.id, _SESSIONS.c.revoked_at, _SESSIONS.c.expires_at,
+                         _SESSIONS.c.terminated_at)
                   .where(among(_SESSIONS.c.id, "ids", postgres=postgres))),
         debits=(select(_CALLS.c.transaction_id, _CALLS.c.status)
                 .where(among(_CALLS.c.transaction_id, "ids", postgres=postgres))
@@ -127,12 +132,20 @@ def _stored_rounds(*, postgres: bool) -> Select[Any]:
 
 
 _READS = {postgres: _reads(postgres=postgres) for postgres in (False, True)}
+MAINTENANCE_ID = 1
+"""The one row of ``game_controls``."""
 _LOCK_POOL_AND_HEAD = (
     select(_POOL.c.amount, _POOL.c.carry, _HEAD.c.last_round_id, _HEAD.c.last_hash,
-           _HEAD.c.head_mac)
+           _HEAD.c.head_mac,
+           select(_CONTROLS.c.maintenance_since).where(_CONTROLS.c.id == MAINTENANCE_ID)
+           .scalar_subquery().label("maintenance_since"),
+           select(_CONTROLS.c.retry_after_seconds).where(_CONTROLS.c.id == MAINTENANCE_ID)
+           .scalar_subquery().label("retry_after_seconds"))
     .select_from(_POOL.join(_HEAD, true()))
     .where(_POOL.c.id == jackpot.POOL_ID, _HEAD.c.id == CHAIN_ID).with_for_update())
-"""Both rows in one statement, locked in the order of ADR 0005 (pool, then chain head)."""
+"""Both rows in one statement, locked in the order of ADR 0005 (pool, then chain head), and
+the maintenance switch beside them (two scalar subqueries of a one-row table, not locked: no
+round trip of its own, ADR 0067)."""
 _POOL_METERS = {name: f"jackpot_pool.{name} + {{{name}}}"
                 for name in ("contributions", "wins", "refills", "hits")}
 """The pool's meters grow by the batch's."""
@@ -183,13 +196,16 @@ def read_books(txn: Batch, postgres: bool, jobs: Sequence[Job]) -> Books | None:
     pairs = set(wanted)
     settled = {(row.account_id, row.idempotency_key): RoundRow(**row._asdict())
                for row in stored if (row.account_id, row.idempotency_key) in pairs}
-    logins = {row.id: Login(revoked_at=row.revoked_at, expires_at=row.expires_at)
+    logins = {row.id: Login(revoked_at=row.revoked_at, expires_at=row.expires_at,
+                            terminated_at=row.terminated_at)
               for row in sessions}
-    pool, carry, last_id, last_hash, head_mac = head[0]
+    pool, carry, last_id, last_hash, head_mac, since, retry_after = head[0]
     return Books(players=players, logins=logins, settled=settled, pool=pool,
                  carry=Fraction(carry), last_id=last_id, last_hash=last_hash,
                  debits={row.transaction_id: row.status for row in debit_rows},
-                 head_mac=head_mac, grants={row.id: _grant(row) for row in grant_rows})
+                 head_mac=head_mac, grants={row.id: _grant(row) for row in grant_rows},
+                 maintenance=Maintenance(since=_utc(since), retry_after_seconds=retry_after
+                                         or 300))
 
 
 def _grant(row: Any) -> GrantState:
@@ -199,6 +215,17 @@ def _grant(row: Any) -> GrantState:
                       expires_at=row.expires_at, cancelled_at=row.cancelled_at,
                       grant_ref=grant_ref(row.id, row.operator_id),
                       campaign_ref=row.campaign_ref)
+
+
+def _utc(value: Any) -> Any:
+    """A timestamp of a scalar subquery (no column type to make it aware): UTC, or ``None``."""
+    if value is None:
+        return None
+    if isinstance(value, str):  # SQLite answers a subquery's timestamp as text
+        from datetime import datetime
+
+        value = datetime.fromisoformat(value)
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def write(txn: Batch, done: Settlement, now: Any) -> None:

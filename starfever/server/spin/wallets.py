@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import select
@@ -83,6 +83,17 @@ class WalletPort(Protocol):
         exclusion); :func:`refuse_not_kept` where the operator keeps it."""
         ...
 
+    @property
+    def resend_hold(self) -> timedelta:
+        """How long the resender leaves a credit an operator handed back to the request that
+        sends it (``services.unpaid_actions.resend``)."""
+        ...
+
+    def resend_credit(self, transaction_id: str) -> None:
+        """Send an unpaid win's credit, handed back by an operator, once now and record its
+        answer (operator mode: the ledger has no unpaid wins)."""
+        ...
+
     def ready(self) -> str:
         """What the readiness probe says of the wallet (``none`` for the embedded ledger,
         ``answers`` once the operator's answered); ``Unavailable`` if it cannot take bets."""
@@ -141,6 +152,12 @@ class LedgerWallet:
     def ledger(self, what: str) -> LedgerWallet:
         """This ledger keeps everything."""
         return self
+
+    resend_hold = timedelta(0)
+
+    def resend_credit(self, transaction_id: str) -> None:
+        """The ledger pays a win in its round's own transaction: there is nothing to resend."""
+        raise NotFound("the ledger wallet has no unpaid wins", code="no_unpaid_win")
 
     def ready(self) -> str:
         """Nothing to ask beyond the database."""

@@ -99,6 +99,26 @@ def test_a_dead_connection_costs_the_batch_one_more_try_and_no_more() -> None:
     commits.close()
 
 
+def test_a_database_out_of_reach_answers_the_whole_batch_without_splitting_it() -> None:
+    import psycopg
+
+    from tests.harness import free_port
+
+    try:  # the driver's own error for a primary that is gone: a port nobody listens on
+        psycopg.connect(f"host=127.0.0.1 port={free_port()} connect_timeout=2").close()
+    except psycopg.OperationalError as refused:
+        gone = DBAPIError("connect", {}, refused)
+    write = Recorder()
+    write.failures += [_dead(), gone]  # a dead connection, then no new one (a failover)
+    commits: GroupCommit[int, int] = GroupCommit(write, name="t",
+                                                 linger=lambda batch: 0.2 * (len(batch) < 3))
+    results = _results([commits.submit(n) for n in (1, 2, 3)])
+    assert all(result is gone for result in results)
+    assert write.batches == [[1, 2, 3], [1, 2, 3]]  # one more try on a new connection, no split
+    assert [commits.submit(4).result(timeout=TIMEOUT_S)] == [8]  # and on with the database back
+    commits.close()
+
+
 @pytest.mark.parametrize("again_on", [None, IntegrityError])
 def test_one_item_that_hit_again_on_is_written_once_more(
         again_on: type[BaseException] | None) -> None:

@@ -2,7 +2,8 @@
 
 - ``/livez``: the process serves requests (nothing else is asked: a liveness probe that
   touches the database restarts healthy servers when the database is down).
-- ``/readyz``: *this node* can take bets: not draining (SIGTERM) and its database takes a
+- ``/readyz``: *this node* can take bets: not stopping (SIGTERM: from the signal on, through
+  the grace period and the drain) and its database takes a
   committed write; ``503`` otherwise. The operator's wallet is every node's: its outage is not
   a reason to pull this node, so ``wallet`` only reports the background probe's last answer
   (``services.wallet_probe``, metric ``starfever_wallet_up``; ADR 0057).
@@ -69,8 +70,11 @@ def readyz(context: ContextDep, request: Request) -> ReadyzPublic:
     """This node can take bets: not draining and a committed database write. ``wallet`` says
     what the last probe of the operator's wallet found (``answers``, ``down``, ``unknown``
     before the first; ``none`` with the ledger), never asked here and never a reason for 503."""
-    if request.app.state.drain.draining:
-        raise Unavailable("the server is draining (SIGTERM): it takes no new spins")
+    drain = request.app.state.drain
+    if drain.stopping:
+        raise Unavailable("the server is draining (SIGTERM): it takes no new spins" if
+                          drain.draining else "the server is stopping (SIGTERM): it still "
+                          "serves for its grace period, then drains")
     readiness.ready(context.db)
     return ReadyzPublic(status="ready", database="writable",
                         wallet=request.app.state.wallet_probe.state)

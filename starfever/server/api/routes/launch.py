@@ -12,6 +12,7 @@ from starfever.markets import load_market
 from starfever.seamless import protocol as p
 from starfever.server.api.deps import ContextDep
 from starfever.server.schemas import LaunchPublic
+from starfever.server.services import controls, demo
 from starfever.server.services import launch as service
 from starfever.server.services.errors import NotFound, Unavailable, Unprocessable, utcnow
 
@@ -31,12 +32,13 @@ async def launch(context: ContextDep, request: Request,
     signed with ``X-Operator-Signature``
     (hex HMAC-SHA256 of the raw body under the shared secret). A ``launch_id`` used before is
     ``409 launch_replayed``, a ``timestamp`` more than 60 s old or 30 s ahead ``409
-    stale_launch``; another currency ``422 currency_not_served``, ``mode: "demo"`` ``422
-    demo_not_served`` (not served yet). The answer is the game's address on the configured
-    public origin (``--public-url``; never the request's ``Host`` header) with a single-use
-    launch token valid for 60 s, and the market profile the game is played under: the one this
-    server runs (``starfever serve --market``); a launch for another market is refused (``422
-    market_not_served``)."""
+    stale_launch``; another currency ``422 currency_not_served``. ``mode: "demo"`` launches
+    demo play (ADR 0066): the address carries ``demo_launch`` instead of ``launch``, a
+    market that forbids demo play refuses it (``403 demo_not_allowed``). The answer is the
+    game's address on the configured public origin (``--public-url``; never the request's
+    ``Host`` header) with a single-use launch token valid for 60 s, and the market profile
+    the game is played under: the one this server runs (``starfever serve --market``); a
+    launch for another market is refused (``422 market_not_served``)."""
     secret = context.wallet.launch_secret
     if secret is None:
         raise NotFound("this server is not in operator mode (starfever serve --wallet "
@@ -46,6 +48,7 @@ async def launch(context: ContextDep, request: Request,
         raise Unavailable("no public origin is configured for launch addresses (starfever "
                           "serve --public-url)", code="public_url_not_configured")
     raw = await request.body()
+    await run_in_threadpool(controls.check_game_open, context.db)  # ADR 0067
     checked = service.check_launch(
         secret, raw, signature, utcnow(),
         max_reality_check_seconds=context.settings.token_ttl_seconds)
@@ -54,6 +57,15 @@ async def launch(context: ContextDep, request: Request,
         raise Unprocessable(f"this server plays the market {market.name!r}, not "
                             f"{checked.market!r} (starfever serve --market)",
                             code="market_not_served")
+    if checked.mode == service.DEMO:
+        demo.check_market(market, verified=True)  # the operator verified its player
+        client = request.client.host if request.client else ""
+        token, expires = await run_in_threadpool(demo.launch, context.db, context.settings,
+                                                 checked.launch_id, client)
+        query = urlencode({"demo_launch": token, "lang": checked.language,
+                           "return_url": checked.return_url})
+        return LaunchPublic(url=f"{public_url}/?{query}", expires_at=expires,
+                            market=market.public())
     token, expires = await run_in_threadpool(service.launch, context.db, context.settings,
                                              checked)
     query = urlencode({"launch": token, "lang": checked.language,

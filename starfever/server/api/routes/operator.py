@@ -52,6 +52,7 @@ from starfever.server.schemas import (
     UnpaidWinsPublic,
     WalletCallPublic,
     WalletCallsPublic,
+    WalletCapabilitiesPublic,
 )
 from starfever.server.services import (
     backoffice,
@@ -286,6 +287,8 @@ def meters(context: ContextDep, _operator: OperatorDep,
 def _unpaid(db: Database, limit: int = 50) -> UnpaidWinsPublic:
     found = unpaid.unpaid_wins(db, limit)
     return UnpaidWinsPublic(count=found.count, amount=found.amount, oldest=found.oldest,
+                            settled_count=found.settled_count,
+                            settled_amount=found.settled_amount,
                             wins=[UnpaidWinPublic(**w) for w in found.wins])
 
 
@@ -295,8 +298,20 @@ def unpaid_wins(context: ContextDep, _operator: OperatorDep,
     """Operator mode: the wins whose credit the operator's wallet refused with a final
     ``4xx`` (OPERATOR-WALLET.md rule 5), oldest first, with both sides' ids, the amount,
     since when and the operator's answer, and their count and cents in all (none in ledger
-    mode: the ledger pays a win in its round's own transaction)."""
+    mode: the ledger pays a win in its round's own transaction). A manual settlement proposed
+    for one is in its ``settlement``; settled ones are counted in ``settled_count`` and
+    ``settled_amount``. Resend or settle one under ``/operator/unpaid-wins/{round_id}/``."""
     return _unpaid(context.db, limit)
+
+
+@router.get("/wallet")
+def wallet_capabilities(context: ContextDep, _operator: OperatorDep) -> WalletCapabilitiesPublic:
+    """What this server's wallet can do (the back office offers only what works): whether it
+    keeps the balances (cashier, deposit limits, self-exclusion; false in operator mode,
+    where the operator keeps them), calls the operator's wallet, launches players."""
+    return WalletCapabilitiesPublic(keeps_balances=context.wallet.keeps_balances,
+                                    calls_operator=context.wallet.calls_operator,
+                                    launches_players=context.wallet.launches_players)
 
 
 def _event(e: events.Event) -> EventPublic:

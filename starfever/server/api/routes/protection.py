@@ -30,7 +30,9 @@ def _limits(state: LimitState) -> LimitsPublic:
 
 @router.get("/limits")
 def read_limits(context: ContextDep, player: PlayerDep) -> LimitsPublic:
-    """The weekly deposit limit in force, what is left, and any pending increase."""
+    """The weekly deposit limit in force, what is left, and any pending increase. In operator
+    mode the operator keeps the limits (403 ``operator_mode`` says so: none is kept here)."""
+    context.wallet.ledger("the deposit limit")
     return _limits(protection.read_limits(context.db, context.settings, player))
 
 
@@ -44,7 +46,9 @@ def set_limits(body: LimitUpdate, context: ContextDep, player: PlayerDep) -> Lim
 
 @router.get("/self-exclusion")
 def read_exclusion(context: ContextDep, player: PlayerDep) -> SelfExclusionPublic:
-    """Whether a self-exclusion runs, and until when."""
+    """Whether a self-exclusion runs, and until when (403 ``operator_mode`` where the
+    operator keeps exclusions)."""
+    context.wallet.ledger("self-exclusion")
     until = protection.exclusion(context.db, player)
     return SelfExclusionPublic(excluded=until is not None, excluded_until=until)
 

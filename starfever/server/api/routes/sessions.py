@@ -7,7 +7,7 @@ from fastapi import APIRouter, Request, Response, status
 from starfever.server.api.deps import ContextDep, PrincipalDep
 from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.schemas import Credentials, LaunchTokenCreate, TokenPublic
-from starfever.server.services import auth, devices, launch
+from starfever.server.services import auth, controls, devices, launch
 from starfever.server.services.errors import NotFound, utcnow
 from starfever.server.settings import Settings
 
@@ -36,6 +36,7 @@ def log_in(body: Credentials | LaunchTokenCreate, context: ContextDep,
     if isinstance(body, LaunchTokenCreate):
         if not context.wallet.launches_players:
             raise NotFound("launch tokens exist only in operator mode", code="not_operator_mode")
+        controls.check_game_open(context.db)  # no new session while closed (ADR 0067)
         token, expires = launch.exchange(context.db, context.settings, body.launch_token)
         return TokenPublic(token=token, expires_at=expires)
     if context.wallet.launches_players:

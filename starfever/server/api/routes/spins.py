@@ -9,6 +9,7 @@ from starlette.concurrency import run_in_threadpool
 
 from starfever.engine.symbols import BET_CLASSES, LINE_COUNT
 from starfever.markets import load_market
+from starfever.server import logs
 from starfever.server.api.convert import details_url, reality_check, round_public
 from starfever.server.api.deps import Context, ContextDep, SpinnerDep
 from starfever.server.schemas import (
@@ -87,6 +88,7 @@ async def _spin(body: SpinCreate, context: Context, player: Principal,
     job = draw.queued_spin(context.settings, context.model, player, body.line_bet,
                            idempotency_key, body.test_draws, draw=False, grant=grant)
     outcome = await context.wallet.spin(job)  # the bet taken, the round drawn and settled
+    logs.bind(round_id=outcome.round.id)
     free = None if body.grant_id is None else await run_in_threadpool(_free_round, context,
                                                                       outcome)
     return SpinPublic(round=round_public(outcome.round, details_url(context, outcome.round.id),

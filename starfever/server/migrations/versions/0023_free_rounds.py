@@ -4,7 +4,7 @@ free round's wallet calls carry (OPERATOR-WALLET.md v2). Expand-only: two new ta
 nullable columns.
 
 Revision ID: 0023
-Revises: 0020
+Revises: 0024 (numbered before it, merged after it)
 Create Date: 2026-12-04
 """
 
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0023"
-down_revision = "0020"
+down_revision = "0024"
 branch_labels = None
 depends_on = None
 

@@ -2,10 +2,12 @@
 // {"error": {"code", "message"}}; the page turns codes into readable text.
 
 export class ApiError extends Error {
-  constructor(status, code, message) {
-    super(message);
+  constructor(status, code, message, { fields = null, retryAfter = null } = {}) {
+    super(message);  // the developer's text: for the console, never shown to a player
     this.status = status;
     this.code = code;
+    this.fields = fields;  // a validation error's [{field, problem}]
+    this.retryAfter = retryAfter;  // seconds, from a 429's or 503's Retry-After
   }
 }
 
@@ -42,8 +44,10 @@ export class Api {
     if (response.ok && data === null) throw new ApiError(0, "network", "the answer was cut off");
     if (!response.ok) {
       const e = data && data.error ? data.error : {};
+      const wait = Number(response.headers.get("Retry-After"));
       throw new ApiError(response.status, e.code || `http_${response.status}`,
-        e.message || response.statusText);
+        e.message || response.statusText,
+        { fields: e.fields || null, retryAfter: Number.isFinite(wait) && wait > 0 ? wait : null });
     }
     return data;
   }

@@ -15,27 +15,31 @@ import { allowedBetCount, anticipates, bigWinTier, celebrated } from "./market.j
 import { exitUrl, launchFromUrl, operatorMode } from "./launch.js";
 import { protectionViews } from "./protection.js";
 import { historyViews } from "./history.js";
+import { errorText } from "./errors.js";
+import { SPIN_KEY, sendSpin, spinInDoubt, spinInDoubtAfter } from "./spinrequest.js";
+import { countWin, setWin, winFormat } from "./winmeter.js";
+import { BalanceBook } from "./balance.js";
+import { demoFromUrl, installDemo, noteMaintenance, offerDemo, sessionEndText } from "./demo.js";
 import { FreeRounds } from "./freerounds.js";  // free rounds (issue 36): freerounds.js
+import { listenToTabs, showOtherTabs, tellTabs } from "./tabs.js";
 
 const $ = (sel) => document.querySelector(sel);
 const PENDING_KEY = "sf.pendingRound";
-// A spin request saved before it is sent: {user, key, lineBet, draws}. While it is here its
-// fate is unknown to the page (no answer came), so the same request — same Idempotency-Key —
-// is sent again until an answer comes; the server settles a key at most once and answers a
-// retry with the round it already settled, so the player always sees every settled round.
-const SPIN_KEY = "sf.spinInFlight";
 const RESEND_MS = 4000;
 const BET_KEY = "sf.betIndex";
 const POOL_POLL_MS = 5000;
-const WALLET_POLL_MS = 60000;
+// the wallet is read every few seconds while the page is visible (a deposit shows at once),
+// never while it is hidden, and at once when it comes back
+const WALLET_POLL_MS = 5000;
+const CREDIT_POLL_MS = 3000;
 const START_GRID = [
   ["SEVEN", "BELL", "CHERRY"], ["DIAMOND", "SEVEN", "LEMON"], ["BAR", "COIN", "SEVEN"],
   ["MELON", "WILD", "GOLD"], ["CHERRY", "JACKPOT", "BELL"],
 ];
 
 const api = new Api();
-// free rounds: the panel of the player's grants; its button plays one (spinFree)
-const freeRounds = new FreeRounds(api, (grant) => spinFree(grant));
+installDemo(api, { t });  // demo play (ADR 0066): a demo token plays on /demo, DEMO on screen
+const freeRounds = new FreeRounds(api, (grant) => spin(grant));  // a grant's button plays one
 const sound = new Sound();
 const state = {
   game: null, balance: null, betIndex: 0, busy: false, recall: false, pool: null, excluded: false,
@@ -61,35 +65,8 @@ window.starfever = hooks;
 
 const money = (cents) => formatCents(cents, lang());
 const market = () => state.game?.market || {};
+winFormat(money);
 
-// Several tabs of one player: each tells the others the balance it learned from the server,
-// and that it is open, so no tab shows a stale balance and each says that another one plays.
-const tabs = "BroadcastChannel" in window ? new BroadcastChannel("starfever") : null;
-const tabId = newKey();
-const otherTabs = new Map();  // tab id -> last heard (ms)
-function tellTabs(message) {
-  const user = localStorage.getItem("sf.user");
-  if (tabs && user) tabs.postMessage({ ...message, user, tab: tabId });
-}
-function heardFromTab(message) {
-  if (message.user !== localStorage.getItem("sf.user") || $("#game").hidden) return;
-  if (message.type === "bye") otherTabs.delete(message.tab);
-  else otherTabs.set(message.tab, Date.now());
-  if (message.type === "hello") tellTabs({ type: "here" });
-  if (message.type === "balance" && Number.isInteger(message.balance) && !state.busy
-      && !state.recall) setBalance(message.balance, { quiet: true });
-  showOtherTabs();
-}
-function showOtherTabs() {
-  for (const [id, at] of otherTabs) if (Date.now() - at > 90_000) otherTabs.delete(id);
-  const el = $("#tabs-notice");
-  el.hidden = otherTabs.size === 0;
-  el.textContent = otherTabs.size ? t("otherTab") : "";
-}
-if (tabs) {
-  tabs.onmessage = (event) => heardFromTab(event.data || {});
-  window.addEventListener("pagehide", () => tellTabs({ type: "bye" }));
-}
 let reels;
 let board;
 let player;
@@ -128,49 +105,24 @@ function toast(text) {
   toast.timer = setTimeout(() => { el.hidden = true; }, 3500);
 }
 
-/** A readable sentence for a server refusal. */
-export function errorText(error) {
-  if (!(error instanceof ApiError)) return String(error);
-  if (error.code === "network") return t("networkError");
-  const key = `err_${error.code}`;
-  return has(key) ? t(key, { message: error.message }) : error.message;
-}
+export { errorText };  // where the back office and older callers import it from
 
-function setBalance(cents, { quiet = false } = {}) {
-  if (!quiet && cents !== null && cents !== state.balance) tellTabs({ type: "balance", balance: cents });
+// The balance: every answer is offered to the book, which keeps the newest (balance.js); the
+// meter shows the book's, except during this tab's own round (its balance before minus the bet).
+const book = new BalanceBook();
+function showBalance(cents) {
   state.balance = cents;
   $("#balance").textContent = cents === null ? "–" : money(cents);
   $("#balance").dataset.cents = cents === null ? "" : String(cents);
 }
-
-let winAnim = 0;
-/** The win meter; ``glow`` only for a win worth celebrating (never one below the stake). */
-function setWin(cents, { glow = false } = {}) {
-  cancelAnimationFrame(winAnim);
-  const el = $("#win");
-  el.textContent = cents ? money(cents) : money(0);
-  el.dataset.cents = String(cents || 0);
-  el.classList.toggle("big", Boolean(glow && cents > 0));
-  el.classList.remove("counting");
+function offered(accepted) {
+  if (accepted) tellTabs({ type: "balance", ...book.message() });
+  if (!state.busy) showBalance(book.cents);
 }
+listenToTabs((message) => { if (book.heard(message) && !state.busy) showBalance(book.cents); });
+const roundBalance = (cents, roundId, at) => offered(book.offerRound(cents, roundId, at));
+const walletBalance = (cents, at) => offered(book.offerWallet(cents, at));
 
-function countWin(from, to, ms, { glow = false } = {}) {
-  cancelAnimationFrame(winAnim);
-  if (ms <= 0 || to <= from) { setWin(to, { glow }); return; }
-  const el = $("#win");
-  el.classList.toggle("big", glow);
-  el.classList.add("counting");
-  const start = performance.now();
-  const step = (now) => {
-    const p = Math.min(1, (now - start) / ms);
-    const value = from + Math.round((to - from) * (1 - (1 - p) ** 3));
-    el.textContent = money(value);
-    el.dataset.cents = String(value);
-    if (p < 1) winAnim = requestAnimationFrame(step);
-    else el.classList.remove("counting");
-  };
-  winAnim = requestAnimationFrame(step);
-}
 
 function lineBet() { return state.game.bet_classes[state.betIndex]; }
 function totalBet() { return lineBet() * state.game.line_count; }
@@ -255,64 +207,20 @@ function resetStage() {
   }
 }
 
-/** The spin request whose answer never arrived, if it is this player's. */
-function spinInDoubt() {
-  try {
-    const saved = JSON.parse(localStorage.getItem(SPIN_KEY) || "null");
-    return saved && saved.user === localStorage.getItem("sf.user") ? saved : null;
-  } catch { return null; }
-}
-
-/** Whether the spin may have been settled behind its answer (lost, or a 5xx of the server or
- * a proxy): kept, sent again with its key. A 4xx or 502 wallet_refused: nothing was played. */
-function spinInDoubtAfter(error) {
-  if (!(error instanceof ApiError)) return false;
-  return error.code === "network" || (error.status >= 500 && error.code !== "wallet_refused");
-}
-
-/** Send a spin request, retrying answers in doubt a few times with the same key. */
-async function sendSpin(request) {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await api.spin(request.lineBet, request.key, request.draws, request.grantId);
-    } catch (error) {
-      // the market's least time per round, by the server's clock: nothing was debited, so
-      // the same request goes again a moment later
-      if (error instanceof ApiError && error.code === "round_too_soon" && attempt < 40) {
-        await new Promise((r) => setTimeout(r, 150));
-        continue;
-      }
-      if (!spinInDoubtAfter(error) || attempt >= 2) throw error;
-      await new Promise((r) => setTimeout(r, 800));
-    }
-  }
-}
-
 let resendTimer = 0;
 function resendLater() {
   clearTimeout(resendTimer);
   resendTimer = setTimeout(() => { if (!state.busy) resumeSpin(); }, RESEND_MS);
 }
 
-async function spin() {
+async function spin(grant = null) {
   if (state.busy || !state.game || state.recall === "playing" || state.excluded) return;
   if (!$("#dlg-reality").open && document.querySelector("dialog[open]")) return;
   if (spinInDoubt()) { await resumeSpin(); return; }  // no new bet before the last one's fate
   const request = { user: localStorage.getItem("sf.user"), key: newKey(), lineBet: lineBet(),
     draws: hooks.nextTestDraws };  // one key per click; retries of this click reuse it
-  hooks.nextTestDraws = null;
-  localStorage.setItem(SPIN_KEY, JSON.stringify(request));
-  await playSpin(request, { fresh: true });
-}
-
-/** Free rounds: one round of ``grant`` at its bet, chosen by the player on the grant's own
- * button (the Spin button's bet is left as it is). */
-async function spinFree(grant) {
-  if (state.busy || !state.game || state.recall === "playing" || state.excluded) return;
-  if (document.querySelector("dialog[open]")) return;
-  if (spinInDoubt()) { await resumeSpin(); return; }
-  const request = { user: localStorage.getItem("sf.user"), key: newKey(),
-    lineBet: grant.line_bet, draws: hooks.nextTestDraws, grantId: grant.id };
+  // a free round (freerounds.js): at its grant's bet, on the grant's own button only
+  if (grant) Object.assign(request, { lineBet: grant.line_bet, grantId: grant.id });
   hooks.nextTestDraws = null;
   localStorage.setItem(SPIN_KEY, JSON.stringify(request));
   await playSpin(request, { fresh: true });
@@ -350,7 +258,7 @@ async function playSpin(request, { fresh }) {
   const started = performance.now();
   let response = null;
   try {
-    response = await sendSpin(request);
+    response = await sendSpin(api, request);
   } catch (error) {
     reels.render(reels.grid || START_GRID);
     setBusy(false);
@@ -362,14 +270,22 @@ async function playSpin(request, { fresh }) {
     localStorage.removeItem(SPIN_KEY);  // refused: nothing was played
     handleError(error);
     if (request.grantId && String(error.code).startsWith("grant_")) freeRounds.refused();
+    // a refusal may mean the page's balance is old (another tab, a withdrawal): read it again
+    readWallet().then(() => {
+      if (error.code === "insufficient_funds" && state.balance !== null
+          && state.balance < state.game.bet_classes[0] * state.game.line_count) {
+        status(t(operatorMode() ? "fundsEmptyOperator" : "fundsEmpty", { balance: money(state.balance) }));
+      }
+    });
     return;
   }
   clearTimeout(resendTimer);
+  const answeredAt = Date.now();
   const round = response.round;
   localStorage.setItem(PENDING_KEY, String(round.id));
   localStorage.removeItem(SPIN_KEY);
   hooks.rounds += 1;
-  setBalance(round.balance_before - (round.free_round ? 0 : round.total_bet));  // free: no stake
+  showBalance(round.balance_before - (round.free_round ? 0 : round.total_bet));  // free: no stake
   const minSpin = 450 * player.speed - (performance.now() - started);
   if (minSpin > 0 && !state.skipAsked) await new Promise((r) => setTimeout(r, minSpin));
   player.speed = speedFactor();
@@ -386,15 +302,18 @@ async function playSpin(request, { fresh }) {
     if (minRound && left > 0) await new Promise((r) => setTimeout(r, left));
   } finally {
     state.lastRound = round;
-    setBalance(response.balance);
+    state.busy = false;  // the meter may show the book's balance again
+    if (round.payment === "pending") creditPending(round);  // the wallet has not got the win yet
+    else roundBalance(response.balance, round.id, answeredAt);
+    showBalance(book.cents ?? response.balance);
     setWin(round.total_win, { glow: celebrated(round.total_win, round.total_bet, market()) });
     setPool(round.pool_after);
     localStorage.removeItem(PENDING_KEY);
     if (response.reality_check) noteRealityCheck(response.reality_check);
     setBusy(false);
     announce(round.total_win
-      ? t("announceWin", { win: money(round.total_win), balance: money(response.balance) })
-      : t("announceNoWin", { balance: money(response.balance) }));
+      ? t("announceWin", { win: money(round.total_win), balance: money(state.balance) })
+      : t("announceNoWin", { balance: money(state.balance) }));
     if (round.payment === "unpaid") status(t("winUnpaid"));  // the operator refused the credit
     if (response.free_round) freeRounds.played(response.free_round);
   }
@@ -452,7 +371,7 @@ function endRecall() {
 function handleError(error) {
   if (error instanceof ApiError && error.status === 401) {
     api.setToken(null);
-    showAuth(t("sessionEnded"));
+    showAuth(sessionEndText(error, { t, errorText }));  // "the operator ended it" says so
     return;
   }
   if (error instanceof ApiError && error.code === "self_excluded") {
@@ -520,11 +439,13 @@ async function submitAuth(event) {
 
 async function enterGame(username = localStorage.getItem("sf.user")) {
   if (username) localStorage.setItem("sf.user", username);
+  const sentAt = Date.now();
   const wallet = await api.wallet();
   $("#auth").hidden = true;
   $("#game").hidden = false;
   $("#game").dataset.user = username || "";
-  setBalance(wallet.balance);
+  book.forget();
+  walletBalance(wallet.balance, sentAt);
   noteRealityCheck(wallet.reality_check, { quiet: true });
   // in operator mode self-exclusion and limits are the operator's: its wallet refuses a bet
   if (!operatorMode()) showExclusion(await api.exclusion());
@@ -561,10 +482,15 @@ function startPolling() {
   stopPolling();
   timers.push(setInterval(pollPool, POOL_POLL_MS));
   timers.push(setInterval(pollWallet, WALLET_POLL_MS));
+  document.addEventListener("visibilitychange", pollWallet);
   timers.push(setInterval(tickClock, 1000));
   timers.push(setInterval(() => { tellTabs({ type: "here" }); showOtherTabs(); }, 30_000));
 }
-function stopPolling() { timers.forEach(clearInterval); timers = []; }
+function stopPolling() {
+  timers.forEach(clearInterval);
+  timers = [];
+  document.removeEventListener("visibilitychange", pollWallet);
+}
 
 async function pollPool() {
   try {
@@ -573,15 +499,43 @@ async function pollPool() {
   } catch { /* the meter keeps its last value */ }
 }
 
-async function pollWallet() {
-  if (state.busy) return;
+/** Read the wallet (also during a round: the book keeps it for the round's end). */
+async function readWallet() {
+  if ($("#game").hidden || !api.token) return;
+  const sentAt = Date.now();
   try {
     const wallet = await api.wallet();
-    if (!state.busy) setBalance(wallet.balance);
+    walletBalance(wallet.balance, sentAt);
     noteRealityCheck(wallet.reality_check);
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) handleError(error);
   }
+}
+
+function pollWallet() {
+  if (!document.hidden && !state.busy) readWallet();
+}
+
+/** The round's win is on its way to the operator's wallet (its credit is pending): the page
+ * shows the wallet's balance and says so, until the round is paid (or refused: unpaid). */
+function creditPending(round) {
+  const notice = $("#credit-notice");
+  notice.textContent = t("creditPending", { win: money(round.total_win) });
+  notice.hidden = false;
+  readWallet();
+  clearTimeout(creditPending.timer);
+  const check = async () => {
+    let now = null;
+    try { now = await api.round(round.id); } catch { /* asked again below */ }
+    if (now && now.payment !== "pending") {
+      notice.hidden = true;
+      if (now.payment === "unpaid") status(t("winUnpaid"));
+      readWallet();
+      return;
+    }
+    if (!$("#game").hidden) creditPending.timer = setTimeout(check, CREDIT_POLL_MS);
+  };
+  creditPending.timer = setTimeout(check, CREDIT_POLL_MS);
 }
 
 function tickClock() {
@@ -680,7 +634,7 @@ function changeLanguage(code) {
   showNet();
   tickClock();
   showBet();
-  if (state.balance !== null) setBalance(state.balance);
+  if (state.balance !== null) showBalance(state.balance);
   if (state.pool !== null) setPool(state.pool);
   setWin(Number($("#win").dataset.cents || 0));
   renderPages();
@@ -696,7 +650,7 @@ function bind() {
   for (const b of document.querySelectorAll("[data-lang]")) {
     b.addEventListener("click", () => changeLanguage(b.dataset.lang));
   }
-  $("#spin").addEventListener("click", spin);
+  $("#spin").addEventListener("click", () => spin());  // spin(grant): a free round
   $("#skip").addEventListener("click", skipRound);
   $("#bet-down").addEventListener("click", () => changeBet(-1));
   $("#bet-up").addEventListener("click", () => changeBet(1));
@@ -781,6 +735,9 @@ async function main() {
   const saved = Number(localStorage.getItem(BET_KEY));
   state.betIndex = Number.isInteger(saved) && saved >= 0 && saved < state.game.bet_classes.length ? saved : 0;
   applyMarket();
+  offerDemo(api, state.game.market, { t, enter: () => enterGame(localStorage.getItem("sf.user")),
+    fail: (error) => { $("#auth-error").textContent = errorText(error); } });
+  noteMaintenance(api, { t, say: (text) => { status(text); $("#auth-error").textContent = text; } });
   player.speed = speedFactor();
   reels.render(reels.grid);  // named in the page's language
   showBet();
@@ -788,7 +745,9 @@ async function main() {
   setWin(0);
   try {
     // operator mode: the launch URL's token becomes this page's session, no log-in screen
-    if (await launchFromUrl(api, { setLanguage })) setAuthMode(authMode);
+    if (await launchFromUrl(api, { setLanguage }) || await demoFromUrl(api, { setLanguage })) {
+      setAuthMode(authMode);
+    }
   } catch (error) {
     applyOperatorMode();
     showAuth(errorText(error));

@@ -3,6 +3,7 @@
 import { BackOfficeApi, BoError, esc, newKey } from "./boapi.js";
 import * as recall from "./recall.js";
 import { showMeters } from "./meters.js";
+import { bindUnpaid } from "./unpaid.js";
 import { bindFreeRounds, loadFreeRounds } from "./freerounds.js";  // free rounds (issue 36)
 
 const $ = (sel) => document.querySelector(sel);
@@ -56,7 +57,20 @@ async function submitLogin(event) {
   enter();
 }
 
-function enter() {
+/** Offer only what this server's wallet does: the server says (GET /operator/wallet). */
+async function applyWallet() {
+  const wallet = await api.get("/operator/wallet");
+  $("[data-page=cashier]").hidden = !wallet.keeps_balances;  // the operator keeps the money
+  $("#pf-exclude").hidden = !wallet.keeps_balances;          // and the exclusions
+}
+
+async function enter() {
+  try {
+    await applyWallet();
+  } catch (error) {
+    failed(error);
+    if (error instanceof BoError && error.status === 401) return;
+  }
   $("#login").hidden = true;
   $("#shell").hidden = false;
   $("#who").textContent = api.user || "";
@@ -243,9 +257,24 @@ async function openRecall(id) {
     build_sha256: r.build_sha256, model_sha256: r.model_sha256, events: r.events }, null, 1);
   $("#recall-details").hidden = !r.details_url;
   if (r.details_url) $("#recall-details").href = r.details_url;
+  showPayment(r.payment);
   showCalls(data.wallet_calls || []);
   $("#recall").scrollIntoView({ block: "nearest" });
   await recall.replay(r);
+}
+
+const PAYMENTS = {
+  pending: "Credit pending: sent again until the operator's wallet answers.",
+  unpaid: "UNPAID: the operator's wallet refused the credit (Meters: resend or settle it).",
+  settled_manually: "Settled manually: approved by two operators; never paid by the operator's wallet.",
+};
+
+/** Whether the round's win reached the player (``paid`` needs no line). */
+function showPayment(payment) {
+  const el = $("#recall-payment");
+  el.hidden = !PAYMENTS[payment];
+  el.textContent = PAYMENTS[payment] || "";
+  el.dataset.payment = payment || "paid";
 }
 
 /** Operator mode: the round's debit and credit with both sides' ids. */
@@ -366,6 +395,7 @@ function bind() {
   $("#ev-more").addEventListener("click", () => loadEvents(true).catch(failed));
   $("#audit-refresh").addEventListener("click", () => loadAudit().catch(failed));
   $("#report-form").addEventListener("submit", download);
+  bindUnpaid({ api, status, failed, reload: () => loadMeters().catch(failed) });
   $("#recall-replay").addEventListener("click", () => recall.again());
   $("#recall-skip").addEventListener("click", () => recall.skip());
   bindFreeRounds(api, (c) => money(c), (text) => parseEuros(text),

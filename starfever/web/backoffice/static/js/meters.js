@@ -1,6 +1,7 @@
 // The meters page: RTP per bet class against theory with 99 % intervals, the daily bets, wins and
-// GGR, the €€€ pool and its refills, and (operator mode) the pending credits.
+// GGR, the €€€ pool and its refills, and (operator mode) the pending credits and unpaid wins.
 import { esc } from "./boapi.js";
+import { showUnpaid } from "./unpaid.js";
 
 const $ = (sel) => document.querySelector(sel);
 const pct = (x, digits = 2) => (x === null || x === undefined ? "–" : `${(x * 100).toFixed(digits)} %`);
@@ -53,16 +54,5 @@ export function showMeters(data, money) {
       <td class="num">${esc(money(c.amount))}</td><td class="num">${c.attempts}</td>
       <td>${esc(when(c.created_at))}</td></tr>`).join("");
   }
-  const unpaid = data.unpaid_wins;
-  $("#unpaid").hidden = !unpaid;
-  if (unpaid) {
-    $("#unpaid-facts").textContent = unpaid.count
-      ? `${unpaid.count} wins (${money(unpaid.amount)}) refused by the operator's wallet and NOT paid, the oldest since ${when(unpaid.oldest)}.`
-      : "None: the operator's wallet has refused no credit.";
-    $("#unpaid-body").innerHTML = unpaid.wins.map((w) => `<tr data-transaction="${esc(w.transaction_id)}"
-      data-round="${w.round_id === null ? "" : w.round_id}"><td class="num">${w.round_id === null ? "–" : w.round_id}</td>
-      <td><code>${esc(w.round_ref)}</code></td><td>${esc(w.external_id || w.username)}</td>
-      <td><code>${esc(w.transaction_id)}</code></td><td><code>${esc(w.operator_debit_transaction_id || "–")}</code></td>
-      <td class="num">${esc(money(w.amount))}</td><td>${esc(w.error || "–")}</td><td>${esc(when(w.since))}</td></tr>`).join("");
-  }
+  showUnpaid(data.unpaid_wins, money);
 }
