@@ -7,6 +7,7 @@
 
 import { formatCents } from "./money.js";
 import { lang, t } from "./i18n.js";
+import { isDemo } from "./demo.js";
 
 const money = (cents) => formatCents(cents, lang());
 
@@ -30,8 +31,9 @@ export class FreeRounds {
   }
 
   /** Ask the server which grants the player may play now (a campaign open to every player
-   * is granted on this call); a failure leaves the panel as it was. */
+   * is granted on this call); a failure leaves the panel as it was. Demo play has none. */
   async refresh() {
+    if (isDemo(this.api)) { this.grants = []; this.note = []; this.render(); return; }
     try {
       const answer = await this.api.request("GET", "/free-rounds");
       this.grants = answer.grants;
