@@ -125,6 +125,23 @@ def is_id(value: object) -> bool:
     return isinstance(value, str) and _ID.fullmatch(value) is not None
 
 
+def check_free_round(method: str, body: Mapping[str, Any]) -> None:
+    """A free round's block (version 2): only on a debit, which is then of 0, or a credit;
+    ``{"grant_id": id, "campaign_id": id or null, "rounds_left": whole number >= 0}``."""
+    block = body["free_round"]
+    if method not in (DEBIT, CREDIT):
+        raise ProtocolError(f"free_round belongs to a debit or a credit, not a {method}")
+    if method == DEBIT and body["amount"] != 0:
+        raise ProtocolError("a free round's debit is of 0")
+    if not isinstance(block, dict) or set(block) != {"grant_id", "campaign_id", "rounds_left"}:
+        raise ProtocolError("free_round must be {grant_id, campaign_id, rounds_left}")
+    if not is_id(block["grant_id"]) or not (block["campaign_id"] is None
+                                            or is_id(block["campaign_id"])):
+        raise ProtocolError("free_round's grant_id and campaign_id must be ids")
+    if type(block["rounds_left"]) is not int or block["rounds_left"] < 0:
+        raise ProtocolError("free_round's rounds_left must be a whole number >= 0")
+
+
 def check_request(method: str, body: Mapping[str, Any], now: datetime) -> None:
     """Raise :class:`ProtocolError` unless ``body`` is a well-formed ``method`` request no older
     than :data:`MAX_AGE` (and not from the future by more than that)."""
@@ -144,8 +161,10 @@ def check_request(method: str, body: Mapping[str, Any], now: datetime) -> None:
     for name in ("amount", "jackpot_amount"):
         if name in body and (type(body[name]) is not int or body[name] < 0):
             raise ProtocolError(f"{name} must be a whole number of cents >= 0")
-    if method == DEBIT and body["amount"] == 0:
-        raise ProtocolError("a debit must be at least 1 cent")
+    if "free_round" in body:
+        check_free_round(method, body)
+    elif method == DEBIT and body["amount"] == 0:
+        raise ProtocolError("a debit must be at least 1 cent (0 only with free_round)")
     if method == CREDIT and body["jackpot_amount"] > body["amount"]:
         raise ProtocolError("jackpot_amount is part of amount and cannot exceed it")
     if method == CREDIT and not (isinstance(body["round_details_url"], str)
@@ -162,9 +181,35 @@ def check_request(method: str, body: Mapping[str, Any], now: datetime) -> None:
 
 
 __all__ = [
-    "BAD_REQUEST", "BAD_SIGNATURE", "BALANCE", "CREDIT", "CURRENCY", "DEBIT", "ECHOED",
-    "ERROR_CODES", "GAME", "INSUFFICIENT_FUNDS", "MAX_AGE", "METHODS", "OPERATOR_SIGNATURE",
-    "PLAYER_BLOCKED", "REQUIRED", "ROLLBACK", "SESSION_EXPIRED", "STARFEVER_SIGNATURE",
-    "UNKNOWN_TRANSACTION", "ProtocolError", "check_request", "check_secret", "echo_mismatch",
-    "encode", "is_id", "is_operator_session", "new_request_id", "sign", "timestamp", "verify",
+    "BAD_REQUEST",
+    "BAD_SIGNATURE",
+    "BALANCE",
+    "CREDIT",
+    "CURRENCY",
+    "DEBIT",
+    "ECHOED",
+    "ERROR_CODES",
+    "GAME",
+    "INSUFFICIENT_FUNDS",
+    "MAX_AGE",
+    "METHODS",
+    "OPERATOR_SIGNATURE",
+    "PLAYER_BLOCKED",
+    "REQUIRED",
+    "ROLLBACK",
+    "SESSION_EXPIRED",
+    "STARFEVER_SIGNATURE",
+    "UNKNOWN_TRANSACTION",
+    "ProtocolError",
+    "check_free_round",
+    "check_request",
+    "check_secret",
+    "echo_mismatch",
+    "encode",
+    "is_id",
+    "is_operator_session",
+    "new_request_id",
+    "sign",
+    "timestamp",
+    "verify",
 ]

@@ -61,7 +61,8 @@ CREATE TABLE IF NOT EXISTS transactions (
     applied INTEGER NOT NULL,
     closed_by TEXT,
     created_at TEXT NOT NULL,
-    round_details_url TEXT
+    round_details_url TEXT,
+    free_round TEXT
 );
 CREATE INDEX IF NOT EXISTS transactions_debit ON transactions (debit_transaction_id);
 """
@@ -90,6 +91,8 @@ class WalletStore:
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(transactions)")}
         if "round_details_url" not in columns:  # a file of an older demo
             self.db.execute("ALTER TABLE transactions ADD COLUMN round_details_url TEXT")
+        if "free_round" not in columns:  # a file from before free rounds
+            self.db.execute("ALTER TABLE transactions ADD COLUMN free_round TEXT")
 
     def close(self) -> None:
         self.db.close()
@@ -198,13 +201,14 @@ class WalletStore:
         self.db.execute(
             "INSERT INTO transactions (transaction_id, method, player_id, round_id, amount, "
             "jackpot_amount, debit_transaction_id, operator_transaction_id, status, reply, "
-            "applied, created_at, round_details_url) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "applied, created_at, round_details_url, free_round) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (body["transaction_id"], method, body["player_id"], str(body.get("round_id", "")),
              int(body.get("amount", 0)), int(body.get("jackpot_amount", 0)),
              body.get("debit_transaction_id"), operator_id, answer.status,
              json.dumps(answer.body), int(applied), datetime.now(UTC).isoformat(),
-             body.get("round_details_url")))
+             body.get("round_details_url"),
+             None if body.get("free_round") is None else json.dumps(body["free_round"])))
         return answer
 
     # --- administration ------------------------------------------------------------------
@@ -227,16 +231,18 @@ class WalletStore:
         """Every recorded request (oldest first), of one player or all."""
         query = ("SELECT transaction_id, method, player_id, round_id, amount, jackpot_amount, "
                  "debit_transaction_id, operator_transaction_id, status, applied, closed_by, "
-                 "round_details_url FROM transactions")
+                 "round_details_url, free_round FROM transactions")
         args: tuple[str, ...] = ()
         if player_id is not None:
             query += " WHERE player_id = ?"
             args = (player_id,)
         names = ("transaction_id", "method", "player_id", "round_id", "amount", "jackpot_amount",
                  "debit_transaction_id", "operator_transaction_id", "status", "applied",
-                 "closed_by", "round_details_url")
+                 "closed_by", "round_details_url", "free_round")
         rows = self.db.execute(query + " ORDER BY rowid", args).fetchall()
-        return [{**dict(zip(names, row, strict=True)), "applied": bool(row[9])} for row in rows]
+        return [{**dict(zip(names, row, strict=True)), "applied": bool(row[9]),
+                 "free_round": None if row[12] is None else json.loads(row[12])}
+                for row in rows]
 
 
 @dataclass(slots=True)
@@ -372,9 +378,13 @@ class ReferenceWallet:
 
     def _say(self, method: str, body: Mapping[str, Any], status: int, note: str) -> None:
         if self.log:
+            free = body.get("free_round")  # a free round's call says so (issue 36)
+            shown = "" if not isinstance(free, dict) else (
+                f" FREE ROUND grant {free.get('grant_id')} campaign {free.get('campaign_id')} "
+                f"rounds left {free.get('rounds_left')}")
             print(f"{method:8} {body.get('transaction_id', '-'):40} player "
-                  f"{body.get('player_id')} amount {body.get('amount', '-')} -> {status} {note}",
-                  file=sys.stderr, flush=True)
+                  f"{body.get('player_id')} amount {body.get('amount', '-')}{shown} -> {status} "
+                  f"{note}", file=sys.stderr, flush=True)
 
     @staticmethod
     def _object(call: _Call) -> dict[str, Any]:

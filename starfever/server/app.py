@@ -22,6 +22,7 @@ from starfever.server.api.request_checks import RequestChecks
 from starfever.server.api.routes import (
     controls,
     demo,
+    free_rounds,
     health,
     jackpot,
     launch,
@@ -170,7 +171,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     # to choose, then to handle), so the most frequent request scans the fewest
     for module in (spins, health, players, sessions, wallet_routes, rounds, jackpot,
                    protection, operator, unpaid_wins, software, launch,
-                   demo):
+                   demo, free_rounds):
         api.include_router(module.router)
     for router in (controls.signed, controls.backoffice, controls.public):  # ADR 0067
         api.include_router(router)

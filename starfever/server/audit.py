@@ -19,6 +19,8 @@ Checked, in one read transaction:
 - operator mode (no wallet rows: the player's side of a round is the ``operator`` book): each
   such round was played on an acknowledged debit of its total bet, and has exactly one credit
   recorded, of its total win with its €€€ part (``wallet_calls``);
+- free rounds (ADR 0064): each on a grant of its player at its bet, paid at most its win;
+  each grant's rounds, winnings and withheld winnings its rounds' sums, within its cap;
 - each deposit or withdrawal booked under an ``Idempotency-Key`` against the wallet entry it
   names (``services.cashier.audit_problems``).
 """
@@ -41,12 +43,14 @@ from starfever.engine.rng import ReplayError
 from starfever.engine.round import replay_round
 from starfever.engine.symbols import Cents
 from starfever.server import audit_chains
+from starfever.server.books import FREE_ROUND_KINDS
 from starfever.server.db import Database
 from starfever.server.models import (
     OPERATOR_BOOK,
     POOL,
     WALLET,
     ChainHead,
+    FreeRoundGrant,
     JackpotPool,
     LedgerEntry,
     Round,
@@ -56,6 +60,7 @@ from starfever.server.models import (
 )
 from starfever.server.services import cashier, ledger
 from starfever.server.services.chain import GENESIS_HASH, canonical_json, round_hash
+from starfever.server.services.free_round_rules import split_paid
 from starfever.server.services.jackpot import POOL_ID
 from starfever.server.settings import Settings
 from starfever.server.spin.calls import CallKind, CallState
@@ -79,6 +84,8 @@ class AuditReport:
     statements_checked: int = 0
     operator_rounds_checked: int = 0
     """Operator mode: rounds checked against the operator wallet's calls."""
+    grants_checked: int = 0
+    """Free-round grants checked against their rounds."""
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -153,9 +160,12 @@ def _check_round(r: Round, model: MathModel, report: AuditReport) -> None:
             report.problems.append(f"{where}: {name} is {stored!r}, replay gives {derived!r}")
     if r.events != canonical_json(list(replayed.events)):
         report.problems.append(f"{where}: the event log differs from the replay")
-    if r.balance_after != r.balance_before - r.total_bet + r.total_win:
-        report.problems.append(f"{where}: balance {r.balance_before} - {r.total_bet} + "
-                               f"{r.total_win} != {r.balance_after}")
+    if r.balance_after != r.balance_before - r.staked + r.paid:
+        report.problems.append(f"{where}: balance {r.balance_before} - {r.staked} + "
+                               f"{r.paid} != {r.balance_after}")
+    if r.paid_win is not None and not 0 <= r.paid_win <= r.total_win:
+        report.problems.append(f"{where}: a free round paid {r.paid_win} of a win of "
+                               f"{r.total_win}")
 
 
 def run_audit(db: Database, settings: Settings | None = None,
@@ -184,6 +194,8 @@ def run_audit(db: Database, settings: Settings | None = None,
         carry = Fraction(0)
         prev_id, prev_hash = 0, GENESIS_HASH
         operator_rounds: dict[int, tuple[int, int, int]] = {}
+        free_rounds: dict[int, list[Round]] = defaultdict(list)
+        unbooked_free: set[int] = set()
         for r in _rounds(session):
             report.rounds_checked += 1
             where = f"round {r.id}"
@@ -218,13 +230,19 @@ def run_audit(db: Database, settings: Settings | None = None,
             if sum(round_books.values()) != 0:
                 report.problems.append(f"{where}: its ledger entries do not sum to zero")
             side = OPERATOR_BOOK if OPERATOR_BOOK in round_books else WALLET
+            if r.grant_id is not None:
+                free_rounds[r.grant_id].append(r)
+            if r.grant_id is not None and r.paid == 0 and WALLET not in round_books:
+                unbooked_free.add(r.id)  # a free round that paid nothing: either mode
             if side == OPERATOR_BOOK:
-                operator_rounds[r.id] = r.total_bet, r.total_win, r.progressive_win
+                operator_rounds[r.id] = r.staked, r.paid, r.progressive_win if \
+                    r.paid_win is None else split_paid(r.total_win - r.progressive_win,
+                                                       r.paid_win).jackpot
             if WALLET in round_books and OPERATOR_BOOK in round_books:
                 report.problems.append(f"{where}: booked on both the wallet and the operator")
-            if round_books.get(side, 0) != r.total_win - r.total_bet:
+            if round_books.get(side, 0) != r.paid - r.staked:
                 report.problems.append(f"{where}: {side} entries {round_books.get(side, 0)}"
-                                       f" != win - bet {r.total_win - r.total_bet}")
+                                       f" != win - bet {r.paid - r.staked}")
             expected: list[dict[str, Any]] = []
             book_round(expected, r, side)
             if not wallet_books.check_round_entries(r, expected):
@@ -240,7 +258,8 @@ def run_audit(db: Database, settings: Settings | None = None,
             report.problems.append(f"chain head names round {stored_head[0]}, the last "
                                    f"stored round is {prev_id}")
         _check_books(session, report, pool_row, pool, carry)
-        _check_operator_calls(session, report, operator_rounds)
+        _check_operator_calls(session, report, operator_rounds, unbooked_free)
+        _check_grants(session, report, free_rounds)
         report.problems.extend(cashier.audit_problems(session))
         for name, statement in statements:
             audit_chains.check_statement(session, key, statement, report.problems, name)
@@ -249,17 +268,22 @@ def run_audit(db: Database, settings: Settings | None = None,
 
 
 def _check_operator_calls(session: Session, report: AuditReport,
-                          operator_rounds: dict[int, tuple[int, int, int]]) -> None:
+                          operator_rounds: dict[int, tuple[int, int, int]],
+                          unbooked_free: set[int]) -> None:
     """Operator mode: the ``operator`` book of each round against the wallet calls; a round
     whose credit the operator refused is a finding (its win is unpaid, OPERATOR-WALLET.md
     rule 5), so the audit fails until it is paid or settled manually (proposed by one operator,
     approved by another: ADR 0061); a settlement that does not match its refused credit, or
-    that settles a credit not refused, is a finding too."""
+    that settles a credit not refused, is a finding too. A free round that paid nothing books
+    nothing on the player's side in either mode; its credit (of 0, on a debit of 0) names it
+    as an operator round."""
     debits = {row.transaction_id: row for row in session.scalars(
         select(WalletCall).where(WalletCall.kind == CallKind.DEBIT))}
     credits: dict[int, list[WalletCall]] = defaultdict(list)
     for row in session.scalars(select(WalletCall).where(WalletCall.kind == CallKind.CREDIT)):
         credits[int(row.round_id or 0)].append(row)
+    for round_id in unbooked_free & credits.keys():
+        operator_rounds.setdefault(round_id, (0, 0, 0))
     settled = {s.round_id: s for s in session.scalars(
         select(WinSettlement).where(WinSettlement.status == "approved"))}
     for round_id, (bet, win, jackpot_win) in sorted(operator_rounds.items()):
@@ -296,6 +320,37 @@ def _check_operator_calls(session: Session, report: AuditReport,
                                "operator entries")
 
 
+def _check_grants(session: Session, report: AuditReport,
+                  played: dict[int, list[Round]]) -> None:
+    """Free rounds (ADR 0064): each played on a grant of its player at the grant's bet, no
+    grant with more rounds played than it gives, and each grant's counters (rounds played,
+    winnings paid, winnings withheld above its cap) are its rounds' sums, within its cap."""
+    for grant in session.scalars(select(FreeRoundGrant).order_by(FreeRoundGrant.id)):
+        report.grants_checked += 1
+        rounds = played.pop(grant.id, [])
+        where = f"free-round grant {grant.id}"
+        paid = sum(r.paid for r in rounds)
+        withheld = sum(r.total_win - r.paid for r in rounds)
+        if len(rounds) > grant.rounds:
+            report.problems.append(f"{where}: {len(rounds)} rounds played, it gives "
+                                   f"{grant.rounds}")
+        if (grant.rounds_played, grant.winnings, grant.withheld) != (len(rounds), paid,
+                                                                     withheld):
+            report.problems.append(
+                f"{where}: records {grant.rounds_played} rounds, {grant.winnings} paid, "
+                f"{grant.withheld} withheld; its rounds are {len(rounds)}, {paid}, {withheld}")
+        if grant.max_win is not None and paid > grant.max_win:
+            report.problems.append(f"{where}: paid {paid} over its cap of {grant.max_win}")
+        for r in rounds:
+            if (r.account_id, r.line_bet) != (grant.account_id, grant.line_bet):
+                report.problems.append(f"round {r.id}: a free round of account {r.account_id} "
+                                       f"at {r.line_bet} on {where} (account "
+                                       f"{grant.account_id} at {grant.line_bet})")
+    for grant_id in sorted(played):
+        report.problems.append(f"free rounds {[r.id for r in played[grant_id]]} name grant "
+                               f"{grant_id}, which is not stored")
+
+
 def _check_books(session: Session, report: AuditReport, pool_row: JackpotPool | None,
                  pool: int, carry: Fraction) -> None:
     sums: dict[int, int] = {
@@ -326,7 +381,8 @@ def _check_books(session: Session, report: AuditReport, pool_row: JackpotPool | 
     if total != 0:
         report.problems.append(f"all ledger entries sum to {total}, not zero")
     kinds = set(session.scalars(select(LedgerEntry.kind).distinct()))
-    known = {ledger.DEPOSIT, ledger.WITHDRAWAL, ledger.BET, ledger.WIN, ledger.JACKPOT_WIN,
+    known = {*FREE_ROUND_KINDS, ledger.DEPOSIT, ledger.WITHDRAWAL, ledger.BET, ledger.WIN,
+             ledger.JACKPOT_WIN,
              ledger.CONTRIBUTION, ledger.REFILL, ledger.SEED}
     for kind in sorted(kinds - known):
         report.problems.append(f"ledger entries of unknown kind {kind!r}")

@@ -46,6 +46,7 @@ from starfever.server.services import ledger
 from starfever.server.services.anchor import legacy_entries
 from starfever.server.services.chain import (
     CASHIER_CHAIN_ID,
+    FREE_ROUND,
     GENESIS_HASH,
     IDENTIFIED,
     KEYED,
@@ -131,12 +132,15 @@ def keyed_from(session: Session, key: bytes, problems: list[str]) -> tuple[int, 
 def check_scheme(r: Round, rounds_from: int, problems: list[str]) -> None:
     """A round before the boundary is unkeyed (scheme 1), from it on keyed (scheme 2, or 3
     with the build and model hashes, migration 0012)."""
-    want = (UNKEYED,) if r.id < rounds_from else (KEYED, IDENTIFIED)
+    want = (UNKEYED,) if r.id < rounds_from else (KEYED, IDENTIFIED, FREE_ROUND)
     if r.hash_scheme not in want:
         problems.append(f"round {r.id}: hash scheme {r.hash_scheme}, expected "
                         f"{' or '.join(map(str, want))} (keyed from round {rounds_from})")
-    if r.hash_scheme == IDENTIFIED and not (r.build_sha256 and r.model_sha256):
-        problems.append(f"round {r.id}: scheme 3 without its build or model hash")
+    if r.hash_scheme in (IDENTIFIED, FREE_ROUND) and not (r.build_sha256 and r.model_sha256):
+        problems.append(f"round {r.id}: scheme {r.hash_scheme} without its build or model hash")
+    if (r.hash_scheme == FREE_ROUND) != (r.grant_id is not None and r.paid_win is not None):
+        problems.append(f"round {r.id}: a free round's grant and paid win are chained under "
+                        f"scheme 4 only, and scheme 4 only with them (scheme {r.hash_scheme})")
 
 
 class Books:

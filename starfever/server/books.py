@@ -30,8 +30,20 @@ JACKPOT_WIN = "jackpot_win"
 CONTRIBUTION = "contribution"
 REFILL = "refill"
 SEED = "seed"
+FREE_ROUND_WIN = "free_round_win"
+"""A free round's game win paid to the player (from the house)."""
+FREE_ROUND_JACKPOT_WIN = "free_round_jackpot_win"
+"""A free round's €€€ win paid to the player (from the pool)."""
+FREE_ROUND_FUNDING = "free_round_funding"
+"""The house's payment of a free round's €€€ contribution: the operator funds it (ADR 0064)."""
+FREE_ROUND_WITHHELD = "free_round_withheld"
+"""The part of a free round's €€€ win above its grant's cap: the pool pays it to the house,
+not to the player (a game win above the cap is simply not paid by the house)."""
+FREE_ROUND_KINDS = (FREE_ROUND_WIN, FREE_ROUND_JACKPOT_WIN, FREE_ROUND_FUNDING,
+                    FREE_ROUND_WITHHELD)
 
-WALLET_KINDS = (DEPOSIT, BET, WIN, JACKPOT_WIN, WITHDRAWAL)
+WALLET_KINDS = (DEPOSIT, BET, WIN, JACKPOT_WIN, WITHDRAWAL, FREE_ROUND_WIN,
+                FREE_ROUND_JACKPOT_WIN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,3 +83,17 @@ class RoundRow:
     hash_scheme: int
     build_sha256: str | None
     model_sha256: str | None
+    grant_id: int | None = None
+    """A free round's grant (``None``: a paid round)."""
+    paid_win: int | None = None
+    """A free round's win as paid (its grant's cap may cut ``total_win``)."""
+
+    @property
+    def paid(self) -> int:
+        """What the round paid the player: ``total_win``, or a free round's ``paid_win``."""
+        return self.total_win if self.paid_win is None else self.paid_win
+
+    @property
+    def staked(self) -> int:
+        """What the player staked: ``total_bet``, or nothing for a free round."""
+        return self.total_bet if self.grant_id is None else 0

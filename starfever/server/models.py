@@ -239,9 +239,25 @@ class Round(Base):
     (``starfever.certify.software``); ``None`` for rounds stored before migration 0012."""
     model_sha256: Mapped[str | None] = mapped_column(String(64))
     """The model's canonical SHA-256; ``None`` for rounds stored before migration 0012."""
+    grant_id: Mapped[int | None] = mapped_column(BigInteger)
+    """A free round: the grant it was played on (``free_round_grants.id``); ``None`` for a
+    paid round (migration 0023; hashed under scheme 4)."""
+    paid_win: Mapped[int | None] = mapped_column(BigInteger)
+    """A free round: what was paid of ``total_win`` (less where the grant's cap cut it)."""
+
+    @property
+    def paid(self) -> int:
+        """What the round paid the player: ``total_win``, or a free round's ``paid_win``."""
+        return self.total_win if self.paid_win is None else self.paid_win
+
+    @property
+    def staked(self) -> int:
+        """What the player staked: ``total_bet``, or nothing for a free round."""
+        return self.total_bet if self.grant_id is None else 0
     __table_args__ = (
         UniqueConstraint("account_id", "idempotency_key", name="uq_rounds_idempotency"),
         Index("ix_rounds_account", "account_id", "id"),
+        Index("ix_rounds_grant", "grant_id"),
     )
 
 
@@ -366,6 +382,8 @@ class WalletCall(Base):
     next_attempt_at: Mapped[datetime] = mapped_column(UtcDateTime)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    free_round: Mapped[str | None] = mapped_column(Text)
+    """A free round's call: its ``free_round`` block as JSON (migration 0023)."""
     __table_args__ = (
         CheckConstraint("kind IN ('debit', 'credit', 'rollback')", name="ck_wallet_calls_kind"),
         Index("ix_wallet_calls_due", "status", "next_attempt_at"),
@@ -471,6 +489,62 @@ class CashierTransaction(Base):
         CheckConstraint("kind IN ('deposit', 'withdrawal')", name="ck_cashier_transactions_kind"),
         Index("uq_cashier_transactions_key", "idempotency_key", unique=True),
         Index("uq_cashier_transactions_entry", "entry_id", unique=True),
+    )
+
+
+class FreeRoundCampaign(Base):
+    """An operator's free-round campaign (ADR 0064): the same grant for the players listed
+    (granted when it is made) or for every player who opens the game between ``starts_at``
+    and ``ends_at`` (granted then)."""
+
+    __tablename__ = "free_round_campaigns"
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    operator_id: Mapped[str] = mapped_column(String(128), unique=True)
+    """The operator's own id of the campaign: the same id twice is one campaign."""
+    request_hash: Mapped[str] = mapped_column(String(64))
+    """The fingerprint of the terms it was made with (the same id with other terms: 409)."""
+    every_player: Mapped[bool] = mapped_column(Boolean)
+    starts_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    ends_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    rounds: Mapped[int] = mapped_column(Integer)
+    line_bet: Mapped[int] = mapped_column(Integer)
+    valid_days: Mapped[int] = mapped_column(Integer)
+    """Each of its grants expires this many days after it is given."""
+    max_win: Mapped[int | None] = mapped_column(BigInteger)
+    created_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    cancelled_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+
+
+class FreeRoundGrant(Base):
+    """N free rounds at one line bet for one player until ``expires_at``, optionally with a cap
+    on their total winnings (ADR 0064). ``rounds_played``, ``winnings`` and ``withheld`` move
+    only with a free round's settlement, under this row's lock."""
+
+    __tablename__ = "free_round_grants"
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    operator_id: Mapped[str | None] = mapped_column(String(128), unique=True)
+    """The operator's own id of a grant it made alone (``None`` for a campaign's)."""
+    request_hash: Mapped[str | None] = mapped_column(String(64))
+    campaign_id: Mapped[int | None] = mapped_column(ForeignKey("free_round_campaigns.id"))
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
+    rounds: Mapped[int] = mapped_column(Integer)
+    line_bet: Mapped[int] = mapped_column(Integer)
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    max_win: Mapped[int | None] = mapped_column(BigInteger)
+    rounds_played: Mapped[int] = mapped_column(Integer, server_default="0")
+    winnings: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    """What its rounds paid (cents)."""
+    withheld: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    """What its rounds won above the cap, not paid (cents)."""
+    created_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    cancelled_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    __table_args__ = (
+        CheckConstraint("rounds_played >= 0 AND rounds_played <= rounds",
+                        name="ck_free_round_grants_rounds"),
+        UniqueConstraint("campaign_id", "account_id", name="uq_free_round_grants_campaign"),
+        Index("ix_free_round_grants_account", "account_id", "id"),
     )
 
 

@@ -31,7 +31,14 @@ from sqlalchemy import and_, case, func, select
 
 from starfever.engine.errors import InputError
 from starfever.server.db import Database, open_existing
-from starfever.server.models import WALLET, LedgerEntry, Round, SessionToken
+from starfever.server.models import (
+    WALLET,
+    FreeRoundCampaign,
+    FreeRoundGrant,
+    LedgerEntry,
+    Round,
+    SessionToken,
+)
 from starfever.server.services import unpaid
 from starfever.server.services.ledger import DEPOSIT, WITHDRAWAL
 from starfever.server.settings import DEFAULT_DATABASE_URL, ENV_NAMES
@@ -97,11 +104,34 @@ class Line:
     """Operator mode: rounds whose credit the operator's wallet refused (rule 5)."""
     unpaid_wins: int = 0
     """Their wins: never in ``wins`` or ``ggr`` until paid."""
+    free_rounds: int = 0
+    """Free rounds (ADR 0064): in ``rounds`` and the pool's figures, never in ``bets``,
+    ``wins``, ``ggr`` or ``rtp`` (only paid stakes count); their cost is
+    :attr:`Report.free_round_costs`."""
+    free_round_wins: int = 0
+    """What the free rounds paid (the promotion's cost besides the €€€ funding)."""
     settled_rounds: int = 0
     """Operator mode: refused rounds settled manually outside the wallet (two operators,
     ADR 0061)."""
     settled_wins: int = 0
     """Their wins: the wallet never paid them, so they are not in ``wins`` or ``ggr``."""
+
+
+@dataclass(frozen=True, slots=True)
+class CampaignCost:
+    """What one campaign's free rounds (``campaign`` None: the grants made alone) cost in the
+    period: their winnings paid and the €€€ contributions the operator funded."""
+
+    campaign: str | None
+    rounds_played: int
+    winnings: int
+    jackpot_funding: int
+    withheld: int
+    """Won above a grant's cap, not paid (not a cost)."""
+
+    @property
+    def cost(self) -> int:
+        return self.winnings + self.jackpot_funding
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +152,7 @@ class Report:
     by_brand: tuple[tuple[str | None, Line], ...] = ()
     """Operator mode: the figures per ``brand`` its sessions' launches named (``None``: none
     named, or ledger mode), by brand; every round is in exactly one."""
+    free_round_costs: tuple[CampaignCost, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form (times as ISO 8601)."""
@@ -137,6 +168,7 @@ class Report:
             "cashier": {"deposits": self.deposits, "withdrawals": self.withdrawals},
             "include_test": self.include_test,
             "by_brand": [{**asdict(line), "brand": brand} for brand, line in self.by_brand],
+            "free_rounds": [{**asdict(c), "cost": c.cost} for c in self.free_round_costs],
         }
 
 
@@ -152,6 +184,8 @@ def _line(line_bet: int | None, row: Any) -> Line:
                 hold_and_cash_rounds=int(row.hold_and_cash or 0),
                 unpaid_rounds=int(row.unpaid_rounds or 0),
                 unpaid_wins=int(row.unpaid_wins or 0),
+                free_rounds=int(row.free_rounds or 0),
+                free_round_wins=int(row.free_round_wins or 0),
                 settled_rounds=int(row.settled_rounds or 0),
                 settled_wins=int(row.settled_wins or 0))
 
@@ -164,20 +198,23 @@ def build_report(db: Database, period: Period, *, include_test: bool = False) ->
     is_unpaid = and_(refused.c.round_id.is_not(None), ~refused.c.settled)
     if not include_test:
         in_period = and_(in_period, Round.test.is_(False))
+    paid = Round.grant_id.is_(None)
     figures = (
         func.count(Round.id).label("rounds"),
-        func.sum(Round.total_bet).label("bets"),
-        func.sum(Round.total_win).label("wins"),
+        func.sum(case((paid, Round.total_bet), else_=0)).label("bets"),
+        func.sum(case((paid, Round.total_win), else_=0)).label("wins"),
         func.sum(Round.progressive_win).label("jackpot_wins"),
         func.sum(Round.contribution).label("contributions"),
         func.sum(Round.pool_refill).label("refills"),
         func.sum(case((Round.progressive_win > 0, 1), else_=0)).label("jackpot_hits"),
         func.sum(case((Round.feature == "star_wild", 1), else_=0)).label("star_wild"),
         func.sum(case((Round.feature == "hold_and_cash", 1), else_=0)).label("hold_and_cash"),
-        func.sum(case((is_unpaid, 1), else_=0)).label("unpaid_rounds"),
-        func.sum(case((is_unpaid, Round.total_win), else_=0)).label("unpaid_wins"),
-        func.sum(case((is_settled, 1), else_=0)).label("settled_rounds"),
-        func.sum(case((is_settled, Round.total_win), else_=0)).label("settled_wins"),
+        func.sum(case((and_(is_unpaid, paid), 1), else_=0)).label("unpaid_rounds"),
+        func.sum(case((and_(is_unpaid, paid), Round.total_win), else_=0)).label("unpaid_wins"),
+        func.sum(case((and_(is_settled, paid), 1), else_=0)).label("settled_rounds"),
+        func.sum(case((and_(is_settled, paid), Round.total_win), else_=0)).label("settled_wins"),
+        func.sum(case((paid, 0), else_=1)).label("free_rounds"),
+        func.sum(func.coalesce(Round.paid_win, 0)).label("free_round_wins"),
     )
     rounds = Round.__table__.outerjoin(refused, refused.c.round_id == Round.id)
     with db.read() as session:
@@ -201,17 +238,28 @@ def build_report(db: Database, period: Period, *, include_test: bool = False) ->
             .where(LedgerEntry.book == WALLET, LedgerEntry.kind.in_((DEPOSIT, WITHDRAWAL)),
                    LedgerEntry.created_at >= period.start, LedgerEntry.created_at < period.end)
             .group_by(LedgerEntry.kind)).all())
+        costs = session.execute(
+            select(FreeRoundCampaign.operator_id, func.count(Round.id),
+                   func.coalesce(func.sum(Round.paid_win), 0),
+                   func.coalesce(func.sum(Round.contribution), 0),
+                   func.coalesce(func.sum(Round.total_win - Round.paid_win), 0))
+            .select_from(Round).join(FreeRoundGrant, FreeRoundGrant.id == Round.grant_id)
+            .outerjoin(FreeRoundCampaign, FreeRoundCampaign.id == FreeRoundGrant.campaign_id)
+            .where(in_period).group_by(FreeRoundCampaign.operator_id)
+            .order_by(FreeRoundCampaign.operator_id)).all()
     return Report(period=period, by_line_bet=tuple(_line(int(r.line_bet), r) for r in rows),
                   total=_line(None, total), pool_start=first, pool_end=last,
                   deposits=int(cashier.get(DEPOSIT) or 0),
                   withdrawals=-int(cashier.get(WITHDRAWAL) or 0), include_test=include_test,
-                  by_brand=tuple((b.brand, _line(None, b)) for b in brands))
+                  by_brand=tuple((b.brand, _line(None, b)) for b in brands),
+                  free_round_costs=tuple(CampaignCost(c, int(n), int(w or 0), int(f), int(h))
+                                         for c, n, w, f, h in costs))
 
 
 CSV_FIELDS = ("line_bet", "rounds", "bets", "wins", "jackpot_wins", "ggr", "rtp",
               "contributions", "refills", "jackpot_hits", "star_wild_rounds",
-              "hold_and_cash_rounds", "unpaid_rounds", "unpaid_wins", "settled_rounds",
-              "settled_wins")
+              "hold_and_cash_rounds", "unpaid_rounds", "unpaid_wins", "free_rounds",
+              "free_round_wins", "settled_rounds", "settled_wins")
 
 
 def as_csv(report: Report) -> str:
@@ -254,6 +302,11 @@ def as_text(report: Report) -> str:
             lines.append(f"brand {brand or '(none)'}: {line.rounds:,} rounds, bets "
                          f"{_euros(line.bets)}, wins {_euros(line.wins)}, GGR "
                          f"{_euros(line.ggr)} EUR")
+    for c in report.free_round_costs:
+        lines.append(f"free rounds of {c.campaign or 'grants made alone'}: {c.rounds_played} "
+                     f"rounds, cost {_euros(c.cost)} (winnings {_euros(c.winnings)}, EUR "
+                     f"funding {_euros(c.jackpot_funding)}; {_euros(c.withheld)} above caps "
+                     "not paid)")
     if t.unpaid_rounds:
         lines.append(f"UNPAID: {t.unpaid_rounds} wins of {_euros(t.unpaid_wins)} EUR refused by "
                      "the operator's wallet (not in wins or GGR until paid)")
@@ -295,4 +348,5 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_report)
 
 
-__all__ = ["Line", "Period", "Report", "as_csv", "as_text", "build_report", "period_of"]
+__all__ = ["CampaignCost", "Line", "Period", "Report", "as_csv", "as_text", "build_report",
+           "period_of"]

@@ -94,6 +94,8 @@ class SpinCreate(Request):
     line_bet: Annotated[int, Field(ge=1, le=MAX_AMOUNT)]
     test_draws: Annotated[list[Annotated[int, Field(ge=0, le=MAX_AMOUNT)]],
                           Field(min_length=1, max_length=MAX_TEST_DRAWS)] | None = None
+    grant_id: Annotated[int, Field(ge=1, le=MAX_AMOUNT)] | None = None
+    """A free round: the grant to play it on (``GET /free-rounds``); the bet must be its."""
 
 
 class LimitUpdate(Request):
@@ -211,6 +213,20 @@ class CashierPublic(Public):
     """``True`` in the answer to a retry: the first booking's result, nothing moved now."""
 
 
+class RoundGrantPublic(Public):
+    """The grant a free round was played on, as recall shows it (no stake was taken)."""
+
+    id: int
+    """Star Fever's id of the grant."""
+    grant_id: str
+    """The operator's id of the grant (``sfg-<id>`` for a campaign's grant)."""
+    campaign_id: str | None
+    paid_win: int
+    """What the round paid the player (its win up to the grant's cap)."""
+    withheld: int
+    """What it won above the cap and did not pay."""
+
+
 class RoundSummary(Public):
     id: int
     created_at: datetime
@@ -225,6 +241,9 @@ class RoundSummary(Public):
     wallet refused the credit: the win is pending payment by the operator, rule 5)."""
     details_url: str | None = None
     """The round's signed, never-expiring details page (no log-in; ADR 0060)."""
+    free_round: RoundGrantPublic | None = None
+    """A free round (ADR 0064): its grant, campaign, what it paid and what the cap withheld;
+    ``None`` for a paid round."""
 
 
 class RoundPublic(RoundSummary):
@@ -256,6 +275,19 @@ class RoundPagePublic(Public):
     next_before: int | None
 
 
+class FreeRoundPublic(Public):
+    """A free round's grant after the round."""
+
+    grant_id: int
+    rounds_left: int
+    winnings: int
+    """What the grant's rounds paid so far (cents)."""
+    paid_win: int
+    """What this round paid."""
+    withheld: int
+    """What this round won above the grant's cap and did not pay (the player is told)."""
+
+
 class SpinPublic(Public):
     round: RoundPublic
     balance: int
@@ -264,6 +296,8 @@ class SpinPublic(Public):
     session_time_left_seconds: int | None = None
     """Operator mode: seconds left of the session's time limit from its launch (0: reached,
     no more spins in this session); ``None`` when the session has no time limit."""
+    free_round: FreeRoundPublic | None = None
+    """A free round (the spin named a grant): its grant after it."""
 
 
 class JackpotPublic(Public):
@@ -341,6 +375,9 @@ class RtpPublic(Public):
     by_model: list[RtpRowPublic]
     by_bet_class: list[RtpRowPublic]
     note: str
+    free_by_bet_class: list[RtpRowPublic] = []
+    """Free rounds alone, per model and bet class, at their grants' stakes (ADR 0064); the
+    other rows are of paid rounds only."""
 
 
 class PlayerRowPublic(Public):
@@ -435,6 +472,8 @@ class RoundLinePublic(Public):
     model_version: str
     player_id: str | None = None
     """Operator mode: the player's id in the operator's platform."""
+    grant_id: int | None = None
+    """A free round: Star Fever's id of its grant (``None``: a paid round)."""
 
 
 class WalletCallPublic(Public):
@@ -623,13 +662,15 @@ class MetersPublic(Public):
     daily: list[DayLinePublic]
     """Per UTC day: a line per bet class, then the day's total (``line_bet`` null)."""
     by_bet_class: list[RtpRowPublic]
-    """Every round so far (test rounds left out), per model and bet class."""
+    """Every paid round so far (test and free rounds left out), per model and bet class."""
     by_model: list[RtpRowPublic]
     pool: PoolPublic
     pending_credits: PendingCreditsPublic | None
     """Operator mode only."""
     unpaid_wins: UnpaidWinsPublic | None = None
     """Operator mode only: credits the operator's wallet refused (never counted as paid)."""
+    free_by_bet_class: list[RtpRowPublic] = []
+    """Free rounds alone (ADR 0064), per model and bet class, at their grants' stakes."""
 
 
 class EventPublic(Public):

@@ -6,8 +6,14 @@ import json
 
 from starfever.server.api.deps import Context
 from starfever.server.models import Round, RoundRow
-from starfever.server.schemas import RealityCheckPublic, RoundPublic, RoundSummary
+from starfever.server.schemas import (
+    RealityCheckPublic,
+    RoundGrantPublic,
+    RoundPublic,
+    RoundSummary,
+)
 from starfever.server.services import round_details
+from starfever.server.services.free_rounds import RoundGrant
 from starfever.server.services.protection_rules import RealityCheck
 
 
@@ -19,19 +25,29 @@ def reality_check(check: RealityCheck) -> RealityCheckPublic:
                               next_due_at=check.next_due_at)
 
 
+def round_grant(free: RoundGrant | None) -> RoundGrantPublic | None:
+    """A free round's grant as recall shows it (``None``: a paid round)."""
+    if free is None:
+        return None
+    return RoundGrantPublic(id=free.id, grant_id=free.grant_id, campaign_id=free.campaign_id,
+                            paid_win=free.paid_win, withheld=free.withheld)
+
+
 def round_summary(r: Round, details_url: str | None = None, *,
-                  payment: str = "paid") -> RoundSummary:
-    """A line of the round history (``payment``: ``services.unpaid``'s)."""
+                  payment: str = "paid", free: RoundGrant | None = None) -> RoundSummary:
+    """A line of the round history (``payment``: ``services.unpaid``'s; ``free``: a free
+    round's grant)."""
     return RoundSummary(id=r.id, created_at=r.created_at, line_bet=r.line_bet,
                         total_bet=r.total_bet, total_win=r.total_win, feature=r.feature,
-                        test=r.test, details_url=details_url, payment=payment)
+                        test=r.test, details_url=details_url, payment=payment,
+                        free_round=round_grant(free))
 
 
 def round_public(r: Round | RoundRow, details_url: str | None = None, *,
-                 payment: str = "paid") -> RoundPublic:
-    """Everything about a round (game recall), with its details page's address and whether
-    its win was paid (``payment``: ``services.unpaid``'s)."""
-    return RoundPublic(payment=payment,
+                 payment: str = "paid", free: RoundGrant | None = None) -> RoundPublic:
+    """Everything about a round (game recall), with its details page's address, whether
+    its win was paid (``payment``: ``services.unpaid``'s) and a free round's grant."""
+    return RoundPublic(payment=payment, free_round=round_grant(free),
         id=r.id, created_at=r.created_at, line_bet=r.line_bet, total_bet=r.total_bet,
         total_win=r.total_win, feature=r.feature, test=r.test, model_name=r.model_name,
         model_version=r.model_version, contribution=r.contribution, base_win=r.base_win,

@@ -21,6 +21,7 @@ from starlette.exceptions import HTTPException
 from starfever.markets import load_market
 from starfever.server.api.deps import Context
 from starfever.server.services import round_details
+from starfever.server.services.free_rounds import RoundGrant
 from starfever.server.services.support import CallLine
 from starfever.web.routes import SYMBOL_NAMES, game_data
 
@@ -40,6 +41,10 @@ TEXT: Final[dict[str, dict[str, str]]] = {
            "model": "Mathematisches Modell", "model_sha256": "Modell (SHA-256)",
            "build_sha256": "Software (SHA-256)", "hash": "Runden-Hash",
            "reel": "Walze", "row": "Reihe", "line": "Linie", "step": "Schritt",
+           "free_round": "Freispiel", "free_round_note": "Ein Freispiel: kein Einsatz wurde "
+           "abgebucht.", "grant": "Freispiel-Gutschrift", "campaign": "Aktion",
+           "paid_win": "Ausgezahlter Gewinn", "withheld": "Über der Obergrenze, nicht "
+           "ausgezahlt",
            "payment": "Auszahlung", "paid": "ausgezahlt",
            "pending": "Gutschrift beim Betreiber in Bearbeitung",
            "unpaid": "Gewinn noch nicht vom Betreiber ausgezahlt",
@@ -60,6 +65,9 @@ TEXT: Final[dict[str, dict[str, str]]] = {
            "model": "Math model", "model_sha256": "Model (SHA-256)",
            "build_sha256": "Software (SHA-256)", "hash": "Round hash",
            "reel": "Reel", "row": "Row", "line": "Line", "step": "Step",
+           "free_round": "Free round", "free_round_note": "A free round: no stake was "
+           "taken.", "grant": "Free-round grant", "campaign": "Campaign",
+           "paid_win": "Win paid", "withheld": "Above the cap, not paid",
            "payment": "Payment", "paid": "paid",
            "pending": "credit in progress at the operator",
            "unpaid": "win pending payment by the operator",
@@ -159,6 +167,17 @@ def _calls(calls: list[CallLine], t: dict[str, str], lang: str) -> str:
     return (f'<h2>{_e(t["calls"])}</h2><table class="calls"><tr>{head}</tr>{body}</table>')
 
 
+def _free_round(free: RoundGrant | None, t: dict[str, str], lang: str) -> str:
+    """A free round's grant, campaign, paid win and what its cap withheld."""
+    if free is None:
+        return ""
+    rows = [(t["grant"], _e(free.grant_id)), (t["campaign"], _e(free.campaign_id or "-")),
+            (t["paid_win"], _e(money(free.paid_win, lang))),
+            (t["withheld"], _e(money(free.withheld, lang)))]
+    return (f'<h2>{_e(t["free_round"])}</h2><p class="free-round">'
+            f'{_e(t["free_round_note"])}</p><table class="facts">{_rows(rows)}</table>')
+
+
 def _page(lang: str, title: str, body: str, css: str | tuple[str, ...],
           script: str = "") -> str:
     sheets = "".join(f'<link rel="stylesheet" href="{_e(href)}">'
@@ -215,7 +234,8 @@ def render(found: round_details.RoundDetails, lang: str, css: str | tuple[str, .
     played = f"{t['played']}: {r.created_at:%Y-%m-%d %H:%M:%S} UTC"
     body = (f"<h1>{_e(title)}</h1><p>{_e(played)}"
             + (f" · {_e(t['test'])}" if r.test else "") + "</p>"
-            f'<h2>{_e(t["bet"])}</h2><table class="facts">{_rows(cents)}</table>'
+            + _free_round(found.free_round, t, lang)
+            + f'<h2>{_e(t["bet"])}</h2><table class="facts">{_rows(cents)}</table>'
             + (_replay(t, events_url) if script and events_url else "") +
             f'<h2>{_e(t["steps"])}</h2><ol class="steps">{steps}</ol>'
             f'<h2>{_e(t["wins"])}</h2><table class="facts">{_rows(wins)}</table>'

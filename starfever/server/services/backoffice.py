@@ -119,8 +119,9 @@ def player_file(db: Database, settings: Settings, username: str, *,
         limits = None if operator_mode else protection.limit_state(session, settings, account,
                                                                    now)
         n, bet, win = session.execute(
-            select(func.count(), func.coalesce(func.sum(Round.total_bet), 0),
-                   func.coalesce(func.sum(Round.total_win), 0))
+            select(func.count(), func.coalesce(func.sum(  # a free round stakes nothing
+                       case((Round.grant_id.is_(None), Round.total_bet), else_=0)), 0),
+                   func.coalesce(func.sum(func.coalesce(Round.paid_win, Round.total_win)), 0))
             .where(Round.account_id == account.id)).one()
         entries = session.scalars(
             select(LedgerEntry).where(LedgerEntry.book == WALLET,
@@ -241,8 +242,9 @@ def day_range(since: date | None, until: date | None) -> tuple[date, date]:
 
 
 def daily(db: Database, first: date, last: date) -> list[DayLine]:
-    """Per UTC day and bet class: rounds, bets, paid wins (test rounds left out; a win the
-    operator's wallet refused is not counted, unpaid or settled manually), newest day first,
+    """Per UTC day and bet class: rounds, bets, paid wins of paid rounds (test rounds and free
+    rounds left out, ADR 0064: GGR is of stakes taken; a win the operator's wallet refused is
+    not counted, unpaid or settled manually), newest day first,
     each day's lines followed by its total."""
     start_at = datetime(first.year, first.month, first.day, tzinfo=UTC)
     end_at = datetime(last.year, last.month, last.day, tzinfo=UTC) + timedelta(days=1)
@@ -253,7 +255,7 @@ def daily(db: Database, first: date, last: date) -> list[DayLine]:
                     func.sum(paid_win))
              .select_from(Round.__table__.outerjoin(refused, refused.c.round_id == Round.id))
              .where(Round.created_at >= start_at, Round.created_at < end_at,
-                    Round.test.is_(False))
+                    Round.test.is_(False), Round.grant_id.is_(None))
              .group_by(day, Round.line_bet).order_by(day.desc(), Round.line_bet))
     lines: list[DayLine] = []
     totals: dict[str, DayLine] = {}

@@ -8,7 +8,10 @@ Three schemes (ADR 0011, ADR 0020), recorded per round in ``hash_scheme``:
    (``STARFEVER_AUDIT_KEY_FILE``): whoever can write the database but lacks the key cannot
    recompute a hash after rewriting a round;
 3. ``starfever-round-v3``: as 2, over :data:`HASH_FIELDS` followed by the round's build and
-   model hashes (:data:`IDENTITY_FIELDS`), so the build a recalled round names is chained too.
+   model hashes (:data:`IDENTITY_FIELDS`), so the build a recalled round names is chained too;
+4. ``starfever-round-v4`` (free rounds only, ADR 0064): as 3, followed by the round's grant
+   and paid win (:data:`FREE_ROUND_FIELDS`), so a paid round cannot be passed off as a free
+   one, nor a free round's paid win changed.
 Deposits and withdrawals form a second chain (:func:`cashier_hash`) over their wallet entries.
 The boundary from which both are keyed is stored with a MAC (:func:`sealed_boundary_mac`, over
 the ledger entries stored before it too), so it cannot be moved to pass keyed rows off as old
@@ -35,9 +38,10 @@ if TYPE_CHECKING:  # only named: the chain's hashing needs no database (``spin.r
 HASH_VERSION = "starfever-round-v1"
 KEYED_VERSION = "starfever-round-v2"
 IDENTIFIED_VERSION = "starfever-round-v3"
+FREE_ROUND_VERSION = "starfever-round-v4"
 CASHIER_VERSION = "starfever-cashier-v1"
 STATEMENT_VERSION = "starfever-statement-v1"
-UNKEYED, KEYED, IDENTIFIED = 1, 2, 3
+UNKEYED, KEYED, IDENTIFIED, FREE_ROUND = 1, 2, 3, 4
 """The values of ``rounds.hash_scheme``."""
 ROUNDS_CHAIN_ID = 1
 """The ``chain_head`` row of the round chain."""
@@ -57,6 +61,8 @@ HASH_FIELDS: tuple[str, ...] = (
 """The hashed fields, in the frozen order."""
 IDENTITY_FIELDS: tuple[str, ...] = ("build_sha256", "model_sha256")
 """Scheme 3 hashes these after :data:`HASH_FIELDS`."""
+FREE_ROUND_FIELDS: tuple[str, ...] = ("grant_id", "paid_win")
+"""Scheme 4 hashes these after :data:`IDENTITY_FIELDS`."""
 
 
 @lru_cache(maxsize=64)
@@ -94,6 +100,9 @@ def round_hash(round_: Round | RoundRow, key: bytes | None = None) -> str:
     if scheme == IDENTIFIED:
         return mac(key, IDENTIFIED_VERSION + "\n" + _fields(round_, HASH_FIELDS
                                                               + IDENTITY_FIELDS))
+    if scheme == FREE_ROUND:
+        return mac(key, FREE_ROUND_VERSION + "\n" + _fields(
+            round_, HASH_FIELDS + IDENTITY_FIELDS + FREE_ROUND_FIELDS))
     return mac(key, KEYED_VERSION + "\n" + _fields(round_))
 
 

@@ -26,6 +26,9 @@ Kinds and who writes them:
   handling of an unpaid win (``services.unpaid_actions``, ADR 0061).
 - ``maintenance_started``, ``maintenance_ended``, ``session_terminated``: the operator's
   controls (``services.controls``, ADR 0067), from its signed API or the back office.
+- ``free_round_grant_created``, ``free_round_grant_cancelled``, ``free_round_campaign_created``,
+  ``free_round_campaign_cancelled``: ``services.free_rounds`` (ADR 0064; a campaign's own
+  grants are not logged one by one: its event names its terms).
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ KINDS: tuple[str, ...] = (
     "settlement_approved", "settlement_withdrawn",
     "maintenance_started", "maintenance_ended", "session_terminated",
     "panic_button",
+    "free_round_grant_created", "free_round_grant_cancelled", "free_round_campaign_created",
+    "free_round_campaign_cancelled",
 )
 """Every kind of event the log takes."""
 SECRET_NAMES = frozenset(("password", "passwd", "otp", "token", "secret", "secret_key",

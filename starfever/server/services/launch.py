@@ -38,7 +38,7 @@ from sqlalchemy.exc import IntegrityError
 from starfever.seamless import protocol as p
 from starfever.server.db import Database
 from starfever.server.models import PLAYER, Account, LaunchToken, SessionToken
-from starfever.server.services import market_rules
+from starfever.server.services import free_rounds, market_rules
 from starfever.server.services.auth import start_play_period, token_hash
 from starfever.server.services.errors import (
     BadRequest,
@@ -281,6 +281,7 @@ def launch(db: Database, settings: Settings, request: Launch) -> tuple[str, date
                                     birth_date=request.options.birth_date))
     except IntegrityError:
         raise _replayed(request.launch_id) from None
+    free_rounds.join_open_campaigns(db, account_id, now)  # campaigns for every player
     return token, expires
 
 

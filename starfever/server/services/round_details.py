@@ -20,7 +20,7 @@ from typing import Final
 
 from starfever.server.db import Database
 from starfever.server.models import Round
-from starfever.server.services import support, unpaid
+from starfever.server.services import free_rounds, support, unpaid
 
 PURPOSE: Final = b"starfever round details v1"
 """What the key is derived for: a key of its own, not the secret that signs anything else."""
@@ -70,6 +70,8 @@ class RoundDetails:
     calls: list[support.CallLine]
     payment: str = unpaid.PAID
     """Whether the win reached the player (``services.unpaid``'s payments)."""
+    free_round: free_rounds.RoundGrant | None = None
+    """A free round's grant (ADR 0064); ``None`` for a paid round."""
 
 
 def load(db: Database, round_id: int) -> RoundDetails | None:
@@ -79,7 +81,8 @@ def load(db: Database, round_id: int) -> RoundDetails | None:
         payment = unpaid.payments(session, [round_id])[round_id]
     if found is None:
         return None
-    return RoundDetails(found, support.round_calls(db, round_id), payment)
+    return RoundDetails(found, support.round_calls(db, round_id), payment,
+                        free_rounds.grants_of_rounds(db, [found]).get(round_id))
 
 
 __all__ = ["PATH", "PURPOSE", "RoundDetails", "details_key", "load", "path_of", "signature",

@@ -1,6 +1,7 @@
 """Operator views: pool meters, and actual against theoretical RTP per model and bet class.
 
-Actual RTP is over every played round except test rounds (their outcomes were forced). The
+Actual RTP is over every played round except test rounds (their outcomes were forced), paid
+rounds and free rounds (ADR 0064) in rows of their own. The
 99 % interval is for the game RTP (wins without €€€ shares), whose theoretical value is exact;
 it uses the ratio estimator sum(win) / sum(bet) and its normal approximation.
 """
@@ -108,8 +109,11 @@ class RtpRow:
         return (max(ratio - half, 0.0), ratio + half)
 
 
-def rtp(db: Database) -> tuple[list[RtpRow], list[RtpRow]]:
-    """RTP rows per model (and version) and per model and bet class."""
+def rtp(db: Database, *, free: bool = False) -> tuple[list[RtpRow], list[RtpRow]]:
+    """RTP rows per model (and version) and per model and bet class: of paid rounds, or
+    (``free``) of free rounds alone, each at its grant's stake (ADR 0064: the meters keep
+    them apart; a free round's win over the stake it did not take is the game's RTP all the
+    same, so its own rows show it)."""
     game = Round.total_win - Round.progressive_win
     query = (select(Round.model_name, Round.model_version, Round.line_bet, func.count(),
                     func.sum(Round.total_bet), func.sum(Round.total_win),
@@ -117,7 +121,8 @@ def rtp(db: Database) -> tuple[list[RtpRow], list[RtpRow]]:
                     func.sum(cast(game, Float) * cast(game, Float)),
                     func.sum(cast(game, Float) * cast(Round.total_bet, Float)),
                     func.sum(cast(Round.total_bet, Float) * cast(Round.total_bet, Float)))
-             .where(Round.test.is_(False))
+             .where(Round.test.is_(False),
+                    Round.grant_id.is_not(None) if free else Round.grant_id.is_(None))
              .group_by(Round.model_name, Round.model_version, Round.line_bet)
              .order_by(Round.model_name, Round.model_version, Round.line_bet))
     with db.read() as session:

@@ -37,8 +37,6 @@ from typing import Any
 from sqlalchemy import Select, Table, select
 from sqlalchemy.exc import IntegrityError
 
-from starfever.engine import money
-from starfever.engine.symbols import Cents
 from starfever.seamless.client import WalletReply
 from starfever.server.db import Database
 from starfever.server.models import Account, GameControl, SessionToken, WalletCall
@@ -253,8 +251,8 @@ def _one(item: _Prepare, logins: dict[int, Any],
         check_play_time(login.play_ends_at, now)
         rows.append(call_row(CallKind.DEBIT, item.ids.debit, account_id=principal.account_id,
                              session_id=principal.session_id, round_ref=item.ids.round_ref,
-                             now=now, amount=money.total_bet(Cents(job.bet)), key=job.key,
-                             fingerprint=job.fingerprint))
+                             now=now, amount=job.stake, key=job.key,
+                             fingerprint=job.fingerprint, free_round=job.free_round))
         # a retry in the batch finds it
         known[item.ids.debit] = (job.fingerprint, CallState.PENDING, None, None)
         return Prepared(account.external_id, None, login.operator_session)

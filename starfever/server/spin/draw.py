@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -30,19 +31,25 @@ from starfever.server.services.errors import (
     Unprocessable,
     utcnow,
 )
+from starfever.server.services.free_round_rules import GrantState
 from starfever.server.settings import Settings
 from starfever.server.spin.calls import check_same_request
-from starfever.server.spin.rule import Job, SpinOutcome
+from starfever.server.spin.rule import Job, SpinOutcome, free_round_block
 
 if TYPE_CHECKING:
     from starfever.server.spin.wallets import LedgerWallet
 
 
-def request_hash(line_bet: int, test_draws: Sequence[int] | None) -> str:
-    """Fingerprint of a spin request: a retry with the same key must send the same body."""
-    if not test_draws:
+def request_hash(line_bet: int, test_draws: Sequence[int] | None,
+                 grant_id: int | None = None) -> str:
+    """Fingerprint of a spin request: a retry with the same key must send the same body (a
+    free round's names its grant; a paid spin's is as it always was)."""
+    if not test_draws and grant_id is None:
         return _live_request_hash(line_bet)
-    body = {"line_bet": line_bet, "test_draws": list(test_draws)}
+    body: dict[str, object] = {"line_bet": line_bet,
+                               "test_draws": list(test_draws) if test_draws else None}
+    if grant_id is not None:
+        body["grant_id"] = grant_id
     return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 
@@ -78,11 +85,12 @@ def play_live_or_test(model: MathModel, line_bet: int, pool_before: int,
 
 def queued_spin(settings: Settings, model: MathModel, principal: Principal, line_bet: int,
                 idempotency_key: str, test_draws: Sequence[int] | None, *,
-                draw: bool = True) -> Job:
+                draw: bool = True, grant: GrantState | None = None) -> Job:
     """A spin request checked, ready for the wallet (``WalletPort.spin``). With ``draw=False``
     a live round is not drawn yet (the wallet draws it, :func:`draw_live`: the seamless wallet
     once the operator took the bet); a test mode's ``test_draws`` are checked at once either
-    way, so a bad one is refused before any money moves."""
+    way, so a bad one is refused before any money moves. ``grant``: a free round's grant, as
+    checked before the spin (the settlement checks it again under its lock)."""
     try:
         bet = check_line_bet(line_bet)
     except InvalidBet as error:
@@ -92,9 +100,12 @@ def queued_spin(settings: Settings, model: MathModel, principal: Principal, line
                             code="test_draws_not_allowed")
     drawn = play_live_or_test(model, bet, model.seed_cents, test_draws) \
         if draw or test_draws is not None else None
+    grant_id = None if grant is None else grant.id
     return Job(settings=settings, model=model, principal=principal, bet=bet,
-                      key=idempotency_key, fingerprint=request_hash(bet, test_draws),
-                      drawn=drawn, test=test_draws is not None)
+               key=idempotency_key, fingerprint=request_hash(bet, test_draws, grant_id),
+               drawn=drawn, test=test_draws is not None, grant_id=grant_id,
+               free_round=None if grant is None else free_round_block(
+                   replace(grant, rounds_played=grant.rounds_played + 1)))
 
 
 def draw_live(job: Job,

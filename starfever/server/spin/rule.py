@@ -21,7 +21,7 @@ contribution, and the balance its predecessor left.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -33,6 +33,10 @@ from starfever.engine.symbols import Cents
 from starfever.server.books import (
     BET,
     CONTRIBUTION,
+    FREE_ROUND_FUNDING,
+    FREE_ROUND_JACKPOT_WIN,
+    FREE_ROUND_WIN,
+    FREE_ROUND_WITHHELD,
     HOUSE,
     JACKPOT_WIN,
     OPERATOR_BOOK,
@@ -44,6 +48,7 @@ from starfever.server.books import (
 )
 from starfever.server.identity import round_identity
 from starfever.server.services.chain import (
+    FREE_ROUND,
     IDENTIFIED,
     ROUNDS_CHAIN_ID,
     canonical_json,
@@ -63,6 +68,12 @@ from starfever.server.services.errors import (
     ServiceError,
     Unauthorized,
     Unavailable,
+)
+from starfever.server.services.free_round_rules import (
+    GrantState,
+    check_playable,
+    payout,
+    split_paid,
 )
 from starfever.server.services.principal import Principal, check_session_live
 from starfever.server.services.protection_rules import (
@@ -116,6 +127,8 @@ class SpinOutcome:
     payment: str = "paid"
     """Operator mode: ``pending`` while the credit is unanswered, ``unpaid`` when the
     operator's wallet refused it (``services.unpaid``)."""
+    grant: GrantState | None = None
+    """A free round: its grant after the round (rounds left, winnings so far)."""
 
 
 @dataclass(slots=True)
@@ -136,6 +149,16 @@ class Job:
     debit: Debit | None = None
     """Operator mode: the acknowledged debit; the balance and the player's limits are the
     operator's, so the round is booked against it instead of a wallet row."""
+    grant_id: int | None = None
+    """A free round: the grant the player chose to play it on (``free_round_grants.id``)."""
+    free_round: str | None = None
+    """Operator mode: a free round's ``free_round`` block for its debit (JSON), from the grant
+    as checked before the debit; its credit's block is the settlement's, exact."""
+
+    @property
+    def stake(self) -> int:
+        """What the player stakes: the total bet, nothing for a free round."""
+        return 0 if self.grant_id is not None else money.total_bet(Cents(self.bet))
 
 
 @dataclass(slots=True)
@@ -199,6 +222,8 @@ class Books:
     head_mac: str | None = None
     """The chain head's MAC (``chain.head_mac``; ``None`` only at genesis): a head that does
     not match it was moved outside the server, and is never extended (ADR 0048)."""
+    grants: dict[int, GrantState] = field(default_factory=dict)
+    """The free-round grants the batch's free rounds name, locked (ADR 0064)."""
     maintenance: Maintenance = OPEN
     """The game's maintenance switch as the batch read it (ADR 0067): no new ledger round
     while it is closed; a round on an operator debit recorded before still settles."""
@@ -243,6 +268,9 @@ class Settlement:
     -> value, by ``transaction_id``): now ``acknowledged`` with the operator's answer
     (``balance``, ``operator_transaction_id``: None keeps what was recorded before) and the
     round's id (``round_id``), so no search for debits without a round looks at it again."""
+    grants: list[dict[str, Any]] = field(default_factory=list)
+    """The free-round grants the batch played on: their new ``rounds_played``, ``winnings``
+    and ``withheld`` (by ``id``)."""
 
     @property
     def writes(self) -> bool:
@@ -263,6 +291,9 @@ def book_round(entries: list[dict[str, Any]], r: Round | RoundRow,
     contribution goes to the pool and the rest to the house; the game win comes from the
     house, the €€€ win from the pool, a refill from the house into the pool. In operator mode
     the player's side is the ``operator`` book (the operator's wallet), not ``wallet``."""
+    if r.grant_id is not None:
+        _book_free_round(entries, r, player_book)
+        return
     at, aid, rid = r.created_at, r.account_id, r.id
     game_win = r.total_win - r.progressive_win
     running = r.balance_before - r.total_bet
@@ -287,6 +318,37 @@ def book_round(entries: list[dict[str, Any]], r: Round | RoundRow,
         _entry(entries, HOUSE, REFILL, -r.pool_refill, rid, at)
 
 
+def _book_free_round(entries: list[dict[str, Any]], r: Round | RoundRow,
+                     player_book: str) -> None:
+    """A free round's entries (ADR 0064): nobody stakes; the house pays the €€€ contribution
+    (the operator funds it) and the game win, the pool the €€€ win, each only up to the grant's
+    cap: a €€€ win above it goes from the pool to the house, not to the player."""
+    at, aid, rid = r.created_at, r.account_id, r.id
+    game_win = r.total_win - r.progressive_win
+    paid = split_paid(game_win, r.paid_win or 0)
+    running = r.balance_before
+    _entry(entries, POOL, CONTRIBUTION, r.contribution, rid, at, balance_after=r.pool_before)
+    _entry(entries, HOUSE, FREE_ROUND_FUNDING, -r.contribution, rid, at)
+    if paid.game:
+        running += paid.game
+        _entry(entries, player_book, FREE_ROUND_WIN, paid.game, rid, at, account_id=aid,
+               balance_after=running)
+        _entry(entries, HOUSE, FREE_ROUND_WIN, -paid.game, rid, at)
+    if r.progressive_win:
+        if paid.jackpot:
+            running += paid.jackpot
+            _entry(entries, player_book, FREE_ROUND_JACKPOT_WIN, paid.jackpot, rid, at,
+                   account_id=aid, balance_after=running)
+        _entry(entries, POOL, JACKPOT_WIN, -r.progressive_win, rid, at,
+               balance_after=r.pool_before - r.progressive_win)
+        if r.progressive_win > paid.jackpot:
+            _entry(entries, HOUSE, FREE_ROUND_WITHHELD, r.progressive_win - paid.jackpot, rid,
+                   at)
+    if r.pool_refill:
+        _entry(entries, POOL, REFILL, r.pool_refill, rid, at, balance_after=r.pool_after)
+        _entry(entries, HOUSE, REFILL, -r.pool_refill, rid, at)
+
+
 class _Batch:
     """The running state of one settlement (a private copy of the books)."""
 
@@ -306,6 +368,8 @@ class _Batch:
         self.debits = dict(books.debits)
         self.calls: list[dict[str, Any]] = []
         self.debit_updates: list[dict[str, Any]] = []
+        self.grants = {gid: replace(grant) for gid, grant in books.grants.items()}
+        self.grants_played: set[int] = set()
         self.chain_key = settings.chain_key()
         self.identity = round_identity(model)
         self.maintenance = books.maintenance
@@ -341,15 +405,18 @@ class _Batch:
             check_exclusion(player.excluded_until, self.now, "bets are")
             check_adult(player.birth_date, self.now, "bets are")
         check_reality_acknowledged(self.check_of(aid))
+        grant = None if job.grant_id is None else check_playable(
+            self.grants.get(job.grant_id), aid, job.bet, self.now)  # under the grant's lock
         if job.debit is None:
             balance = player.balance if player.balance is not None else 0
-            if balance < total:
+            if grant is None and balance < total:
                 raise Conflict(f"the balance of {balance} cents does not cover the total bet "
                                f"of {total} cents", code="insufficient_funds")
         elif self.debits.get(job.debit.transaction_id) == CallState.ACKNOWLEDGED or (
                 self.debits.get(job.debit.transaction_id) == CallState.PENDING
                 and job.debit.operator_transaction_id is not None):
-            balance = job.debit.balance + total  # the operator's balance before the bet
+            # the operator's balance before the bet (a free round's debit was of 0)
+            balance = job.debit.balance + (0 if grant is not None else total)
         else:
             raise Conflict("the debit of this spin was rolled back; send a new Idempotency-Key",
                            code="debit_rolled_back")
@@ -358,7 +425,16 @@ class _Batch:
         if job.drawn is None:  # a bug, never a player's doing: fail the batch's item loudly
             raise RuntimeError("a spin reached the settler without its round drawn")
         result = at_pool(self.model, job.drawn, self.pool + contribution)
-        stored = self._store(job, result, total, contribution, balance)
+        paid = None
+        if grant is not None:
+            paid = payout(result.total_win - result.progressive_win, result.progressive_win,
+                          grant.max_win, grant.winnings)
+            grant.rounds_played += 1
+            grant.winnings += paid.total
+            grant.withheld += result.total_win - paid.total
+            self.grants_played.add(grant.id)
+        stored = self._store(job, result, total, contribution, balance,
+                             None if paid is None else paid.total)
         self.carry = carry
         self.pool = result.pool_after
         self.contributions += contribution
@@ -370,31 +446,37 @@ class _Batch:
             player.balance = stored.balance_after
             self.touched.add(aid)
         else:
-            credit = self._credit(job, job.debit, stored)
+            credit = self._credit(job, job.debit, stored, grant)
             self.debits[job.debit.transaction_id] = CallState.ACKNOWLEDGED
             self.debit_updates.append({**acknowledgement(
                 job.debit.transaction_id, balance=job.debit.balance,
                 operator_transaction_id=job.debit.operator_transaction_id, now=self.now),
                 "round_id": stored.id})
-        delta = stored.total_win - stored.total_bet
+        delta = stored.paid - stored.staked
         player.net_result += delta
         self.nets[aid] = self.nets.get(aid, 0) + delta
         self.settled[(aid, job.key)] = stored
         return SpinOutcome(round=stored, balance=stored.balance_after, replayed=False,
-                           reality_check=self.check_of(aid), credit=credit)
+                           reality_check=self.check_of(aid), credit=credit,
+                           grant=None if grant is None else replace(grant))
 
-    def _credit(self, job: Job, debit: Debit, r: RoundRow) -> dict[str, Any]:
-        """The round's credit (also of 0: it closes the round), recorded as pending."""
+    def _credit(self, job: Job, debit: Debit, r: RoundRow,
+                grant: GrantState | None) -> dict[str, Any]:
+        """The round's credit (also of 0: it closes the round), recorded as pending; a free
+        round's carries what it paid and its ``free_round`` block."""
+        jackpot = r.progressive_win if r.paid_win is None else split_paid(
+            r.total_win - r.progressive_win, r.paid_win).jackpot
         row = call_row(CallKind.CREDIT, debit.credit_transaction_id,
                        account_id=r.account_id, session_id=r.session_id,
-                       round_ref=debit.round_ref, now=self.now, amount=r.total_win,
-                       jackpot_amount=r.progressive_win, round_id=r.id, key=job.key,
-                       fingerprint=job.fingerprint, debit_id=debit.transaction_id)
+                       round_ref=debit.round_ref, now=self.now, amount=r.paid,
+                       jackpot_amount=jackpot, round_id=r.id, key=job.key,
+                       fingerprint=job.fingerprint, debit_id=debit.transaction_id,
+                       free_round=None if grant is None else free_round_block(grant))
         self.calls.append(row)
         return row
 
     def _store(self, job: Job, result: RoundResult, total: int, contribution: int,
-               balance_before: int) -> RoundRow:
+               balance_before: int, paid_win: int | None) -> RoundRow:
         model = self.model
         values: dict[str, Any] = {
             "id": self.last_id + 1, "account_id": job.principal.account_id,
@@ -408,17 +490,28 @@ class _Batch:
             "feature": result.feature, "pool_before": result.pool_before,
             "pool_after": result.pool_after, "pool_refill": result.pool_refill,
             "balance_before": balance_before,
-            "balance_after": balance_before - total + result.total_win,
+            "balance_after": balance_before - total + result.total_win if paid_win is None
+            else balance_before + paid_win,
             "draws": json.dumps(list(result.draws), separators=(",", ":")),
             "events": canonical_json(list(result.events)), "test": job.test,
             "created_at": self.now, "prev_hash": self.last_hash, "hash": "",
-            "hash_scheme": IDENTIFIED, **self.identity}
+            "hash_scheme": IDENTIFIED if paid_win is None else FREE_ROUND, **self.identity,
+            "grant_id": job.grant_id if paid_win is not None else None,
+            "paid_win": paid_win}
         values["hash"] = round_hash(RoundRow(**values), self.chain_key)
         stored = RoundRow(**values)
         self.rounds.append(values)
         book_round(self.entries, stored, WALLET if job.debit is None else OPERATOR_BOOK)
         self.last_id, self.last_hash = stored.id, stored.hash
         return stored
+
+
+def free_round_block(grant: GrantState) -> str:
+    """The ``free_round`` block of a free round's wallet calls (OPERATOR-WALLET.md v2), as the
+    JSON stored with the call: the grant and campaign as the operator knows them, and the
+    rounds left after this one."""
+    return canonical_json({"grant_id": grant.grant_ref, "campaign_id": grant.campaign_ref,
+                           "rounds_left": grant.rounds_left})
 
 
 def settle(books: Books, jobs: list[Job], now: datetime) -> Settlement:
@@ -448,7 +541,11 @@ def settle(books: Books, jobs: list[Job], now: datetime) -> Settlement:
                       head=(batch.last_id, batch.last_hash),
                       head_mac=head_mac(batch.chain_key, ROUNDS_CHAIN_ID, batch.last_id,
                                         batch.last_hash) if batch.rounds else books.head_mac,
-                      calls=batch.calls, debits=batch.debit_updates)
+                      calls=batch.calls, debits=batch.debit_updates,
+                      grants=[{"id": gid, "rounds_played": batch.grants[gid].rounds_played,
+                               "winnings": batch.grants[gid].winnings,
+                               "withheld": batch.grants[gid].withheld}
+                              for gid in sorted(batch.grants_played)])
 
 __all__ = ["Books", "Debit", "Job", "Login", "Player", "PoolChange",
-           "Settlement", "SpinOutcome", "book_round", "settle"]
+           "Settlement", "SpinOutcome", "book_round", "free_round_block", "settle"]

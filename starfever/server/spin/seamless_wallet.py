@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import threading
 import time
@@ -51,9 +52,7 @@ from typing import Any
 from sqlalchemy import Select, Table, and_, bindparam, exists, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 
-from starfever.engine import money
 from starfever.engine.rng import RandomSource, SystemRandomSource
-from starfever.engine.symbols import Cents
 from starfever.seamless import protocol as p
 from starfever.seamless.client import (
     AsyncWalletClient,
@@ -348,8 +347,10 @@ class SeamlessWallet:
         fields = {"transaction_id": ids.debit, "round_id": ids.round_ref, "player_id": player_id,
                   "session_id": session_ref(job.principal.session_id),
                   "operator_session": operator_session, "currency": p.CURRENCY,
-                  "amount": money.total_bet(Cents(job.bet)), "game": p.GAME,
+                  "amount": job.stake, "game": p.GAME,
                   "model": f"{job.model.name} {job.model.version}"}
+        if job.free_round is not None:  # a free round: amount 0 and its block (v2)
+            fields["free_round"] = json.loads(job.free_round)
         try:
             reply = await self.aclient.call(CallKind.DEBIT, fields)
         except WalletRefused as refused:
@@ -375,7 +376,7 @@ class SeamlessWallet:
         payment = unpaid.payments_of(self.db, [rid])[rid]
         if payment != unpaid.PAID:
             return replace(replayed, payment=payment,
-                           balance=replayed.round.balance_after - replayed.round.total_win)
+                           balance=replayed.round.balance_after - replayed.round.paid)
         return replace(replayed, payment=payment)
 
     # --- the books of calls ---------------------------------------------------------------
@@ -434,14 +435,18 @@ class SeamlessWallet:
             return {"transaction_id": get("transaction_id"), "round_id": get("round_ref"),
                     "player_id": player_id,
                     "debit_transaction_id": get("debit_transaction_id")}
-        return {"transaction_id": get("transaction_id"), "round_id": get("round_ref"),
-                "player_id": player_id, "session_id": session_ref(get("session_id")),
-                "operator_session": operator_session, "currency": p.CURRENCY,
-                "amount": get("amount"),
-                "debit_transaction_id": get("debit_transaction_id"),
-                "jackpot_amount": get("jackpot_amount"), "round_closed": True,
-                "round_details_url": round_details.url_of(self.config.public_url,
-                                                          self.details_key, get("round_id"))}
+        fields = {"transaction_id": get("transaction_id"), "round_id": get("round_ref"),
+                  "player_id": player_id, "session_id": session_ref(get("session_id")),
+                  "operator_session": operator_session, "currency": p.CURRENCY,
+                  "amount": get("amount"),
+                  "debit_transaction_id": get("debit_transaction_id"),
+                  "jackpot_amount": get("jackpot_amount"), "round_closed": True,
+                  "round_details_url": round_details.url_of(self.config.public_url,
+                                                            self.details_key, get("round_id"))}
+        block = get("free_round")
+        if block is not None:  # a free round's credit carries its block (v2)
+            fields["free_round"] = json.loads(block)
+        return fields
 
     async def _send_due(self, transaction_id: str, player_id: str) -> WalletReply | None:
         """Send a recorded credit or rollback once now; left pending for the retrier if it

@@ -35,6 +35,8 @@ from starfever.server.db import Database
 from starfever.server.models import (
     Account,
     ChainHead,
+    FreeRoundCampaign,
+    FreeRoundGrant,
     GameControl,
     JackpotPool,
     LedgerEntry,
@@ -48,6 +50,7 @@ from starfever.server.services import events, jackpot
 from starfever.server.services.chain import GENESIS_HASH, ROUNDS_CHAIN_ID
 from starfever.server.services.control_rules import Maintenance
 from starfever.server.services.errors import utcnow
+from starfever.server.services.free_round_rules import GrantState, grant_ref
 from starfever.server.spin.rule import Books, Job, Login, Player, Settlement
 from starfever.server.spin.transaction import Batch, Query, among
 
@@ -60,6 +63,8 @@ _POOL: Table = JackpotPool.__table__  # type: ignore[assignment]
 _HEAD: Table = ChainHead.__table__  # type: ignore[assignment]
 _ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
 _CALLS: Table = WalletCall.__table__  # type: ignore[assignment]
+_GRANTS: Table = FreeRoundGrant.__table__  # type: ignore[assignment]
+_CAMPAIGNS: Table = FreeRoundCampaign.__table__  # type: ignore[assignment]
 _CONTROLS: Table = GameControl.__table__  # type: ignore[assignment]
 _PROTECTION = (_ACCOUNTS.c.excluded_until, _ACCOUNTS.c.birth_date, _ACCOUNTS.c.play_started_at,
                _ACCOUNTS.c.reality_check_at, _ACCOUNTS.c.net_result,
@@ -86,6 +91,10 @@ class _Reads:
     debits: Select[Any]
     """Operator mode: the batch's debits, locked, so that the retrier cannot roll one back
     while its round is being stored."""
+    grants: Select[Any]
+    """The free-round grants the batch's free rounds name, locked (after the wallets, before
+    the pool): two workers' free rounds on one grant are settled one after the other, so
+    they can never play more rounds than it gives (ADR 0064)."""
 
 
 def _reads(*, postgres: bool) -> _Reads:
@@ -102,7 +111,12 @@ def _reads(*, postgres: bool) -> _Reads:
                   .where(among(_SESSIONS.c.id, "ids", postgres=postgres))),
         debits=(select(_CALLS.c.transaction_id, _CALLS.c.status)
                 .where(among(_CALLS.c.transaction_id, "ids", postgres=postgres))
-                .order_by(_CALLS.c.transaction_id).with_for_update()))
+                .order_by(_CALLS.c.transaction_id).with_for_update()),
+        grants=(select(*_GRANTS.c, _CAMPAIGNS.c.operator_id.label("campaign_ref"))
+                .select_from(_GRANTS.outerjoin(_CAMPAIGNS,
+                                               _CAMPAIGNS.c.id == _GRANTS.c.campaign_id))
+                .where(among(_GRANTS.c.id, "ids", postgres=postgres))
+                .order_by(_GRANTS.c.id).with_for_update(of=_GRANTS)))
 
 
 def _stored_rounds(*, postgres: bool) -> Select[Any]:
@@ -167,11 +181,13 @@ def read_books(txn: Batch, postgres: bool, jobs: Sequence[Job]) -> Books | None:
                                   "keys": [key for _, key in wanted]}),
         "sessions": (reads.sessions, {"ids": sorted({j.principal.session_id for j in jobs})}),
         "debits": (reads.debits, {"ids": debit_ids}),
+        "grants": (reads.grants, {"ids": sorted({j.grant_id for j in jobs
+                                                  if j.grant_id is not None})}),
         "head": (_LOCK_POOL_AND_HEAD, {})}
     names = [name for name, (_, params) in wanted_reads.items()
              if name == "head" or params["ids"]]  # a read of nothing is not sent
     found = dict(zip(names, txn.fetch([wanted_reads[name] for name in names]), strict=True))
-    wallets, players_here, stored, sessions, debit_rows, head = (
+    wallets, players_here, stored, sessions, debit_rows, grant_rows, head = (
         found.get(name, []) for name in wanted_reads)
     if not head:
         return None
@@ -188,9 +204,18 @@ def read_books(txn: Batch, postgres: bool, jobs: Sequence[Job]) -> Books | None:
     return Books(players=players, logins=logins, settled=settled, pool=pool,
                  carry=Fraction(carry), last_id=last_id, last_hash=last_hash,
                  debits={row.transaction_id: row.status for row in debit_rows},
-                 head_mac=head_mac,
+                 head_mac=head_mac, grants={row.id: _grant(row) for row in grant_rows},
                  maintenance=Maintenance(since=_utc(since), retry_after_seconds=retry_after
                                          or 300))
+
+
+def _grant(row: Any) -> GrantState:
+    return GrantState(id=row.id, account_id=row.account_id, line_bet=row.line_bet,
+                      rounds=row.rounds, rounds_played=row.rounds_played,
+                      winnings=row.winnings, withheld=row.withheld, max_win=row.max_win,
+                      expires_at=row.expires_at, cancelled_at=row.cancelled_at,
+                      grant_ref=grant_ref(row.id, row.operator_id),
+                      campaign_ref=row.campaign_ref)
 
 
 def _utc(value: Any) -> Any:
@@ -211,6 +236,7 @@ def write(txn: Batch, done: Settlement, now: Any) -> None:
     txn.insert(_LEDGER, done.entries)
     txn.insert(_CALLS, done.calls)
     txn.update(_CALLS, "transaction_id", done.debits, _DEBIT)
+    txn.update(_GRANTS, "id", done.grants)
     txn.update(_WALLETS, "account_id", [
         {"account_id": aid, "balance": balance, "updated_at": now}
         for aid, balance in done.balances.items()])

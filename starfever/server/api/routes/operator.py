@@ -58,6 +58,7 @@ from starfever.server.services import (
     backoffice,
     devices,
     events,
+    free_rounds,
     jackpot,
     operator_accounts,
     players,
@@ -157,7 +158,8 @@ def _round_line(r: Any, username: str, player_id: str | None) -> RoundLinePublic
     return RoundLinePublic(id=r.id, username=username, created_at=r.created_at,
                            line_bet=r.line_bet, total_bet=r.total_bet, total_win=r.total_win,
                            feature=r.feature, test=r.test, model_name=r.model_name,
-                           model_version=r.model_version, player_id=player_id)
+                           model_version=r.model_version, player_id=player_id,
+                           grant_id=r.grant_id)
 
 
 PlayerIdQuery = Query(min_length=1, max_length=128)
@@ -211,7 +213,9 @@ def recall_round(context: ContextDep, _operator: OperatorDep,
     payment = unpaid.payments_of(context.db, [round_id])[round_id]
     return RecalledRoundPublic(username=username,
                                round=round_public(found, details_url(context, round_id),
-                                                  payment=payment),
+                                                  payment=payment, free=free_rounds
+                                                  .grants_of_rounds(context.db, [found])
+                                                  .get(round_id)),
                                brand=brand,
                                player_id=support.player_id_of_round(context.db, round_id),
                                wallet_calls=[_call(c)
@@ -253,6 +257,7 @@ def meters(context: ContextDep, _operator: OperatorDep,
     operator mode the credits still pending."""
     first, last = backoffice.day_range(_day(since, "since"), _day(until, "until"))
     by_model, by_class = rtp_meters.rtp(context.db)
+    _, free_by_class = rtp_meters.rtp(context.db, free=True)
     view = jackpot.read(context.db)
     seed = context.model.seed_cents
     pool = PoolPublic(pool=view.pool if view else seed, seed=view.seed if view else seed,
@@ -275,6 +280,7 @@ def meters(context: ContextDep, _operator: OperatorDep,
                              wins=d.wins, ggr=d.ggr)
                for d in backoffice.daily(context.db, first, last)],
         by_bet_class=[rtp_row(r) for r in by_class], by_model=[rtp_row(r) for r in by_model],
+        free_by_bet_class=[rtp_row(r) for r in free_by_class],
         pool=pool, pending_credits=pending)
 
 
@@ -415,12 +421,17 @@ def rtp_row(row: RtpRow) -> RtpRowPublic:
 
 @router.get("/rtp")
 def rtp(context: ContextDep, _operator: OperatorDep) -> RtpPublic:
-    """Actual against theoretical RTP per model and per bet class (test rounds left out)."""
+    """Actual against theoretical RTP per model and per bet class (test rounds left out): of
+    paid rounds, and of free rounds alone in rows of their own (ADR 0064)."""
     by_model, by_class = rtp_meters.rtp(context.db)
+    _, free_by_class = rtp_meters.rtp(context.db, free=True)
     return RtpPublic(by_model=[rtp_row(r) for r in by_model],
                      by_bet_class=[rtp_row(r) for r in by_class],
-                     note="interval_99 is the 99 % interval of the game RTP (without €€€ "
-                          "shares), its lower end never below 0; compare it with "
+                     free_by_bet_class=[rtp_row(r) for r in free_by_class],
+                     note="by_model and by_bet_class are of paid rounds only; "
+                          "free_by_bet_class is of free rounds alone, at their grants' "
+                          "stakes. interval_99 is the 99 % interval of the game RTP (without "
+                          "€€€ shares), its lower end never below 0; compare it with "
                           "theoretical_game_rtp")
 
 

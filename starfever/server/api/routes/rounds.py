@@ -10,7 +10,7 @@ from starfever.server.api.convert import details_url, round_public, round_summar
 from starfever.server.api.deps import ContextDep, PlayerDep
 from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.schemas import MAX_ID, RoundPagePublic, RoundPublic
-from starfever.server.services import recall, unpaid
+from starfever.server.services import free_rounds, recall, unpaid
 
 router = APIRouter(prefix="/rounds", tags=["rounds"], route_class=RetryOnDisconnect)
 
@@ -22,8 +22,9 @@ def list_rounds(context: ContextDep, player: PlayerDep,
     """The player's rounds, newest first; page on with ``before`` = ``next_before``."""
     found = recall.list_rounds(context.db, player, limit, before)
     paid = unpaid.payments_of(context.db, [r.id for r in found])
-    return RoundPagePublic(rounds=[round_summary(r, details_url(context, r.id), payment=paid[r.id])
-                                   for r in found],
+    free = free_rounds.grants_of_rounds(context.db, found)
+    return RoundPagePublic(rounds=[round_summary(r, details_url(context, r.id), payment=paid[r.id],
+                                                 free=free.get(r.id)) for r in found],
                            next_before=found[-1].id if len(found) == limit else None)
 
 
@@ -34,4 +35,5 @@ def get_round(context: ContextDep, player: PlayerDep,
     signed address of its details page, and whether its win was paid (``payment``)."""
     found = recall.get_round(context.db, player, round_id)
     return round_public(found, details_url(context, round_id),
-                        payment=unpaid.payments_of(context.db, [found.id])[found.id])
+                        payment=unpaid.payments_of(context.db, [found.id])[found.id],
+                        free=free_rounds.grants_of_rounds(context.db, [found]).get(found.id))

@@ -12,13 +12,25 @@ from starfever.markets import load_market
 from starfever.server import logs
 from starfever.server.api.convert import details_url, reality_check, round_public
 from starfever.server.api.deps import Context, ContextDep, SpinnerDep
-from starfever.server.schemas import SpinCreate, SpinPublic, is_idempotency_key
-from starfever.server.services import pacing
+from starfever.server.schemas import (
+    FreeRoundPublic,
+    SpinCreate,
+    SpinPublic,
+    is_idempotency_key,
+)
+from starfever.server.services import free_rounds, pacing
 from starfever.server.services.auth import Principal
 from starfever.server.services.control_rules import MAINTENANCE
-from starfever.server.services.errors import BadRequest, ServiceError, Unprocessable, utcnow
+from starfever.server.services.errors import (
+    BadRequest,
+    Conflict,
+    ServiceError,
+    Unprocessable,
+    utcnow,
+)
 from starfever.server.services.protection_rules import play_time_left
 from starfever.server.spin import draw
+from starfever.server.spin.rule import SpinOutcome
 
 router = APIRouter(prefix="/spins", tags=["spins"])
 
@@ -70,13 +82,42 @@ async def play(context: Context, player: Principal, body: SpinCreate,
 
 async def _spin(body: SpinCreate, context: Context, player: Principal,
                 idempotency_key: str) -> SpinPublic:
+    grant = None
+    if body.grant_id is not None:  # a free round: checked before any money moves
+        grant = await run_in_threadpool(free_rounds.check_before_spin, context.db,
+                                        player.account_id, body.grant_id, body.line_bet,
+                                        utcnow())
     job = draw.queued_spin(context.settings, context.model, player, body.line_bet,
-                           idempotency_key, body.test_draws, draw=False)
+                           idempotency_key, body.test_draws, draw=False, grant=grant)
     outcome = await context.wallet.spin(job)  # the bet taken, the round drawn and settled
     logs.bind(round_id=outcome.round.id)
+    free = None if body.grant_id is None else await run_in_threadpool(_free_round, context,
+                                                                      outcome)
     return SpinPublic(round=round_public(outcome.round, details_url(context, outcome.round.id),
-                                         payment=outcome.payment),
+                                         payment=outcome.payment,
+                                         free=None if free is None else free[1]),
                       balance=outcome.balance,
                       replayed=outcome.replayed,
                       reality_check=reality_check(outcome.reality_check),
-                      session_time_left_seconds=play_time_left(player.play_ends_at, utcnow()))
+                      session_time_left_seconds=play_time_left(player.play_ends_at, utcnow()),
+                      free_round=None if free is None else free[0])
+
+
+def _free_round(context: Context, outcome: SpinOutcome,
+                ) -> tuple[FreeRoundPublic, free_rounds.RoundGrant]:
+    """A free round's grant after it (from the settlement, or read again for a retry) and
+    the grant as the round's recall names it."""
+    r = outcome.round
+    grant = outcome.grant
+    if grant is None and r.grant_id is not None:
+        with context.db.read() as session:
+            grant = free_rounds.state(session, r.grant_id)
+    if grant is None or r.grant_id is None:  # a retry of a key first used for a paid spin
+        raise Conflict("this Idempotency-Key was used for a different spin request",
+                       code="idempotency_key_reused")
+    paid = r.paid_win or 0
+    return (FreeRoundPublic(grant_id=grant.id, rounds_left=grant.rounds_left,
+                            winnings=grant.winnings, paid_win=paid,
+                            withheld=r.total_win - paid),
+            free_rounds.RoundGrant(grant.id, grant.grant_ref, grant.campaign_ref, paid,
+                                   r.total_win - paid))

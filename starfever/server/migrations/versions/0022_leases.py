@@ -3,7 +3,7 @@ that one server process runs at a time (the wallet's resender), with its holder 
 Expand-only (ADR 0063): a new table, which a server of the previous release never reads.
 
 Revision ID: 0022
-Revises: 0020
+Revises: 0021
 Create Date: 2026-12-04
 """
 

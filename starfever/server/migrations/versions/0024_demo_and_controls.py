@@ -11,7 +11,7 @@
 Expand-only: two nullable columns and three new tables.
 
 Revision ID: 0024
-Revises: 0020
+Revises: 0022
 Create Date: 2026-12-04
 """
 

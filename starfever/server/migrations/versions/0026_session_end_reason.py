@@ -4,7 +4,7 @@ a later log-in or launch of the same player ended it (a market with one session 
 (and every row from before). The spin's refusal names the reason, so the page can say why.
 
 Revision ID: 0026
-Revises: 0020
+Revises: 0024
 Create Date: 2026-12-04
 """
 

@@ -67,9 +67,10 @@ export class Api {
   game() { return this.request("GET", "/game"); }
   wallet() { return this.request("GET", "/wallet"); }
   jackpot() { return this.request("GET", "/jackpot"); }
-  spin(lineBet, key, testDraws) {
+  spin(lineBet, key, testDraws, grantId = null) {
     const body = { line_bet: lineBet };
     if (testDraws) body.test_draws = testDraws;
+    if (grantId) body.grant_id = grantId;  // a free round on this grant (freerounds.js)
     return this.request("POST", "/spins", { body, headers: { "Idempotency-Key": key } });
   }
   rounds(limit = 20, before = null) {

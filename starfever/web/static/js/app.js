@@ -25,6 +25,7 @@ import { SessionClock } from "./sessionclock.js";
 import { betPicker } from "./betpicker.js";
 import { demoFromUrl, installDemo, noteMaintenance, offerDemo, sessionEndText } from "./demo.js";
 import { hasPool, installPanicButton, presentPrizes } from "./market_de.js";
+import { FreeRounds } from "./freerounds.js";  // free rounds (issue 36): freerounds.js
 
 const $ = (sel) => document.querySelector(sel);
 const RESEND_MS = 4000;
@@ -40,6 +41,7 @@ const START_GRID = [
 
 const api = new Api();
 installDemo(api, { t });  // demo play (ADR 0066): a demo token plays on /demo, DEMO on screen
+const freeRounds = new FreeRounds(api, (grant) => spin(grant));  // a grant's button plays one
 const sound = new Sound();
 const state = {
   game: null, balance: null, betIndex: 0, busy: false, recall: false, pool: null, excluded: false,
@@ -165,6 +167,7 @@ function setBusy(busy) {
   $("#spin").setAttribute("aria-busy", String(busy));
   $("#spin").classList.toggle("stop", stop);
   $("#spin-label").textContent = t(stop ? "stopReels" : "spin");
+  freeRounds.setBusy(busy);
   $("#skip").hidden = !busy || !market().slam_stop;  // a market without slam stop: no Skip
   showBet();
   // a disabled Spin loses the keyboard focus to the page: give it back when play can go on
@@ -225,19 +228,20 @@ function resetStage() {
   }
 }
 
-
 let resendTimer = 0;
 function resendLater() {
   clearTimeout(resendTimer);
   resendTimer = setTimeout(() => { if (!state.busy) resumeSpin(); }, RESEND_MS);
 }
 
-async function spin() {
+async function spin(grant = null) {
   if (state.busy || !state.game || state.recall === "playing" || state.excluded) return;
   if (!$("#dlg-reality").open && document.querySelector("dialog[open]")) return;
   if (spinInDoubt()) { await resumeSpin(); return; }  // no new bet before the last one's fate
   const request = { user: localStorage.getItem("sf.user"), key: newKey(), lineBet: lineBet(),
     draws: hooks.nextTestDraws };  // one key per click; retries of this click reuse it
+  // a free round (freerounds.js): at its grant's bet, on the grant's own button only
+  if (grant) Object.assign(request, { lineBet: grant.line_bet, grantId: grant.id });
   hooks.nextTestDraws = null;
   localStorage.setItem(SPIN_KEY, JSON.stringify(request));
   await playSpin(request, { fresh: true });
@@ -301,6 +305,7 @@ async function playSpin(request, { fresh }) {
     }
     localStorage.removeItem(SPIN_KEY);  // refused: nothing was played
     handleError(error);
+    if (request.grantId && String(error.code).startsWith("grant_")) freeRounds.refused();
     // a refusal may mean the page's balance is old (another tab, a withdrawal): read it again
     readWallet().then(() => {
       if (error.code === "insufficient_funds" && state.balance !== null
@@ -316,7 +321,7 @@ async function playSpin(request, { fresh }) {
   localStorage.setItem(PENDING_KEY, String(round.id));
   localStorage.removeItem(SPIN_KEY);
   hooks.rounds += 1;
-  showBalance(round.balance_before - round.total_bet);
+  showBalance(round.balance_before - (round.free_round ? 0 : round.total_bet));  // free: no stake
   const minSpin = 450 * player.speed - (performance.now() - started);
   if (minSpin > 0 && !state.skipAsked) await new Promise((r) => setTimeout(r, minSpin));
   player.speed = speedFactor();
@@ -347,6 +352,7 @@ async function playSpin(request, { fresh }) {
       : t("announceNoWin", { balance: money(state.balance) }));
     if (round.payment === "unpaid") status(t("winUnpaid"));  // the operator refused the credit
     player.present();  // the final win's lines, one by one, until the next Spin
+    if (response.free_round) freeRounds.played(response.free_round);
   }
 }
 
@@ -438,6 +444,7 @@ async function enterGame(username = localStorage.getItem("sf.user")) {
   pollPool();
   await recoverInterrupted();
   await resumeSpin();
+  freeRounds.refresh();  // the grants the player may play now
   $("#spin").focus();
 }
 
@@ -599,6 +606,7 @@ function changeLanguage(code) {
   if (state.pool !== null) setPool(state.pool);
   setWin(Number($("#win").dataset.cents || 0));
   renderPages();
+  freeRounds.relabel();
 }
 
 // ---------------------------------------------------------------- start

@@ -34,7 +34,8 @@ export function historyViews({ api, money, errorText }) {
           <span class="h-bet">${t("bet")} ${money(r.total_bet)}</span>
           <span class="h-win">${t("win")} ${money(r.total_win)}</span>
           ${feature ? `<span class="h-feature ${r.feature}">${feature}</span>` : ""}
-          ${r.payment === "unpaid" ? `<span class="h-unpaid">${t("winUnpaid")}</span>` : ""}</button>`;
+          ${r.payment === "unpaid" ? `<span class="h-unpaid">${t("winUnpaid")}</span>` : ""}
+          ${r.free_round ? `<span class="h-free" data-testid="history-free">${t("freeHistory")}</span>` : ""}</button>`;
         if (r.details_url) {  // the round's signed details page (server-rendered, no log-in)
           const link = document.createElement("a");
           link.className = "h-details";

@@ -381,6 +381,39 @@ Object.assign(STRINGS.en, {
   err_panic_button_not_offered: "This market has no panic button.",
   err_monthly_deposit_limit_exceeded: "This deposit exceeds the monthly deposit limit.",
 });
+// Free rounds (issue 36; freerounds.js and the refusals of a free spin), in one block.
+Object.assign(STRINGS.de, {
+  freeRounds: "Freispiele",
+  freeGrant: "Noch {left} Freispiele mit {bet} Einsatz, bisher gewonnen: {win} (gültig bis {until})",
+  freePlay: "Freispiel spielen",
+  freePlayed: "Freispiel gespielt: {paid} ausgezahlt, noch {left} übrig.",
+  freeWithheld: "{withheld} lagen über der Gewinngrenze dieser Freispiele und werden nicht ausgezahlt.",
+  freeFinished: "Alle Freispiele gespielt, gewonnen insgesamt: {total}.",
+  freeGone: "Diese Freispiele können nicht mehr gespielt werden.",
+  freeHistory: "Freispiel",
+  err_grant_not_found: "Diese Freispiele gibt es nicht.",
+  err_grant_of_another_player: "Diese Freispiele gehören einem anderen Spieler.",
+  err_grant_cancelled: "Diese Freispiele wurden vom Betreiber zurückgezogen.",
+  err_grant_expired: "Diese Freispiele sind abgelaufen.",
+  err_grant_bet_mismatch: "Freispiele werden nur mit ihrem eigenen Einsatz gespielt.",
+  err_grant_used_up: "Alle Freispiele dieser Gutschrift sind gespielt.",
+});
+Object.assign(STRINGS.en, {
+  freeRounds: "Free rounds",
+  freeGrant: "{left} free rounds left at a {bet} bet, won so far: {win} (valid until {until})",
+  freePlay: "Play a free round",
+  freePlayed: "Free round played: {paid} paid, {left} left.",
+  freeWithheld: "{withheld} was above these free rounds' winnings cap and is not paid.",
+  freeFinished: "All free rounds played, won in all: {total}.",
+  freeGone: "These free rounds can no longer be played.",
+  freeHistory: "Free round",
+  err_grant_not_found: "These free rounds do not exist.",
+  err_grant_of_another_player: "These free rounds belong to another player.",
+  err_grant_cancelled: "The operator withdrew these free rounds.",
+  err_grant_expired: "These free rounds have expired.",
+  err_grant_bet_mismatch: "Free rounds are played at their own bet only.",
+  err_grant_used_up: "Every free round of this grant has been played.",
+});
 
 let current = "en";
 

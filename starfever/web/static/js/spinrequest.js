@@ -3,10 +3,11 @@
 import { ApiError } from "./api.js";
 import { NOT_PLAYED } from "./errors.js";
 
-// A spin request saved before it is sent: {user, key, lineBet, draws}. While it is here its
-// fate is unknown to the page (no answer came), so the same request — same Idempotency-Key —
-// is sent again until an answer comes; the server settles a key at most once and answers a
-// retry with the round it already settled, so the player always sees every settled round.
+// A spin request saved before it is sent: {user, key, lineBet, draws, grantId?} (grantId: a
+// free round). While it is here its fate is unknown to the page (no answer came), so the same
+// request — same Idempotency-Key — is sent again until an answer comes; the server settles a
+// key at most once and answers a retry with the round it already settled, so the player
+// always sees every settled round.
 export const SPIN_KEY = "sf.spinInFlight";
 
 /** The spin request whose answer never arrived, if it is this player's. */
@@ -31,7 +32,7 @@ export function spinInDoubtAfter(error) {
 export async function sendSpin(api, request) {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await api.spin(request.lineBet, request.key, request.draws);
+      return await api.spin(request.lineBet, request.key, request.draws, request.grantId);
     } catch (error) {
       // the market's least time per round, by the server's clock: nothing was debited, so
       // the same request goes again a moment later

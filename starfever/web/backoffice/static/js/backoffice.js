@@ -5,6 +5,7 @@ import * as recall from "./recall.js";
 import { showMeters } from "./meters.js";
 import { bindUnpaid } from "./unpaid.js";
 import { bindControls, loadControls } from "./controls.js";
+import { bindFreeRounds, loadFreeRounds } from "./freerounds.js";  // free rounds (issue 36)
 
 const $ = (sel) => document.querySelector(sel);
 const api = new BackOfficeApi();
@@ -86,6 +87,7 @@ const loaders = {
   audit: () => loadAudit(),
   events: () => loadEvents(),
   controls: () => loadControls(),
+  freerounds: () => loadFreeRounds(api, (c) => money(c)),
 };
 
 async function showPage(name) {
@@ -399,6 +401,8 @@ function bind() {
   bindControls({ api, status, failed });
   $("#recall-replay").addEventListener("click", () => recall.again());
   $("#recall-skip").addEventListener("click", () => recall.skip());
+  bindFreeRounds(api, (c) => money(c), (text) => parseEuros(text),
+    () => loadFreeRounds(api, (c) => money(c)), failed);
   document.addEventListener("click", (event) => {
     const target = event.target.closest("[data-open-player], [data-recall]");
     if (!target) return;

@@ -21,6 +21,11 @@ export function showMeters(data, money) {
       <td class="num">${ci ? `${pct(ci[0])} – ${pct(ci[1])}` : "–"}</td>
       <td class="num">${pct(r.theoretical_game_rtp, 3)}</td><td data-inside="${inside}">${inside}</td></tr>`;
   }).join("") || `<tr><td colspan="10">No round yet.</td></tr>`;
+  $("#rtp-free-body").innerHTML = (data.free_by_bet_class || []).map((r) => `<tr data-line-bet="${r.line_bet}">
+      <td>${esc(r.model_name)} ${esc(r.model_version)}</td><td class="num">${esc(money(r.line_bet))}</td>
+      <td class="num">${r.rounds}</td><td class="num">${esc(money(r.total_bet))}</td>
+      <td class="num">${esc(money(r.total_win))}</td><td class="num">${pct(r.actual_rtp)}</td></tr>`).join("")
+    || `<tr><td colspan="6">No free round yet.</td></tr>`;
   $("#daily-body").innerHTML = data.daily.map((d) => `<tr class="${d.line_bet === null ? "bo-total" : ""}"
       data-day="${esc(d.day)}" data-line-bet="${d.line_bet === null ? "total" : d.line_bet}">
       <td>${esc(d.day)}</td><td>${d.line_bet === null ? "total" : esc(money(d.line_bet))}</td>
