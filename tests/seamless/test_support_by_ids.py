@@ -18,7 +18,7 @@ from tests.harness import (
     Server,
     expect,
     launched_player,
-    run_cli,
+    run_cli_in_process,
 )
 from tests.seamless.operator_mode import BET, TIMEOUT_S, settled, wait_for
 
@@ -160,7 +160,8 @@ def test_reconcile_narrows_to_a_player_or_a_round_as_a_summary_a_listing_or_json
     player_id, rounds = _played(server, wallet, 2)
     _played(server, wallet, 1)
     url = server.database_url
-    mine = run_cli("reconcile", "--json", "--full", "--player", player_id, "--database-url", url)
+    mine = run_cli_in_process("reconcile", "--json", "--full", "--player", player_id,
+                              "--database-url", url)
     assert mine.returncode == 0, mine.stdout + mine.stderr
     report = json.loads(mine.stdout)
     assert report["spins"] == 2 and report["states"] == {"credited": 2}
@@ -173,18 +174,20 @@ def test_reconcile_narrows_to_a_player_or_a_round_as_a_summary_a_listing_or_json
         assert spin["debit"]["operator_transaction_id"] == \
             theirs["debit"]["operator_transaction_id"]
         assert spin["credit"]["transaction_id"] == theirs["credit"]["transaction_id"]
-    one = json.loads(run_cli("reconcile", "--json", "--full", "--round", str(rounds[0]),
-                             "--database-url", url).stdout)
+    one = json.loads(run_cli_in_process("reconcile", "--json", "--full", "--round", str(rounds[0]),
+                                        "--database-url", url).stdout)
     assert [s["round_id"] for s in one["listing"]] == [rounds[0]]
-    by_ref = json.loads(run_cli("reconcile", "--json", "--full", "--round",
-                                one["listing"][0]["round_ref"], "--database-url", url).stdout)
+    by_ref = json.loads(run_cli_in_process("reconcile", "--json", "--full", "--round",
+                                           one["listing"][0]["round_ref"],
+                                           "--database-url", url).stdout)
     assert by_ref["listing"] == one["listing"]
-    summary = run_cli("reconcile", "--player", player_id, "--database-url", url)
+    summary = run_cli_in_process("reconcile", "--player", player_id, "--database-url", url)
     assert summary.returncode == 0
     assert summary.stdout.strip() == "reconcile: 2 spins (2 credited), 0 in doubt"
-    listing = run_cli("reconcile", "--full", "--player", player_id, "--database-url", url)
+    listing = run_cli_in_process("reconcile", "--full", "--player", player_id,
+                                 "--database-url", url)
     debit_id = one["listing"][0]["debit"]["operator_transaction_id"]
     assert debit_id in listing.stdout and debit_id not in summary.stdout
-    short = json.loads(run_cli("reconcile", "--json", "--player", player_id,
-                               "--database-url", url).stdout)
+    short = json.loads(run_cli_in_process("reconcile", "--json", "--player", player_id,
+                                          "--database-url", url).stdout)
     assert "listing" not in short and short["spins"] == 2  # the listing only with --full

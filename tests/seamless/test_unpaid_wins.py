@@ -31,7 +31,7 @@ from tests.harness import (
     launched_player,
     operator_mode_args,
     operator_mode_env,
-    run_cli,
+    run_cli_in_process,
     start_server,
 )
 from tests.seamless.operator_mode import settled, wait_for
@@ -164,8 +164,8 @@ def test_unpaid_wins_are_a_metric(played: Played) -> None:
 def test_the_daily_report_keeps_an_unpaid_win_out_of_wins_and_ggr(
         played: Played, wallet: OperatorWallet) -> None:
     day = played.unpaid["round"]["created_at"][:10]
-    done = run_cli("report", "daily", "--date", day, "--format", "json", "--include-test",
-                   "--database-url", played.server.database_url)
+    done = run_cli_in_process("report", "daily", "--date", day, "--format", "json",
+                              "--include-test", "--database-url", played.server.database_url)
     assert done.returncode == 0, done.stderr
     total = json.loads(done.stdout)["total"]
     bets = 2 * played.paid["round"]["total_bet"]
@@ -175,20 +175,20 @@ def test_the_daily_report_keeps_an_unpaid_win_out_of_wins_and_ggr(
         (1, played.unpaid["round"]["total_win"])
     # the GGR is what the operator's wallet kept of the player's money
     assert total["ggr"] == START - wallet.balance(played.player_id)
-    shown = run_cli("report", "daily", "--date", day, "--include-test",
-                    "--database-url", played.server.database_url).stdout
+    shown = run_cli_in_process("report", "daily", "--date", day, "--include-test",
+                               "--database-url", played.server.database_url).stdout
     assert "UNPAID: 1 wins" in shown
 
 
 def test_audit_and_reconcile_flag_an_unpaid_win(played: Played) -> None:
     url, unpaid = played.server.database_url, played.unpaid
-    audit = run_cli("audit", "--database-url", url)
+    audit = run_cli_in_process("audit", "--database-url", url)
     assert audit.returncode == 1
     assert f"round {unpaid['round']['id']}: UNPAID win of {unpaid['round']['total_win']} " \
         "cents" in audit.stdout
-    summary = run_cli("reconcile", "--database-url", url)
+    summary = run_cli_in_process("reconcile", "--database-url", url)
     assert summary.returncode == 1
     assert "1 unpaid" in summary.stdout and "  UNPAID " in summary.stdout
-    report = json.loads(run_cli("reconcile", "--json", "--database-url", url).stdout)
+    report = json.loads(run_cli_in_process("reconcile", "--json", "--database-url", url).stdout)
     assert [(s["round_id"], s["state"]) for s in report["unpaid"]] == \
         [(unpaid["round"]["id"], "unpaid")]

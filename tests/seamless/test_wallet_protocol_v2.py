@@ -28,6 +28,7 @@ from tests.harness import (
     expect,
     operator_mode_env,
     run_cli,
+    run_cli_in_process,
     signed_launch,
     start_server,
 )
@@ -162,15 +163,15 @@ def test_a_man_in_the_middle_replaying_signed_replies_gets_nothing_accepted(
     assert _acknowledged(server, account, "debit") == _applied(wallet, player_id, "debit")
 
     proxy.honest()
-    _wait_for(lambda: run_cli("reconcile", "--database-url",
-                              server.database_url).returncode == 0, seconds=60)
+    _wait_for(lambda: run_cli_in_process("reconcile", "--database-url",
+                                         server.database_url).returncode == 0, seconds=60)
     rounds = _rounds(server, token)
     assert len(rounds) == 8
     assert wallet.balance(player_id) == START + sum(
         int(r["total_win"]) - int(r["total_bet"]) for r in rounds)
     assert _acknowledged(server, account, "credit") == _applied(wallet, player_id, "credit")
     assert len(_applied(wallet, player_id, "credit")) == 8
-    audit = run_cli("audit", "--database-url", server.database_url)
+    audit = run_cli_in_process("audit", "--database-url", server.database_url)
     assert audit.returncode == 0, audit.stdout + audit.stderr
 
 

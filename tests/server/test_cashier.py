@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 from sqlalchemy import text
 
-from tests.harness import Server, run_cli
+from tests.harness import Server, run_cli_in_process
 from tests.server.helpers import books
 
 
@@ -194,11 +194,11 @@ def test_the_audit_checks_each_keyed_booking_against_its_entry(server: Server) -
     with server.engine().begin() as conn:
         conn.execute(text(tamper), {"d": 1, "k": key})
     try:
-        audit = run_cli("audit", "--database-url", server.database_url)
+        audit = run_cli_in_process("audit", "--database-url", server.database_url)
         assert audit.returncode == 1
         assert "does not match its entry" in audit.stdout and key in audit.stdout
     finally:
         with server.engine().begin() as conn:
             conn.execute(text(tamper), {"d": -1, "k": key})
-    audit = run_cli("audit", "--database-url", server.database_url)
+    audit = run_cli_in_process("audit", "--database-url", server.database_url)
     assert audit.returncode == 0, audit.stdout

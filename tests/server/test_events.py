@@ -20,7 +20,7 @@ from tests.harness import (
     Databases,
     Server,
     expect,
-    run_cli,
+    run_cli_in_process,
     start_server,
 )
 from tests.server.helpers import jackpot_draws, model
@@ -101,7 +101,7 @@ def test_a_refused_change_leaves_no_event(server: Server) -> None:
 
 
 def test_the_audit_logs_its_result(server: Server) -> None:
-    done = run_cli("audit", "--database-url", server.database_url)
+    done = run_cli_in_process("audit", "--database-url", server.database_url)
     assert done.returncode == 0, done.stdout + done.stderr
     passed = _events(server.database_url, "audit_passed", "audit_failed")[0]
     assert passed.kind == "audit_passed" and passed.detail["problems"] == 0
@@ -171,7 +171,7 @@ def test_a_failed_audit_is_logged_with_its_first_problems(databases: Databases,
         with server.engine().begin() as conn:  # an insider pays themselves more
             conn.execute(text("UPDATE rounds SET total_win = total_win + 500 WHERE id = :id"),
                          {"id": played["id"]})
-        done = run_cli("audit", "--database-url", server.database_url)
+        done = run_cli_in_process("audit", "--database-url", server.database_url)
         assert done.returncode == 1, done.stdout + done.stderr
         [failed] = _events(server.database_url, "audit_failed")
         assert failed.detail["problems"] >= 1

@@ -7,7 +7,9 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+import argon2
 import pytest
+from argon2.exceptions import VerifyMismatchError
 from sqlalchemy import select
 
 from starfever.server.db import Database, migrate
@@ -72,19 +74,20 @@ def test_a_password_hash_costs_64_mib_and_three_passes_unless_a_test_server_asks
         db.dispose()
 
 
-@pytest.mark.parametrize(("env", "deferred"), [
-    ({}, False),
-    ({"STARFEVER_TEST_MODE": "1"}, False),
-    ({"STARFEVER_TEST_CHEAP_PASSWORD_HASHES": "1"}, False),
-    ({**CHEAP, "STARFEVER_ENV": "production"}, False),
-    (CHEAP, True),
-])
-def test_only_a_cheap_test_server_makes_its_unknown_name_hash_on_first_use(
-        env: dict[str, str], deferred: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any other process makes the full-cost hash an unknown name is checked against when it
-    imports ``services.auth``, so no request waits for it (a test server saves 0.3 CPU s)."""
-    for name in ("STARFEVER_ENV", *CHEAP):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    assert auth._cheap_test_process() is deferred
+def test_the_unknown_name_hashes_record_their_hashers_cost() -> None:
+    """An unknown name is checked against a written-down hash (no import pays for one), which
+    must record the cost of the hasher of its settings, so that it costs what a known name's
+    check costs; and it must be a well-formed hash that no password opens by accident."""
+    for hasher, stored, cost in ((auth._hasher, auth._DUMMY_HASH, PRODUCTION_COST),
+                                 (auth._cheap_hasher, auth._CHEAP_DUMMY_HASH, CHEAP_COST)):
+        assert stored.startswith(cost)
+        recorded = argon2.extract_parameters(stored)
+        assert (recorded.type, recorded.version, recorded.time_cost, recorded.memory_cost,
+                recorded.parallelism, recorded.hash_len, recorded.salt_len) == (
+            hasher.type, argon2.low_level.ARGON2_VERSION, hasher.time_cost,
+            hasher.memory_cost, hasher.parallelism, hasher.hash_len, hasher.salt_len)
+        assert not hasher.check_needs_rehash(stored)
+    assert auth._hasher_of(Settings())[1] == auth._DUMMY_HASH
+    assert auth._hasher_of(settings_from_env(CHEAP))[1] == auth._CHEAP_DUMMY_HASH
+    with pytest.raises(VerifyMismatchError):  # well formed: checked, and no match
+        auth._cheap_hasher.verify(auth._CHEAP_DUMMY_HASH, "password-1")

@@ -21,7 +21,7 @@ from starfever.engine.round import replay_round
 from starfever.server.db import Database
 from starfever.server.services import cashier
 from starfever.server.spin.wallets import LedgerWallet
-from tests.harness import Server, run_cli, settings_like_servers
+from tests.harness import Server, run_cli_in_process, settings_like_servers
 
 OLD_DB = Path(__file__).parent.parent / "data" / "pre_rule_change.sqlite"
 
@@ -55,10 +55,11 @@ def _player_with(server: Server, url: str, cents: int) -> str:
 @pytest.mark.slow
 def test_old_rounds_audit_under_the_rule_they_were_played_by(tmp_path: Path) -> None:
     url = _copy(tmp_path)
-    unmigrated = run_cli("audit", "--database-url", url)  # the audit only reads: it says why
+    # the audit only reads: it says why
+    unmigrated = run_cli_in_process("audit", "--database-url", url)
     assert unmigrated.returncode == 2 and "schema revision 0003" in unmigrated.stderr
     Server(url, tmp_path / "server.log").start().stop()  # the new server migrates it on start
-    done = run_cli("audit", "--database-url", url)
+    done = run_cli_in_process("audit", "--database-url", url)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "audit OK: 10 rounds" in done.stdout
     two_lines = [r for r in _rows(url) if r["line_bet"] == 50 and r["progressive_win"]]
@@ -88,7 +89,7 @@ def test_a_server_carries_on_with_the_new_version_on_an_old_database(tmp_path: P
     current = load_model("default")
     assert played["model_version"] == current.version != "1.0"
     assert played["progressive_win"] == played["pool_before"] // 2  # one share, two lines
-    done = run_cli("audit", "--database-url", url)
+    done = run_cli_in_process("audit", "--database-url", url)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "audit OK: 11 rounds" in done.stdout
 
@@ -104,6 +105,6 @@ def test_a_capped_model_settles_and_audits(tmp_path: Path) -> None:
     finally:
         server.stop()
     assert {r["model_name"] for r in played} == {"capped"}
-    done = run_cli("audit", "--database-url", url)
+    done = run_cli_in_process("audit", "--database-url", url)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "audit OK: 15 rounds" in done.stdout

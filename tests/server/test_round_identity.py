@@ -30,7 +30,7 @@ from starfever.server.services.chain import (
     round_hash,
 )
 from starfever.server.settings import SettingsError, settings_from_env
-from tests.harness import Server, run_cli
+from tests.harness import Server, run_cli_in_process
 from tests.server.test_pre_rule_change import OLD_DB, _player_with
 
 KEY = b"k" * 32
@@ -93,7 +93,7 @@ def test_old_rounds_audit_and_new_ones_name_their_build(tmp_path: Path) -> None:
         server.stop()
     # the files this server ran (editable or built) and its environment, as the same command
     # line finds them (``verify`` runs as the server does: same interpreter, path, variables)
-    shown = json.loads(run_cli("verify", "--json").stdout)
+    shown = json.loads(run_cli_in_process("verify", "--json").stdout)
     assert shown["build_sha256"] == software.check().build_sha256
     build = running_sha256(shown["build_sha256"], shown["environment"]["environment_sha256"])
     assert recalled["build_sha256"] == build and recalled["model_sha256"] == model.sha256
@@ -101,7 +101,7 @@ def test_old_rounds_audit_and_new_ones_name_their_build(tmp_path: Path) -> None:
     assert [r["build_sha256"] for r in rows[:10]] == [None] * 10
     assert rows[10] == {"id": 11, "hash_scheme": IDENTIFIED, "build_sha256": build,
                         "model_sha256": model.sha256}
-    done = run_cli("audit", "--database-url", url)
+    done = run_cli_in_process("audit", "--database-url", url)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "audit OK: 11 rounds" in done.stdout
     # the build a round names is chained: changing it (without the key) breaks the chain
@@ -109,7 +109,7 @@ def test_old_rounds_audit_and_new_ones_name_their_build(tmp_path: Path) -> None:
     with engine.begin() as conn:
         conn.execute(text("UPDATE rounds SET build_sha256 = :b WHERE id = 11"), {"b": "0" * 64})
     engine.dispose()
-    broken = run_cli("audit", "--database-url", url)
+    broken = run_cli_in_process("audit", "--database-url", url)
     assert broken.returncode == 1 and "round 11: stored hash does not match" in broken.stdout
 
 
