@@ -168,7 +168,8 @@ def test_the_rules_are_the_clients_in_both_languages(bundle: Path) -> None:
     assert "so the respin cannot win the €€€" in en  # no shipped respin reel holds one
     assert "der Respin kann den €€€ nicht gewinnen" in de
     game = json.loads((bundle / "rules" / "game.json").read_text())
-    assert game["model"] == {"name": "default", "version": load_model("default").version}
+    assert game["model"] == {"name": "default", "version": load_model("default").version,
+                             "progressive": True}
 
 
 def test_the_manifest_verifies_and_one_changed_byte_is_named(bundle: Path,

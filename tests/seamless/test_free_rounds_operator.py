@@ -49,6 +49,13 @@ def test_a_free_round_debits_zero_and_credits_the_paid_win_with_its_block(
     unsigned = server.call("POST", "/operator-api/free-rounds/grants", json={
         "grant_id": "og-forged", "player_id": player_id, "rounds": 9, "line_bet": LINE_BET})
     assert (unsigned.status_code, unsigned.json()["error"]["code"]) == (401, "bad_signature")
+    body = protocol.encode({"grant_id": "og-late", "player_id": player_id, "rounds": 9,
+                            "line_bet": LINE_BET}, server.now() - timedelta(seconds=61))
+    late = server.call("POST", "/operator-api/free-rounds/grants", content=body, headers={
+        "Content-Type": "application/json",
+        protocol.OPERATOR_SIGNATURE: protocol.sign(wallet.secret, body)})
+    assert (late.status_code, late.json()["error"]["code"]) == (409, "stale_request")  # the
+    # launch's window holds for every signed call of the operator (api/operator_calls.py)
     [listed] = expect(server.call("GET", "/free-rounds", token), 200).json()["grants"]
     assert (listed["grant_id"], listed["rounds_left"]) == (grant_id, 2)
     wins = []

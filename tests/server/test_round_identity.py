@@ -30,7 +30,7 @@ from starfever.server.services.chain import (
     round_hash,
 )
 from starfever.server.settings import SettingsError, settings_from_env
-from tests.harness import Server, run_cli_in_process
+from tests.harness import Server, run_cli, run_cli_in_process
 from tests.server.test_pre_rule_change import OLD_DB, _player_with
 
 KEY = b"k" * 32
@@ -93,7 +93,9 @@ def test_old_rounds_audit_and_new_ones_name_their_build(tmp_path: Path) -> None:
         server.stop()
     # the files this server ran (editable or built) and its environment, as the same command
     # line finds them (``verify`` runs as the server does: same interpreter, path, variables)
-    shown = json.loads(run_cli_in_process("verify", "--json").stdout)
+    # (a process: the environment hash is of the interpreter, path and start-up hooks a command
+    # line gets, which the test process's own differ from)
+    shown = json.loads(run_cli("verify", "--json").stdout)
     assert shown["build_sha256"] == software.check().build_sha256
     build = running_sha256(shown["build_sha256"], shown["environment"]["environment_sha256"])
     assert recalled["build_sha256"] == build and recalled["model_sha256"] == model.sha256

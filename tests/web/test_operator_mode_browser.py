@@ -5,6 +5,7 @@ the reference operator wallet (``starfever operator-wallet-demo``), both real pr
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 from sqlalchemy import text
 
 from starfever.markets import load_market
+from starfever.seamless import protocol
 from tests.harness import (
     OPERATOR_PASSWORD,
     Databases,
@@ -235,5 +237,54 @@ def test_a_wallet_hiccup_is_not_played_and_a_pending_credit_is_said(
         assert game.cents("#balance") == won["balance_after"] - won["total_win"]
     finally:
         wallet.clear_faults()
+    context.close()
+    assert watch.errors == [], watch.errors
+
+
+def test_a_free_round_grant_plays_in_the_browser_against_the_operators_wallet(
+        browser: Any, operator_server: Server, wallet: OperatorWallet) -> None:
+    """Issue 36 in operator mode, as the player sees it: a grant made through the operator's
+    signed API shows in the launched game, its own button plays it to the end, the operator's
+    wallet sees a debit of 0 and a credit of the paid win, each with the ``free_round`` block,
+    and the balance on the page is the wallet's (nothing staked)."""
+    player_id = f"web-fr-{uuid.uuid4().hex[:8]}"
+    wallet.player(player_id, 2_000)
+    grant_id = f"webop-{player_id}"
+    body = protocol.encode({"grant_id": grant_id, "player_id": player_id, "rounds": 2,
+                            "line_bet": 5}, operator_server.now())
+    expect(operator_server.call("POST", "/operator-api/free-rounds/grants", content=body, headers={
+        "Content-Type": "application/json",
+        protocol.OPERATOR_SIGNATURE: protocol.sign(wallet.secret, body)}), 201)
+    context = browser.new_context(viewport={"width": 1366, "height": 768}, locale="en-GB")
+    page = context.new_page()
+    watch = ConsoleWatch(page)
+    game = Game(page, operator_server, watch)
+    page.goto(_launch(operator_server, wallet, player_id))
+    page.wait_for_function("window.starfever && window.starfever.ready")
+    page.wait_for_selector("[data-testid=free-grant]")
+    assert "2 free rounds left" in game.text("[data-testid=freerounds]")
+    paid = 0
+    for _ in range(2):
+        before = page.evaluate("window.starfever.rounds")
+        page.click("[data-testid=play-free]")
+        page.wait_for_function(
+            f"window.starfever.rounds > {before} && !window.starfever.state.busy")
+        played = page.evaluate("window.starfever.state.lastRound")
+        assert played["total_bet"] == 100 and played["free_round"]["grant_id"] == grant_id
+        paid += played["free_round"]["paid_win"]
+    assert page.locator("[data-testid=free-grant]").count() == 0
+    assert "All free rounds played" in game.text("[data-testid=free-note]")
+    # the credits close the rounds: acknowledged at once, or by the resender a moment later
+    deadline = time.monotonic() + 30
+    while wallet.balance(player_id) != 2_000 + paid and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert wallet.balance(player_id) == 2_000 + paid
+    calls = [c for c in wallet.transactions(player_id) if c["method"] in ("debit", "credit")]
+    assert sorted(c["method"] for c in calls) == ["credit", "credit", "debit", "debit"]
+    assert all(c["free_round"]["grant_id"] == grant_id for c in calls)
+    assert [c["amount"] for c in calls if c["method"] == "debit"] == [0, 0]
+    assert sum(c["amount"] for c in calls if c["method"] == "credit") == paid
+    page.wait_for_function(f"Number(document.querySelector('#balance').dataset.cents)"
+                           f" === {2_000 + paid}")
     context.close()
     assert watch.errors == [], watch.errors

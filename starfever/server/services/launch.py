@@ -127,7 +127,7 @@ def check_launch(secret: str, raw: bytes, signature: str | None, now: datetime, 
         raise Unprocessable(f"a launch needs exactly {', '.join(LAUNCH_FIELDS)}, and may "
                             f"carry {', '.join(OPTIONAL_FIELDS)} (missing: {missing}, "
                             f"unknown: {extra})", code="invalid_launch")
-    _check_window(body["timestamp"], now)
+    check_window(body["timestamp"], now)
     for name in ("launch_id", "player_id"):
         if not p.is_id(body[name]):
             raise Unprocessable(f"{name} must be 1-128 characters of A-Z a-z 0-9 _ . : -",
@@ -209,24 +209,23 @@ def _birth_date(value: object, now: datetime) -> date | None:
     return birth
 
 
-def _check_window(value: object, now: datetime) -> None:
-    """``409 stale_launch`` unless the launch was signed within 60 s before ``now`` and 30 s
-    after (a signed launch replayed later, or one signed ahead to be replayed, is refused)."""
+def check_window(value: object, now: datetime, *, stale_code: str = "stale_launch",
+                 invalid_code: str = "invalid_launch", what: str = "launch") -> None:
+    """``409 stale_code`` unless a signed ``what`` was signed within 60 s before ``now`` and 30 s
+    after (one replayed later, or signed ahead to be replayed, is refused): the window of the
+    launch and of every other signed call of the operator (``api.operator_calls``, ADR 0067);
+    ``422 invalid_code`` for a timestamp that is not ISO 8601 with its zone."""
     try:
         sent = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:
-        raise Unprocessable("timestamp must be ISO 8601", code="invalid_launch") from None
+        raise Unprocessable("timestamp must be ISO 8601", code=invalid_code) from None
     if sent.tzinfo is None:
-        raise Unprocessable("timestamp must name its zone (UTC: ...Z)", code="invalid_launch")
+        raise Unprocessable("timestamp must name its zone (UTC: ...Z)", code=invalid_code)
     if not now - MAX_LAUNCH_AGE <= sent <= now + MAX_LAUNCH_AHEAD:
-        raise Conflict(f"the launch's timestamp {value} is more than "
+        raise Conflict(f"the {what}'s timestamp {value} is more than "
                        f"{int(MAX_LAUNCH_AGE.total_seconds())} s old or "
                        f"{int(MAX_LAUNCH_AHEAD.total_seconds())} s ahead of this server's clock "
-                       "(a replay?)", code="stale_launch")
-
-
-check_window = _check_window
-"""The timestamp window of every signed call of the operator (the controls too, ADR 0067)."""
+                       "(a replay?)", code=stale_code)
 
 
 def _username(player_id: str) -> str:

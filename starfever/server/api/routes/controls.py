@@ -5,7 +5,6 @@ under ``/operator``; and the public maintenance state the page reads."""
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Path, Request
@@ -13,6 +12,7 @@ from starlette.concurrency import run_in_threadpool
 
 from starfever.seamless import protocol as p
 from starfever.server.api.deps import ContextDep, OperatorDep
+from starfever.server.api.operator_calls import check_timestamp, json_object, signed_bytes
 from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.schemas import (
     USERNAME_PATTERN,
@@ -24,13 +24,8 @@ from starfever.server.schemas import (
 from starfever.server.services import controls
 from starfever.server.services.backoffice import account_id as account_id_of
 from starfever.server.services.errors import (
-    BadRequest,
-    NotFound,
-    Unauthorized,
     Unprocessable,
-    utcnow,
 )
-from starfever.server.services.launch import check_window
 
 signed = APIRouter(prefix="/operator-api", tags=["operator mode"])
 backoffice = APIRouter(prefix="/operator", tags=["operator"], route_class=RetryOnDisconnect)
@@ -47,35 +42,17 @@ def _public(state: controls.MaintenanceState, *, reason: bool) -> MaintenancePub
 
 async def _signed_body(context: ContextDep, request: Request, signature: str | None,
                        fields: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The body of a call signed by the operator, its timestamp in the launch's window (60 s
-    back, 30 s ahead: an old call replayed is ``409 stale_request``), exactly ``fields`` and
+    """The body of a call signed by the operator (``api.operator_calls``: the signature, and
+    its timestamp in the launch's window, else ``409 stale_request``), exactly ``fields`` and
     perhaps ``optional``."""
-    secret = context.wallet.launch_secret
-    if secret is None:
-        raise NotFound("this server is not in operator mode (starfever serve --wallet "
-                       "operator); the back office has these controls", code="not_operator_mode")
-    raw = await request.body()
-    if not p.verify(secret, raw, signature):
-        raise Unauthorized(f"the call is not signed by the operator ({p.OPERATOR_SIGNATURE})",
-                           code=p.BAD_SIGNATURE)
-    try:
-        body: Any = json.loads(raw)
-    except ValueError:
-        raise BadRequest("the body is not valid JSON", code="malformed_json") from None
-    if not isinstance(body, dict):
-        raise BadRequest("the body must be a JSON object", code="malformed_json")
+    body = json_object(await signed_bytes(context, request, signature))
     missing = [name for name in (*fields, "timestamp") if name not in body]
     extra = sorted(set(body) - {*fields, *optional, "timestamp"})
     if missing or extra:
         raise Unprocessable(f"this call takes {', '.join((*fields, 'timestamp'))} and may "
                             f"carry {', '.join(optional) or 'nothing else'} (missing: "
                             f"{missing}, unknown: {extra})", code="invalid_request")
-    try:
-        check_window(body["timestamp"], utcnow())
-    except Exception as error:  # the launch's words: say "request" here
-        if getattr(error, "code", "") == "stale_launch":
-            error.code = "stale_request"  # type: ignore[attr-defined]
-        raise
+    check_timestamp(body["timestamp"], invalid_code="invalid_request")
     return body
 
 

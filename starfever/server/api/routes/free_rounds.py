@@ -11,8 +11,7 @@
 
 from __future__ import annotations
 
-import json
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, Header, Path, Request, Response, status
@@ -22,23 +21,17 @@ from starlette.concurrency import run_in_threadpool
 
 from starfever.seamless import protocol as p
 from starfever.server.api.deps import ContextDep, OperatorDep, PlayerDep
+from starfever.server.api.operator_calls import check_timestamp, json_object, signed_bytes
 from starfever.server.db import Database
 from starfever.server.models import PLAYER, Account, FreeRoundGrant
 from starfever.server.schemas import MAX_ID
 from starfever.server.services import free_rounds as service
 from starfever.server.services.errors import (
-    BadRequest,
-    Conflict,
     NotFound,
-    Unauthorized,
     Unprocessable,
     utcnow,
 )
 from starfever.server.services.launch import _account_of
-
-MAX_SIGNED_AGE = timedelta(minutes=5)
-"""A signed call's ``timestamp`` is taken from 5 minutes before now to 5 after (the wallet
-protocol's window); a repeat inside it is harmless: every call is idempotent."""
 
 OPERATOR_REF = r"^[A-Za-z0-9_.:-]{1,128}$"
 OperatorRef = Annotated[str, StringConstraints(pattern=OPERATOR_REF)]
@@ -198,32 +191,18 @@ Signature = Annotated[str | None, Header(alias=p.OPERATOR_SIGNATURE)]
 
 async def _signed(context: ContextDep, request: Request, signature: str | None,
                   model: type[_T]) -> _T:
-    """The body, checked: ``404 not_operator_mode`` in ledger mode, ``401 bad_signature``,
-    ``400``/``422`` for a body that is not the call's, ``409 stale_request`` outside the
-    timestamp window."""
-    secret = context.wallet.launch_secret
-    if secret is None:
-        raise NotFound("this server is not in operator mode (starfever serve --wallet "
-                       "operator)", code="not_operator_mode")
-    raw = await request.body()
-    if not p.verify(secret, raw, signature):
-        raise Unauthorized(f"the call is not signed by the operator ({p.OPERATOR_SIGNATURE})",
-                           code=p.BAD_SIGNATURE)
-    try:
-        json.loads(raw)
-    except ValueError:
-        raise BadRequest("the body is not valid JSON", code="malformed_json") from None
+    """The body, checked: the operator's signature (``api.operator_calls``: ``404
+    not_operator_mode`` in ledger mode, ``401 bad_signature``), ``400``/``422`` for a body that
+    is not the call's, ``409 stale_request`` outside the launch's timestamp window."""
+    raw = await signed_bytes(context, request, signature)
+    json_object(raw)
     try:
         body = model.model_validate_json(raw)
     except ValidationError as error:
         problem = error.errors()[0]
         where = ".".join(str(part) for part in problem["loc"])
         raise Unprocessable(f"{where}: {problem['msg']}", code="invalid_free_rounds") from None
-    sent = _instant(body.timestamp, "timestamp", "invalid_free_rounds")
-    now = utcnow()
-    if not now - MAX_SIGNED_AGE <= sent <= now + MAX_SIGNED_AGE:
-        raise Conflict("the call's timestamp is more than 5 minutes away from this server's "
-                       "clock (a replay?)", code="stale_request")
+    check_timestamp(body.timestamp, invalid_code="invalid_free_rounds")
     return body
 
 
