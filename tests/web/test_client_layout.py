@@ -68,6 +68,22 @@ def _overlaps(game: Game, first: list[str], second: list[str]) -> list[tuple[str
             if min(p[3], q[3]) - max(p[1], q[1]) > 0.5 and min(p[4], q[4]) - max(p[2], q[2]) > 0.5]
 
 
+def _settled(game: Game, selector: str) -> None:
+    """Wait until no animation of ``selector`` runs (a rectangle read mid-animation is moved)."""
+    game.page.wait_for_function(
+        "([sel]) => document.querySelector(sel).getAnimations()"
+        ".every(a => a.playState !== 'running')", arg=[selector])
+
+
+@pytest.fixture(autouse=True)
+def _let_go(game: Game) -> Iterator[None]:
+    """After each test, whatever its outcome, no scene is held: one failure stays one."""
+    yield
+    game.page.evaluate("""() => { const hooks = window.starfever; hooks.holdAt = null;
+        if (hooks.held && hooks.release) hooks.release(); }""")
+    game.wait_idle()
+
+
 def _language(game: Game, code: str) -> None:
     game.page.click(f'.topbar [data-lang="{code}"]')
     game.page.wait_for_function("([c]) => document.documentElement.lang === c", arg=[code])
@@ -112,6 +128,7 @@ def test_nothing_is_cut_off_or_covered(game: Game, model: MathModel, width: int,
                          ".length")
     assert page.evaluate("document.querySelectorAll('#hc-grid .hc-cell.collected').length") == held
     assert page.is_visible("#banner")
+    _settled(game, "#banner")  # measured where it rests, not mid-animation
     assert _overlaps(game, ["#banner"], ["#hc-grid .hc-cell", ".controls", ".foot", *HEAD]) == []
     assert _outside(game, ["#banner"]) == []
     page.evaluate("window.starfever.release()")
