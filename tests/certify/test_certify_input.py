@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from starfever.engine.model import load_model
-from tests.conftest import run_cli
+from tests.conftest import run_cli_here
 
 
 def _all_wild(data: dict[str, Any]) -> None:
@@ -35,8 +35,8 @@ def test_a_model_that_cannot_be_certified_is_refused_before_simulating(
     model = tmp_path / "hand-made.json"
     model.write_text(json.dumps(data), encoding="utf-8")
     out = tmp_path / "bundle"
-    done = run_cli(["certify", "--out", str(out), "--model", str(model), "--spins", "1e6",
-                    "--no-dieharder"], timeout=120)
+    done = run_cli_here(["certify", "--out", str(out), "--model", str(model), "--spins", "1e6",
+                         "--no-dieharder"])
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.startswith("starfever certify: error: ")
     assert done.stderr.count("\n") == 1 and says in done.stderr
@@ -46,7 +46,7 @@ def test_a_model_that_cannot_be_certified_is_refused_before_simulating(
 
 def test_a_missing_parent_folder_is_refused_and_not_created(tmp_path: Path) -> None:
     out = tmp_path / "missing" / "bundle"
-    done = run_cli(["certify", "--out", str(out), "--spins", "1e6", "--seed", "1e3"])
+    done = run_cli_here(["certify", "--out", str(out), "--spins", "1e6", "--seed", "1e3"])
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.count("\n") == 1 and "the parent folder must exist" in done.stderr
     assert list(tmp_path.iterdir()) == []

@@ -1,6 +1,7 @@
 """Ed25519 keys and signatures (``starfever keygen``, ``starfever sign``), a passphrase-protected
 key, the rules renderer's refusal of a client text it cannot fill, and a failed bundle leaving
-nothing behind."""
+nothing behind. The commands' answers and refusals run in process (``run_cli_in_process``, ADR
+0042): a process of their own would prove nothing more and cost a second of imports each."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from starfever.certify import bundle, rng_evidence, rules, signing
 from starfever.engine.model import load_model
-from tests.harness import run_cli
+from tests.harness import run_cli_in_process
 
 
 def test_sign_and_verify_round_trip_and_a_changed_file_is_refused(tmp_path: Path) -> None:
@@ -30,18 +31,18 @@ def test_sign_and_verify_round_trip_and_a_changed_file_is_refused(tmp_path: Path
 
 def test_a_key_under_a_passphrase_needs_it(tmp_path: Path) -> None:
     phrase = {"STARFEVER_SIGNING_PASSPHRASE": "correct horse battery staple"}
-    assert run_cli("keygen", "--out", str(tmp_path / "lab"), env=phrase).returncode == 0
+    assert run_cli_in_process("keygen", "--out", str(tmp_path / "lab"), env=phrase).returncode == 0
     assert b"ENCRYPTED" in (tmp_path / "lab.key").read_bytes()
     target = tmp_path / "file.txt"
     target.write_text("to sign\n")
-    without = run_cli("sign", str(target), "--key", str(tmp_path / "lab.key"),
+    without = run_cli_in_process("sign", str(target), "--key", str(tmp_path / "lab.key"),
                       env={"STARFEVER_SIGNING_PASSPHRASE": ""})
     assert without.returncode == 2 and "is encrypted" in without.stderr
-    wrong = run_cli("sign", str(target), "--key", str(tmp_path / "lab.key"),
+    wrong = run_cli_in_process("sign", str(target), "--key", str(tmp_path / "lab.key"),
                     env={"STARFEVER_SIGNING_PASSPHRASE": "wrong"})
     assert wrong.returncode == 2 and "passphrase" in wrong.stderr
     assert len(wrong.stderr.strip().splitlines()) == 1
-    signed = run_cli("sign", str(target), "--key", str(tmp_path / "lab.key"), env=phrase)
+    signed = run_cli_in_process("sign", str(target), "--key", str(tmp_path / "lab.key"), env=phrase)
     assert signed.returncode == 0, signed.stderr
     public = signing.load_public(tmp_path / "lab.pub")
     assert signing.verify_file(public, target).sha256
@@ -95,7 +96,7 @@ def test_without_dieharder_the_bundle_says_so(tmp_path: Path,
     (["--manifest", "/nonexistent/m.json"], "cannot read the software manifest"),
 ])
 def test_verify_refuses_bad_input_in_one_line(args: list[str], says: str) -> None:
-    refused = run_cli("verify", *args)
+    refused = run_cli_in_process("verify", *args)
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert says in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
 

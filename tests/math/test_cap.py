@@ -14,7 +14,7 @@ from starfever.engine.rng import SeededSource
 from starfever.engine.round import play_round
 from starfever.math import exact
 from starfever.sim.runner import simulate
-from tests.conftest import run_cli
+from tests.conftest import run_cli_here
 from tests.sim.models import hand_made
 
 
@@ -91,7 +91,7 @@ def test_the_exact_figures_refuse_a_cap_a_star_wild_round_can_pass(tmp_path: Pat
         compute_figures(model)
     path = tmp_path / "past.json"
     path.write_text(json.dumps(model.to_dict()), encoding="utf-8")
-    done = run_cli(["rtp", "--model", str(path), "--no-cache"])
+    done = run_cli_here(["rtp", "--model", str(path), "--no-cache"])
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "1,825" in done.stderr
 
@@ -103,7 +103,7 @@ def test_the_same_model_uncapped_is_stated_without_a_feature_it_lacks(tmp_path: 
     data.pop("max_win_x", None)
     path = tmp_path / "free.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    done = run_cli(["rtp", "--model", str(path), "--no-cache"])
+    done = run_cli_here(["rtp", "--model", str(path), "--no-cache"])
     assert done.returncode == 0, done.stderr
     assert "Hold & Cash never" in done.stdout and "EUR jackpot line never" in done.stdout
     assert "Star Wild round 1,825 x" in done.stdout or "Star Wild round 1825 x" in done.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
@@ -13,8 +14,9 @@ from typing import Any
 import pytest
 
 from starfever.engine.model import load_model, model_from_dict
-from starfever.math import figures
+from starfever.math import figures, holdcash_law
 from starfever.math.figures_format import Figures
+from starfever.math.holdcash_law import PayoutLaw
 
 
 def _count_computations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -78,7 +80,44 @@ def _close(a: Any, b: Any, where: str) -> None:
         assert a == b, where
 
 
+LawsKey = tuple[Any, int, tuple[int, ...] | None, bool]
+
+
+@pytest.fixture(scope="module")
+def solved_laws() -> Iterator[dict[LawsKey, dict[int, PayoutLaw]]]:
+    """The payout laws solved in this module, by the DP's inputs (freed at its end)."""
+    solved: dict[LawsKey, dict[int, PayoutLaw]] = {}
+    yield solved
+    solved.clear()
+
+
+@pytest.fixture
+def payout_laws_once(solved_laws: dict[LawsKey, dict[int, PayoutLaw]],
+                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """``holdcash_law.payout_laws`` solved once per input in the module: ``default`` and
+    ``capped`` have the same Hold & Cash weights, coin counts and DP cap (the cap of 1,800
+    is below the DP's 12,000), so ``capped``'s fresh figures take the laws that ``default``'s
+    fresh computation solved with the same code (14 CPU s, ADR 0045). The laws are read-only:
+    a computation that wrote into one would fail rather than pass on another's result."""
+    real = holdcash_law.payout_laws
+
+    def once(weights: Any, *, cap: int = holdcash_law.DEFAULT_CAP,
+             coins: tuple[int, ...] | None = None, direct: bool = False,
+             threads: int | None = None) -> dict[int, PayoutLaw]:
+        key = (weights, cap, coins, direct)
+        if key not in solved_laws:
+            given = {} if coins is None else {"coins": coins}
+            laws = real(weights, cap=cap, direct=direct, threads=threads, **given)
+            for law in laws.values():
+                law.probabilities.setflags(write=False)
+            solved_laws[key] = laws
+        return dict(solved_laws[key])
+
+    monkeypatch.setattr(holdcash_law, "payout_laws", once)
+
+
 @pytest.mark.slow
+@pytest.mark.usefixtures("payout_laws_once")
 @pytest.mark.parametrize("name", ["default", "capped", "low-volatility", "high-volatility",
                                   "default-total-bet", "de"])
 def test_the_shipped_figures_are_a_fresh_computation(name: str) -> None:

@@ -13,7 +13,7 @@ import pytest
 from starfever.engine.model import load_model
 from starfever.math import exact
 from starfever.math.tune import RTP_TOLERANCE
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_cli_here
 
 
 @pytest.mark.slow
@@ -35,7 +35,7 @@ def test_without_rtp_the_tuner_keeps_the_sources_total(tmp_path: Path) -> None:
 
 
 def _refused(args: list[str], out: Path) -> str:
-    done = run_cli(["tune", "--out", str(out), *args])
+    done = run_cli_here(["tune", "--out", str(out), *args])  # a refusal: in process (ADR 0042)
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.startswith("starfever tune: error: ") and done.stderr.count("\n") == 1
     assert "Traceback" not in done.stderr
