@@ -3,7 +3,8 @@ in German and English, nothing is cut off or covered: the controls and Spin's la
 the €€€ meter and the jackpot values beside the Hold & Cash title and counter, the German
 paytable's last column, the recall ribbon's "before → after" (above a Hold & Cash board's
 title, never over it); the sign-up toast over no control, meter or message; an upright phone's
-menu on one line and its reels taller; the bet picker; the reels named as reels and rows. One page for the module, its viewport resized; ``?speed=`` keeps it fast.
+menu on one line and its reels taller; the bet picker; the reels named as reels and rows.
+One page for the module, its viewport resized; ``?speed=`` keeps it fast.
 ``SF_LAYOUT_SHOTS=DIR`` saves what each check saw."""
 
 from __future__ import annotations

@@ -199,7 +199,7 @@ function symbolName(code) {
 // ---------------------------------------------------------------- celebration
 
 // the show's intro and final sting have their own sounds (a roll; the fanfare of its kind)
-const celebration = new Celebration({ money, speed: () => player.pace,
+const celebration = new Celebration({ money, speed: () => player.speed, hurried: () => player.hurried,
   sting: (act, kind) => sound.play(act === "intro" ? "showIntro" : kind === "bigwin" ? "bigwin" : "jackpot") });
 hooks.celebration = celebration;
 function closeCelebration(hide = true) { celebration.done(hide); }

@@ -18,9 +18,10 @@ const ACTS = { mega: [0.2, 0.5], jackpot: [0.2, 0.5], bigwin: [0, 0.6] };
 const HURRIED_RATE = 5;
 
 export class Celebration {
-  constructor({ money, speed, sting = null }) {
+  constructor({ money, speed, hurried = () => false, sting = null }) {
     this.money = money;
-    this.speed = speed;  // () => the player's pace factor
+    this.speed = speed;  // () => the player's pace factor (unhurried)
+    this.hurried = hurried;  // () => whether the round is hurried already (then so is the show)
     this.sting = sting;  // (act, kind) => a sound for the intro and the final sting
     this.resolve = null;
     this.frame = 0;
@@ -48,7 +49,7 @@ export class Celebration {
     this.last = { kind, tier, amount, title };
     this.acts = [];
     this.shows.push({ kind, acts: this.acts });
-    this.rate = 1;
+    this.rate = this.hurried() ? HURRIED_RATE : 1;  // at most five times as fast, never more
     cancelAnimationFrame(this.frame);
     el.hidden = false;
     $("#cel-close").focus();
@@ -61,25 +62,27 @@ export class Celebration {
     const total = Math.max(ms * this.speed(), 1);
     const [intro, count] = (ACTS[kind] || ACTS.bigwin).map((share) => share * total);
     const countMs = countUp ? count : 0;
+    // the acts one after another, each for at least one frame (a slow frame never jumps one)
+    const acts = [["intro", intro], ["count", countMs], ["sting", total - intro - countMs]]
+      .filter(([, length]) => length > 0);
     return new Promise((resolve) => {
       this.resolve = resolve;
-      let elapsed = 0;
+      let i = 0;
+      let into = 0;  // the time spent in act i (hurried: five times as fast)
       let last = performance.now();
       const step = (now) => {
-        elapsed += Math.max(0, now - last) * this.rate;  // a frame's time may precede the start
+        into += Math.max(0, now - last) * this.rate;  // a frame's time may precede the start
         last = Math.max(last, now);
-        if (elapsed < intro) {
-          this.#act("intro", kind);
-          this.#amount(0);
-        } else if (elapsed < intro + countMs) {
-          this.#act("count", kind);
-          const p = (elapsed - intro) / countMs;
-          this.#amount(Math.round(amount * (1 - (1 - p) ** 3)));
-        } else {
-          this.#act("sting", kind);
-          this.#amount(amount);
+        if (into >= acts[i][1] && this.acts.length > i) {
+          if (i === acts.length - 1) { this.done(true); return; }  // it ends by itself
+          i += 1;
+          into = 0;
         }
-        if (elapsed >= total) { this.done(true); return; }  // it ends by itself
+        const [act, length] = acts[i];
+        this.#act(act, kind);
+        if (act === "intro") this.#amount(0);
+        else if (act === "count") this.#amount(Math.round(amount * (1 - (1 - Math.min(1, into / length)) ** 3)));
+        else this.#amount(amount);
         this.frame = requestAnimationFrame(step);
       };
       step(last);
