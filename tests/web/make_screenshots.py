@@ -110,7 +110,7 @@ def main(out: Path = OUT) -> list[Path]:
         shot("hold-and-cash-end")
 
         _spin_until(page, forcing.jackpot_draws(model),
-                    '#celebrate[data-act="sting"]:not([hidden])', 500)
+                    '#celebrate[data-kind="jackpot"][data-act="sting"]:not([hidden])', 500)
         shot("jackpot")
         _idle(page)
 

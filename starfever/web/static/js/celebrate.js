@@ -112,7 +112,10 @@ export class Celebration {
   done(hide = true) {
     cancelAnimationFrame(this.frame);
     if (this.resolve) this.#amount(Number($("#cel-amount").dataset.cents || 0));
-    if (hide) $("#celebrate").hidden = true;
+    if (hide) {
+      $("#celebrate").hidden = true;
+      delete $("#celebrate").dataset.act;
+    }
     if (this.resolve) { this.resolve(); this.resolve = null; }
   }
 
