@@ -198,9 +198,11 @@ function symbolName(code) {
 
 // ---------------------------------------------------------------- celebration
 
-// the show's intro and final sting have their own sounds (a roll; the fanfare of its kind)
+// a show's sounds: the intro's roll (a big win, which has none, starts on the win cue), and
+// the fanfare of its kind at the final sting
 const celebration = new Celebration({ money, speed: () => player.speed, hurried: () => player.hurried,
-  sting: (act, kind) => sound.play(act === "intro" ? "showIntro" : kind === "bigwin" ? "bigwin" : "jackpot") });
+  sting: (act, kind) => sound.play(act === "intro" ? "showIntro" : act === "count" ? "win"
+    : kind === "bigwin" ? "bigwin" : "jackpot") });
 hooks.celebration = celebration;
 function closeCelebration(hide = true) { celebration.done(hide); }
 

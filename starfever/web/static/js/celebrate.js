@@ -89,13 +89,14 @@ export class Celebration {
     });
   }
 
-  /** Enter ``act`` (once): the stage's look follows ``data-act``; the intro and the final
-   * sting have a sound (not while a resumed round is skipped to its end). */
+  /** Enter ``act`` (once): the stage's look follows ``data-act``; the first act (the intro,
+   * or a big win's count-up) and the final sting have a sound (not while a resumed round is
+   * skipped to its end). */
   #act(act, kind, audible = true) {
     if (this.acts.at(-1) === act) return;
     this.acts.push(act);
     $("#celebrate").dataset.act = act;
-    if (audible && act !== "count") this.sting?.(act, kind);
+    if (audible && (act !== "count" || this.acts.length === 1)) this.sting?.(act, kind);
   }
 
   #amount(cents) {
