@@ -285,3 +285,23 @@ def test_the_sign_up_toast_covers_no_control_meter_or_error(game: Game, width: i
     assert _overlaps(game, ["#toast"], ["#status", ".controls", ".menu > *", *HEAD,
                                         "#pays-minor", "#pays-major", "#pays-mega"]) == []
     assert _outside(game, ["#toast", "#status"]) == []
+
+
+@pytest.mark.parametrize("width,height", SIZES)
+def test_the_demo_strip_covers_nothing(game: Game, width: int, height: int) -> None:
+    """Demo play's DEMO strip is on screen at all times, above the page: it covers no control,
+    not the logo, the meters or a message, and the page still fits the viewport."""
+    page = game.page
+    page.set_viewport_size({"width": width, "height": height})
+    if not page.is_visible("#demo-badge"):
+        page.click("#logout")
+        page.wait_for_selector("#auth:not([hidden])")
+        page.click("#play-demo")
+        page.wait_for_selector("#game:not([hidden])")
+        page.wait_for_function("window.starfever.ready")
+    page.wait_for_selector("#demo-badge:not([hidden])")
+    assert game.text("#status") == ""  # the last player's refusal went with the log-out
+    _shot(game, f"demo-{width}x{height}")
+    assert _overlaps(game, ["#demo-badge"], [*CONTROLS, ".menu > *", "#status"]) == []
+    assert _outside(game, [*CONTROLS, "#demo-badge"]) == []
+    page.evaluate("window.scrollTo(0, 0)")

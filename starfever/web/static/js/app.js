@@ -394,6 +394,8 @@ function showAuth(message = "") {
   $("#game").hidden = true;
   $("#auth").hidden = false;
   $("#auth-error").textContent = message;
+  status("");  // the last player's message is not the next one's
+  $("#toast").hidden = true;
   for (const d of document.querySelectorAll("dialog[open]")) d.close();
   $("#auth-username").focus();
 }
