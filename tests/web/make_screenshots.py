@@ -35,7 +35,8 @@ def _spin(page: Any, draws: list[int], hold: dict[str, Any] | None = None) -> No
 
 
 def _spin_until(page: Any, draws: list[int], selector: str, settle_ms: int = 1200) -> None:
-    """Spin and wait until ``selector`` shows (a celebration), then let it settle."""
+    """Spin and wait until ``selector`` shows (a celebration's final sting: celebrate.js), then
+    let it settle."""
     page.evaluate("d => { window.starfever.nextTestDraws = d; }", draws)
     page.click("#spin")
     page.wait_for_selector(selector, timeout=60_000)
@@ -108,17 +109,20 @@ def main(out: Path = OUT) -> list[Path]:
         _release(page)
         shot("hold-and-cash-end")
 
-        _spin_until(page, forcing.jackpot_draws(model), "#celebrate:not([hidden])", 3000)
+        _spin_until(page, forcing.jackpot_draws(model),
+                    '#celebrate[data-kind="jackpot"][data-act="sting"]:not([hidden])', 500)
         shot("jackpot")
         _idle(page)
 
         big = forcing.find_stops(model.base_reels, lambda _s, e: e.feature is None
                                  and not e.jackpot_lines and e.line_factor >= 600)
-        _spin_until(page, big, '#celebrate[data-kind="bigwin"]:not([hidden])', 1200)
+        _spin_until(page, big, '#celebrate[data-kind="bigwin"][data-act="sting"]:not([hidden])',
+                    400)
         shot("big-win")
         _idle(page)
         mega = forcing.hold_and_cash_draws(model, [1, 2, 3, 1, 5], [[("CASH", 1)] * 10])
-        _spin_until(page, mega, '#celebrate[data-kind="mega"]:not([hidden])', 2500)
+        _spin_until(page, mega, '#celebrate[data-kind="mega"][data-act="sting"]:not([hidden])',
+                    600)
         shot("mega")
         _idle(page)
 

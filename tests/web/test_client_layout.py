@@ -1,8 +1,10 @@
 """Issue 38, point 5: at a laptop's 1366x768, a phone upright (390x844) and sideways (844x390),
 in German and English, nothing is cut off or covered: the controls and Spin's label, the logo,
 the €€€ meter and the jackpot values beside the Hold & Cash title and counter, the German
-paytable's last column, the recall ribbon's "before → after"; the bet picker; the reels named
-as reels and rows. One page for the module, its viewport resized; ``?speed=`` keeps it fast.
+paytable's last column, the recall ribbon's "before → after" (above a Hold & Cash board's
+title, never over it); the sign-up toast over no control, meter or message; an upright phone's
+menu on one line and its reels taller; the bet picker; the reels named as reels and rows.
+One page for the module, its viewport resized; ``?speed=`` keeps it fast.
 ``SF_LAYOUT_SHOTS=DIR`` saves what each check saw."""
 
 from __future__ import annotations
@@ -137,7 +139,7 @@ def test_nothing_is_cut_off_or_covered(game: Game, model: MathModel, width: int,
 
 
 @pytest.mark.parametrize("width,height", SIZES)
-def test_the_german_paytable_and_the_recall_ribbon_fit(game: Game, width: int,
+def test_the_german_paytable_and_the_recall_ribbon_fit(game: Game, model: MathModel, width: int,
                                                        height: int) -> None:
     page = game.page
     page.set_viewport_size({"width": width, "height": height})
@@ -153,8 +155,10 @@ def test_the_german_paytable_and_the_recall_ribbon_fit(game: Game, width: int,
           + (body.scrollWidth > body.clientWidth + 1 ? 1000 : 0); }""")
     assert cut == 0
     page.keyboard.press("Escape")
-    if not page.evaluate("window.starfever.state.lastRound"):
-        game.spin()
+    # the round recalled is a Hold & Cash: its board's title and counter stand where the
+    # ribbon would (over the marquee)
+    game.force(forcing.hold_and_cash_draws(model, [1, 2, 3, 1, 5], [[("CASH", 2)], []]))
+    game.spin()
     page.click("#open-history")
     page.click("#history-list button[data-round]")
     page.wait_for_selector("#recall-ribbon:not([hidden])")
@@ -165,7 +169,10 @@ def test_the_german_paytable_and_the_recall_ribbon_fit(game: Game, width: int,
                 el.textContent]; }""")
     assert ribbon[0] and ribbon[1], ribbon[2]
     assert "→" in ribbon[2] or "->" in ribbon[2] or "vorher" in ribbon[2].lower()
-    assert _outside(game, ["#recall-ribbon"]) == []
+    assert _outside(game, ["#recall-ribbon", ".hc-title", "#hc-respins", *CONTROLS]) == []
+    assert page.is_visible("#holdboard")
+    assert _overlaps(game, ["#recall-ribbon"], [".hc-title", "#hc-respins", "#hc-grid .hc-cell",
+                                                ".topbar", ".controls"]) == []
     page.click("#bet-up")  # play goes on: the recall ends
     page.click("#bet-down")
     _language(game, "en")
@@ -224,21 +231,77 @@ def test_reduced_motion_plays_rounds_at_half_the_pace(game: Game, model: MathMod
         page.emulate_media(reduced_motion="no-preference")
 
 
-def test_the_sign_up_toast_covers_no_error(game: Game) -> None:
-    """The walk's phone: after signing up with no money, the toast ("signed up") and the
-    refusal of a first Spin are both readable, neither over the other."""
+@pytest.mark.parametrize("width,height", SIZES)
+def test_the_upright_phone_menu_is_one_line_and_the_reels_take_the_room(
+        game: Game, width: int, height: int) -> None:
+    """Portrait wasted about 200 px while the menu wrapped: the menu is one line at every size
+    (upright: icons, named for screen readers), and upright the reels grow into the height."""
     page = game.page
-    page.set_viewport_size({"width": 390, "height": 844})
+    page.set_viewport_size({"width": width, "height": height})
+    for code in ("en", "de"):
+        _language(game, code)
+        tops = {round(top) for sel, _l, top, _r, _b in _rects(game, [".menu > *"])}
+        assert max(tops) - min(tops) <= 8, tops  # one line
+        names = page.evaluate("[...document.querySelectorAll('.menu .icon-btn')]"
+                              ".filter(b => b.getClientRects().length).map(b => b.innerText.trim()"
+                              " || b.textContent.trim())")
+        assert all(names), names  # every button keeps its name
+        assert _outside(game, CONTROLS) == []
+    stage = _rects(game, ["#stage"])[0]
+    cell_w, cell_h = (stage[3] - stage[1]) / 5, (stage[4] - stage[2]) / 3
+    below = page.evaluate("innerHeight - document.querySelector('.foot').getBoundingClientRect()"
+                          ".bottom")
+    controls_to_foot = page.evaluate("""() => document.querySelector('.foot')
+        .getBoundingClientRect().top - document.querySelector('#status')
+        .getBoundingClientRect().bottom""")
+    if (width, height) == (390, 844):
+        _shot(game, f"portrait-{width}x{height}")
+        assert cell_h >= 1.4 * cell_w  # the reels take the height the width leaves over
+        assert controls_to_foot < 60 and below >= -0.5  # little left empty, nothing below
+    else:
+        assert cell_h == pytest.approx(cell_w, abs=0.5)  # square elsewhere
+    _language(game, "en")
+
+
+@pytest.mark.parametrize("width,height", SIZES)
+def test_the_sign_up_toast_covers_no_control_meter_or_error(game: Game, width: int,
+                                                            height: int) -> None:
+    """After signing up with no money, the toast ("signed up") covers no control, not the
+    logo, the €€€ meter or the prizes, and not the refusal of a first Spin."""
+    page = game.page
+    page.set_viewport_size({"width": width, "height": height})
     page.click("#logout")
     page.wait_for_selector("#auth:not([hidden])")
     page.click("#tab-signup")
     page.fill("#auth-birth", "1990-01-01")
-    page.fill("#auth-username", f"toast{id(game) % 10000}")
+    page.fill("#auth-username", f"toast{width}x{id(game) % 10000}")
     page.fill("#auth-password", "a-long-password-1")
     page.click("#auth-submit")
     page.wait_for_selector("#game:not([hidden])")
     page.click("#spin")
     page.wait_for_selector("#status.error")
     assert page.is_visible("#toast")
-    assert _overlaps(game, ["#toast"], ["#status", "#spin", ".controls"]) == []
+    _shot(game, f"toast-{width}x{height}")
+    assert _overlaps(game, ["#toast"], ["#status", ".controls", ".menu > *", *HEAD,
+                                        "#pays-minor", "#pays-major", "#pays-mega"]) == []
     assert _outside(game, ["#toast", "#status"]) == []
+
+
+@pytest.mark.parametrize("width,height", SIZES)
+def test_the_demo_strip_covers_nothing(game: Game, width: int, height: int) -> None:
+    """Demo play's DEMO strip is on screen at all times, above the page: it covers no control,
+    not the logo, the meters or a message, and the page still fits the viewport."""
+    page = game.page
+    page.set_viewport_size({"width": width, "height": height})
+    if not page.is_visible("#demo-badge"):
+        page.click("#logout")
+        page.wait_for_selector("#auth:not([hidden])")
+        page.click("#play-demo")
+        page.wait_for_selector("#game:not([hidden])")
+        page.wait_for_function("window.starfever.ready")
+    page.wait_for_selector("#demo-badge:not([hidden])")
+    assert game.text("#status") == ""  # the last player's refusal went with the log-out
+    _shot(game, f"demo-{width}x{height}")
+    assert _overlaps(game, ["#demo-badge"], [*CONTROLS, ".menu > *", "#status"]) == []
+    assert _outside(game, [*CONTROLS, "#demo-badge"]) == []
+    page.evaluate("window.scrollTo(0, 0)")

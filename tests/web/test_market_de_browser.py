@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
+from starfever.engine.model import load_model
 from tests.harness import Databases, Server, expect, start_server
+from tests.web import forcing
 from tests.web.conftest import Game, game_on
 
 pytestmark = pytest.mark.browser
@@ -60,6 +62,29 @@ def test_no_jackpot_meter_and_prizes_named_by_multiplier_in_english_and_german(
     paytable = game.text("#paytable-body")
     page.click("#dlg-paytable [data-close]")
     assert "€€€" not in paytable and "MINOR" not in paytable and "Vollbild" in paytable
+
+
+def test_the_hold_and_cash_board_names_the_prizes_by_multiplier(de_game: Game) -> None:
+    """The board's MINOR and MAJOR cells say what they pay ("×20", "×200"), never MINOR,
+    MAJOR, MEGA or jackpot, in the board, its labels for screen readers and the texts."""
+    game = de_game
+    game.new_player(5_000)
+    model = load_model("de")
+    game.force(forcing.hold_and_cash_draws(model, [1, 2, 3, 1, 5],
+                                           [[("MINOR", 0)], [("MAJOR", 0)], []]))
+    round_ = game.spin()
+    kinds = {c["kind"] for e in round_["events"] if e["type"] == "respin" for c in e["landed"]}
+    assert {"MINOR", "MAJOR"} <= kinds
+    boards = [cell for scene in game.log() for cell in scene.get("board", [])]
+    assert any(cell.endswith(":MINOR:×20") for cell in boards), boards
+    assert any(cell.endswith(":MAJOR:×200") for cell in boards), boards
+    shown = game.page.evaluate("""() => [...document.querySelectorAll('#hc-grid .hc-cell')]
+        .map(c => (c.querySelector('.hc-label')?.textContent || '') + ' '
+                  + (c.getAttribute('aria-label') || '')).join(' ')""")
+    words = shown + game.text("#win-line") + game.text(".topbar")
+    assert "×20" in shown and "×200" in shown
+    for word in ("MINOR", "MAJOR", "MEGA", "JACKPOT", "€€€"):
+        assert word not in words.upper(), (word, words)
 
 
 def test_the_panic_button_asks_once_then_excludes_for_24_hours(de_game: Game) -> None:

@@ -24,7 +24,7 @@ import { TabChannel } from "./tabs.js";
 import { SessionClock } from "./sessionclock.js";
 import { betPicker } from "./betpicker.js";
 import { demoFromUrl, installDemo, noteMaintenance, offerDemo, sessionEndText } from "./demo.js";
-import { hasPool, installPanicButton, presentPrizes } from "./market_de.js";
+import { hasPool, installPanicButton, presentPrizes, prizeLabel } from "./market_de.js";
 import { FreeRounds } from "./freerounds.js";  // free rounds (issue 36): freerounds.js
 
 const $ = (sel) => document.querySelector(sel);
@@ -198,7 +198,12 @@ function symbolName(code) {
 
 // ---------------------------------------------------------------- celebration
 
-const celebration = new Celebration({ money, speed: () => player.pace });
+// a show's sounds: the intro's roll (a big win, which has none, starts on the win cue), and
+// the fanfare of its kind at the final sting
+const celebration = new Celebration({ money, speed: () => player.speed, hurried: () => player.hurried,
+  sting: (act, kind) => sound.play(act === "intro" ? "showIntro" : act === "count" ? "win"
+    : kind === "bigwin" ? "bigwin" : "jackpot") });
+hooks.celebration = celebration;
 function closeCelebration(hide = true) { celebration.done(hide); }
 
 // ---------------------------------------------------------------- rounds
@@ -217,6 +222,7 @@ function resetStage() {
   banner.hide();
   if (celebration.open) celebration.hide();
   celebration.last = null;  // what this round shows
+  celebration.shows = [];
   player.stopPresenting();  // a new Spin cuts the last win's presentation short
   player.clearLines();
   $("#recall-ribbon").hidden = true;
@@ -388,6 +394,8 @@ function showAuth(message = "") {
   $("#game").hidden = true;
   $("#auth").hidden = false;
   $("#auth-error").textContent = message;
+  status("");  // the last player's message is not the next one's
+  $("#toast").hidden = true;
   for (const d of document.querySelectorAll("dialog[open]")) d.close();
   $("#auth-username").focus();
 }
@@ -646,7 +654,11 @@ function bind() {
   $("#rc-history").addEventListener("click", async () => { await acknowledgeReality(); openHistory(); });
   $("#rc-logout").addEventListener("click", async () => { $("#dlg-reality").close(); await logout(); });
   $("#dlg-reality").addEventListener("cancel", (event) => event.preventDefault());
-  $("#cel-close").addEventListener("click", () => closeCelebration());
+  // Collect speeds a running show up (never cuts it); a show that has ended it takes away
+  $("#cel-close").addEventListener("click", () => {
+    if (celebration.resolve) celebration.hurry();
+    else closeCelebration();
+  });
   $("#sound-toggle").addEventListener("click", () => { sound.setOn(!sound.on); showSound(); });
   $("#volume").addEventListener("input", () => { sound.setVolume(Number($("#volume").value) / 100); });
   for (const b of document.querySelectorAll("[data-close]")) {
@@ -682,7 +694,8 @@ async function main() {
     row: (n, code) => t("rowN", { n, name: symbolName(code) }) });
   reels = new ReelView($("#reels"));
   reels.render(START_GRID);
-  board = new HoldBoard($("#holdboard"), { format: money });
+  board = new HoldBoard($("#holdboard"), { format: money,
+    prizeLabel: (kind) => prizeLabel(state.game, kind) });
   player = new RoundPlayer({
     reels, board, banner, sticky: $("#sticky"), paylines: $("#paylines"), winLine: $("#win-line"),
     setWin, countWin, celebrate: (opts, skipping) => celebration.show(opts, skipping),

@@ -1,19 +1,34 @@
 // The full-screen celebration: big-win tiers (by multiple of the total bet), a big €€€ share,
 // and the Mega jackpot (1000 x the total bet), with the amount counting up. It closes by itself,
-// on Collect, or when the round is skipped. Its amount counts without a live region: the page
-// announces the final value once (app.js, #announcer).
+// or when the round is skipped (a round resumed after a reload). Its amount counts without a
+// live region: the page announces the final value once (app.js, #announcer).
+//
+// Every show is staged in three acts on one clock: the intro (the title comes in, a sting), the
+// count-up, and the final sting (the amount lands, a burst). Hurried (Skip, Space, Spin, or its
+// own Collect button) the clock runs five times as fast: every act is still seen, none is cut.
 import { setMarkup } from "./markup.js";
 
 const $ = (sel) => document.querySelector(sel);
 
+/** What share of a show each act takes: [intro, count-up]; the final sting has the rest. A
+ * big win has no intro of its own (the round's last scene leads into it). */
+const ACTS = { mega: [0.2, 0.5], jackpot: [0.2, 0.5], bigwin: [0, 0.6] };
+
+/** How much faster a hurried show runs (the round player's HURRY is a fifth of each pause). */
+const HURRIED_RATE = 5;
+
 export class Celebration {
-  constructor({ money, speed }) {
+  constructor({ money, speed, hurried = () => false, sting = null }) {
     this.money = money;
-    this.speed = speed;  // () => the player's pace factor
+    this.speed = speed;  // () => the player's pace factor (unhurried)
+    this.hurried = hurried;  // () => whether the round is hurried already (then so is the show)
+    this.sting = sting;  // (act, kind) => a sound for the intro and the final sting
     this.resolve = null;
-    this.timer = 0;
     this.frame = 0;
     this.last = null;  // what was shown last (the browser tests read it)
+    this.acts = [];  // the acts the last show went through ("intro", "count", "sting")
+    this.shows = [];  // this round's shows: {kind, acts} (the browser tests read them)
+    this.rate = 1;
   }
 
   get open() { return !$("#celebrate").hidden; }
@@ -32,48 +47,76 @@ export class Celebration {
     setMarkup($("#confetti"), Array.from({ length: pieces }, (_, i) =>
       `<i data-vars="--x:${(i * 37) % 100};--d:${(i * 13) % 20 / 10};--h:${(i * 47) % 360}"></i>`).join(""));
     this.last = { kind, tier, amount, title };
+    this.acts = [];
+    this.shows.push({ kind, acts: this.acts });
+    this.rate = this.hurried() ? HURRIED_RATE : 1;  // at most five times as fast, never more
+    cancelAnimationFrame(this.frame);
     el.hidden = false;
     $("#cel-close").focus();
-    const total = ms * this.speed();
-    this.#count(amount, skipping || !countUp ? 0 : total * 0.6);
-    if (skipping) return Promise.resolve();
+    $("#cel-amount").dataset.cents = String(amount);
+    if (skipping) {
+      this.#act("sting", kind, false);
+      this.#amount(amount);
+      return Promise.resolve();
+    }
+    const total = Math.max(ms * this.speed(), 1);
+    const [intro, count] = (ACTS[kind] || ACTS.bigwin).map((share) => share * total);
+    const countMs = countUp ? count : 0;
+    // the acts one after another, each for at least one frame (a slow frame never jumps one)
+    const acts = [["intro", intro], ["count", countMs], ["sting", total - intro - countMs]]
+      .filter(([, length]) => length > 0);
     return new Promise((resolve) => {
       this.resolve = resolve;
-      this.timer = setTimeout(() => this.done(true), total);  // it ends by itself
+      let i = 0;
+      let into = 0;  // the time spent in act i (hurried: five times as fast)
+      let last = performance.now();
+      const step = (now) => {
+        into += Math.max(0, now - last) * this.rate;  // a frame's time may precede the start
+        last = Math.max(last, now);
+        if (into >= acts[i][1] && this.acts.length > i) {
+          if (i === acts.length - 1) { this.done(true); return; }  // it ends by itself
+          i += 1;
+          into = 0;
+        }
+        const [act, length] = acts[i];
+        this.#act(act, kind);
+        if (act === "intro") this.#amount(0);
+        else if (act === "count") this.#amount(Math.round(amount * (1 - (1 - Math.min(1, into / length)) ** 3)));
+        else this.#amount(amount);
+        this.frame = requestAnimationFrame(step);
+      };
+      step(last);
     });
   }
 
-  #count(to, ms) {
-    cancelAnimationFrame(this.frame);
-    const out = $("#cel-amount");
-    out.dataset.cents = String(to);
-    if (ms <= 0) { out.textContent = this.money(to); return; }
-    const start = performance.now();
-    const step = (now) => {
-      const p = Math.min(1, (now - start) / ms);
-      out.textContent = this.money(Math.round(to * (1 - (1 - p) ** 3)));
-      if (p < 1) this.frame = requestAnimationFrame(step);
-    };
-    this.frame = requestAnimationFrame(step);
+  /** Enter ``act`` (once): the stage's look follows ``data-act``; the first act (the intro,
+   * or a big win's count-up) and the final sting have a sound (not while a resumed round is
+   * skipped to its end). */
+  #act(act, kind, audible = true) {
+    if (this.acts.at(-1) === act) return;
+    this.acts.push(act);
+    $("#celebrate").dataset.act = act;
+    if (audible && (act !== "count" || this.acts.length === 1)) this.sting?.(act, kind);
   }
 
-  /** Hurried (Spin, Skip or Space during the show): the amount jumps to its end and the show
-   * closes a moment later; it is never left out. */
+  #amount(cents) {
+    $("#cel-amount").textContent = this.money(cents);
+  }
+
+  /** Hurried (Spin, Skip, Space or Collect during the show): the rest of it plays five times as
+   * fast; no act is left out and the show is never cut short. */
   hurry() {
-    if (!this.resolve) return;
-    clearTimeout(this.timer);
-    this.#count(Number($("#cel-amount").dataset.cents || 0), 0);
-    this.timer = setTimeout(() => this.done(true), 900 * this.speed());
+    if (this.resolve) this.rate = HURRIED_RATE;
   }
 
   /** End the show (``hide``: also take the overlay away; else it stays until the next round). */
   done(hide = true) {
-    clearTimeout(this.timer);
-    if (this.resolve) {
-      cancelAnimationFrame(this.frame);
-      $("#cel-amount").textContent = this.money(Number($("#cel-amount").dataset.cents || 0));
+    cancelAnimationFrame(this.frame);
+    if (this.resolve) this.#amount(Number($("#cel-amount").dataset.cents || 0));
+    if (hide) {
+      $("#celebrate").hidden = true;
+      delete $("#celebrate").dataset.act;
     }
-    if (hide) $("#celebrate").hidden = true;
     if (this.resolve) { this.resolve(); this.resolve = null; }
   }
 

@@ -16,10 +16,8 @@ function badge() {
     el.id = "demo-badge";
     el.dataset.testid = "demo-badge";
     el.setAttribute("role", "status");
-    el.style.cssText = "position:fixed;top:8px;left:50%;transform:translateX(-50%);z-index:10000;" +
-      "padding:4px 14px;border-radius:6px;background:#c62828;color:#fff;font-weight:800;" +
-      "letter-spacing:.2em;box-shadow:0 2px 8px rgba(0,0,0,.5);pointer-events:none;font-size:14px";
-    document.body.appendChild(el);
+    el.className = "demo-badge";  // a strip above the page (app.css): it covers nothing
+    document.body.prepend(el);
   }
   return el;
 }

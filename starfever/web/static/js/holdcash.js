@@ -4,8 +4,9 @@ import { cellKey } from "./timeline.js";
 import { symbolSvg } from "./symbols.js";
 
 export class HoldBoard {
-  constructor(root, { format }) {
+  constructor(root, { format, prizeLabel = (kind) => kind }) {
     this.root = root;
+    this.prizeLabel = prizeLabel;  // MINOR / MAJOR, or what the model calls them ("×20")
     this.grid = root.querySelector("#hc-grid");
     this.counter = root.querySelector("#hc-respins");
     this.counterN = root.querySelector("#hc-respins-n");
@@ -53,11 +54,12 @@ export class HoldBoard {
     let sub = "";
     if (kind === "CASH") label = this.format(value);
     else if (kind === "MINOR" || kind === "MAJOR") {
-      label = kind;
+      label = this.prizeLabel(kind);
       if (totalBet && pays[kind]) sub = this.format(pays[kind] * totalBet);
     } else if (kind === "UPGRADE") label = "+1×";
     else if (kind === "MULTIPLIER") label = "×2";
-    const same = el.dataset.kind === kind && el.dataset.value === String(value ?? "");
+    const same = el.dataset.kind === kind && el.dataset.value === String(value ?? "")
+      && el.querySelector(".hc-label")?.textContent === label;
     if (same) return;
     el.dataset.kind = kind;
     el.dataset.value = String(value ?? "");

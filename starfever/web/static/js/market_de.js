@@ -17,6 +17,14 @@ export function prizesByMultiplier(game) {
   return game?.hold_and_cash?.prize_names === "multiplier";
 }
 
+/** What a fixed prize cell (MINOR, MAJOR) is called on the board: its multiplier ("×20")
+ * where the model names prizes so, else its code. */
+export function prizeLabel(game, kind) {
+  if (!prizesByMultiplier(game)) return kind;
+  const x = game.hold_and_cash[kind.toLowerCase()];
+  return x === undefined ? kind : `×${x}`;
+}
+
 /** The i18n key of the full-screen award's title (the "Mega" of the conditions). */
 export function megaKey(game) {
   return prizesByMultiplier(game) ? "megaPrize" : "mega";

@@ -89,6 +89,7 @@ export class RoundPlayer {
     this.cheer = !quiet && this.worthIt;
     this.shownBig = 0;  // the largest amount a full-screen celebration has shown this round
     this.hcText = null;  // what the Hold & Cash collect banner says this round
+    this.boostersSeen = new Set();  // the booster kinds this round has staged in full
     const scenes = buildTimeline(round.events);
     ui.log.length = 0;
     let shownWin = 0;
@@ -313,8 +314,13 @@ export class RoundPlayer {
     board.root.dataset.respin = String(scene.index);
     const prev = Number(board.root.dataset.respinsLeft || "3");
     board.setCounter(Math.max(prev - 1, 0));
+    // a booster of a kind this round has already staged in full plays at a known booster's
+    // pace (its cell, its banner, its flash all still shown): a capped round's run of
+    // MULTIPLIERs moves like an ordinary feature instead of repeating the first one's staging
+    const known = scene.boosters.length > 0 && scene.boosters.every((b) => this.boostersSeen.has(b.kind));
+    const held = scene.landed.filter((c) => c.kind === "CASH" || c.kind === "MINOR" || c.kind === "MAJOR");
     board.spinning(true);
-    await this.wait(700);
+    await this.wait(known ? 350 : 700);
     board.spinning(false);
     const fresh = new Set(scene.landed.map((c) => `${c.reel},${c.row}`));
     board.render(scene.afterLanding, { fresh, ...this.#pays(round) });
@@ -328,17 +334,19 @@ export class RoundPlayer {
       board.setCounter(scene.respinsLeft);
       ui.winLine.textContent = ui.t("respinsLeftText", { n: scene.respinsLeft });
     }
-    await this.wait(scene.landed.length ? 800 : 350);
+    await this.wait(held.length || (scene.landed.length && !known) ? 800 : known ? 200 : 350);
     for (const b of scene.boosters) {
+      const again = this.boostersSeen.has(b.kind);
+      this.boostersSeen.add(b.kind);
       // the amount an UPGRADE added comes from the round's events (timeline.js)
       const text = b.kind !== "UPGRADE" ? ui.t("multiplierText")
         : b.added !== null ? ui.t("upgradeText", { amount: ui.money(b.added) }) : ui.t("upgrade");
       ui.winLine.textContent = text;
       ui.banner.show(ui.t(b.kind === "UPGRADE" ? "upgrade" : "multiplier"), text, "booster");
-      await this.wait(700);
+      await this.wait(again ? 300 : 700);
       board.clearBooster(b.reel, b.row);
       board.render(b.board, { flash: true, ...this.#pays(round) });
-      await this.wait(800);
+      await this.wait(again ? 450 : 800);
       ui.banner.hide();
     }
     board.render(scene.board, this.#pays(round));
@@ -350,8 +358,7 @@ export class RoundPlayer {
     const title = ui.t(megaKey(ui.game));  // "full-screen prize" where prizes are named so
     ui.winLine.textContent = `${title}: ${ui.money(scene.win)}`;
     if (this.quiet) return;
-    this.sound("jackpot");
-    this.shownBig = Math.max(this.shownBig, scene.win);
+    this.shownBig = Math.max(this.shownBig, scene.win);  // its intro and sting: celebrate.js
     await ui.celebrate({ kind: "mega", tier: 3, title, kicker: ui.t("megaText"),
       amount: scene.win, sub: ui.t("megaSub", { x: ui.game.hold_and_cash.mega,
         bet: ui.money(this.round.total_bet) }), ms: 9000 }, this.skipping);
@@ -385,7 +392,7 @@ export class RoundPlayer {
     this.hcText = text;
     ui.winLine.textContent = text;
     ui.banner.show(ui.t("collect").toUpperCase(), text, "hc");
-    await this.wait(2000);
+    await this.wait(scene.capped ? 1400 : 2000);  // capped: the maximum win's scene follows
     if (!this.skipping) ui.banner.hide();
   }
 
@@ -403,7 +410,7 @@ export class RoundPlayer {
     const text = this.#maxWinText(scene);
     ui.winLine.textContent = text;
     ui.banner.show(ui.t("maxWinTitle"), text, "maxwin");
-    await this.wait(2500);
+    await this.wait(1600);  // the win line keeps saying it
     if (!this.skipping) ui.banner.hide();
   }
 
@@ -419,9 +426,10 @@ export class RoundPlayer {
       + (scene.withheld ? ` ${ui.t("jackpotWithheld", { withheld: ui.money(scene.withheld) })}` : "");
     ui.winLine.textContent = text;
     if (this.quiet) return;
-    this.sound("jackpot");
     // the show fits the amount: a small share of the pool gets a banner, a big one the stage
+    // (its intro and sting: celebrate.js)
     const tier = bigWinTier(scene.win, this.round.total_bet, game.market);
+    if (tier === 0) this.sound("jackpot");
     if (tier > 0) {
       this.shownBig = Math.max(this.shownBig, scene.win);
       await ui.celebrate({ kind: "jackpot", tier, title: ui.t("jackpot"), kicker: "€ € €",
@@ -454,11 +462,12 @@ export class RoundPlayer {
     if (!ui.board.root.hidden) ui.banner.show(ui.t("collect").toUpperCase(),
       this.hcText ?? ui.t("hcEnd", { win: ui.money(round.hold_and_cash_win) }), "hc");
     const tier = this.cheer ? bigWinTier(scene.totalWin, round.total_bet, ui.game.market) : 0;
-    if (tier > 0 && scene.totalWin > this.shownBig && !this.skipping) {
-      this.sound("bigwin");
+    if (tier > 0 && scene.totalWin > this.shownBig && !this.skipping) {  // its sting: celebrate.js
       await ui.celebrate({ kind: "bigwin", tier, title: ui.t(`bigWin${tier}`),
         kicker: ui.t("bigWinKicker", { x: Math.floor(scene.totalWin / round.total_bet) }),
-        amount: scene.totalWin, sub: "", ms: 1500 + 1500 * tier, countUp: true }, false);
+        // after a Hold & Cash collect that counted the win in coin by coin, a shorter show
+        amount: scene.totalWin, sub: "", ms: 1500 + (this.hcText === null ? 1500 : 800) * tier,
+        countUp: true }, false);
     }
   }
 }

@@ -6,6 +6,7 @@
 import { ReelView } from "./reels.js";
 import { HoldBoard } from "./holdcash.js";
 import { RoundPlayer } from "./player.js";
+import { prizeLabel } from "./market_de.js";
 import { installSprite, setSymbolNames } from "./symbols.js";
 import { has, t, useLanguage } from "./i18n.js";
 import { formatCents } from "./money.js";
@@ -52,7 +53,8 @@ async function main() {
   setSymbolNames(symbolName);
   banner.el = $("#banner");
   const reels = new ReelView($("#reels"));
-  const board = new HoldBoard($("#holdboard"), { format: money });
+  const board = new HoldBoard($("#holdboard"), { format: money,
+    prizeLabel: (kind) => prizeLabel(game, kind) });
   const player = new RoundPlayer({
     reels, board, banner, sticky: $("#sticky"), paylines: $("#paylines"), winLine: $("#win-line"),
     setWin, countWin, celebrate: () => Promise.resolve(), celebrateDone: () => {},

@@ -2,6 +2,9 @@
 // cues (reel stops, coins, boosters, count-up ticks, stings) and a music bed under them.
 // The AudioContext is made only when sound is switched on (a click: browsers allow audio
 // after a gesture), so a player who never turns it on never gets one.
+// Reduced motion (the system setting) asks for calm: with sound on there is then no music bed,
+// no count-up ticks and no anticipation drone, and every other cue is a short sting (its first
+// third of a second): what happened is still heard, nothing loops or runs on.
 
 const ON_KEY = "sf.sound";
 const VOLUME_KEY = "sf.volume";
@@ -24,6 +27,10 @@ const CUES = {
   // the Hold & Cash sting: a rising fanfare over a low hit
   hcIntro: [[110, 0, 0.5, "sawtooth", 0.35], [392, 0, 0.12, "square", 0.25], [523, 0.12, 0.12, "square", 0.25],
     [659, 0.24, 0.12, "square", 0.28], [784, 0.36, 0.45, "triangle", 0.45], [1046, 0.36, 0.45, "triangle", 0.3]],
+  // a big show's intro: a drum roll rising into it (celebrate.js; its final sting is jackpot/bigwin)
+  showIntro: [[98, 0, 0.09, "square", 0.25], [110, 0.1, 0.09, "square", 0.25], [123, 0.2, 0.09, "square", 0.28],
+    [131, 0.3, 0.09, "square", 0.3], [147, 0.4, 0.09, "square", 0.32], [196, 0.5, 0.5, "sawtooth", 0.3],
+    [392, 0.5, 0.5, "triangle", 0.35]],
   booster: [[300, 0, 0.25, "sawtooth", 0.2], [600, 0.05, 0.25, "sawtooth", 0.2], [1200, 0.1, 0.3, "triangle", 0.3]],
 };
 
@@ -34,6 +41,15 @@ const BEDS = {
   feature: { bass: [130.8, 130.8, 155.6, 146.8], arp: [523, 659, 784, 1046, 784, 659, 784, 988], step: 0.16 },
 };
 const BED_GAIN = 0.07;
+
+/** Under reduced motion: the cues left out (they repeat or run on), and a cue's longest span. */
+const CALM_SILENT = new Set(["tick", "anticipate"]);
+const CALM_SPAN_S = 0.35;
+
+/** Whether the player's system asks for reduced motion (read at each cue: it may change). */
+export function calm() {
+  return Boolean(window.matchMedia?.("(prefers-reduced-motion: reduce)").matches);
+}
 
 export class Sound {
   constructor() {
@@ -56,13 +72,15 @@ export class Sound {
 
   #startBed() {
     clearInterval(this.bedTimer);
+    this.bedTimer = 0;
+    if (calm()) return;  // reduced motion: no music bed
     const bed = BEDS[this.bedKind];
     let step = 0;
     let next = this.context.currentTime + 0.05;
     this.played.push(`bed:${this.bedKind}`);
     // schedule a little ahead on the audio clock (steady timing whatever the page does)
     this.bedTimer = setInterval(() => {
-      if (!this.on || !this.context) { clearInterval(this.bedTimer); return; }
+      if (!this.on || !this.context || calm()) { clearInterval(this.bedTimer); this.bedTimer = 0; return; }
       while (next < this.context.currentTime + 0.3) {
         if (step % 4 === 0) this.#note(bed.bass[(step / 4) % bed.bass.length], next, bed.step * 3.5, "triangle", BED_GAIN * 1.6);
         if (step % 2 === 0) this.#note(bed.arp[(step / 2) % bed.arp.length], next, bed.step * 0.9, "sine", BED_GAIN);
@@ -119,9 +137,14 @@ export class Sound {
     if (!this.context) return;
     // turned on in an earlier visit: the browser starts the context at the first gesture
     if (this.context.state === "suspended") this.context.resume?.();
-    if (!this.bedTimer) this.#startBed();  // turned on in an earlier visit: the bed starts now
-    this.played.push(name);
+    const quiet = calm();
+    if (!this.bedTimer && !quiet) this.#startBed();  // turned on in an earlier visit: the bed starts now
+    if (quiet && CALM_SILENT.has(name)) return;
+    this.played.push(quiet ? `${name}:short` : name);
     const now = this.context.currentTime;
-    for (const [freq, start, length, wave, gain] of CUES[name]) this.#note(freq, now + start, length, wave, gain);
+    for (const [freq, start, length, wave, gain] of CUES[name]) {
+      if (quiet && start >= CALM_SPAN_S) continue;  // a short sting: the cue's first moment
+      this.#note(freq, now + start, quiet ? Math.min(length, CALM_SPAN_S - start) : length, wave, gain);
+    }
   }
 }
