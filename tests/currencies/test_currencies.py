@@ -1,0 +1,77 @@
+"""Currencies as data (ADR 0076): the shipped files, the loader's refusals, the pairing with a
+model (the same exact figures class by class, or refused)."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+
+from starfever.currencies import (
+    DEFAULT_CURRENCY,
+    UnknownCurrency,
+    check_currency_model,
+    currency_codes,
+    currency_from_dict,
+    load_currency,
+    market_currency,
+    parse_currencies,
+)
+from starfever.engine.model import load_model
+from starfever.engine.symbols import BET_CLASSES
+
+
+def test_shipped_currencies_are_eur_and_gbp_with_the_model_classes() -> None:
+    assert currency_codes() == ["EUR", "GBP"]
+    assert DEFAULT_CURRENCY == "EUR"
+    for code in currency_codes():
+        found = load_currency(code)
+        assert found.code == code and found.exponent == 2 and found.share_base == 100
+        assert found.line_bets == BET_CLASSES
+        assert found.pool_seed == 100_000 and found.contribution_rate == Fraction(1, 100)
+        check_currency_model(found, load_model("default"))
+
+
+def test_served_list_is_parsed_in_order_and_refused_when_unknown_or_twice() -> None:
+    assert parse_currencies("gbp, EUR") == ("GBP", "EUR")
+    with pytest.raises(UnknownCurrency, match="unknown currency 'USD'; currencies: EUR, GBP"):
+        parse_currencies("EUR,USD")
+    with pytest.raises(UnknownCurrency, match="named twice"):
+        parse_currencies("EUR,EUR")
+    with pytest.raises(UnknownCurrency, match="separated by commas"):
+        parse_currencies("EUR,")
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"line_bets": [1, 7]}, "line_bets must be"),
+    ({"line_bets": [2, 1]}, "line_bets must be"),
+    ({"share_base": 1000}, "share_base must be 100"),
+    ({"code": "eur"}, "three capital letters"),
+    ({"exponent": True}, "exponent must be"),
+    ({"pool": {"seed": -1, "contribution_rate": "1/100"}}, "pool.seed"),
+    ({"pool": {"seed": 1, "contribution_rate": 0.01}}, "contribution_rate"),
+    ({"symbol": "€"}, "fields must be"),
+])
+def test_a_bad_file_is_refused_in_one_line(change: dict[str, object], message: str) -> None:
+    data = json.loads(json.dumps({"code": "EUR", "description": "", "exponent": 2,
+                                  "line_bets": [1, 2], "share_base": 100,
+                                  "pool": {"seed": 100000, "contribution_rate": "1/100"}}))
+    data.update(change)
+    with pytest.raises(UnknownCurrency, match=message):
+        currency_from_dict(data, "X.json")
+
+
+def test_a_pool_other_than_the_models_is_refused_and_the_de_model_narrows_the_ladder() -> None:
+    data = {"code": "EUR", "description": "", "exponent": 2, "line_bets": list(BET_CLASSES),
+            "share_base": 100, "pool": {"seed": 5, "contribution_rate": "1/100"}}
+    with pytest.raises(UnknownCurrency, match="differs from the model's"):
+        check_currency_model(currency_from_dict(data, "X.json"), load_model("default"))
+    de = load_model("de")  # no progressive: the pool's figures do not apply
+    check_currency_model(currency_from_dict(data, "X.json"), de)
+    assert load_currency("GBP").ladder(de) == de.line_bets
+
+
+def test_market_currency_reads_the_profile_field() -> None:
+    assert market_currency("at") is None
+    assert market_currency("no-such-market") is None
