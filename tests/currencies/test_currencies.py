@@ -75,3 +75,25 @@ def test_a_pool_other_than_the_models_is_refused_and_the_de_model_narrows_the_la
 def test_market_currency_reads_the_profile_field() -> None:
     assert market_currency("at") is None
     assert market_currency("no-such-market") is None
+
+
+@pytest.mark.skipif("uk" not in __import__("starfever.markets").markets.market_names(),
+                    reason="no market profile names a currency yet")
+def test_a_market_with_a_currency_defaults_to_it_and_is_refused_without_it() -> None:
+    from starfever.server.settings import SettingsError, settings_from_env
+
+    currency = market_currency("uk")
+    assert currency is not None
+    assert settings_from_env({"STARFEVER_MARKET": "uk"}).served_currencies == (currency,)
+    with pytest.raises(SettingsError, match="which this server does not serve"):
+        settings_from_env({"STARFEVER_MARKET": "uk", "STARFEVER_CURRENCIES": "EUR"})
+
+
+def test_settings_serve_eur_by_default_and_the_list_given() -> None:
+    from starfever.server.settings import SettingsError, settings_from_env
+
+    assert settings_from_env({}).served_currencies == ("EUR",)
+    assert settings_from_env({"STARFEVER_CURRENCIES": "GBP,EUR"}).served_currencies == (
+        "GBP", "EUR")
+    with pytest.raises(SettingsError, match="STARFEVER_CURRENCIES: unknown currency 'ZZZ'"):
+        settings_from_env({"STARFEVER_CURRENCIES": "ZZZ"})
