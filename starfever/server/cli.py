@@ -92,7 +92,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"WARNING: {TEST_MODE_WARNING}", file=sys.stderr)
     db = open_migrated(settings.database_url)
     try:
-        ensure_pool(db, model)
+        ensure_pool(db, model, settings.served_currencies)
         ensure_boundary(db, settings.chain_key())
         prove_write(db)  # a server that cannot book a bet must not start
         transaction.check(db)

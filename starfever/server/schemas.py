@@ -68,6 +68,8 @@ class PlayerCreate(Credentials):
     """Register a player; the birth date (``YYYY-MM-DD``) is required: players must be 18."""
 
     birth_date: Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+    currency: Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")] | None = None
+    """The wallet's currency, one the installation serves (default: its first; ADR 0076)."""
 
     @field_validator("birth_date")
     @classmethod
@@ -147,6 +149,8 @@ class PlayerPublic(Public):
     role: str
     birth_date: date | None
     created_at: datetime
+    currency: str | None = None
+    """A player's wallet currency."""
 
 
 class TokenPublic(Public):
