@@ -179,6 +179,11 @@ class RealityCheckPublic(Public):
 class WalletPublic(Public):
     balance: int
     currency: str = "EUR"
+    """The session's currency: ``balance`` is in its minor units (ADR 0076)."""
+    line_bets: list[int] | None = None
+    """The currency's ladder of line bets (minor units) this player may choose from."""
+    exponent: int = 2
+    """The currency's minor-unit exponent."""
     reality_check: RealityCheckPublic
     session_time_left_seconds: int | None = None
     """Operator mode: seconds left of the session's time limit from its launch (0: reached,
@@ -358,6 +363,7 @@ class PoolMetersPublic(Public):
     hits: int
     carry: str
     updated_at: datetime | None
+    currency: str = "EUR"
 
 
 class RtpRowPublic(Public):
@@ -550,6 +556,7 @@ class PoolPublic(Public):
     refills: int
     hits: int
     recent_refills: list[RefillPublic]
+    currency: str = "EUR"
 
 
 class PendingCreditPublic(Public):
@@ -669,12 +676,15 @@ class MetersPublic(Public):
     """Every paid round so far (test and free rounds left out), per model and bet class."""
     by_model: list[RtpRowPublic]
     pool: PoolPublic
+    """The first served currency's pool (``pools``: every currency's, ADR 0076)."""
     pending_credits: PendingCreditsPublic | None
     """Operator mode only."""
     unpaid_wins: UnpaidWinsPublic | None = None
     """Operator mode only: credits the operator's wallet refused (never counted as paid)."""
     free_by_bet_class: list[RtpRowPublic] = []
     """Free rounds alone (ADR 0064), per model and bet class, at their grants' stakes."""
+    pools: list[PoolPublic] = []
+    """Every served currency's pool, by currency code."""
 
 
 class EventPublic(Public):
