@@ -97,3 +97,11 @@ def test_settings_serve_eur_by_default_and_the_list_given() -> None:
         "GBP", "EUR")
     with pytest.raises(SettingsError, match="STARFEVER_CURRENCIES: unknown currency 'ZZZ'"):
         settings_from_env({"STARFEVER_CURRENCIES": "ZZZ"})
+
+
+def test_the_round_details_page_writes_a_rounds_amounts_in_its_currency() -> None:
+    from starfever.server.api.round_details_page import money
+
+    assert money(123456, "en", "GBP") == "£1,234.56"
+    assert money(123456, "de", "GBP") == "1.234,56 £"
+    assert money(-5, "en") == "-€0.05"
