@@ -253,6 +253,8 @@ class RoundSummary(Public):
     free_round: RoundGrantPublic | None = None
     """A free round (ADR 0064): its grant, campaign, what it paid and what the cap withheld;
     ``None`` for a paid round."""
+    currency: str = "EUR"
+    """The currency of its amounts (minor units; ADR 0076)."""
 
 
 class RoundPublic(RoundSummary):
