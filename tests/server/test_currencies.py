@@ -170,6 +170,15 @@ def test_reports_and_meters_split_per_currency(served: Server) -> None:
     text = run_cli_in_process("report", "daily", "--date", day, "--currency", "GBP",
                               "--database-url", served.database_url).stdout
     assert "in GBP" in text and "GBP pool:" in text
+    for currency in ("EUR", "GBP"):  # the back office's daily lines, of one currency each
+        meters = expect(served.call("GET", f"/operator/meters?currency={currency}",
+                                    served.operator_token), 200).json()
+        today = [d for d in meters["daily"] if d["day"] == day and d["line_bet"] is None]
+        paid = [r for r in _rounds(served, currency) if not r.test and r.grant_id is None
+                and r.created_at.date().isoformat() == day]
+        assert today and today[0]["bets"] == sum(r.total_bet for r in paid) > 0
+        assert meters["pool"]["currency"] == currency
+        assert [p["currency"] for p in meters["pools"]] == ["EUR", "GBP"]
     metrics = expect(served.http.get(f"{served.url}/metrics"), 200).text
     assert 'starfever_pool_cents{currency="EUR"}' in metrics
     assert 'starfever_pool_cents{currency="GBP"}' in metrics

@@ -252,25 +252,31 @@ def wallet_calls(context: ContextDep, _operator: OperatorDep,
 @router.get("/meters")
 def meters(context: ContextDep, _operator: OperatorDep,
            since: Annotated[str | None, Query(pattern=DAY_PATTERN)] = None,
-           until: Annotated[str | None, Query(pattern=DAY_PATTERN)] = None) -> MetersPublic:
+           until: Annotated[str | None, Query(pattern=DAY_PATTERN)] = None,
+           currency: Annotated[str | None, Query(pattern=r"^[A-Z]{3}$")] = None,
+           ) -> MetersPublic:
     """Bets, wins and GGR per UTC day and bet class (default the last 30 days), actual against
     theoretical RTP per class with 99 % intervals, the €€€ pool with its refills, and in
-    operator mode the credits still pending."""
+    operator mode the credits still pending. The daily lines and refills are of ``currency``
+    (default the first served; ``422 currency_not_served`` for another), ``pools`` lists every
+    currency's pool; the RTP rows, ratios per class, are over every currency (ADR 0076)."""
+    code = served_currency(context.settings, currency)
     first, last = backoffice.day_range(_day(since, "since"), _day(until, "until"))
     by_model, by_class = rtp_meters.rtp(context.db)
     _, free_by_class = rtp_meters.rtp(context.db, free=True)
     seed = context.model.seed_cents
     refills = [RefillPublic(round_id=r.round_id, created_at=r.created_at, amount=r.amount,
-                            pool_after=r.pool_after) for r in backoffice.refills(context.db)]
+                            pool_after=r.pool_after)
+               for r in backoffice.refills(context.db, currency=code)]
     pools: list[PoolPublic] = []
-    for code in context.settings.served_currencies:  # one pool per currency (ADR 0076)
-        view = jackpot.read(context.db, code)
+    for served in context.settings.served_currencies:  # one pool per currency (ADR 0076)
+        view = jackpot.read(context.db, served)
         pools.append(PoolPublic(
             pool=view.pool if view else seed, seed=view.seed if view else seed,
             contributions=view.contributions if view else 0, wins=view.wins if view else 0,
             refills=view.refills if view else 0, hits=view.hits if view else 0,
-            recent_refills=refills if not pools else [], currency=code))
-    pool = pools[0]
+            recent_refills=refills if served == code else [], currency=served))
+    pool = next(p for p in pools if p.currency == code)
     pending = None
     if context.wallet.calls_operator:
         found = backoffice.pending_credits(context.db)
@@ -282,7 +288,7 @@ def meters(context: ContextDep, _operator: OperatorDep,
         unpaid_wins=_unpaid(context.db) if context.wallet.calls_operator else None,
         daily=[DayLinePublic(day=d.day, line_bet=d.line_bet, rounds=d.rounds, bets=d.bets,
                              wins=d.wins, ggr=d.ggr)
-               for d in backoffice.daily(context.db, first, last)],
+               for d in backoffice.daily(context.db, first, last, code)],
         by_bet_class=[rtp_row(r) for r in by_class], by_model=[rtp_row(r) for r in by_model],
         free_by_bet_class=[rtp_row(r) for r in free_by_class],
         pool=pool, pending_credits=pending)
