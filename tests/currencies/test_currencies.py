@@ -105,3 +105,25 @@ def test_the_round_details_page_writes_a_rounds_amounts_in_its_currency() -> Non
     assert money(123456, "en", "GBP") == "£1,234.56"
     assert money(123456, "de", "GBP") == "1.234,56 £"
     assert money(-5, "en") == "-€0.05"
+
+
+def test_a_rounds_currency_is_hashed_unless_eur_so_a_eur_round_hashes_as_before() -> None:
+    from dataclasses import fields, replace
+    from datetime import UTC, datetime
+
+    from starfever.server.books import RoundRow
+    from starfever.server.services.chain import IDENTIFIED, round_hash
+
+    values = {f.name: 0 for f in fields(RoundRow)}
+    values.update(idempotency_key="k", request_hash="h", model_name="default",
+                  model_version="3.0", feature=None, draws="[]", events="[]", test=False,
+                  created_at=datetime(2026, 12, 4, tzinfo=UTC), prev_hash="0" * 64, hash="",
+                  hash_scheme=IDENTIFIED, build_sha256=None, model_sha256=None, session_id=None,
+                  grant_id=None, paid_win=None)
+    key = b"k" * 32
+    eur = RoundRow(**{**values, "currency": "EUR"})
+    gbp = replace(eur, currency="GBP")
+    legacy = {k: v for k, v in values.items() if k != "currency"}
+    assert round_hash(eur, key) == round_hash(RoundRow(**legacy), key)  # the default is EUR
+    assert round_hash(gbp, key) != round_hash(eur, key)
+    assert round_hash(gbp, key) != round_hash(replace(eur, currency="USD"), key)
