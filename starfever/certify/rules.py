@@ -36,7 +36,7 @@ _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 UPGRADE_RULES = {"line_bet": "upgradeLineBet", "total_bet": "upgradeTotalBet"}
 """``pages.js``'s ``UPGRADE_RULES``: the text that says what one UPGRADE adds, by unit."""
 SEPARATORS = {"de": (".", ",", "", "\u00a0€"), "en": (",", ".", "€", "")}
-"""group, decimal, before, after: ``money.js``'s ``SEP``."""
+"""group, decimal, before, after: what ``money.js`` (``Intl.NumberFormat``) writes for EUR."""
 
 
 class RulesError(InputError):

@@ -21,10 +21,12 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
+from starfever.currencies import currency_codes
 from starfever.engine.errors import InputError
 
 VERSION: Final = 2
 CURRENCY: Final = "EUR"
+"""The default currency (a launch names its own; every call carries its session's)."""
 GAME: Final = "star-fever"
 STARFEVER_SIGNATURE: Final = "X-Starfever-Signature"
 OPERATOR_SIGNATURE: Final = "X-Operator-Signature"
@@ -156,8 +158,9 @@ def check_request(method: str, body: Mapping[str, Any], now: datetime) -> None:
             raise ProtocolError(f"{name} must be 1-128 characters of A-Z a-z 0-9 _ . : -")
     if "operator_session" in body and not is_operator_session(body["operator_session"]):
         raise ProtocolError("operator_session must be 1-256 visible ASCII characters")
-    if "currency" in body and body["currency"] != CURRENCY:
-        raise ProtocolError(f"currency must be {CURRENCY!r}, got {body['currency']!r}")
+    if "currency" in body and body["currency"] not in currency_codes():
+        raise ProtocolError(f"currency must be one of {', '.join(currency_codes())}, got "
+                            f"{body['currency']!r}")
     for name in ("amount", "jackpot_amount"):
         if name in body and (type(body[name]) is not int or body[name] < 0):
             raise ProtocolError(f"{name} must be a whole number of cents >= 0")

@@ -124,7 +124,7 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
             log.warning("!" * 20 + " %s " + "!" * 20, TEST_MODE_WARNING)
         for warning in identity.warnings:
             log.warning("%s", warning)
-        ensure_pool(db, model)
+        ensure_pool(db, model, settings.served_currencies)
         ensure_boundary(db, settings.chain_key())
         # the rules page and the game conditions state the model's exact figures: read them
         # from their cache now, or for a model never seen compute them (up to a minute, ADR

@@ -43,11 +43,10 @@ from starfever.engine.rng import ReplayError
 from starfever.engine.round import replay_round
 from starfever.engine.symbols import Cents
 from starfever.server import audit_chains
-from starfever.server.books import FREE_ROUND_KINDS
+from starfever.server.books import EUR, FREE_ROUND_KINDS, pool_book
 from starfever.server.db import Database
 from starfever.server.models import (
     OPERATOR_BOOK,
-    POOL,
     WALLET,
     ChainHead,
     FreeRoundGrant,
@@ -61,7 +60,6 @@ from starfever.server.models import (
 from starfever.server.services import cashier, ledger
 from starfever.server.services.chain import GENESIS_HASH, canonical_json, round_hash
 from starfever.server.services.free_round_rules import split_paid
-from starfever.server.services.jackpot import POOL_ID
 from starfever.server.settings import Settings
 from starfever.server.spin.calls import CallKind, CallState
 from starfever.server.spin.rule import book_round
@@ -187,11 +185,15 @@ def run_audit(db: Database, settings: Settings | None = None,
         report.entries_explained = wallet_books.all_entries
         wallet_books.check_head(session)
         wallet_books.check_deposit_limits(session, settings)
-        pool_row = session.get(JackpotPool, POOL_ID)
-        wallet_books.check_explained(pool_row.seed if pool_row else 0)
+        pool_rows = {row.currency: row for row in session.scalars(select(JackpotPool))}
+        wallet_books.check_explained({c: row.seed for c, row in pool_rows.items()})
+        wallet_currency: dict[int, str] = {
+            aid: code for aid, code in session.execute(select(Wallet.account_id,
+                                                              Wallet.currency))}
         books = _round_books(session)
-        pool = pool_row.seed if pool_row else 0
-        carry = Fraction(0)
+        # each currency's pool runs from its seed through its own rounds only (ADR 0076)
+        pools = {c: row.seed for c, row in pool_rows.items()}
+        carries: dict[str, Fraction] = defaultdict(Fraction)
         prev_id, prev_hash = 0, GENESIS_HASH
         operator_rounds: dict[int, tuple[int, int, int]] = {}
         free_rounds: dict[int, list[Round]] = defaultdict(list)
@@ -217,15 +219,16 @@ def run_audit(db: Database, settings: Settings | None = None,
                     report.problems.append(f"{where}: model_sha256 {r.model_sha256[:16]}... is "
                                            f"not that of {model.name} {model.version}")
                 _check_round(r, model, report)
-                contribution, carry = money.progressive_contribution(
-                    Cents(r.total_bet), model.contribution_rate, carry)
+                contribution, carries[r.currency] = money.progressive_contribution(
+                    Cents(r.total_bet), model.contribution_rate, carries[r.currency])
                 if contribution != r.contribution:
                     report.problems.append(f"{where}: contribution {r.contribution} != "
                                            f"{contribution} re-derived")
+            pool = pools.get(r.currency, 0)
             if r.pool_before != pool + r.contribution:
-                report.problems.append(f"{where}: pool_before {r.pool_before} != pool "
-                                       f"{pool} + contribution {r.contribution}")
-            pool = r.pool_after
+                report.problems.append(f"{where}: pool_before {r.pool_before} != {r.currency} "
+                                       f"pool {pool} + contribution {r.contribution}")
+            pools[r.currency] = r.pool_after
             round_books = books.pop(r.id, {})
             if sum(round_books.values()) != 0:
                 report.problems.append(f"{where}: its ledger entries do not sum to zero")
@@ -238,6 +241,9 @@ def run_audit(db: Database, settings: Settings | None = None,
                 operator_rounds[r.id] = r.staked, r.paid, r.progressive_win if \
                     r.paid_win is None else split_paid(r.total_win - r.progressive_win,
                                                        r.paid_win).jackpot
+            if WALLET in round_books and wallet_currency.get(r.account_id) != r.currency:
+                report.problems.append(f"{where}: a {r.currency} round on a "
+                                       f"{wallet_currency.get(r.account_id)} wallet")
             if WALLET in round_books and OPERATOR_BOOK in round_books:
                 report.problems.append(f"{where}: booked on both the wallet and the operator")
             if round_books.get(side, 0) != r.paid - r.staked:
@@ -257,7 +263,7 @@ def run_audit(db: Database, settings: Settings | None = None,
         if stored_head != (prev_id, prev_hash):  # a head deleted is a head at genesis
             report.problems.append(f"chain head names round {stored_head[0]}, the last "
                                    f"stored round is {prev_id}")
-        _check_books(session, report, pool_row, pool, carry)
+        _check_books(session, report, pool_rows, pools, carries)
         _check_operator_calls(session, report, operator_rounds, unbooked_free)
         _check_grants(session, report, free_rounds)
         report.problems.extend(cashier.audit_problems(session))
@@ -351,8 +357,8 @@ def _check_grants(session: Session, report: AuditReport,
                                f"{grant_id}, which is not stored")
 
 
-def _check_books(session: Session, report: AuditReport, pool_row: JackpotPool | None,
-                 pool: int, carry: Fraction) -> None:
+def _check_books(session: Session, report: AuditReport, pool_rows: dict[str, JackpotPool],
+                 pools: dict[str, int], carries: dict[str, Fraction]) -> None:
     sums: dict[int, int] = {
         int(account_id or 0): int(total or 0) for account_id, total in session.execute(
             select(LedgerEntry.account_id, func.sum(LedgerEntry.amount))
@@ -365,18 +371,23 @@ def _check_books(session: Session, report: AuditReport, pool_row: JackpotPool | 
                                    f"ledger sum {entries}")
     for account_id in sums:
         report.problems.append(f"wallet entries of account {account_id}, which has no wallet")
-    pool_entries = int(session.scalar(select(func.coalesce(func.sum(LedgerEntry.amount), 0))
-                                      .where(LedgerEntry.book == POOL)) or 0)
-    if pool_row is not None:
+    for currency in sorted(set(pools) - set(pool_rows)):
+        report.problems.append(f"rounds in {currency}, which has no pool row")
+    for currency, pool_row in pool_rows.items():
+        pool, carry = pools[currency], carries[currency]
+        name = "pool" if currency == EUR else f"{currency} pool"
+        pool_entries = int(session.scalar(
+            select(func.coalesce(func.sum(LedgerEntry.amount), 0))
+            .where(LedgerEntry.book == pool_book(currency))) or 0)
         if pool_row.amount != pool:
-            report.problems.append(f"pool is {pool_row.amount}, the rounds leave {pool}")
+            report.problems.append(f"{name} is {pool_row.amount}, the rounds leave {pool}")
         if pool_row.amount != pool_entries:
-            report.problems.append(f"pool is {pool_row.amount}, its entries sum to "
+            report.problems.append(f"{name} is {pool_row.amount}, its entries sum to "
                                    f"{pool_entries}")
         if pool_row.amount != pool_row.contributions - pool_row.wins + pool_row.refills:
-            report.problems.append("pool meters: contributions - wins + refills != pool")
+            report.problems.append(f"{name} meters: contributions - wins + refills != pool")
         if Fraction(pool_row.carry) != carry:
-            report.problems.append(f"pool carry {pool_row.carry} != {carry} re-derived")
+            report.problems.append(f"{name} carry {pool_row.carry} != {carry} re-derived")
     total = int(session.scalar(select(func.coalesce(func.sum(LedgerEntry.amount), 0))) or 0)
     if total != 0:
         report.problems.append(f"all ledger entries sum to {total}, not zero")

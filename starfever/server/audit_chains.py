@@ -32,6 +32,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from starfever.server.books import house_book, pool_book
 from starfever.server.models import (
     CASHIER,
     HOUSE,
@@ -197,15 +198,17 @@ class Books:
             self.cashier_pairs[(e.kind, e.amount, e.created_at)][0].append(e.id)
         elif e.kind in CASHIER_KINDS and e.book == CASHIER and e.account_id is None:
             self.cashier_pairs[(e.kind, -e.amount, e.created_at)][1].append(e.id)
-        elif e.kind == ledger.SEED and e.book in (POOL, HOUSE) and e.account_id is None:
+        elif (e.kind == ledger.SEED and e.book.partition(":")[0] in (POOL, HOUSE)
+              and e.account_id is None):
             self.seeds[e.book].append(e.amount)
         else:
             self.problems.append(f"ledger entry {e.id}: a {e.book} {e.kind} of {e.amount} "
                                  "cents that no round or cashier booking explains")
 
-    def check_explained(self, seed: int) -> None:
+    def check_explained(self, seeds: Mapping[str, int]) -> None:
         """After the walk: each deposit's and withdrawal's wallet entry has its cashier entry
-        and the other way round, and the seed entries are the pool's seed."""
+        and the other way round, and the seed entries are the pools' seeds (``seeds``: by
+        currency, each on its currency's pool and house books)."""
         for (kind, amount, when), (wallet, cashier) in sorted(
                 self.cashier_pairs.items(), key=lambda item: min(item[1][0] + item[1][1])):
             if len(wallet) != len(cashier):
@@ -213,8 +216,13 @@ class Books:
                     f"ledger entries {sorted(wallet + cashier)}: {len(wallet)} wallet and "
                     f"{len(cashier)} cashier entries of a {kind} of {abs(amount)} cents at "
                     f"{when.isoformat()}, not one of each a booking")
-        want = {POOL: [seed] if seed else [], HOUSE: [-seed] if seed else []}
-        for book, amounts in want.items():
+        want: dict[str, tuple[list[int], int]] = {POOL: ([], 0), HOUSE: ([], 0)}
+        for currency, seed in seeds.items():
+            want[pool_book(currency)] = [seed] if seed else [], seed
+            want[house_book(currency)] = [-seed] if seed else [], seed
+        for book in sorted(set(self.seeds) - set(want)):
+            want[book] = [], 0
+        for book, (amounts, seed) in want.items():
             if sorted(self.seeds.get(book, [])) != amounts:
                 self.problems.append(f"{book} seed entries {self.seeds.get(book, [])} are not "
                                      f"the pool's seed of {seed} cents")

@@ -7,6 +7,11 @@ player's balance), ``pool`` (the €€€ pool), ``house`` (the operator's game
 wins paid, pool funding), ``cashier`` (money entering or leaving the system) and, in operator
 mode, ``operator`` (the player's side of a round: the operator's wallet, whose money Star
 Fever never holds).
+
+A currency other than EUR has its own ``pool`` and ``house`` books (``pool:GBP``,
+``house:GBP``: :func:`pool_book`, :func:`house_book`), so that each sums in one currency; EUR
+keeps the books' old names (ADR 0076). A wallet holds one currency, an operator-mode round is
+in its session's; the cashier book sums to zero across currencies as each booking does.
 """
 
 from __future__ import annotations
@@ -20,6 +25,20 @@ POOL = "pool"
 HOUSE = "house"
 CASHIER = "cashier"
 OPERATOR_BOOK = "operator"
+
+EUR = "EUR"
+"""The currency every row named before there were others (the books' old names are its)."""
+
+
+def pool_book(currency: str) -> str:
+    """The ``pool`` book of ``currency``'s €€€ pool."""
+    return POOL if currency == EUR else f"{POOL}:{currency}"
+
+
+def house_book(currency: str) -> str:
+    """The ``house`` book of ``currency``."""
+    return HOUSE if currency == EUR else f"{HOUSE}:{currency}"
+
 
 # Entry kinds
 DEPOSIT = "deposit"
@@ -87,6 +106,8 @@ class RoundRow:
     """A free round's grant (``None``: a paid round)."""
     paid_win: int | None = None
     """A free round's win as paid (its grant's cap may cut ``total_win``)."""
+    currency: str = EUR
+    """The round's currency (migration 0027)."""
 
     @property
     def paid(self) -> int:

@@ -71,6 +71,11 @@ def _serve(args: argparse.Namespace) -> int:
 
         load_market(args.market)  # an unknown name: one line naming the markets, exit 2
         os.environ[ENV_NAMES["market"]] = args.market
+    if args.currency is not None:
+        from starfever.currencies import parse_currencies
+
+        parse_currencies(args.currency)  # an unknown code: one line naming the currencies, exit 2
+        os.environ[ENV_NAMES["currencies"]] = args.currency
     if args.drain_grace is not None:
         os.environ[ENV_NAMES["drain_grace_seconds"]] = str(args.drain_grace)
     operator = wallet_mode(args)
@@ -87,7 +92,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"WARNING: {TEST_MODE_WARNING}", file=sys.stderr)
     db = open_migrated(settings.database_url)
     try:
-        ensure_pool(db, model)
+        ensure_pool(db, model, settings.served_currencies)
         ensure_boundary(db, settings.chain_key())
         prove_write(db)  # a server that cannot book a bet must not start
         transaction.check(db)
@@ -102,7 +107,8 @@ def _serve(args: argparse.Namespace) -> int:
         db.dispose()
     wallet = f"operator wallet {operator.url}" if operator else "ledger wallet"
     print(f"Star Fever serving on http://{args.host}:{args.port} "
-          f"(model {model.name} {model.version}, market {settings.market}, database "
+          f"(model {model.name} {model.version}, market {settings.market}, currencies "
+          f"{','.join(settings.served_currencies)}, database "
           f"{shown_url(settings.database_url)}, {wallet}; running build sha256 "
           f"{identity.running_sha256[:16]}..., software "
           f"{'verified' if identity.software.ok else 'NOT verified'}, environment "
@@ -414,6 +420,9 @@ def register(sub: Any) -> None:
     p.add_argument("--market", default=None,
                    help="market profile: at (the default: the Austrian conditions) or strict "
                         "(no Turbo or Skip, 2.5 s a round, net position always shown)")
+    p.add_argument("--currency", default=None, metavar="CODES",
+                   help="served currencies, e.g. EUR,GBP (the first is a new ledger wallet's; "
+                        "default: the market's currency, or EUR)")
     p.add_argument("--log-level", default="info",
                    choices=("critical", "error", "warning", "info", "debug"))
     p.add_argument("--log-format", choices=("json", "text"), default="json",

@@ -139,6 +139,13 @@ def check_startup(settings: Settings, model: MathModel) -> StartupIdentity:
         check_model(load_market(settings.market), model)
     except MarketModelMismatch as error:
         raise SettingsError(str(error)) from None
+    from starfever.currencies import UnknownCurrency, check_currency_model, load_currency
+
+    try:  # every served currency's ladder and pool are the model's classes and pool (ADR 0076)
+        for code in settings.served_currencies:
+            check_currency_model(load_currency(code), model)
+    except UnknownCurrency as error:
+        raise SettingsError(str(error)) from None
     checked = software.running()
     production = settings.environment == "production"
     sealed = (checked.root / environment.ENVIRONMENT_MANIFEST).is_file()

@@ -53,7 +53,6 @@ from sqlalchemy import Float, cast, func, select
 
 from starfever.server.models import JackpotPool, Round, WalletCall
 from starfever.server.services import unpaid
-from starfever.server.services.jackpot import POOL_ID
 from starfever.server.services.rtp_meters import RtpRow, theoretical
 from starfever.server.spin.calls import CallKind, CallState
 
@@ -301,10 +300,14 @@ class DatabaseCollector(Collector):
         self.operator_mode = operator_mode
 
     def collect(self) -> Iterable[GaugeMetricFamily]:
-        pool = GaugeMetricFamily("starfever_pool_cents", "The EUR pool now, in cents")
+        # one pool per currency (ADR 0076): each series labelled with its currency
+        pool = GaugeMetricFamily("starfever_pool_cents", "The €€€ pool now, in minor units of "
+                                 "its currency", labels=["currency"])
         refills = GaugeMetricFamily("starfever_pool_refills_cents",
-                                    "Operator funding of the EUR pool so far (seed included)")
-        hits = GaugeMetricFamily("starfever_pool_hits", "EUR jackpot wins so far")
+                                    "Operator funding of the €€€ pool so far (seed included), "
+                                    "in minor units of its currency", labels=["currency"])
+        hits = GaugeMetricFamily("starfever_pool_hits", "€€€ jackpot wins so far",
+                                 labels=["currency"])
         pending = GaugeMetricFamily("starfever_pending_credits", "Operator mode: credits "
                                     "not yet acknowledged by the operator's wallet")
         unpaid_wins = GaugeMetricFamily("starfever_unpaid_wins", "Operator mode: wins whose "
@@ -312,15 +315,15 @@ class DatabaseCollector(Collector):
         unpaid_cents = GaugeMetricFamily("starfever_unpaid_wins_cents", "Operator mode: the "
                                          "cents of the wins the operator's wallet refused")
         with self.db.read() as session:
-            row = session.get(JackpotPool, POOL_ID)
+            rows = list(session.scalars(select(JackpotPool).order_by(JackpotPool.currency)))
             pending_count = session.scalar(select(func.count()).select_from(WalletCall).where(
                 WalletCall.kind == CallKind.CREDIT, WalletCall.status == CallState.PENDING)) \
                 if self.operator_mode else 0
             refused = unpaid.totals(session) if self.operator_mode else (0, 0)
-        if row is not None:
-            pool.add_metric([], row.amount)
-            refills.add_metric([], row.refills)
-            hits.add_metric([], row.hits)
+        for row in rows:
+            pool.add_metric([row.currency], row.amount)
+            refills.add_metric([row.currency], row.refills)
+            hits.add_metric([row.currency], row.hits)
         pending.add_metric([], int(pending_count or 0))
         unpaid_wins.add_metric([], refused[0])
         unpaid_cents.add_metric([], refused[1])

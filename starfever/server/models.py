@@ -125,6 +125,10 @@ class SessionToken(Base):
     taken (``401 session_terminated``); a spin whose debit was recorded before still settles."""
     terminated_reason: Mapped[str | None] = mapped_column(String(200))
     """The operator's reason for ending it."""
+    currency: Mapped[str] = mapped_column(String(3), default="EUR", server_default="EUR")
+    """The session's currency: its wallet's (ledger mode) or its launch's (operator mode); every
+    wallet call of the session carries it
+    (ISO 4217; migration 0027, ADR 0076)."""
 
 
 class Wallet(Base):
@@ -134,6 +138,9 @@ class Wallet(Base):
     account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), primary_key=True)
     balance: Mapped[int] = mapped_column(BigInteger)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    currency: Mapped[str] = mapped_column(String(3), default="EUR", server_default="EUR")
+    """The one currency the wallet holds, in minor units of which ``balance`` is
+    (ISO 4217; migration 0027, ADR 0076)."""
     __table_args__ = (CheckConstraint("balance >= 0", name="ck_wallets_balance"),)
 
 
@@ -157,7 +164,8 @@ class LedgerEntry(Base):
 
 
 class JackpotPool(Base):
-    """The €€€ pool shared by every player, with its meters."""
+    """The €€€ pool of one currency, shared by every player who plays in it, with its
+    meters."""
 
     __tablename__ = "jackpot_pool"
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -171,7 +179,11 @@ class JackpotPool(Base):
     """Operator funding, the initial seed included."""
     hits: Mapped[int] = mapped_column(BigInteger)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
-    __table_args__ = (CheckConstraint("amount >= 0", name="ck_jackpot_pool_amount"),)
+    currency: Mapped[str] = mapped_column(String(3), default="EUR", server_default="EUR")
+    """The currency of the stakes that feed it and the rounds it pays; one pool per currency
+    (ISO 4217; migration 0027, ADR 0076)."""
+    __table_args__ = (CheckConstraint("amount >= 0", name="ck_jackpot_pool_amount"),
+                      Index("uq_jackpot_pool_currency", "currency", unique=True))
 
 
 class ChainHead(Base):
@@ -244,6 +256,9 @@ class Round(Base):
     paid round (migration 0023; hashed under scheme 4)."""
     paid_win: Mapped[int | None] = mapped_column(BigInteger)
     """A free round: what was paid of ``total_win`` (less where the grant's cap cut it)."""
+    currency: Mapped[str] = mapped_column(String(3), default="EUR", server_default="EUR")
+    """The currency the round was staked and paid in; hashed when it is not EUR
+    (ISO 4217; migration 0027, ADR 0076)."""
 
     @property
     def paid(self) -> int:
@@ -341,6 +356,8 @@ class LaunchToken(Base):
     reality_check_seconds: Mapped[int | None] = mapped_column(Integer)
     session_time_limit_seconds: Mapped[int | None] = mapped_column(Integer)
     birth_date: Mapped[date | None] = mapped_column(Date)
+    currency: Mapped[str] = mapped_column(String(3), default="EUR", server_default="EUR")
+    """The launch's currency, handed to the session it opens (migration 0027)."""
     __table_args__ = (Index("uq_launch_tokens_launch_id", "launch_id", unique=True),)
 
 
@@ -384,6 +401,9 @@ class WalletCall(Base):
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
     free_round: Mapped[str | None] = mapped_column(Text)
     """A free round's call: its ``free_round`` block as JSON (migration 0023)."""
+    currency: Mapped[str] = mapped_column(String(3), default="EUR", server_default="EUR")
+    """The currency of the call (its session's), sent with every resend
+    (ISO 4217; migration 0027, ADR 0076)."""
     __table_args__ = (
         CheckConstraint("kind IN ('debit', 'credit', 'rollback')", name="ck_wallet_calls_kind"),
         Index("ix_wallet_calls_due", "status", "next_attempt_at"),

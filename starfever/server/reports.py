@@ -1,7 +1,8 @@
 """Operator reports: ``starfever report daily|monthly`` — rounds, bets, wins, gross gaming
 revenue and return per bet class and in total over a UTC day or month, the €€€ pool's
 movements and the cashier's, straight from the database (integer cents; test-mode rounds left
-out unless asked for).
+out unless asked for). A report is of one currency (``--currency``, default EUR; ADR 0076):
+its rounds, its pool, the cashier movements of its wallets, in its minor units.
 
 Every figure is a sum over the stored rows of the period, so the report's totals are the
 database's: GGR = bets - wins, where wins include €€€ payouts; the pool's contributions come
@@ -38,6 +39,7 @@ from starfever.server.models import (
     LedgerEntry,
     Round,
     SessionToken,
+    Wallet,
 )
 from starfever.server.services import unpaid
 from starfever.server.services.ledger import DEPOSIT, WITHDRAWAL
@@ -153,6 +155,8 @@ class Report:
     """Operator mode: the figures per ``brand`` its sessions' launches named (``None``: none
     named, or ledger mode), by brand; every round is in exactly one."""
     free_round_costs: tuple[CampaignCost, ...] = ()
+    currency: str = "EUR"
+    """The currency of every figure (minor units): its rounds, pool and wallets only."""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form (times as ISO 8601)."""
@@ -169,6 +173,7 @@ class Report:
             "include_test": self.include_test,
             "by_brand": [{**asdict(line), "brand": brand} for brand, line in self.by_brand],
             "free_rounds": [{**asdict(c), "cost": c.cost} for c in self.free_round_costs],
+            "currency": self.currency,
         }
 
 
@@ -190,9 +195,12 @@ def _line(line_bet: int | None, row: Any) -> Line:
                 settled_wins=int(row.settled_wins or 0))
 
 
-def build_report(db: Database, period: Period, *, include_test: bool = False) -> Report:
-    """Sum the period's rounds per bet class, and its pool and cashier movements."""
-    in_period = and_(Round.created_at >= period.start, Round.created_at < period.end)
+def build_report(db: Database, period: Period, *, include_test: bool = False,
+                 currency: str = "EUR") -> Report:
+    """Sum the period's rounds in ``currency`` per bet class, and its pool's and its wallets'
+    cashier movements."""
+    in_period = and_(Round.created_at >= period.start, Round.created_at < period.end,
+                     Round.currency == currency)
     refused = unpaid.refused_rounds().subquery()  # never paid by the wallet (rule 5)
     is_settled = and_(refused.c.round_id.is_not(None), refused.c.settled)
     is_unpaid = and_(refused.c.round_id.is_not(None), ~refused.c.settled)
@@ -228,14 +236,17 @@ def build_report(db: Database, period: Period, *, include_test: bool = False) ->
                                  .order_by(SessionToken.brand)).all()
         # the pool's own states, over every round (test rounds play the same pool); a
         # round's pool_before is after its own contribution
-        any_round = and_(Round.created_at >= period.start, Round.created_at < period.end)
+        any_round = and_(Round.created_at >= period.start, Round.created_at < period.end,
+                         Round.currency == currency)
         first = session.scalar(select(Round.pool_before - Round.contribution)
                                .where(any_round).order_by(Round.id).limit(1))
         last = session.scalar(select(Round.pool_after).where(any_round)
                               .order_by(Round.id.desc()).limit(1))
         cashier = dict(session.execute(
             select(LedgerEntry.kind, func.sum(LedgerEntry.amount))
+            .join(Wallet, Wallet.account_id == LedgerEntry.account_id)
             .where(LedgerEntry.book == WALLET, LedgerEntry.kind.in_((DEPOSIT, WITHDRAWAL)),
+                   Wallet.currency == currency,
                    LedgerEntry.created_at >= period.start, LedgerEntry.created_at < period.end)
             .group_by(LedgerEntry.kind)).all())
         costs = session.execute(
@@ -253,7 +264,7 @@ def build_report(db: Database, period: Period, *, include_test: bool = False) ->
                   withdrawals=-int(cashier.get(WITHDRAWAL) or 0), include_test=include_test,
                   by_brand=tuple((b.brand, _line(None, b)) for b in brands),
                   free_round_costs=tuple(CampaignCost(c, int(n), int(w or 0), int(f), int(h))
-                                         for c, n, w, f, h in costs))
+                                         for c, n, w, f, h in costs), currency=currency)
 
 
 CSV_FIELDS = ("line_bet", "rounds", "bets", "wins", "jackpot_wins", "ggr", "rtp",
@@ -280,11 +291,13 @@ def _euros(cents: int | None) -> str:
 
 
 def as_text(report: Report) -> str:
-    """A table for a terminal (euros; the JSON and CSV forms carry cents)."""
-    lines = [f"Star Fever {report.period.kind} report {report.period.label} (UTC"
+    """A table for a terminal (major units of the report's currency; the JSON and CSV forms
+    carry minor units)."""
+    c = report.currency
+    lines = [f"Star Fever {report.period.kind} report {report.period.label} in {c} (UTC"
              f"{', test rounds included' if report.include_test else ''})",
-             f"{'line bet':>9} {'rounds':>9} {'bets EUR':>14} {'wins EUR':>14} "
-             f"{'GGR EUR':>14} {'RTP':>8} {'EUR jackpots':>13}"]
+             f"{'line bet':>9} {'rounds':>9} {'bets ' + c:>14} {'wins ' + c:>14} "
+             f"{'GGR ' + c:>14} {'RTP':>8} {c + ' jackpots':>13}"]
     for line in (*report.by_line_bet, report.total):
         name = "total" if line.line_bet is None else _euros(line.line_bet)
         rtp = "-" if line.rtp is None else f"{line.rtp:.2%}"
@@ -292,7 +305,7 @@ def as_text(report: Report) -> str:
                      f"{_euros(line.wins):>14} {_euros(line.ggr):>14} {rtp:>8} "
                      f"{_euros(line.jackpot_wins):>13}")
     t = report.total
-    lines.append(f"EUR pool: {_euros(report.pool_start)} -> {_euros(report.pool_end)}; "
+    lines.append(f"{c} pool: {_euros(report.pool_start)} -> {_euros(report.pool_end)}; "
                  f"contributions {_euros(t.contributions)}, won {_euros(t.jackpot_wins)} "
                  f"({t.jackpot_hits} hits), operator refills {_euros(t.refills)}")
     lines.append(f"cashier: deposits {_euros(report.deposits)}, "
@@ -301,18 +314,18 @@ def as_text(report: Report) -> str:
         for brand, line in report.by_brand:
             lines.append(f"brand {brand or '(none)'}: {line.rounds:,} rounds, bets "
                          f"{_euros(line.bets)}, wins {_euros(line.wins)}, GGR "
-                         f"{_euros(line.ggr)} EUR")
-    for c in report.free_round_costs:
-        lines.append(f"free rounds of {c.campaign or 'grants made alone'}: {c.rounds_played} "
-                     f"rounds, cost {_euros(c.cost)} (winnings {_euros(c.winnings)}, EUR "
-                     f"funding {_euros(c.jackpot_funding)}; {_euros(c.withheld)} above caps "
-                     "not paid)")
+                         f"{_euros(line.ggr)} {c}")
+    for cost in report.free_round_costs:
+        lines.append(f"free rounds of {cost.campaign or 'grants made alone'}: "
+                     f"{cost.rounds_played} rounds, cost {_euros(cost.cost)} (winnings "
+                     f"{_euros(cost.winnings)}, €€€ funding {_euros(cost.jackpot_funding)}; "
+                     f"{_euros(cost.withheld)} above caps not paid)")
     if t.unpaid_rounds:
-        lines.append(f"UNPAID: {t.unpaid_rounds} wins of {_euros(t.unpaid_wins)} EUR refused by "
+        lines.append(f"UNPAID: {t.unpaid_rounds} wins of {_euros(t.unpaid_wins)} {c} refused by "
                      "the operator's wallet (not in wins or GGR until paid)")
     if t.settled_rounds:
         lines.append(f"SETTLED MANUALLY: {t.settled_rounds} refused wins of "
-                     f"{_euros(t.settled_wins)} EUR settled outside the operator's wallet "
+                     f"{_euros(t.settled_wins)} {c} settled outside the operator's wallet "
                      "(approved by a second operator; not in wins or GGR)")
     return "\n".join(lines)
 
@@ -322,7 +335,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     url = args.database_url or os.environ.get(ENV_NAMES["database_url"]) or DEFAULT_DATABASE_URL
     db = open_existing(url)
     try:
-        report = build_report(db, period, include_test=args.include_test)
+        report = build_report(db, period, include_test=args.include_test,
+                              currency=args.currency)
     finally:
         db.dispose()
     if args.format == "json":
@@ -343,6 +357,8 @@ def register(sub: Any) -> None:
     p.add_argument("--format", choices=FORMATS, default="text")
     p.add_argument("--database-url", help=f"database URL (default: ${ENV_NAMES['database_url']}"
                                           f" or {DEFAULT_DATABASE_URL})")
+    p.add_argument("--currency", default="EUR", type=str.upper, metavar="CODE",
+                   help="the currency reported (its rounds, pool and wallets; default EUR)")
     p.add_argument("--include-test", action="store_true",
                    help="count rounds played with test draws too")
     p.set_defaults(handler=cmd_report)

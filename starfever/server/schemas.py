@@ -68,6 +68,8 @@ class PlayerCreate(Credentials):
     """Register a player; the birth date (``YYYY-MM-DD``) is required: players must be 18."""
 
     birth_date: Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+    currency: Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")] | None = None
+    """The wallet's currency, one the installation serves (default: its first; ADR 0076)."""
 
     @field_validator("birth_date")
     @classmethod
@@ -147,6 +149,8 @@ class PlayerPublic(Public):
     role: str
     birth_date: date | None
     created_at: datetime
+    currency: str | None = None
+    """A player's wallet currency."""
 
 
 class TokenPublic(Public):
@@ -175,6 +179,11 @@ class RealityCheckPublic(Public):
 class WalletPublic(Public):
     balance: int
     currency: str = "EUR"
+    """The session's currency: ``balance`` is in its minor units (ADR 0076)."""
+    line_bets: list[int] | None = None
+    """The currency's ladder of line bets (minor units) this player may choose from."""
+    exponent: int = 2
+    """The currency's minor-unit exponent."""
     reality_check: RealityCheckPublic
     session_time_left_seconds: int | None = None
     """Operator mode: seconds left of the session's time limit from its launch (0: reached,
@@ -244,6 +253,8 @@ class RoundSummary(Public):
     free_round: RoundGrantPublic | None = None
     """A free round (ADR 0064): its grant, campaign, what it paid and what the cap withheld;
     ``None`` for a paid round."""
+    currency: str = "EUR"
+    """The currency of its amounts (minor units; ADR 0076)."""
 
 
 class RoundPublic(RoundSummary):
@@ -354,6 +365,7 @@ class PoolMetersPublic(Public):
     hits: int
     carry: str
     updated_at: datetime | None
+    currency: str = "EUR"
 
 
 class RtpRowPublic(Public):
@@ -546,6 +558,7 @@ class PoolPublic(Public):
     refills: int
     hits: int
     recent_refills: list[RefillPublic]
+    currency: str = "EUR"
 
 
 class PendingCreditPublic(Public):
@@ -665,12 +678,15 @@ class MetersPublic(Public):
     """Every paid round so far (test and free rounds left out), per model and bet class."""
     by_model: list[RtpRowPublic]
     pool: PoolPublic
+    """The first served currency's pool (``pools``: every currency's, ADR 0076)."""
     pending_credits: PendingCreditsPublic | None
     """Operator mode only."""
     unpaid_wins: UnpaidWinsPublic | None = None
     """Operator mode only: credits the operator's wallet refused (never counted as paid)."""
     free_by_bet_class: list[RtpRowPublic] = []
     """Free rounds alone (ADR 0064), per model and bet class, at their grants' stakes."""
+    pools: list[PoolPublic] = []
+    """Every served currency's pool, by currency code."""
 
 
 class EventPublic(Public):

@@ -91,6 +91,9 @@ class Settings:
     market: str = "at"
     """The market profile (``starfever.markets``): what the presentation may do, the least
     time per round and the largest stake, enforced here and shown by the client."""
+    currencies: str = ""
+    """The served currencies' ISO 4217 codes, separated by commas (``starfever.currencies``,
+    ADR 0076); the first is a new ledger wallet's. Empty: the market's ``currency``, or EUR."""
     environment: str = "development"
     """``development`` or ``production``; production refuses the development secret."""
     secret_key: str = DEVELOPMENT_SECRET
@@ -197,6 +200,15 @@ class Settings:
         """The approved models' hashes, sorted, without repeats."""
         return tuple(sorted(set(self.approved_models.replace(",", " ").lower().split())))
 
+    @property
+    def served_currencies(self) -> tuple[str, ...]:
+        """The served currencies' codes in order (checked by :meth:`check`)."""
+        from starfever.currencies import DEFAULT_CURRENCY, market_currency, parse_currencies
+
+        if self.currencies:
+            return parse_currencies(self.currencies)
+        return (market_currency(self.market) or DEFAULT_CURRENCY,)
+
     def chain_key(self) -> bytes:
         """The chain's HMAC key: the key file's content, or the development key."""
         if not self.audit_key_file:
@@ -244,6 +256,7 @@ class Settings:
             load_market(self.market)
         except UnknownMarket as error:
             raise SettingsError(f"STARFEVER_MARKET: {error}") from None
+        self._check_currencies()
         if len(self.secret_key) < 16:
             raise SettingsError("STARFEVER_SECRET_KEY must be at least 16 characters")
         if self.environment != "development":
@@ -290,11 +303,24 @@ class Settings:
                                 f"({self.token_ttl_seconds}): the check would never come due")
         return self
 
+    def _check_currencies(self) -> None:
+        from starfever.currencies import UnknownCurrency, market_currency
+
+        try:
+            served = self.served_currencies
+        except UnknownCurrency as error:
+            raise SettingsError(f"STARFEVER_CURRENCIES: {error}") from None
+        wanted = market_currency(self.market)
+        if wanted is not None and wanted not in served:
+            raise SettingsError(f"market {self.market!r} pays in {wanted}, which this server "
+                                f"does not serve (currencies: {', '.join(served)})")
+
 
 ENV_NAMES: dict[str, str] = {
     "database_url": "STARFEVER_DATABASE_URL",
     "model": "STARFEVER_MODEL",
     "market": "STARFEVER_MARKET",
+    "currencies": "STARFEVER_CURRENCIES",
     "environment": "STARFEVER_ENV",
     "secret_key": "STARFEVER_SECRET_KEY",
     "token_ttl_seconds": "STARFEVER_TOKEN_TTL_SECONDS",

@@ -12,6 +12,7 @@ from typing import Any, Final
 from fastapi import APIRouter, Request, Response
 from starlette.exceptions import HTTPException
 
+from starfever.currencies import DEFAULT_CURRENCY, load_currency
 from starfever.engine import money, symbols
 from starfever.engine.model import MathModel
 from starfever.engine.symbols import Symbol
@@ -110,9 +111,7 @@ def game_data(model: MathModel | None = None,
         # what the running model offers: its classes within the market's stake cap (the spin
         # route refuses the rest), whether it has the €€€ pool, how its fixed prizes are named
         # (``jackpot``: Minor/Major/Mega; ``multiplier``: by what they pay, ADR 0072)
-        cap = data["market"]["max_stake_cents"]
-        data["bet_classes"] = [int(b) for b in model.line_bets
-                               if b * symbols.LINE_COUNT <= cap] or [int(model.line_bets[0])]
+        data["bet_classes"] = offered_classes(model, market or load_market(DEFAULT_MARKET))
         data["hold_and_cash"]["prize_names"] = model.hold_and_cash.prize_names
         data["jackpot"]["progressive"] = model.has_progressive
         figures = model_figures(model)
@@ -142,13 +141,33 @@ def game_data(model: MathModel | None = None,
     return data
 
 
+def offered_classes(model: MathModel, market: MarketProfile) -> list[int]:
+    """The running model's classes within the market's stake cap (the spin route refuses the
+    rest; the smallest class where the cap allows none)."""
+    cap = market.max_stake_cents
+    return [int(b) for b in model.line_bets
+            if b * symbols.LINE_COUNT <= cap] or [int(model.line_bets[0])]
+
+
+def currency_data(code: str, classes: list[int]) -> dict[str, Any]:
+    """A served currency as ``/game`` and the wallet answer name it: its code, exponent, share
+    base and ladder (its line bets among the bet ``classes`` the model and market offer)."""
+    found = load_currency(code)
+    ladder = [b for b in found.line_bets if b in classes] or classes[:1]
+    return {**found.public(), "line_bets": ladder}
+
+
 @router.get("/game")
 def game(request: Request) -> dict[str, Any]:
-    """The rules as data: what the paytable and rules pages show."""
+    """The rules as data: what the paytable and rules pages show, with the served currencies
+    (``currencies``, each with its ladder; ``currency``: the first, a new wallet's)."""
     context = getattr(request.app.state, "context", None)
     settings = getattr(context, "settings", None)
     market = load_market(getattr(settings, "market", DEFAULT_MARKET))
     data = game_data(getattr(context, "model", None), market)
+    served = settings.served_currencies if settings is not None else (DEFAULT_CURRENCY,)
+    data["currencies"] = [currency_data(code, data["bet_classes"]) for code in served]
+    data["currency"] = served[0]
     # the page's test hooks (?speed=, a scene to hold at) work only against a test-mode server
     data["test_mode"] = bool(getattr(getattr(context, "settings", None), "test_mode", False))
     return data

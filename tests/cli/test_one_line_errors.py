@@ -49,6 +49,8 @@ def _bad_model(directory: Path) -> str:
      "is not UTF-8 text"),
     (["rtp", "--model", "{bad}"], {}, "is not UTF-8 text"),
     (["serve", "--market", ""], {}, "unknown market ''"),
+    (["serve", "--currency", "EUR,USD"], {}, "unknown currency 'USD'; currencies: EUR, GBP"),
+    (["serve"], {"STARFEVER_CURRENCIES": "XYZ"}, "STARFEVER_CURRENCIES: unknown currency 'XYZ'"),
     (["operator-wallet-demo", "--port", "0", "--db", "/nonexistent-folder/wallet.db"],
      {"STARFEVER_OPERATOR_SECRET": SECRET}, "cannot open it as an SQLite file"),
 ])

@@ -100,7 +100,7 @@ def test_metrics_sum_every_worker_and_match_the_database(
             assert f"starfever_rtp_realised_minus_theoretical{{{stored}}}" in found
         assert total(found, "starfever_settle_batch_size_count") >= 6
         assert total(found, "starfever_settle_seconds_count") >= 6
-        assert found["starfever_pool_cents{}"] == pool
+        assert found["starfever_pool_cents{currency=EUR}"] == pool
         assert found["starfever_login_failures_total{role=player}"] == 1
         assert total(found, "starfever_http_responses_total") > 0
         # process figures of each live process of the server, labelled pid: the supervisor
@@ -128,7 +128,7 @@ def test_metrics_need_the_token_when_one_is_set(databases: Databases, tmp_path: 
         wrong = server.http.get(f"{server.url}/metrics",
                                 headers={"Authorization": "Bearer not-it"})
         assert wrong.status_code == 403
-        assert "starfever_pool_cents{}" in samples(
+        assert "starfever_pool_cents{currency=EUR}" in samples(
             server, {"Authorization": "Bearer scrape-token-0123456789"})
     finally:
         server.stop()

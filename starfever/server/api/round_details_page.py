@@ -104,13 +104,19 @@ def language(request: Request) -> str:
     return "de"
 
 
-def money(cents: int, lang: str) -> str:
-    """``1.234,56 €`` (de) or ``€1,234.56`` (en)."""
+SYMBOLS = {"EUR": "€", "GBP": "£"}
+"""The sign of each shipped currency (another is written by its code)."""
+
+
+def money(cents: int, lang: str, currency: str = "EUR") -> str:
+    """``1.234,56 €`` (de) or ``€1,234.56`` (en), or ``£1,234.56`` for a GBP round (minor
+    units with two decimals, as every shipped currency has)."""
     sign = "-" if cents < 0 else ""
     whole, part = divmod(abs(int(cents)), 100)
+    mark = SYMBOLS.get(currency, currency)
     if lang == "de":
-        return f"{sign}{whole:,}".replace(",", ".") + f",{part:02d} €"
-    return f"{sign}€{whole:,}.{part:02d}"
+        return f"{sign}{whole:,}".replace(",", ".") + f",{part:02d} {mark}"
+    return f"{sign}{mark}{whole:,}.{part:02d}"
 
 
 def _e(value: Any) -> str:
@@ -130,22 +136,22 @@ def _grid(grid: list[list[Any]], lang: str) -> str:
     return f'<table class="grid">{body}</table>'
 
 
-def _value(name: str, value: Any, lang: str) -> str:
+def _value(name: str, value: Any, lang: str, cur: str = "EUR") -> str:
     if name in MONEY_FIELDS and isinstance(value, int) and not isinstance(value, bool):
-        return _e(money(value, lang))
+        return _e(money(value, lang, cur))
     if name == "symbol":
         return _symbol(value, lang)
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-        return "; ".join(", ".join(f"{_e(k)} {_value(k, v, lang)}" for k, v in item.items()
+        return "; ".join(", ".join(f"{_e(k)} {_value(k, v, lang, cur)}" for k, v in item.items()
                                    if not isinstance(v, list)) for item in value)
     return _e(json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else value)
 
 
-def _event(event: dict[str, Any], lang: str) -> str:
+def _event(event: dict[str, Any], lang: str, cur: str = "EUR") -> str:
     kind = str(event.get("type", ""))
     names = EVENTS.get(kind)
     title = _e(names[0 if lang == "de" else 1] if names else kind)
-    facts = ", ".join(f"{_e(k)}: {_value(k, v, lang)}" for k, v in event.items()
+    facts = ", ".join(f"{_e(k)}: {_value(k, v, lang, cur)}" for k, v in event.items()
                       if k not in ("type", "grid"))
     grid = _grid(event["grid"], lang) if isinstance(event.get("grid"), list) else ""
     return (f'<li class="step step-{_e(kind)}"><span class="what">{title}</span> '
@@ -156,24 +162,24 @@ def _rows(pairs: list[tuple[str, str]]) -> str:
     return "".join(f"<tr><th>{_e(k)}</th><td>{v}</td></tr>" for k, v in pairs)
 
 
-def _calls(calls: list[CallLine], t: dict[str, str], lang: str) -> str:
+def _calls(calls: list[CallLine], t: dict[str, str], lang: str, cur: str) -> str:
     if not calls:
         return ""
     head = "".join(f"<th>{_e(t[k])}</th>" for k in ("kind", "ours", "theirs", "status",
                                                       "amount"))
     body = "".join(f"<tr><td>{_e(c.kind)}</td><td>{_e(c.transaction_id)}</td>"
                    f"<td>{_e(c.operator_transaction_id or '-')}</td><td>{_e(c.status)}</td>"
-                   f"<td>{_e(money(c.amount, lang))}</td></tr>" for c in calls)
+                   f"<td>{_e(money(c.amount, lang, cur))}</td></tr>" for c in calls)
     return (f'<h2>{_e(t["calls"])}</h2><table class="calls"><tr>{head}</tr>{body}</table>')
 
 
-def _free_round(free: RoundGrant | None, t: dict[str, str], lang: str) -> str:
+def _free_round(free: RoundGrant | None, t: dict[str, str], lang: str, cur: str) -> str:
     """A free round's grant, campaign, paid win and what its cap withheld."""
     if free is None:
         return ""
     rows = [(t["grant"], _e(free.grant_id)), (t["campaign"], _e(free.campaign_id or "-")),
-            (t["paid_win"], _e(money(free.paid_win, lang))),
-            (t["withheld"], _e(money(free.withheld, lang)))]
+            (t["paid_win"], _e(money(free.paid_win, lang, cur))),
+            (t["withheld"], _e(money(free.withheld, lang, cur)))]
     return (f'<h2>{_e(t["free_round"])}</h2><p class="free-round">'
             f'{_e(t["free_round_note"])}</p><table class="facts">{_rows(rows)}</table>')
 
@@ -216,16 +222,17 @@ def render(found: round_details.RoundDetails, lang: str, css: str | tuple[str, .
            script: str = "", events_url: str = "") -> str:
     """The page of one round; with ``script`` and ``events_url``, with its replay."""
     t, r = TEXT[lang], found.round
-    cents = [(t[name], _e(money(getattr(r, name), lang)))
+    cur = r.currency or "EUR"  # the round's own currency (ADR 0076)
+    cents = [(t[name], _e(money(getattr(r, name), lang, cur)))
              for name in ("line_bet", "total_bet", "balance_before", "balance_after")]
-    wins = [(t[name], _e(money(getattr(r, name), lang)))
+    wins = [(t[name], _e(money(getattr(r, name), lang, cur)))
             for name in ("base_win", "star_wild_win", "hold_and_cash_win", "progressive_win",
                          "total_win", "contribution", "pool_before", "pool_after")]
     payment = found.payment if found.payment in t else "paid"
     wins.append((t["payment"], f'<span class="payment" data-payment="{_e(payment)}">'
                                f'{_e(t[payment])}</span>'))
     events = json.loads(r.events)
-    steps = "".join(_event(e, lang) for e in events)
+    steps = "".join(_event(e, lang, cur) for e in events)
     build = [(t["model"], _e(f"{r.model_name} {r.model_version}")),
              (t["model_sha256"], _e(r.model_sha256 or "-")),
              (t["build_sha256"], _e(r.build_sha256 or "-")), (t["hash"], _e(r.hash))]
@@ -234,19 +241,20 @@ def render(found: round_details.RoundDetails, lang: str, css: str | tuple[str, .
     played = f"{t['played']}: {r.created_at:%Y-%m-%d %H:%M:%S} UTC"
     body = (f"<h1>{_e(title)}</h1><p>{_e(played)}"
             + (f" · {_e(t['test'])}" if r.test else "") + "</p>"
-            + _free_round(found.free_round, t, lang)
+            + _free_round(found.free_round, t, lang, cur)
             + f'<h2>{_e(t["bet"])}</h2><table class="facts">{_rows(cents)}</table>'
             + (_replay(t, events_url) if script and events_url else "") +
             f'<h2>{_e(t["steps"])}</h2><ol class="steps">{steps}</ol>'
             f'<h2>{_e(t["wins"])}</h2><table class="facts">{_rows(wins)}</table>'
-            + _calls(found.calls, t, lang)
+            + _calls(found.calls, t, lang, cur)
             + f'<h2>{_e(t["build"])}</h2><table class="facts">{_rows(build)}</table>'
             f'<h2>{_e(t["draws"])}</h2><p class="draws">{_e(draws)}</p>')
     return _page(lang, title, body, css, script)
 
 
 REPLAY_FIELDS: Final = ("id", "line_bet", "total_bet", "base_win", "star_wild_win",
-                        "hold_and_cash_win", "progressive_win", "total_win", "feature")
+                        "hold_and_cash_win", "progressive_win", "total_win", "feature",
+                        "currency")
 """What the replay reads of the round itself, besides its draws and events."""
 
 

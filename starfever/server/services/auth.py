@@ -28,6 +28,7 @@ from starfever.server.models import (
     LoginFailure,
     RegistrationAttempt,
     SessionToken,
+    Wallet,
 )
 from starfever.server.services import devices, market_rules
 from starfever.server.services.control_rules import check_not_terminated
@@ -150,8 +151,9 @@ def forget_registration(db: Database, attempt_id: int) -> None:
 def register(db: Database, wallet: LedgerWallet, username: str, password: str, *,
              role: str = PLAYER, birth_date: date | None = None,
              settings: Settings | None = None, totp_secret: str | None = None,
-             client: str = "") -> Account:
-    """Create an account (players get an empty wallet); ``username_taken`` if it exists.
+             client: str = "", currency: str = "EUR") -> Account:
+    """Create an account (players get an empty wallet in ``currency``); ``username_taken`` if
+    it exists.
     A player needs a birth date of 18 years or more (``under_age``): this embedded wallet is
     where the game learns the player's age (RULES.md, "Players")."""
     if role not in ROLES:
@@ -171,7 +173,7 @@ def register(db: Database, wallet: LedgerWallet, username: str, password: str, *
             session.add(account)
             session.flush()
             if role == PLAYER:
-                wallet.open(session, account.id, now)
+                wallet.open(session, account.id, now, currency)
             return account
     except IntegrityError:
         raise Conflict(f"username {username!r} is taken", code="username_taken") from None
@@ -348,9 +350,11 @@ def open_session(db: Database, settings: Settings, account_id: int) -> tuple[str
         if account is not None:
             start_play_period(session, settings, account, now)
         market_rules.end_other_sessions(session, settings, account_id, now)
+        # the session plays in its wallet's currency (an operator account has none: EUR)
+        currency = session.scalar(select(Wallet.currency).where(Wallet.account_id == account_id))
         session.add(SessionToken(account_id=account_id, token_hash=token_hash(settings, token),
                                  created_at=now, expires_at=expires, reality_check_at=now,
-                                 net_result=0))
+                                 net_result=0, currency=currency or "EUR"))
     return token, expires
 
 
@@ -405,7 +409,8 @@ def _authenticate(db: Database, settings: Settings, digest: str, *,
     if not spinning:
         check_not_terminated(token_row.terminated_at)
     principal = Principal(account_id=token_row.account_id, username=username, role=role,
-                          session_id=token_row.id, play_ends_at=token_row.play_ends_at)
+                          session_id=token_row.id, play_ends_at=token_row.play_ends_at,
+                          currency=token_row.currency)
     if len(_known) >= KNOWN_TOKENS_MAX:
         _known.clear()
     _known[(id(db), digest)] = (principal, token_row.expires_at)

@@ -241,8 +241,9 @@ def day_range(since: date | None, until: date | None) -> tuple[date, date]:
     return first, last
 
 
-def daily(db: Database, first: date, last: date) -> list[DayLine]:
-    """Per UTC day and bet class: rounds, bets, paid wins of paid rounds (test rounds and free
+def daily(db: Database, first: date, last: date, currency: str = "EUR") -> list[DayLine]:
+    """Per UTC day and bet class, of ``currency``'s rounds (minor units of it, ADR 0076):
+    rounds, bets, paid wins of paid rounds (test rounds and free
     rounds left out, ADR 0064: GGR is of stakes taken; a win the operator's wallet refused is
     not counted, unpaid or settled manually), newest day first,
     each day's lines followed by its total."""
@@ -255,7 +256,8 @@ def daily(db: Database, first: date, last: date) -> list[DayLine]:
                     func.sum(paid_win))
              .select_from(Round.__table__.outerjoin(refused, refused.c.round_id == Round.id))
              .where(Round.created_at >= start_at, Round.created_at < end_at,
-                    Round.test.is_(False), Round.grant_id.is_(None))
+                    Round.test.is_(False), Round.grant_id.is_(None),
+                    Round.currency == currency)
              .group_by(day, Round.line_bet).order_by(day.desc(), Round.line_bet))
     lines: list[DayLine] = []
     totals: dict[str, DayLine] = {}
@@ -287,11 +289,12 @@ class Refill:
     pool_after: int
 
 
-def refills(db: Database, limit: int = 50) -> list[Refill]:
-    """The newest refills of the pool (from the rounds)."""
+def refills(db: Database, limit: int = 50, currency: str = "EUR") -> list[Refill]:
+    """The newest refills of ``currency``'s pool (from its rounds)."""
     with db.read() as session:
         rows = session.execute(select(Round.id, Round.created_at, Round.pool_refill,
-                                      Round.pool_after).where(Round.pool_refill > 0)
+                                      Round.pool_after).where(Round.pool_refill > 0,
+                                                              Round.currency == currency)
                                .order_by(Round.id.desc()).limit(limit)).all()
     return [Refill(round_id=i, created_at=c, amount=a, pool_after=p) for i, c, a, p in rows]
 

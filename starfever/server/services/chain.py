@@ -32,6 +32,8 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from starfever.server.books import EUR
+
 if TYPE_CHECKING:  # only named: the chain's hashing needs no database (``spin.rule`` uses it)
     from starfever.server.models import LedgerEntry, Round, RoundRow
 
@@ -82,6 +84,9 @@ def _fields(round_: Round | RoundRow, names: tuple[str, ...] = HASH_FIELDS) -> s
     for name in names:
         value = getattr(round_, name)
         values.append(instant(value) if isinstance(value, datetime) else value)
+    currency = getattr(round_, "currency", EUR) or EUR
+    if currency != EUR:  # ADR 0076: every EUR round hashes as before, any other names its own
+        values.append(currency)
     return canonical_json(values)
 
 
@@ -90,7 +95,9 @@ def round_hash(round_: Round | RoundRow, key: bytes | None = None) -> str:
     ``HASH_VERSION`` and a JSON array of the fields in frozen order (``draws`` and ``events``
     enter as their stored canonical JSON text); scheme 2, HMAC-SHA256 under ``key`` of
     ``KEYED_VERSION`` and the same array; scheme 3, HMAC-SHA256 of ``IDENTIFIED_VERSION`` and
-    the array with ``IDENTITY_FIELDS`` appended."""
+    the array with ``IDENTITY_FIELDS`` appended. A round in a currency other than EUR has its
+    ``currency`` appended last under every scheme (ADR 0076): a round's currency cannot be
+    changed without the key, and a EUR round's hash is what it was before currencies."""
     scheme = round_.hash_scheme or UNKEYED
     if scheme == UNKEYED:
         payload = HASH_VERSION + "\n" + _fields(round_)

@@ -9,7 +9,7 @@ Version 2 of the protocol (ADR 0055): a launch carries the operator's unique ``l
 stored with its token under a unique index, so a second use is ``409 launch_replayed`` in every
 worker and after any restart; its ``timestamp`` must lie within :data:`MAX_LAUNCH_AGE` back and
 :data:`MAX_LAUNCH_AHEAD` ahead (``409 stale_launch``); its ``operator_session`` goes with the
-session to every wallet call; only the ``currency`` served is taken (``422``); ``mode: "demo"``
+session to every wallet call; only a ``currency`` served is taken (``422``); ``mode: "demo"``
 opens demo play (``services.demo``, ADR 0066).
 
 The optional fields travel on the launch token to the session it opens (:class:`Options`):
@@ -88,6 +88,8 @@ class Launch:
     options: Options
     mode: str = REAL
     """``real``, or ``demo`` (ADR 0066: a play balance, nothing in the books)."""
+    currency: str = "EUR"
+    """The session's currency, one this installation serves (ADR 0076)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,13 +107,15 @@ class Options:
 
 
 def check_launch(secret: str, raw: bytes, signature: str | None, now: datetime, *,
-                 max_reality_check_seconds: int) -> Launch:
+                 max_reality_check_seconds: int,
+                 currencies: tuple[str, ...] = (p.CURRENCY,)) -> Launch:
     """The launch of a signed body; ``401 bad_signature`` for a forged one, ``409
     stale_launch`` outside the timestamp window, ``400``/``422`` for one that breaks the
     protocol or asks for what is not served (another currency), ``403 under_age``
     for a player whose ``birth_date`` says under 18. A ``launch_id`` used before is refused
     when it is stored (:func:`launch`). ``max_reality_check_seconds``: the longest interval a
-    launch may set (the session token's lifetime, as for ``STARFEVER_REALITY_CHECK_SECONDS``)."""
+    launch may set (the session token's lifetime, as for ``STARFEVER_REALITY_CHECK_SECONDS``);
+    ``currencies``: the served ones (``422 currency_not_served`` for any other, ADR 0076)."""
     if not p.verify(secret, raw, signature):
         raise Unauthorized(f"the launch is not signed by the operator ({p.OPERATOR_SIGNATURE})",
                            code=p.BAD_SIGNATURE)
@@ -135,9 +139,9 @@ def check_launch(secret: str, raw: bytes, signature: str | None, now: datetime, 
     if not p.is_operator_session(body["operator_session"]):
         raise Unprocessable("operator_session must be 1-256 visible ASCII characters",
                             code="invalid_launch")
-    if body["currency"] != p.CURRENCY:
-        raise Unprocessable(f"this server serves only {p.CURRENCY}, not {body['currency']!r}",
-                            code="currency_not_served")
+    if not isinstance(body["currency"], str) or body["currency"] not in currencies:
+        raise Unprocessable(f"this server serves {', '.join(currencies)}, not "
+                            f"{body['currency']!r}", code="currency_not_served")
     if body["mode"] not in (REAL, DEMO):
         raise Unprocessable(f"mode must be \"real\" or \"demo\", got {body['mode']!r}",
                             code="invalid_launch")
@@ -154,7 +158,7 @@ def check_launch(secret: str, raw: bytes, signature: str | None, now: datetime, 
     return Launch(player_id=body["player_id"], language=body["language"],
                   market=body["market"], return_url=body["return_url"],
                   launch_id=body["launch_id"], operator_session=body["operator_session"],
-                  options=options, mode=body["mode"])
+                  options=options, mode=body["mode"], currency=body["currency"])
 
 
 def _options(body: dict[str, Any], now: datetime, max_reality_check_seconds: int) -> Options:
@@ -277,7 +281,8 @@ def launch(db: Database, settings: Settings, request: Launch) -> tuple[str, date
                                     reality_check_seconds=request.options.reality_check_seconds,
                                     session_time_limit_seconds=(
                                         request.options.session_time_limit_seconds),
-                                    birth_date=request.options.birth_date))
+                                    birth_date=request.options.birth_date,
+                                    currency=request.currency))
     except IntegrityError:
         raise _replayed(request.launch_id) from None
     free_rounds.join_open_campaigns(db, account_id, now)  # campaigns for every player
@@ -304,13 +309,13 @@ def exchange(db: Database, settings: Settings, launch_token: str) -> tuple[str, 
             .values(used_at=now).returning(
                 LaunchToken.account_id, LaunchToken.operator_session, LaunchToken.brand,
                 LaunchToken.reality_check_seconds, LaunchToken.session_time_limit_seconds,
-                LaunchToken.birth_date)).first()
+                LaunchToken.birth_date, LaunchToken.currency)).first()
         if claimed is None:
             raise Unauthorized("the launch token is used, expired or not valid; launch the "
                                "game again from the operator", code="invalid_launch_token")
         token = secrets.token_urlsafe(32)
         expires = now + timedelta(seconds=settings.token_ttl_seconds)
-        account_id, operator_session, brand, interval, time_limit, birth = claimed
+        account_id, operator_session, brand, interval, time_limit, birth, currency = claimed
         account = session.scalar(select(Account).where(Account.id == account_id)
                                  .with_for_update())
         if account is not None:  # as a log-in does: the reality check's clock is the player's
@@ -323,6 +328,7 @@ def exchange(db: Database, settings: Settings, launch_token: str) -> tuple[str, 
         session.add(SessionToken(account_id=account_id, token_hash=token_hash(settings, token),
                                  created_at=now, expires_at=expires, reality_check_at=now,
                                  net_result=0, operator_session=operator_session, brand=brand,
+                                 currency=currency,
                                  play_ends_at=None if time_limit is None
                                  else now + timedelta(seconds=time_limit)))
     return token, expires

@@ -35,7 +35,7 @@ def book(session: Session, book_name: str, kind: str, amount: int, now: datetime
          account_id: int | None = None, balance_after: int | None = None,
          round_id: int | None = None) -> None:
     """Add one entry (in the caller's transaction)."""
-    if book_name not in (POOL, HOUSE, CASHIER) and account_id is None:
+    if book_name.partition(":")[0] not in (POOL, HOUSE, CASHIER) and account_id is None:
         raise ValueError(f"a {book_name!r} entry needs an account")
     session.add(LedgerEntry(book=book_name, account_id=account_id, kind=kind, amount=amount,
                             balance_after=balance_after, round_id=round_id, created_at=now))

@@ -25,6 +25,9 @@ class Principal:
     play_ends_at: datetime | None = None
     """Operator mode: when the session's time limit from its launch runs out (``None``: no
     limit); it never changes, so a principal remembered from memory carries it too."""
+    currency: str = "EUR"
+    """The session's currency (``sessions.currency``, ADR 0076): its stakes feed that
+    currency's pool, and every wallet call of the session names it; it never changes."""
 
 
 SESSION_REPLACED = "replaced"

@@ -252,7 +252,8 @@ def _one(item: _Prepare, logins: dict[int, Any],
         rows.append(call_row(CallKind.DEBIT, item.ids.debit, account_id=principal.account_id,
                              session_id=principal.session_id, round_ref=item.ids.round_ref,
                              now=now, amount=job.stake, key=job.key,
-                             fingerprint=job.fingerprint, free_round=job.free_round))
+                             fingerprint=job.fingerprint, free_round=job.free_round,
+                             currency=job.currency))
         # a retry in the batch finds it
         known[item.ids.debit] = (job.fingerprint, CallState.PENDING, None, None)
         return Prepared(account.external_id, None, login.operator_session)

@@ -43,11 +43,11 @@ def call_row(kind: CallKind, transaction_id: str, *, account_id: int, session_id
              round_ref: str, now: datetime, amount: int = 0, jackpot_amount: int = 0,
              round_id: int | None = None, key: str | None = None,
              fingerprint: str | None = None, debit_id: str | None = None,
-             free_round: str | None = None) -> dict[str, Any]:
+             free_round: str | None = None, currency: str = "EUR") -> dict[str, Any]:
     """A new call's ``wallet_calls`` values (column -> value), ``pending`` and never tried:
     ``key`` and ``fingerprint`` are the spin request's (``Idempotency-Key`` and hash),
     ``debit_id`` names the debit a credit or rollback belongs to, ``free_round`` is a free
-    round's ``free_round`` block (JSON) sent with it."""
+    round's ``free_round`` block (JSON) sent with it, ``currency`` its session's."""
     return {"transaction_id": transaction_id, "kind": kind, "account_id": account_id,
             "session_id": session_id, "round_ref": round_ref, "round_id": round_id,
             "idempotency_key": key, "request_hash": fingerprint,
@@ -55,7 +55,7 @@ def call_row(kind: CallKind, transaction_id: str, *, account_id: int, session_id
             "jackpot_amount": jackpot_amount, "status": CallState.PENDING, "error": None,
             "operator_transaction_id": None, "balance": None, "attempts": 0,
             "next_attempt_at": now, "created_at": now, "updated_at": now,
-            "free_round": free_round}
+            "free_round": free_round, "currency": currency}
 
 
 def acknowledgement(transaction_id: str, *, balance: int | None,

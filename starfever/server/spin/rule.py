@@ -37,14 +37,14 @@ from starfever.server.books import (
     FREE_ROUND_JACKPOT_WIN,
     FREE_ROUND_WIN,
     FREE_ROUND_WITHHELD,
-    HOUSE,
     JACKPOT_WIN,
     OPERATOR_BOOK,
-    POOL,
     REFILL,
     WALLET,
     WIN,
     RoundRow,
+    house_book,
+    pool_book,
 )
 from starfever.server.identity import round_identity
 from starfever.server.services.chain import (
@@ -154,6 +154,11 @@ class Job:
     free_round: str | None = None
     """Operator mode: a free round's ``free_round`` block for its debit (JSON), from the grant
     as checked before the debit; its credit's block is the settlement's, exact."""
+
+    @property
+    def currency(self) -> str:
+        """The round's currency: its session's (ADR 0076); a batch settles one currency."""
+        return self.principal.currency
 
     @property
     def stake(self) -> int:
@@ -290,32 +295,34 @@ def book_round(entries: list[dict[str, Any]], r: Round | RoundRow,
     """A settled round's ledger entries, in their order: the bet leaves the wallet, its
     contribution goes to the pool and the rest to the house; the game win comes from the
     house, the €€€ win from the pool, a refill from the house into the pool. In operator mode
-    the player's side is the ``operator`` book (the operator's wallet), not ``wallet``."""
+    the player's side is the ``operator`` book (the operator's wallet), not ``wallet``. The pool
+    and house books are the round's currency's (``books.pool_book``)."""
     if r.grant_id is not None:
         _book_free_round(entries, r, player_book)
         return
     at, aid, rid = r.created_at, r.account_id, r.id
+    pool, house = pool_book(r.currency), house_book(r.currency)
     game_win = r.total_win - r.progressive_win
     running = r.balance_before - r.total_bet
     _entry(entries, player_book, BET, -r.total_bet, rid, at, account_id=aid,
            balance_after=running)
-    _entry(entries, POOL, CONTRIBUTION, r.contribution, rid, at,
+    _entry(entries, pool, CONTRIBUTION, r.contribution, rid, at,
            balance_after=r.pool_before)
-    _entry(entries, HOUSE, BET, r.total_bet - r.contribution, rid, at)
+    _entry(entries, house, BET, r.total_bet - r.contribution, rid, at)
     if game_win:
         running += game_win
         _entry(entries, player_book, WIN, game_win, rid, at, account_id=aid,
                balance_after=running)
-        _entry(entries, HOUSE, WIN, -game_win, rid, at)
+        _entry(entries, house, WIN, -game_win, rid, at)
     if r.progressive_win:
         running += r.progressive_win
         _entry(entries, player_book, JACKPOT_WIN, r.progressive_win, rid, at,
                account_id=aid, balance_after=running)
-        _entry(entries, POOL, JACKPOT_WIN, -r.progressive_win, rid, at,
+        _entry(entries, pool, JACKPOT_WIN, -r.progressive_win, rid, at,
                balance_after=r.pool_before - r.progressive_win)
     if r.pool_refill:
-        _entry(entries, POOL, REFILL, r.pool_refill, rid, at, balance_after=r.pool_after)
-        _entry(entries, HOUSE, REFILL, -r.pool_refill, rid, at)
+        _entry(entries, pool, REFILL, r.pool_refill, rid, at, balance_after=r.pool_after)
+        _entry(entries, house, REFILL, -r.pool_refill, rid, at)
 
 
 def _book_free_round(entries: list[dict[str, Any]], r: Round | RoundRow,
@@ -324,29 +331,30 @@ def _book_free_round(entries: list[dict[str, Any]], r: Round | RoundRow,
     (the operator funds it) and the game win, the pool the €€€ win, each only up to the grant's
     cap: a €€€ win above it goes from the pool to the house, not to the player."""
     at, aid, rid = r.created_at, r.account_id, r.id
+    pool, house = pool_book(r.currency), house_book(r.currency)
     game_win = r.total_win - r.progressive_win
     paid = split_paid(game_win, r.paid_win or 0)
     running = r.balance_before
-    _entry(entries, POOL, CONTRIBUTION, r.contribution, rid, at, balance_after=r.pool_before)
-    _entry(entries, HOUSE, FREE_ROUND_FUNDING, -r.contribution, rid, at)
+    _entry(entries, pool, CONTRIBUTION, r.contribution, rid, at, balance_after=r.pool_before)
+    _entry(entries, house, FREE_ROUND_FUNDING, -r.contribution, rid, at)
     if paid.game:
         running += paid.game
         _entry(entries, player_book, FREE_ROUND_WIN, paid.game, rid, at, account_id=aid,
                balance_after=running)
-        _entry(entries, HOUSE, FREE_ROUND_WIN, -paid.game, rid, at)
+        _entry(entries, house, FREE_ROUND_WIN, -paid.game, rid, at)
     if r.progressive_win:
         if paid.jackpot:
             running += paid.jackpot
             _entry(entries, player_book, FREE_ROUND_JACKPOT_WIN, paid.jackpot, rid, at,
                    account_id=aid, balance_after=running)
-        _entry(entries, POOL, JACKPOT_WIN, -r.progressive_win, rid, at,
+        _entry(entries, pool, JACKPOT_WIN, -r.progressive_win, rid, at,
                balance_after=r.pool_before - r.progressive_win)
         if r.progressive_win > paid.jackpot:
-            _entry(entries, HOUSE, FREE_ROUND_WITHHELD, r.progressive_win - paid.jackpot, rid,
+            _entry(entries, house, FREE_ROUND_WITHHELD, r.progressive_win - paid.jackpot, rid,
                    at)
     if r.pool_refill:
-        _entry(entries, POOL, REFILL, r.pool_refill, rid, at, balance_after=r.pool_after)
-        _entry(entries, HOUSE, REFILL, -r.pool_refill, rid, at)
+        _entry(entries, pool, REFILL, r.pool_refill, rid, at, balance_after=r.pool_after)
+        _entry(entries, house, REFILL, -r.pool_refill, rid, at)
 
 
 class _Batch:
@@ -471,7 +479,8 @@ class _Batch:
                        round_ref=debit.round_ref, now=self.now, amount=r.paid,
                        jackpot_amount=jackpot, round_id=r.id, key=job.key,
                        fingerprint=job.fingerprint, debit_id=debit.transaction_id,
-                       free_round=None if grant is None else free_round_block(grant))
+                       free_round=None if grant is None else free_round_block(grant),
+                       currency=job.currency)
         self.calls.append(row)
         return row
 
@@ -497,7 +506,7 @@ class _Batch:
             "created_at": self.now, "prev_hash": self.last_hash, "hash": "",
             "hash_scheme": IDENTIFIED if paid_win is None else FREE_ROUND, **self.identity,
             "grant_id": job.grant_id if paid_win is not None else None,
-            "paid_win": paid_win}
+            "paid_win": paid_win, "currency": job.currency}
         values["hash"] = round_hash(RoundRow(**values), self.chain_key)
         stored = RoundRow(**values)
         self.rounds.append(values)

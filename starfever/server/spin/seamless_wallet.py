@@ -346,7 +346,7 @@ class SeamlessWallet:
         the client's refusal."""
         fields = {"transaction_id": ids.debit, "round_id": ids.round_ref, "player_id": player_id,
                   "session_id": session_ref(job.principal.session_id),
-                  "operator_session": operator_session, "currency": p.CURRENCY,
+                  "operator_session": operator_session, "currency": job.currency,
                   "amount": job.stake, "game": p.GAME,
                   "model": f"{job.model.name} {job.model.version}"}
         if job.free_round is not None:  # a free round: amount 0 and its block (v2)
@@ -415,7 +415,7 @@ class SeamlessWallet:
             session.add(WalletCall(**call_row(
                 CallKind.ROLLBACK, rollback_id(debit_id), account_id=debit.account_id,
                 session_id=debit.session_id, round_ref=debit.round_ref, now=now,
-                amount=debit.amount, debit_id=debit_id)))
+                amount=debit.amount, debit_id=debit_id, currency=debit.currency)))
         return None
 
     def round_of(self, account_id: int, key: str) -> int | None:
@@ -435,9 +435,11 @@ class SeamlessWallet:
             return {"transaction_id": get("transaction_id"), "round_id": get("round_ref"),
                     "player_id": player_id,
                     "debit_transaction_id": get("debit_transaction_id")}
+        currency = (row.get("currency") if isinstance(row, Mapping)
+                    else getattr(row, "currency", None)) or p.CURRENCY  # its session's
         fields = {"transaction_id": get("transaction_id"), "round_id": get("round_ref"),
                   "player_id": player_id, "session_id": session_ref(get("session_id")),
-                  "operator_session": operator_session, "currency": p.CURRENCY,
+                  "operator_session": operator_session, "currency": currency,
                   "amount": get("amount"),
                   "debit_transaction_id": get("debit_transaction_id"),
                   "jackpot_amount": get("jackpot_amount"), "round_closed": True,
@@ -645,7 +647,7 @@ class SeamlessWallet:
                                                  "session_id": session_ref(principal.session_id),
                                                  "operator_session":
                                                      operator_session_of(operator_session),
-                                                 "currency": p.CURRENCY})
+                                                 "currency": principal.currency})
         except WalletRefused as refused:
             raise refusal(refused.code, refused.message) from None
         except WalletUnavailable:

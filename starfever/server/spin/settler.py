@@ -68,8 +68,10 @@ class Settler:
 
 def _same_rule(first: Job, job: Job) -> bool:
     """Whether ``job`` settles in one batch with ``first``: under the same model and
-    settings (the others wait for a batch of their own)."""
-    return job.model is first.model and job.settings is first.settings
+    settings, in the same currency, whose pool the batch locks (the others wait for a batch
+    of their own)."""
+    return (job.model is first.model and job.settings is first.settings
+            and job.currency == first.currency)
 
 
 _settlers: dict[int, Settler] = {}
@@ -90,7 +92,10 @@ def settler(db: Database) -> Settler:
 
 def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | ServiceError]:
     """Settle ``jobs`` in order in one transaction; a refused job gets its error instead:
-    read the books, :func:`rule.settle` them, write what it returns."""
+    read the books, :func:`rule.settle` them, write what it returns. The jobs are of one
+    currency (the settler's batches are: ``_same_rule``), whose pool the batch locks."""
+    if len({job.currency for job in jobs}) > 1:
+        raise ValueError("a batch settles the rounds of one currency (its pool's)")
     started = time.perf_counter()
     for first_try in (True, False):
         with begin(db) as txn:
@@ -99,11 +104,11 @@ def settle_batch(db: Database, jobs: Sequence[Job]) -> list[SpinOutcome | Servic
             if books is not None:
                 done = rule.settle(books, list(jobs), now)
                 if done.writes:
-                    sql.write(txn, done, now)
+                    sql.write(txn, done, now, jobs[0].currency)
                 break
         if not first_try:
             raise RuntimeError("the pool row or the chain head is still missing")
-        sql.create_pool_and_head(db, jobs[0].model)
+        sql.create_pool_and_head(db, jobs[0].model, jobs[0].currency)
     metrics.observe_batch(done.rounds, time.perf_counter() - started, len(jobs))
     return done.results
 

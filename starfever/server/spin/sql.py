@@ -142,8 +142,9 @@ _LOCK_POOL_AND_HEAD = (
            select(_CONTROLS.c.retry_after_seconds).where(_CONTROLS.c.id == MAINTENANCE_ID)
            .scalar_subquery().label("retry_after_seconds"))
     .select_from(_POOL.join(_HEAD, true()))
-    .where(_POOL.c.id == jackpot.POOL_ID, _HEAD.c.id == CHAIN_ID).with_for_update())
-"""Both rows in one statement, locked in the order of ADR 0005 (pool, then chain head), and
+    .where(_POOL.c.id == bindparam("pool_id"), _HEAD.c.id == CHAIN_ID).with_for_update())
+"""Both rows in one statement, locked in the order of ADR 0005 (the batch's currency's pool,
+then chain head), and
 the maintenance switch beside them (two scalar subqueries of a one-row table, not locked: no
 round trip of its own, ADR 0067)."""
 _POOL_METERS = {name: f"jackpot_pool.{name} + {{{name}}}"
@@ -168,7 +169,8 @@ def _player(row: Any, balance: int | None, *, vouched: bool) -> Player:
 def read_books(txn: Batch, postgres: bool, jobs: Sequence[Job]) -> Books | None:
     """The batch's books, locked: wallets (sorted), then pool, then chain head (ADR 0005),
     every read in one round trip on PostgreSQL; ``None`` if the pool or the chain head does
-    not exist yet (a new database)."""
+    not exist yet (a new database). A batch is of one currency (``settler``): its pool is that
+    currency's (ADR 0076)."""
     reads = _READS[postgres]
     ledger_ids = sorted({j.principal.account_id for j in jobs if j.debit is None})
     operator_ids = sorted({j.principal.account_id for j in jobs if j.debit is not None})
@@ -183,7 +185,7 @@ def read_books(txn: Batch, postgres: bool, jobs: Sequence[Job]) -> Books | None:
         "debits": (reads.debits, {"ids": debit_ids}),
         "grants": (reads.grants, {"ids": sorted({j.grant_id for j in jobs
                                                   if j.grant_id is not None})}),
-        "head": (_LOCK_POOL_AND_HEAD, {})}
+        "head": (_LOCK_POOL_AND_HEAD, {"pool_id": jackpot.pool_id(jobs[0].currency)})}
     names = [name for name, (_, params) in wanted_reads.items()
              if name == "head" or params["ids"]]  # a read of nothing is not sent
     found = dict(zip(names, txn.fetch([wanted_reads[name] for name in names]), strict=True))
@@ -229,9 +231,9 @@ def _utc(value: Any) -> Any:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-def write(txn: Batch, done: Settlement, now: Any) -> None:
+def write(txn: Batch, done: Settlement, now: Any, currency: str) -> None:
     """The settlement's rows, one statement per table (``statements``), and the commit: in one
-    round trip on PostgreSQL."""
+    round trip on PostgreSQL. ``currency``: the batch's, whose pool the rounds moved."""
     txn.insert(_ROUNDS, done.rounds)
     txn.insert(_LEDGER, done.entries)
     txn.insert(_CALLS, done.calls)
@@ -244,7 +246,7 @@ def write(txn: Batch, done: Settlement, now: Any) -> None:
         {"id": aid, "net_result": delta} for aid, delta in done.nets.items()], _NET)
     pool = done.pool
     txn.update(_POOL, "id", [{
-        "id": jackpot.POOL_ID, "amount": pool.amount, "carry": str(pool.carry),
+        "id": jackpot.pool_id(currency), "amount": pool.amount, "carry": str(pool.carry),
         "contributions": pool.contributions, "wins": pool.wins, "refills": pool.refills,
         "hits": pool.hits, "updated_at": now}], _POOL_METERS)
     txn.update(_HEAD, "id", [
@@ -254,12 +256,12 @@ def write(txn: Batch, done: Settlement, now: Any) -> None:
     txn.commit()
 
 
-def create_pool_and_head(db: Database, model: MathModel) -> None:
-    """A new database: create the pool row and the chain head (another process may race to
-    do the same: then its rows stand)."""
+def create_pool_and_head(db: Database, model: MathModel, currency: str) -> None:
+    """A new database (or a currency's first round): create ``currency``'s pool row and the
+    chain head (another process may race to do the same: then its rows stand)."""
     try:
         with db.write() as session:
-            jackpot.lock_pool(session, model, utcnow())
+            jackpot.lock_pool(session, model, utcnow(), currency)
             lock_chain(session)
     except IntegrityError:
         pass

@@ -169,9 +169,11 @@ class LedgerWallet:
     async def aclose(self) -> None:
         """Nothing to close."""
 
-    def open(self, session: Session, account_id: int, now: datetime) -> None:
-        """Create an empty wallet for a new player."""
-        session.add(Wallet(account_id=account_id, balance=0, updated_at=now))
+    def open(self, session: Session, account_id: int, now: datetime,
+             currency: str = "EUR") -> None:
+        """Create an empty wallet for a new player, in ``currency`` (one a wallet keeps)."""
+        session.add(Wallet(account_id=account_id, balance=0, updated_at=now,
+                           currency=currency))
 
     def _row(self, session: Session, account_id: int, *, lock: bool) -> Wallet:
         query = select(Wallet).where(Wallet.account_id == account_id)

@@ -65,7 +65,8 @@ def demo_wallet(context: ContextDep,
                 authorization: Annotated[str | None, Header()] = None) -> DemoWalletPublic:
     """The demo session's play balance."""
     return DemoWalletPublic(balance=demo.balance(context.db, context.settings,
-                                                 _demo_token(authorization)))
+                                                 _demo_token(authorization)),
+                            currency=context.settings.served_currencies[0])
 
 
 @router.get("/jackpot")

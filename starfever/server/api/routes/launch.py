@@ -32,7 +32,7 @@ async def launch(context: ContextDep, request: Request,
     signed with ``X-Operator-Signature``
     (hex HMAC-SHA256 of the raw body under the shared secret). A ``launch_id`` used before is
     ``409 launch_replayed``, a ``timestamp`` more than 60 s old or 30 s ahead ``409
-    stale_launch``; another currency ``422 currency_not_served``. ``mode: "demo"`` launches
+    stale_launch``; a currency not served ``422 currency_not_served``. ``mode: "demo"`` launches
     demo play (ADR 0066): the address carries ``demo_launch`` instead of ``launch``, a
     market that forbids demo play refuses it (``403 demo_not_allowed``). The answer is the
     game's address on the configured public origin (``--public-url``; never the request's
@@ -51,7 +51,8 @@ async def launch(context: ContextDep, request: Request,
     await run_in_threadpool(controls.check_game_open, context.db)  # ADR 0067
     checked = service.check_launch(
         secret, raw, signature, utcnow(),
-        max_reality_check_seconds=context.settings.token_ttl_seconds)
+        max_reality_check_seconds=context.settings.token_ttl_seconds,
+        currencies=context.settings.served_currencies)
     market = load_market(context.settings.market)
     if checked.market != market.name:
         raise Unprocessable(f"this server plays the market {market.name!r}, not "

@@ -69,6 +69,7 @@ from starfever.server.services import (
 )
 from starfever.server.services.anchor import statement
 from starfever.server.services.auth import Principal
+from starfever.server.services.currency import served_currency
 from starfever.server.services.errors import Unprocessable
 from starfever.server.services.rtp_meters import RtpRow
 
@@ -251,22 +252,31 @@ def wallet_calls(context: ContextDep, _operator: OperatorDep,
 @router.get("/meters")
 def meters(context: ContextDep, _operator: OperatorDep,
            since: Annotated[str | None, Query(pattern=DAY_PATTERN)] = None,
-           until: Annotated[str | None, Query(pattern=DAY_PATTERN)] = None) -> MetersPublic:
+           until: Annotated[str | None, Query(pattern=DAY_PATTERN)] = None,
+           currency: Annotated[str | None, Query(pattern=r"^[A-Z]{3}$")] = None,
+           ) -> MetersPublic:
     """Bets, wins and GGR per UTC day and bet class (default the last 30 days), actual against
     theoretical RTP per class with 99 % intervals, the €€€ pool with its refills, and in
-    operator mode the credits still pending."""
+    operator mode the credits still pending. The daily lines and refills are of ``currency``
+    (default the first served; ``422 currency_not_served`` for another), ``pools`` lists every
+    currency's pool; the RTP rows, ratios per class, are over every currency (ADR 0076)."""
+    code = served_currency(context.settings, currency)
     first, last = backoffice.day_range(_day(since, "since"), _day(until, "until"))
     by_model, by_class = rtp_meters.rtp(context.db)
     _, free_by_class = rtp_meters.rtp(context.db, free=True)
-    view = jackpot.read(context.db)
     seed = context.model.seed_cents
-    pool = PoolPublic(pool=view.pool if view else seed, seed=view.seed if view else seed,
-                      contributions=view.contributions if view else 0,
-                      wins=view.wins if view else 0, refills=view.refills if view else 0,
-                      hits=view.hits if view else 0,
-                      recent_refills=[RefillPublic(round_id=r.round_id, created_at=r.created_at,
-                                                   amount=r.amount, pool_after=r.pool_after)
-                                      for r in backoffice.refills(context.db)])
+    refills = [RefillPublic(round_id=r.round_id, created_at=r.created_at, amount=r.amount,
+                            pool_after=r.pool_after)
+               for r in backoffice.refills(context.db, currency=code)]
+    pools: list[PoolPublic] = []
+    for served in context.settings.served_currencies:  # one pool per currency (ADR 0076)
+        view = jackpot.read(context.db, served)
+        pools.append(PoolPublic(
+            pool=view.pool if view else seed, seed=view.seed if view else seed,
+            contributions=view.contributions if view else 0, wins=view.wins if view else 0,
+            refills=view.refills if view else 0, hits=view.hits if view else 0,
+            recent_refills=refills if served == code else [], currency=served))
+    pool = next(p for p in pools if p.currency == code)
     pending = None
     if context.wallet.calls_operator:
         found = backoffice.pending_credits(context.db)
@@ -274,11 +284,11 @@ def meters(context: ContextDep, _operator: OperatorDep,
                                        oldest=found.oldest,
                                        calls=[PendingCreditPublic(**c) for c in found.calls])
     return MetersPublic(
-        since=first, until=last,
+        since=first, until=last, pools=pools,
         unpaid_wins=_unpaid(context.db) if context.wallet.calls_operator else None,
         daily=[DayLinePublic(day=d.day, line_bet=d.line_bet, rounds=d.rounds, bets=d.bets,
                              wins=d.wins, ggr=d.ggr)
-               for d in backoffice.daily(context.db, first, last)],
+               for d in backoffice.daily(context.db, first, last, code)],
         by_bet_class=[rtp_row(r) for r in by_class], by_model=[rtp_row(r) for r in by_model],
         free_by_bet_class=[rtp_row(r) for r in free_by_class],
         pool=pool, pending_credits=pending)
@@ -396,16 +406,20 @@ def log_in(body: OperatorCredentials, context: ContextDep, request: Request,
 
 
 @router.get("/jackpot")
-def pool_meters(context: ContextDep, _operator: OperatorDep) -> PoolMetersPublic:
-    """The pool and its meters: contributions, wins, refills (the seed included), hits."""
-    view = jackpot.read(context.db)
+def pool_meters(context: ContextDep, _operator: OperatorDep,
+                currency: Annotated[str | None, Query(pattern=r"^[A-Z]{3}$")] = None,
+                ) -> PoolMetersPublic:
+    """A currency's pool (default: the first served) and its meters: contributions, wins,
+    refills (the seed included), hits; ``422 currency_not_served`` for one not served."""
+    code = served_currency(context.settings, currency)
+    view = jackpot.read(context.db, code)
     if view is None:
         seed = context.model.seed_cents
         return PoolMetersPublic(pool=seed, seed=seed, contributions=0, wins=0, refills=0,
-                                hits=0, carry="0", updated_at=None)
+                                hits=0, carry="0", updated_at=None, currency=code)
     return PoolMetersPublic(pool=view.pool, seed=view.seed, contributions=view.contributions,
                             wins=view.wins, refills=view.refills, hits=view.hits,
-                            carry=str(view.carry), updated_at=view.updated_at)
+                            carry=str(view.carry), updated_at=view.updated_at, currency=code)
 
 
 def rtp_row(row: RtpRow) -> RtpRowPublic:

@@ -18,6 +18,7 @@ from starfever.server.schemas import (
     is_idempotency_key,
 )
 from starfever.server.services import auth, cashier
+from starfever.server.services.currency import served_currency
 from starfever.server.services.errors import BadRequest, TooManyRequests, Unavailable
 
 router = APIRouter(prefix="/players", tags=["players"], route_class=RetryOnDisconnect)
@@ -28,20 +29,25 @@ UsernamePath = Path(pattern=USERNAME_PATTERN)
 def register(body: PlayerCreate, context: ContextDep, request: Request) -> PlayerPublic:
     """Register a player (username, password, birth date: 18 or older). Registrations from
     one address are limited per hour (``429 too_many_registrations``, ``Retry-After``). Not
-    in operator mode, where players come from the operator's launch (403 ``operator_mode``)."""
+    in operator mode, where players come from the operator's launch (403 ``operator_mode``).
+    The wallet holds the installation's first currency, or ``currency`` if it is served
+    (``422 currency_not_served`` otherwise, nothing written)."""
     book = context.wallet.ledger("registration")  # refused where the operator keeps players
+    currency = served_currency(context.settings, body.currency)
     birth = body.birth()
     auth.check_player_age(birth)  # a refusal that costs nothing is not counted
     client = request.client.host if request.client else ""
     attempt = auth.claim_registration(context.db, context.settings, client)
     try:
         account = auth.register(context.db, book, body.username, body.password,
-                                birth_date=birth, settings=context.settings, client=client)
+                                birth_date=birth, settings=context.settings, client=client,
+                                currency=currency)
     except (TooManyRequests, Unavailable):  # the hashing gate: nothing was hashed
         auth.forget_registration(context.db, attempt)
         raise
     return PlayerPublic(username=account.username, role=account.role,
-                        birth_date=account.birth_date, created_at=account.created_at)
+                        birth_date=account.birth_date, created_at=account.created_at,
+                        currency=currency)
 
 
 _CASHIER_REPLAYED = {"model": CashierPublic,

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from starfever.markets import load_market
 from starfever.server.api.convert import reality_check
 from starfever.server.api.deps import ContextDep, PlayerDep
 from starfever.server.api.retry import RetryOnDisconnect
@@ -13,17 +14,22 @@ from starfever.server.schemas import MAX_ID, LedgerEntryPublic, LedgerPagePublic
 from starfever.server.services import players, protection
 from starfever.server.services.errors import utcnow
 from starfever.server.services.protection_rules import play_time_left
+from starfever.web.routes import currency_data, offered_classes
 
 router = APIRouter(prefix="/wallet", tags=["wallet"], route_class=RetryOnDisconnect)
 
 
 @router.get("")
 def wallet(context: ContextDep, player: PlayerDep) -> WalletPublic:
-    """The balance in cents, with the reality check and, for a session whose launch set a
-    time limit, the seconds left of it."""
+    """The balance in minor units of the session's currency (named, with its ladder), with the
+    reality check and, for a session whose launch set a time limit, the seconds left of it."""
     balance = context.wallet.balance(player)  # the operator's, in operator mode
     check = protection.read_reality_check(context.db, context.settings, player)
-    return WalletPublic(balance=balance, reality_check=reality_check(check),
+    classes = offered_classes(context.model, load_market(context.settings.market))
+    currency = currency_data(player.currency, classes)
+    return WalletPublic(balance=balance, currency=player.currency,
+                        line_bets=currency["line_bets"], exponent=currency["exponent"],
+                        reality_check=reality_check(check),
                         session_time_left_seconds=play_time_left(player.play_ends_at,
                                                                  utcnow()))
 

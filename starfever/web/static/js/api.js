@@ -66,7 +66,9 @@ export class Api {
   }
   game() { return this.request("GET", "/game"); }
   wallet() { return this.request("GET", "/wallet"); }
-  jackpot() { return this.request("GET", "/jackpot"); }
+  jackpot(currency) {  // the session's currency's pool (ADR 0076)
+    return this.request("GET", currency ? `/jackpot?currency=${encodeURIComponent(currency)}` : "/jackpot");
+  }
   spin(lineBet, key, testDraws, grantId = null) {
     const body = { line_bet: lineBet };
     if (testDraws) body.test_draws = testDraws;

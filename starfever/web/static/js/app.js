@@ -1,7 +1,7 @@
 // Star Fever in the browser: wiring of the views to the game server. The server decides every
 // outcome; the page asks, then shows.
 import { Api, ApiError, newKey } from "./api.js";
-import { formatCents, parseEuros } from "./money.js";
+import { currencyCode, formatCents, parseEuros, setCurrency } from "./money.js";
 import { formatWhen, has, initialLanguage, lang, setLanguage, t } from "./i18n.js";
 import { installSprite, setSymbolNames } from "./symbols.js";
 import { ReelView, setReelLabels } from "./reels.js";
@@ -438,6 +438,7 @@ async function enterGame(username = localStorage.getItem("sf.user")) {
   if (username) localStorage.setItem("sf.user", username);
   const sentAt = Date.now();
   const wallet = await api.wallet();
+  useCurrency(wallet);
   $("#auth").hidden = true;
   $("#game").hidden = false;
   $("#game").dataset.user = username || "";
@@ -454,6 +455,19 @@ async function enterGame(username = localStorage.getItem("sf.user")) {
   await resumeSpin();
   freeRounds.refresh();  // the grants the player may play now
   $("#spin").focus();
+}
+
+/** The session's currency (ADR 0076): every amount is shown in it, and the bet picker offers
+ * its ladder of line bets (minor units) as the wallet answer names them. */
+function useCurrency(wallet) {
+  setCurrency(wallet.currency);
+  if (Array.isArray(wallet.line_bets) && wallet.line_bets.length) {
+    const before = lineBet();
+    state.game.bet_classes = wallet.line_bets;
+    const kept = wallet.line_bets.indexOf(before);
+    state.betIndex = kept >= 0 ? kept : 0;
+  }
+  showBet();
 }
 
 async function logout() {
@@ -482,7 +496,7 @@ function stopPolling() {
 async function pollPool() {
   if (!hasPool(state.game)) return;  // a model without the €€€: no meter to keep
   try {
-    const pool = await api.jackpot();
+    const pool = await api.jackpot(currencyCode());
     if (!state.busy) setPool(pool.pool);
   } catch { /* the meter keeps its last value */ }
 }

@@ -1,28 +1,36 @@
-// Money is integer euro cents everywhere; it becomes text only here, at display.
+// Money is an integer number of minor units (cents, pence) everywhere; it becomes text only
+// here, at display, with the browser's Intl.NumberFormat in the page's language and the
+// session's currency (GET /wallet names it: setCurrency). The one formatter of the client.
 
-const SEP = {
-  de: { group: ".", decimal: ",", before: "", after: "\u00a0€" },
-  en: { group: ",", decimal: ".", before: "€", after: "" },
-};
+let current = "EUR";
+const formatters = new Map();
 
-function group(digits, sep) {
-  let out = "";
-  for (let i = 0; i < digits.length; i++) {
-    if (i > 0 && (digits.length - i) % 3 === 0) out += sep;
-    out += digits[i];
-  }
-  return out;
+/** The currency every amount is shown in from now on (ISO 4217, e.g. "GBP"). */
+export function setCurrency(code) {
+  if (typeof code === "string" && /^[A-Z]{3}$/.test(code)) current = code;
 }
 
-/** "1.234,56 €" (de) or "€1,234.56" (en) from an integer number of cents. */
-export function formatCents(cents, lang = "en") {
+/** The currency amounts are shown in. */
+export function currencyCode() { return current; }
+
+function formatter(lang, code) {
+  const key = `${lang}|${code}`;
+  let found = formatters.get(key);
+  if (!found) {
+    found = new Intl.NumberFormat(lang, { style: "currency", currency: code });
+    formatters.set(key, found);
+  }
+  return found;
+}
+
+/** "1.234,56 €" (de) or "£1,234.56" (en, GBP) from an integer number of minor units. */
+export function formatCents(cents, lang = "en", code = current) {
   if (!Number.isInteger(cents)) throw new TypeError(`cents must be an integer, got ${cents}`);
-  const s = SEP[lang] || SEP.en;
-  const sign = cents < 0 ? "−" : "";
-  const abs = Math.abs(cents);
-  const euros = String(Math.trunc(abs / 100));
-  const rest = String(abs % 100).padStart(2, "0");
-  return `${sign}${s.before}${group(euros, s.group)}${s.decimal}${rest}${s.after}`;
+  const fmt = formatter(lang, code);
+  const exponent = fmt.resolvedOptions().maximumFractionDigits;
+  // a typographic minus, as the page always showed it
+  return fmt.formatToParts(cents / 10 ** exponent)
+    .map((part) => (part.type === "minusSign" ? "−" : part.value)).join("");
 }
 
 /** Cents from what a person typed ("100", "100,5", "1.000,00", "99.99"); null if unreadable. */
@@ -31,7 +39,7 @@ export function parseEuros(text) {
   // groups of three with the other separator ("1.234,56", "1,234.56", "1.234.567"). Anything
   // ambiguous or finer than a cent is refused (null), never guessed: "0.001" and "12.505" are
   // not amounts, and "1.234" could be 1234 or 1.234.
-  const t = String(text).trim().replace(/\s|€/g, "");
+  const t = String(text).trim().replace(/\s|[€£$]/g, "");
   const m = /^(\d+|\d{1,3}(?:([.,])\d{3})+)(?:([.,])(\d{1,2}))?$/.exec(t);
   if (!m) return null;
   const [, whole, group, decimal, frac = ""] = m;

@@ -39,11 +39,11 @@ const banner = {
 async function main() {
   const lang = document.documentElement.lang === "de" ? "de" : "en";
   useLanguage(lang);
-  const money = (cents) => formatCents(cents, lang);
-  winFormat(money);
   const answer = await fetch(section.dataset.events, { credentials: "omit" });
   if (!answer.ok) throw new Error(`events.json: ${answer.status}`);
   const { round, game, test_mode: testMode } = await answer.json();
+  const money = (cents) => formatCents(cents, lang, round.currency || "EUR");  // the round's
+  winFormat(money);
   const symbolName = (code) => {
     const s = game.symbols.find((x) => x.code === code);
     if (s) return s.name[lang] || s.name.en;
