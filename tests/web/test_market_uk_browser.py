@@ -1,0 +1,123 @@
+"""What a player sees in the ``uk`` market (issue 37; ADR 0077), in English and German: the net
+position and the elapsed session time on screen, British wording ("Stake", "Net position"), no
+Turbo and no Skip, no celebration of a win at the stake, a bet ladder that stops at GBP 5 for an
+adult and at GBP 2 for a 20-year-old, and the rules stating both caps. A real ``starfever serve
+--market uk`` (test mode, SQLite), Debian's Chromium. Amounts are read in minor units
+(``data-cents``), never by their currency symbol: the server serves EUR until the currencies
+land and GBP after."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import date
+from typing import Any
+
+import pytest
+
+from starfever.engine.model import load_model
+from starfever.markets import load_market
+from tests.harness import Databases, Server, start_server
+from tests.web import forcing
+from tests.web.conftest import FAST, Game, game_on
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def uk_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """``starfever serve --market uk`` (test mode, SQLite, the default model)."""
+    directory = tmp_path_factory.mktemp("uk-web")
+    with Databases(directory / "db") as databases, start_server(
+            databases, "sqlite", directory, args=("--market", "uk")) as started:
+        yield started
+
+
+@pytest.fixture
+def uk_game(browser: Any, uk_server: Server) -> Iterator[Game]:
+    with game_on(browser, uk_server, 1366, 768) as started:
+        yield started
+
+
+def _player(game: Game, age: int, cents: int) -> str:
+    """A player of ``age`` whole years (registered through the API), paid in, logged in."""
+    today = game.server.now().date()
+    born = date(today.year - age, 1, 1) if today.month > 1 or today.day > 1 \
+        else date(today.year - age - 1, 6, 1)
+    name = f"uk{age}{today.toordinal() % 1000}{id(game) % 100000}"
+    game.server.register(name, birth_date=born.isoformat())
+    game.server.deposit(name, cents)
+    game.login(name, speed=FAST)
+    return name
+
+
+def _top_bet(game: Game) -> int:
+    page = game.page
+    for _ in range(12):
+        if not page.is_disabled("#bet-up"):
+            page.click("#bet-up")
+    assert page.is_disabled("#bet-up")
+    return game.cents("#total-bet")
+
+
+def test_a_20_year_olds_ladder_stops_at_200_and_an_adults_at_500(browser: Any,
+                                                                 uk_server: Server) -> None:
+    with game_on(browser, uk_server, 1366, 768) as young:
+        _player(young, 20, 5_000)
+        assert young.page.evaluate("window.starfever.state.game.market") == load_market(
+            "uk").public()
+        assert _top_bet(young) == 200  # GBP 2 for players aged 18-24
+        young.page.click("#bet-pick")  # the bet picker offers no more either
+        offered = young.page.locator("#bet-grid [data-bet-index]").count()
+        assert offered == 6  # total bets of 20, 40, 60, 80, 100 and 200
+        young.page.keyboard.press("Escape")
+    with game_on(browser, uk_server, 1366, 768) as adult:
+        _player(adult, 40, 5_000)
+        assert _top_bet(adult) == 500  # GBP 5 a spin
+
+
+def test_the_uk_market_in_the_browser(uk_game: Game) -> None:
+    game = uk_game
+    page = game.page
+    model = load_model("default")
+    _player(game, 30, 20_000)
+    page.click('.topbar [data-lang="en"]')
+    assert not page.is_visible(".turbo")  # no Turbo
+    assert game.text(".meter-label[data-i18n='bet']").upper() == "STAKE"  # British wording
+    # a win equal to the stake: shown, not celebrated
+    game.force(forcing.find_stops(model.base_reels, lambda _s, e: e.feature is None
+                                  and not e.jackpot_lines and e.line_factor == 20))
+    page.click("#spin")
+    page.wait_for_timeout(300)
+    assert not page.is_visible("#skip")  # no slam stop
+    page.locator("body").press("Space")  # nor by the keyboard
+    game.wait_idle(timeout=10_000)
+    first = page.evaluate("window.starfever.state.lastRound")
+    assert first["total_win"] == first["total_bet"]
+    end = game.log()[-1]
+    assert end["kind"] == "end" and end["glow"] is False and end["celebration"] is None
+    # the net position and the elapsed session time are on screen, in British English
+    assert game.cents("#net-position") == 0
+    assert game.text("#net-position").startswith("Net position")
+    inside = page.evaluate("""() => ['#net-position', '#session-clock'].map(sel => {
+        const r = document.querySelector(sel).getBoundingClientRect();
+        return r.top >= 0 && r.bottom <= innerHeight && r.height > 8; })""")
+    assert inside == [True, True]
+    # the rules state the caps and the presentation, in English and in German
+    page.click("#open-paytable")
+    page.click("#tab-rules")
+    rules = game.text("#rules-body")
+    assert re.search(r"Maximum stake \D*5\.00\D* a round\. Players under 25 may stake at most "
+                     r"\D*2\.00", rules), rules
+    assert "A win at or below the stake is not celebrated." in rules
+    assert "No Turbo." in rules and "cannot be skipped" in rules and "2.5 seconds" in rules
+    assert "The elapsed session time and your net position are always on screen." in rules
+    page.click("#dlg-paytable [data-close]")
+    page.click('.topbar [data-lang="de"]')
+    assert game.text(".meter-label[data-i18n='bet']").upper() == "EINSATZ"
+    page.click("#open-paytable")
+    page.click("#tab-rules")
+    rules = game.text("#rules-body")
+    assert re.search(r"Für Spieler unter 25 Jahren höchstens 2,00\D* pro Runde", rules), rules
+    assert "Ein Gewinn bis zur Höhe des Einsatzes wird nicht gefeiert." in rules
+    assert "2,5 Sekunden" in rules
