@@ -6,9 +6,9 @@ Turbo and Skip (a slam stop) are allowed, the minimum duration of a round, wheth
 position and the session clock are always on screen, the largest stake a round may carry,
 autoplay (offered in no profile), when a win is celebrated, whether a progressive may run, and
 the player protections a market requires (a panic button, one session per player, a monthly
-deposit limit, a lower stake cap for young adults). Two fields may be left out of a file:
-``currency`` (the market's ISO 4217 currency, EUR where absent) and ``young_adult_stake_cap``
-(none where absent). ``starfever serve --market NAME`` picks one (the default is
+deposit limit, a lower stake cap for young adults: ``young_adult_stake_cap``, ``null`` for
+none). One field may be left out of a file: ``currency`` (the market's ISO 4217 currency, EUR
+where absent). ``starfever serve --market NAME`` picks one (the default is
 :data:`DEFAULT_MARKET`, the Austrian conditions); ``GET /api/v1/game`` and the operator's launch
 serve it to the client, and the server itself enforces what a client could skip (the minimum
 round duration per player, the stake, at start-up a model the market allows:
@@ -38,11 +38,11 @@ _FIELDS: Final[dict[str, type]] = {
     "show_session_clock": bool, "celebrate_win_equal_to_stake": bool, "big_win_x": list,
     "progressive": bool, "panic_button": bool, "one_session_per_player": bool,
     "monthly_deposit_limit_cents": int,
-    "demo": str,
+    "demo": str, "young_adult_stake_cap": dict,
 }
-_OPTIONAL: Final[dict[str, tuple[type, object]]] = {
-    "currency": (str, "EUR"), "young_adult_stake_cap": (dict, None)}
-"""Fields a profile file may leave out: their type and the value where absent."""
+_OPTIONAL: Final[dict[str, tuple[type, object]]] = {"currency": (str, "EUR")}
+"""Fields a profile file may leave out: their type and the value where absent (``currency``:
+every market served EUR before the currencies, ADR 0077; a protection is never optional)."""
 _NULLABLE: Final = frozenset({"monthly_deposit_limit_cents", "young_adult_stake_cap"})
 """Fields whose ``null`` means "none" (no limit)."""
 _CURRENCY = re.compile(r"[A-Z]{3}")

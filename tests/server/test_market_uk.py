@@ -71,6 +71,14 @@ def test_a_malformed_age_band_or_currency_is_refused(change: dict[str, Any], say
         profile_from_dict(data, "test.json")
 
 
+def test_the_age_band_is_stated_in_every_profile_and_the_currency_may_be_left_out() -> None:
+    data = {**load_market("at").public(), "description": "x"}
+    assert "currency" not in data and profile_from_dict(data, "t.json").currency == "EUR"
+    del data["young_adult_stake_cap"]  # a protection is never left out by omission
+    with pytest.raises(UnknownMarket, match=r"missing \['young_adult_stake_cap'\]"):
+        profile_from_dict(data, "test.json")
+
+
 def _birth(today: date, years: int, *, days: int = 0) -> str:
     """The birth date of a player who is ``years`` old ``today`` (``days`` later: younger)."""
     day = today.replace(year=today.year - years, day=min(today.day, 28))
