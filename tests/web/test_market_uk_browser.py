@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from starfever.certify.rules import client_strings
 from starfever.engine.model import load_model
 from starfever.markets import load_market
 from tests.harness import Databases, Server, start_server
@@ -121,3 +122,28 @@ def test_the_uk_market_in_the_browser(uk_game: Game) -> None:
     assert re.search(r"Für Spieler unter 25 Jahren höchstens 2,00\D* pro Runde", rules), rules
     assert "Ein Gewinn bis zur Höhe des Einsatzes wird nicht gefeiert." in rules
     assert "2,5 Sekunden" in rules
+
+
+def test_every_text_is_in_german_and_english_and_the_refusals_read_plainly(
+        uk_game: Game) -> None:
+    texts = client_strings()
+    assert set(texts["de"]) == set(texts["en"])  # every message in both languages
+    for key in ("err_stake_above_age_limit", "err_birth_date_required", "marketYoungCap",
+                "marketNoCelebration", "rulesHtmlNoPool"):
+        assert texts["de"][key] and texts["en"][key], key
+    uk_game.open()
+    shown = uk_game.page.evaluate("""async () => {
+        const src = document.querySelector('script[type=module]').src;
+        const { errorText } = await import(src.replace('app.js', 'errors.js'));
+        const { ApiError } = await import(src.replace('app.js', 'api.js'));
+        const i18n = await import(src.replace('app.js', 'i18n.js'));
+        const out = {};
+        for (const lang of ['de', 'en']) {
+          i18n.setLanguage(lang);
+          out[lang] = ['stake_above_age_limit', 'birth_date_required'].map(
+            (code) => errorText(new ApiError(422, code, 'developer words')));
+        }
+        return out; }""")
+    assert shown["en"][0].startswith("This stake is above the limit for your age")
+    assert shown["de"][0].startswith("Dieser Einsatz liegt über der Grenze für Ihr Alter")
+    assert "date of birth" in shown["en"][1] and "Geburtsdatum" in shown["de"][1]
