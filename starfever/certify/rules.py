@@ -174,6 +174,14 @@ def rules_values(game: dict[str, Any], texts: dict[str, str], lang: str,
     }
 
 
+def worded(texts: dict[str, str], market: str) -> dict[str, str]:
+    """``i18n.js``'s ``setMarketWording``: a text ``KEY__market`` stands for ``KEY`` (the uk
+    market's British English, ADR 0077)."""
+    suffix = f"__{market}"
+    return {**texts, **{key.removesuffix(suffix): text for key, text in texts.items()
+                        if key.endswith(suffix)}}
+
+
 def has_pool(game: dict[str, Any]) -> bool:
     """``market_de.js``'s ``hasPool``: whether the running model has the €€€ pool; without it
     no rule names a pool or a jackpot (ADR 0072)."""
@@ -228,7 +236,7 @@ def render(model: MathModel, path: Path = I18N_JS,
     line_bet = min(game["bet_classes"])
     out: dict[str, dict[str, str]] = {}
     for lang in LANGUAGES:
-        texts = strings[lang]
+        texts = worded(strings[lang], game["market"]["name"])
         template = texts["rulesHtml" if has_pool(game) else "rulesHtmlNoPool"]
         rules = fill(template, rules_values(game, texts, lang, line_bet)).strip()
         table = paytable_html(game, texts, lang, line_bet)

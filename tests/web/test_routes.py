@@ -181,3 +181,15 @@ def test_a_respin_whose_reels_hold_the_jackpot_keeps_the_rule_as_in_any_spin(
         "Its line", "its line")
     assert "Seine Liniengewinne und der €€€ gelten wie in jedem Spin." in rendered["de"]["text"]
     assert "cannot win the €€€" not in rendered["en"]["text"]
+
+
+def test_the_bundles_rules_speak_the_markets_words() -> None:
+    """``certify --market uk``: the client's British words (``KEY__uk``) and both caps, as the
+    page shows them in that market (ADR 0077); another market keeps the plain words."""
+    uk = rules.render(load_model("default"), market=load_market("uk"))
+    assert "Maximum stake €5.00 a spin. Players under 25 may stake at most €2.00 a spin." \
+        in uk["en"]["text"]
+    assert "A win at or below the stake is not celebrated." in uk["en"]["text"]
+    assert "Für Spieler unter 25 Jahren höchstens 2,00 € pro Runde." in uk["de"]["text"]
+    at = rules.render(load_model("default"), market=load_market("at"))["en"]["text"]
+    assert "Maximum stake €20.00 a round." in at and "stake at most" not in at

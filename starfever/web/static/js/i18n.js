@@ -456,6 +456,14 @@ Object.assign(STRINGS.en, {
   maxWinNoneNoPool: "The conditions set no maximum win: the largest line win of a spin is {base} × total bet, a Star Wild spin and respin together at most {star} × total bet; Hold &amp; Cash has no fixed upper limit (all 15 cells with high values, the full-screen prize {mega} × total bet).",
   maxWinCapNoPool: "A round's total win (lines, Star Wild, Hold &amp; Cash) is capped at {cap} × total bet ({amount} at the current bet): when it gets there the round ends, a running Hold &amp; Cash too.",
   respinNoPool: "Its line wins count as in any spin.",
+  // the uk market's British English (``KEY__uk`` stands for ``KEY`` there: setMarketWording)
+  bet__uk: "Stake", totalBetWord__uk: "stake", netPosition__uk: "Net position",
+  netResult__uk: "Net position (winnings − stakes)",
+  marketClock__uk: "The elapsed session time and your net position are always on screen.",
+  marketMinRound__uk: "Every game cycle lasts at least {s} seconds.",
+  marketSkipNo__uk: "A game cycle cannot be cut short (no slam stop).",
+  marketYoungCap__uk: "Players under {age} may stake at most {stake} a spin.",
+  marketHtml__uk: `<h3>Rules of this market ({name})</h3><p>{turbo} {skip} {minRound} Maximum stake {maxStake} a spin. {young} No autoplay. {clock} {celebrate}</p>`,
   rulesHtmlNoPool: `
       <h3>How to play</h3>
       <p>5 reels × 3 rows, {lines} fixed lines. Total bet = {lines} × line bet (the conditions' “Einsatz”); line bets: {classes}.</p>
@@ -480,15 +488,11 @@ Object.assign(STRINGS.en, {
 });
 let current = "en";
 
-/** British English where the uk market's wording differs (ADR 0077): "stake", "net position". */
-const WORDING = {
-  uk: { en: { bet: "Stake", totalBetWord: "stake", netPosition: "Net position",
-    netResult: "Net position (winnings − stakes)", marketClock: "The elapsed session time and your net position are always on screen." } },
-};
-let wording = {};
+let market = "";
 
-/** Speak the market's own wording (``name``: the market profile's) over the language's. */
-export function setMarketWording(name) { wording = WORDING[name] || {}; }
+/** Speak the market's own wording (``name``: the market profile's): a key ``KEY__name`` of the
+ * language, where there is one, stands for ``KEY`` (the uk market's British English, ADR 0077). */
+export function setMarketWording(name) { market = name || ""; }
 
 export function initialLanguage() {
   const saved = localStorage.getItem("sf.lang");
@@ -514,7 +518,8 @@ export function useLanguage(lang) { current = STRINGS[lang] ? lang : "en"; }
 
 /** The text for ``key`` in the current language, with ``{name}`` replaced from ``vars``. */
 export function t(key, vars = {}) {
-  const text = wording[current]?.[key] ?? STRINGS[current][key] ?? STRINGS.en[key] ?? key;
+  const own = market ? STRINGS[current][`${key}__${market}`] : undefined;
+  const text = own ?? STRINGS[current][key] ?? STRINGS.en[key] ?? key;
   return text.replace(/\{(\w+)\}/g, (m, name) => (name in vars ? String(vars[name]) : m));
 }
 
