@@ -1,10 +1,11 @@
 """What a player sees in the ``uk`` market (issue 37; ADR 0077), in English and German: the net
 position and the elapsed session time on screen, British wording ("Stake", "Net position"), no
 Turbo and no Skip, no celebration of a win at the stake, a bet ladder that stops at GBP 5 for an
-adult and at GBP 2 for a 20-year-old, and the rules stating both caps. A real ``starfever serve
---market uk`` (test mode, SQLite), Debian's Chromium. Amounts are read in minor units
-(``data-cents``), never by their currency symbol: the server serves EUR until the currencies
-land and GBP after."""
+adult and at GBP 2 for a 20-year-old (registered, and launched by an operator with her birth
+date), and the rules stating both caps. A real ``starfever serve --market uk`` (test mode,
+SQLite; in operator mode against the reference wallet), Debian's Chromium. Amounts are read in
+minor units (``data-cents``), never by their currency symbol: the server serves EUR until the
+currencies land and GBP after."""
 
 from __future__ import annotations
 
@@ -18,8 +19,18 @@ import pytest
 from starfever.certify.rules import client_strings
 from starfever.engine.model import load_model
 from starfever.markets import load_market
-from tests.harness import Databases, Server, start_server
+from tests.harness import (
+    Databases,
+    OperatorWallet,
+    Server,
+    expect,
+    operator_mode_args,
+    operator_mode_env,
+    signed_launch,
+    start_server,
+)
 from tests.web import forcing
+from tests.web.browser import ConsoleWatch
 from tests.web.conftest import FAST, Game, game_on
 
 pytestmark = pytest.mark.browser
@@ -150,3 +161,34 @@ def test_every_text_is_in_german_and_english_and_the_refusals_read_plainly(
     assert shown["en"][0].startswith("This stake is above the limit for your age")
     assert shown["de"][0].startswith("Dieser Einsatz liegt über der Grenze für Ihr Alter")
     assert "date of birth" in shown["en"][1] and "Geburtsdatum" in shown["de"][1]
+
+
+def test_a_launched_20_year_old_is_offered_stakes_up_to_200(
+        browser: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Operator mode: the cap comes from the launch's ``birth_date`` (the reference wallet
+    and the server both real processes)."""
+    directory = tmp_path_factory.mktemp("uk-operator-web")
+    wallet = OperatorWallet(directory)
+    try:
+        with Databases(directory / "db") as databases, start_server(
+                databases, "sqlite", directory, operator_mode_env(wallet),
+                args=("--market", "uk", *operator_mode_args(wallet))) as server:
+            wallet.player("uk-web-20", 10_000)
+            today = server.now().date()
+            answer = expect(signed_launch(
+                server, wallet.secret, "uk-web-20", market="uk", language="en",
+                birth_date=f"{today.year - 20}-01-01"), 200).json()
+            context = browser.new_context(viewport={"width": 1366, "height": 768},
+                                          locale="en-GB")
+            page = context.new_page()
+            watch = ConsoleWatch(page)
+            game = Game(page, server, watch)
+            page.goto(f"{answer['url']}&speed={FAST}")
+            page.wait_for_function("window.starfever && window.starfever.ready")
+            page.wait_for_selector("#game:not([hidden])")
+            assert _top_bet(game) == 200
+            assert game.text(".meter-label[data-i18n='bet']").upper() == "STAKE"
+            context.close()
+            assert watch.errors == []
+    finally:
+        wallet.stop()
