@@ -41,6 +41,7 @@ from starfever.certify.defaults import (
 from starfever.certify.manifest import BUNDLE_FORMAT, SOFTWARE_MANIFEST, canonical, file_sha256
 from starfever.engine.errors import InputError
 from starfever.engine.model import MathModel, check_offered, load_model, shipped_models
+from starfever.markets import check_model, load_market
 from starfever.math.figures_format import Figures
 from starfever.math.stats import Z99
 
@@ -70,6 +71,10 @@ class Options:
     """With ``rng="full"``: live stops of the volume tests, all strips together."""
     dieharder_runs: int | None = None
     """With ``rng="full"``: only the first this many runs of the battery (None: all)."""
+    market: str | None = None
+    """The market profile the bundle is for (certification is per jurisdiction): its rules
+    in the rules pages, its section in the game conditions (ADR 0077); ``None``: the model's
+    rules only, the presentation of the default market."""
 
 
 @dataclass
@@ -150,6 +155,8 @@ def make(options: Options) -> Bundle:
     check_options(options)
     model = load_model(options.model)
     check_offered(model)  # a certified model is one to offer: refused before any work
+    if options.market is not None:  # and one the market allows
+        check_model(load_market(options.market), model)
     key = signing.load_private(options.sign_key) if options.sign_key else None
     out = options.out
     existed = out.exists()
@@ -184,19 +191,20 @@ def _make(options: Options, model: MathModel, key: Any) -> Bundle:
                                "spaces): what rounds record, `starfever rtp` prints and "
                                "STARFEVER_APPROVED_MODELS lists; the file's layout does not "
                                "change it"})
+    market = None if options.market is None else load_market(options.market)
     with steps.step("rules (de, en)"):
-        rendered = rules.render(model)
+        rendered = rules.render(model, market=market)
         for lang, pages in rendered.items():
             (out / "rules").mkdir(exist_ok=True)
             (out / "rules" / f"rules.{lang}.html").write_text(pages["html"], encoding="utf-8")
             (out / "rules" / f"rules.{lang}.txt").write_text(pages["text"], encoding="utf-8")
         from starfever.web.routes import game_data
 
-        _write_json(out / "rules" / "game.json", game_data(model))
+        _write_json(out / "rules" / "game.json", game_data(model, market))
     with steps.step("game conditions (de, en)"):
         from starfever.conditions import render as render_conditions
 
-        for lang, text in render_conditions(model).items():
+        for lang, text in render_conditions(model, market=market).items():
             (out / "conditions").mkdir(exist_ok=True)
             (out / "conditions" / f"conditions.{lang}.md").write_text(text.markdown,
                                                                       encoding="utf-8")
@@ -226,15 +234,17 @@ def _make(options: Options, model: MathModel, key: Any) -> Bundle:
         if bad:
             bundle.warnings.append("the simulated total RTP's 99 % interval does not contain "
                                    f"the exact value at line bet(s) {', '.join(bad)} cents")
-    with steps.step("progressive document, maximum exposure"):
+    pool = model.has_progressive  # without the €€€ no document names a pool (ADR 0077)
+    with steps.step("progressive document, maximum exposure" if pool else "maximum exposure"):
         from starfever.certify.documents import exposure_document, progressive_document
 
-        (out / "progressive").mkdir()
-        progressive = progressive_document(model, figs)
-        (out / "progressive" / "progressive.md").write_text(progressive.markdown(),
-                                                            encoding="utf-8")
-        (out / "progressive" / "progressive.html").write_text(progressive.html(),
-                                                              encoding="utf-8")
+        if pool:
+            (out / "progressive").mkdir()
+            progressive = progressive_document(model, figs)
+            (out / "progressive" / "progressive.md").write_text(progressive.markdown(),
+                                                                encoding="utf-8")
+            (out / "progressive" / "progressive.html").write_text(progressive.html(),
+                                                                  encoding="utf-8")
         seen = [(f"main (line bet 1 cent, seed {seed})", sim.spins, sim.max_win)] + [
             (f"line bet {doc['line_bet']} cents (seed {doc['seed']})", doc["spins"],
              doc["max_win"]) for doc in by_class["bet_classes"]]
@@ -421,6 +431,7 @@ def _readme(model: MathModel, figs: Figures, claim: dict[str, Any], seed: int,
     timing = "\n".join(f"| {name} | {seconds:.1f} s |" for name, seconds in
                        bundle.seconds.items())
     warnings = "\n".join(f"- {w}" for w in bundle.warnings) or "- none"
+    pool = model.has_progressive
     files = [
         ("`MANIFEST.json`", "every other file of this folder with its SHA-256 (canonical JSON)"),
         ("`model/`", f"the model file as played; `model.json`: its file SHA-256 and its model "
@@ -431,11 +442,13 @@ def _readme(model: MathModel, figs: Figures, claim: dict[str, Any], seed: int,
          " serves for this model; `game.json` is that data"),
         ("`conditions/conditions.de.md`, `conditions.en.md` (and `.html`)",
          "the game conditions generated from this model (German binds): paytable, lines, "
-         "features, the UPGRADE unit, the booster order, the €€€ and its share table, the "
+         "features, the UPGRADE unit, the booster order, "
+         f"{'the €€€ and its share table' if pool else 'that no prize is progressive'}, the "
          "maximum win, the RTP at every bet class, every reading RULES.md fixes; the server "
          "serves the same at `GET /api/v1/game/conditions/{de,en}`"),
-        ("`progressive/progressive.md` (and `.html`)", "the €€€ progressive pool: seed, "
-         "contribution, display, refills and who pays them, withdrawal, its accounting"),
+        *([("`progressive/progressive.md` (and `.html`)", "the €€€ progressive pool: seed, "
+            "contribution, display, refills and who pays them, withdrawal, its accounting")]
+          if pool else []),
         ("`exposure/exposure.md` (and `.html`)", "the maximum-exposure statement: the largest "
          "wins, the Hold & Cash tails, the win bands, the largest win each simulation saw"),
         ("`figures/exact.json`", "every exact figure (`starfever rtp --json --exact`): "
@@ -443,7 +456,8 @@ def _readme(model: MathModel, figs: Figures, claim: dict[str, Any], seed: int,
          "rationals, the method of each"),
         ("`simulation/simulation.json`", f"the independent simulation (seed {seed}): each "
          "component's 99 % interval against the exact value, and its claim; "
-         "`by-bet-class.json`: a simulation at each of the 10 bet classes with its €€€ pool"),
+         "`by-bet-class.json`: a simulation at each of the 10 bet classes"
+         f"{' with its €€€ pool' if pool else ''}"),
         ("`par-sheet/`", "the PAR sheet (`starfever par-sheet`), its simulated column from the "
          "same simulation"),
         ("`rng/rng-evidence.json`, `rng/dieharder.txt`", "the scaling proofs, statistical "

@@ -30,6 +30,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--out", required=True, type=Path, metavar="DIR",
                    help="a new or empty folder (its parent folder must exist)")
     p.add_argument("--model", default="default", metavar="NAME|PATH")
+    p.add_argument("--market", default=None, metavar="NAME",
+                   help="the market profile the bundle is for (at, de, uk, ...): its rules in "
+                        "the rules pages and the game conditions; refused for a model the "
+                        "market does not allow")
     p.add_argument("--spins", default=str(DEFAULT_SPINS), metavar="N",
                    help=f"simulated spins (default {DEFAULT_SPINS:,}: the total RTP to about "
                         "+/- 0.08 pp at 99 %%)")
@@ -106,7 +110,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
                         (args.dieharder_runs, "--dieharder-runs")):
         if given is not None and args.rng != "full":
             raise InputError(f"{name} goes with --rng full")
-    options = Options(out=args.out, model=args.model,
+    options = Options(out=args.out, model=args.model, market=args.market,
                       spins=parse_count(args.spins, "--spins", minimum=1),
                       seed=None if args.seed is None else parse_count(
                           args.seed, "--seed", minimum=0, maximum=MAX_SEED),

@@ -157,9 +157,10 @@ def exposure_document(model: MathModel, figures: Figures,
     doc.heading("Win bands")
     doc.table(["round win (x total bet)", "probability per round"],
               [[_band(b), f"{b.probability:.6g}"] for b in figures.win_bands])
-    doc.paragraph("€€€ shares are not in these bands; a share is at most the pool (100 % at "
-                  f"{_eur(money.JACKPOT_SHARE_BASE)} line bets), whose size the progressive "
-                  "document states.")
+    if model.has_progressive:  # a model without the pool names none (ADR 0077)
+        doc.paragraph("€€€ shares are not in these bands; a share is at most the pool (100 % "
+                      f"at {_eur(money.JACKPOT_SHARE_BASE)} line bets), whose size the "
+                      "progressive document states.")
     doc.heading("The largest wins the simulations saw")
     rows = []
     for label, spins, x in seen:

@@ -29,8 +29,12 @@ NEEDED = ("rulesHtml", "ptIntro", "ptSymbol", "ptOf", "wildRule", "coinRule", "j
           "linesTitle", "paytable", "rules", "totalBetWord", "maxWinCap", "maxWinCapGame",
           "maxWinNone", "upgradeLineBet", "upgradeTotalBet", "upgradeUnknown",
           "marketHtml", "marketTurboYes", "marketTurboNo", "marketSkipYes", "marketSkipNo",
-          "marketMinRound", "marketClock", "respinJackpot", "respinNoJackpot")
-_SECTION = re.compile(r"^\s{2}(de|en): \{$", re.MULTILINE)
+          "marketMinRound", "marketClock", "respinJackpot", "respinNoJackpot",
+          "marketYoungCap", "marketNoCelebration", "rulesHtmlNoPool", "maxWinNoneNoPool",
+          "maxWinCapNoPool", "respinNoPool", "wildRuleNoPool")
+_SECTION = re.compile(r"^(?:\s{2}(de|en): \{|Object\.assign\(STRINGS\.(de|en), \{)$",
+                      re.MULTILINE)
+_END = re.compile(r"^let current", re.MULTILINE)
 _ENTRY = re.compile(r'(\w+):\s*("(?:[^"\\\n]|\\.)*"|`[^`]*`)', re.DOTALL)
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 UPGRADE_RULES = {"line_bet": "upgradeLineBet", "total_bet": "upgradeTotalBet"}
@@ -47,16 +51,17 @@ def client_strings(path: Path = I18N_JS) -> dict[str, dict[str, str]]:
     """The texts of ``i18n.js`` by language and key."""
     source = path.read_text(encoding="utf-8")
     marks = list(_SECTION.finditer(source))
-    if {m.group(1) for m in marks} != set(LANGUAGES):
+    if {m.group(1) or m.group(2) for m in marks} != set(LANGUAGES):
         raise RulesError(f"{path}: cannot find the de and en sections of STRINGS")
-    out: dict[str, dict[str, str]] = {}
-    for i, mark in enumerate(marks):
-        end = marks[i + 1].start() if i + 1 < len(marks) else len(source)
+    stop = _END.search(source)
+    out: dict[str, dict[str, str]] = {lang: {} for lang in LANGUAGES}
+    for i, mark in enumerate(marks):  # STRINGS.de, .en, then blocks added to either
+        end = marks[i + 1].start() if i + 1 < len(marks) else (
+            stop.start() if stop else len(source))
         body = source[mark.end():end]
-        texts: dict[str, str] = {}
+        texts = out[mark.group(1) or mark.group(2)]
         for key, literal in _ENTRY.findall(body):
             texts[key] = literal[1:-1] if literal.startswith("`") else json.loads(literal)
-        out[mark.group(1)] = texts
     for lang in LANGUAGES:
         missing = [k for k in NEEDED if k not in out[lang]]
         if missing:
@@ -111,13 +116,14 @@ def rules_values(game: dict[str, Any], texts: dict[str, str], lang: str,
     total_bet = line_bet * game["line_count"]
     cap = (game.get("max_win") or {}).get("cap_x")
     largest = (game.get("max_win") or {}).get("largest_x") or {}
+    pool = has_pool(game)
     if cap:
-        scoped = "maxWinCapGame" if (game.get("max_win") or {}).get("scope") == "game" \
-            else "maxWinCap"
+        scoped = "maxWinCapNoPool" if not pool else "maxWinCapGame" \
+            if (game.get("max_win") or {}).get("scope") == "game" else "maxWinCap"
         max_win = fill(texts[scoped], {"cap": cap,
                                        "amount": format_cents(cap * total_bet, lang)})
     else:
-        max_win = fill(texts["maxWinNone"], {
+        max_win = fill(texts["maxWinNone" if pool else "maxWinNoneNoPool"], {
             "base": js_number(largest.get("base", "–"), lang),
             "star": js_number(largest.get("star_wild", "–"), lang), "mega": hc["mega"]})
     min_round = market.get("min_round_ms") or 0
@@ -129,6 +135,11 @@ def rules_values(game: dict[str, Any], texts: dict[str, str], lang: str,
         if min_round else "",
         "maxStake": format_cents(market["max_stake_cents"], lang),
         "clock": texts["marketClock"] if market.get("show_net_position") else "",
+        "young": fill(texts["marketYoungCap"], {
+            "age": young["below_age"], "stake": format_cents(young["max_stake_cents"], lang)})
+        if (young := market.get("young_adult_stake_cap")) else "",
+        "celebrate": texts["marketNoCelebration"]
+        if market.get("celebrate_win_equal_to_stake") is False else "",
     })
     rtp = game.get("rtp") or {}
     freq = game.get("frequencies") or {}
@@ -152,7 +163,8 @@ def rules_values(game: dict[str, Any], texts: dict[str, str], lang: str,
         else format_cents(jackpot["seed_cents"], lang),
         "maxWin": max_win,
         "market": market_html,
-        "respinRule": texts["respinNoJackpot" if game.get("star_wild_respin_jackpot") is False
+        "respinRule": texts["respinNoPool" if not pool else "respinNoJackpot"
+                            if game.get("star_wild_respin_jackpot") is False
                             else "respinJackpot"],
         "upgradeRule": texts[UPGRADE_RULES.get(hc.get("upgrade_unit", ""), "upgradeUnknown")],
         "hit": percent(freq["hit"], lang) if "hit" in freq else "–",
@@ -160,6 +172,20 @@ def rules_values(game: dict[str, Any], texts: dict[str, str], lang: str,
         "starWildOneIn": one_in(freq.get("star_wild"), 1, lang),
         "holdOneIn": one_in(freq.get("hold_and_cash"), 1, lang),
     }
+
+
+def worded(texts: dict[str, str], market: str) -> dict[str, str]:
+    """``i18n.js``'s ``setMarketWording``: a text ``KEY__market`` stands for ``KEY`` (the uk
+    market's British English, ADR 0077)."""
+    suffix = f"__{market}"
+    return {**texts, **{key.removesuffix(suffix): text for key, text in texts.items()
+                        if key.endswith(suffix)}}
+
+
+def has_pool(game: dict[str, Any]) -> bool:
+    """``market_de.js``'s ``hasPool``: whether the running model has the €€€ pool; without it
+    no rule names a pool or a jackpot (ADR 0072)."""
+    return game["jackpot"].get("progressive") is not False
 
 
 def paytable_html(game: dict[str, Any], texts: dict[str, str], lang: str,
@@ -180,15 +206,20 @@ def paytable_html(game: dict[str, Any], texts: dict[str, str], lang: str,
                                     "hc": game["hold_and_cash_coins"]})
     lines = "".join(f"<li>{i + 1}: {' '.join(str(r + 1) for r in rows_)}</li>"
                     for i, rows_ in enumerate(game["lines"]))
+    pool = has_pool(game)
+    jackpot = (f"<p><b>{esc(names['JACKPOT'])}</b> – {texts['jackpotRule']}</p>\n"
+               if pool else "")
+    prizes = (f"<b>MINOR</b> {hc['minor']}× · <b>MAJOR</b> {hc['major']}× · <b>MEGA</b> "
+              f"{hc['mega']}×" if pool and hc.get("prize_names") != "multiplier" else
+              f"<b>×{hc['minor']}</b> · <b>×{hc['major']}</b> · <b>{texts['prizeFullScreen']}"
+              f"</b> {hc['mega']}×")
     return (f"<p>{fill(texts['ptIntro'], {'bet': format_cents(line_bet, lang)})}</p>\n"
             f'<table class="paytable"><thead><tr><th scope="col">{texts["ptSymbol"]}</th>'
             f"{heads}</tr></thead><tbody>{''.join(rows)}</tbody></table>\n"
-            f"<p>{texts['wildRule']}</p>\n"
+            f"<p>{texts['wildRule' if pool else 'wildRuleNoPool']}</p>\n"
             f"<p><b>{esc(names['COIN'])}</b> – "
-            f"{coin}</p>\n"
-            f"<p><b>{esc(names['JACKPOT'])}</b> – {texts['jackpotRule']}</p>\n"
-            f"<p><b>MINOR</b> {hc['minor']}× · <b>MAJOR</b> {hc['major']}× · <b>MEGA</b> "
-            f"{hc['mega']}× · CASH {'/'.join(map(str, hc['cash_values']))}× "
+            f"{coin}</p>\n{jackpot}"
+            f"<p>{prizes} · CASH {'/'.join(map(str, hc['cash_values']))}× "
             f"{texts['totalBetWord']} ("
             f"{format_cents(line_bet * game['line_count'], lang)})</p>\n"
             f"<h3>{texts['linesTitle']}</h3>\n<ol class=\"lines\">{lines}</ol>")
@@ -205,8 +236,9 @@ def render(model: MathModel, path: Path = I18N_JS,
     line_bet = min(game["bet_classes"])
     out: dict[str, dict[str, str]] = {}
     for lang in LANGUAGES:
-        texts = strings[lang]
-        rules = fill(texts["rulesHtml"], rules_values(game, texts, lang, line_bet)).strip()
+        texts = worded(strings[lang], game["market"]["name"])
+        template = texts["rulesHtml" if has_pool(game) else "rulesHtmlNoPool"]
+        rules = fill(template, rules_values(game, texts, lang, line_bet)).strip()
         table = paytable_html(game, texts, lang, line_bet)
         title = f"Star Fever — {texts['paytable']} &amp; {texts['rules']}"
         page = (f'<!doctype html>\n<html lang="{lang}"><head><meta charset="utf-8">'

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 from starfever.conditions import english, german
 from starfever.conditions.facts import ConditionsError, Facts, gather
+from starfever.conditions.market import section as market_section
 from starfever.engine.model import MathModel
+from starfever.markets import MarketProfile
 from starfever.math.figures_format import Figures
 
 LANGUAGES = ("de", "en")
@@ -36,14 +38,18 @@ def symbol_names(lang: str) -> dict[str, str]:
     return {code: pair[0 if lang == "de" else 1] for code, pair in SYMBOL_NAMES.items()}
 
 
-def render(model: MathModel, figures: Figures | None = None) -> dict[str, Conditions]:
+def render(model: MathModel, figures: Figures | None = None,
+           market: MarketProfile | None = None) -> dict[str, Conditions]:
     """The conditions of ``model`` per language (``figures``: its exact figures, computed or
-    read from their cache when not given); :class:`ConditionsError` where they cannot be
-    written."""
+    read from their cache when not given), with the section of the ``market`` it is offered
+    in where one is given (:mod:`starfever.conditions.market`); :class:`ConditionsError` where
+    they cannot be written."""
     facts = gather(model, figures)
     out = {}
     for lang, builder in (("de", german.build), ("en", english.build)):
         doc = builder(facts, symbol_names(lang))
+        if market is not None:
+            market_section(doc, market, lang)
         out[lang] = Conditions(lang=lang, markdown=doc.markdown(), html=doc.html())
     return out
 

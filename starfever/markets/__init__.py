@@ -1,11 +1,14 @@
 """Market profiles: what a market's regulator lets the game's presentation do, as data.
 
-A profile is a JSON file in this package (``at.json``, ``de.json``, ``strict.json``): whether
+A profile is a JSON file in this package (``at.json``, ``de.json``, ``uk.json``,
+``strict.json``): whether
 Turbo and Skip (a slam stop) are allowed, the minimum duration of a round, whether the net
 position and the session clock are always on screen, the largest stake a round may carry,
 autoplay (offered in no profile), when a win is celebrated, whether a progressive may run, and
 the player protections a market requires (a panic button, one session per player, a monthly
-deposit limit). ``starfever serve --market NAME`` picks one (the default is
+deposit limit, a lower stake cap for young adults: ``young_adult_stake_cap``, ``null`` for
+none). One field may be left out of a file: ``currency`` (the market's ISO 4217 currency, EUR
+where absent). ``starfever serve --market NAME`` picks one (the default is
 :data:`DEFAULT_MARKET`, the Austrian conditions); ``GET /api/v1/game`` and the operator's launch
 serve it to the client, and the server itself enforces what a client could skip (the minimum
 round duration per player, the stake, at start-up a model the market allows:
@@ -16,6 +19,7 @@ code knows is refused, never ignored. Which fields the server enforces: ADR 0018
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -34,10 +38,15 @@ _FIELDS: Final[dict[str, type]] = {
     "show_session_clock": bool, "celebrate_win_equal_to_stake": bool, "big_win_x": list,
     "progressive": bool, "panic_button": bool, "one_session_per_player": bool,
     "monthly_deposit_limit_cents": int,
-    "demo": str,
+    "demo": str, "young_adult_stake_cap": dict,
 }
-_NULLABLE: Final = frozenset({"monthly_deposit_limit_cents"})
+_OPTIONAL: Final[dict[str, tuple[type, object]]] = {"currency": (str, "EUR")}
+"""Fields a profile file may leave out: their type and the value where absent (``currency``:
+every market served EUR before the currencies, ADR 0077; a protection is never optional)."""
+_NULLABLE: Final = frozenset({"monthly_deposit_limit_cents", "young_adult_stake_cap"})
 """Fields whose ``null`` means "none" (no limit)."""
+_CURRENCY = re.compile(r"[A-Z]{3}")
+_AGE_CAP_FIELDS: Final = frozenset({"below_age", "max_stake_cents"})
 DEMO_ALLOWED, DEMO_FORBIDDEN, DEMO_VERIFIED_ONLY = "allowed", "forbidden", "verified_only"
 DEMO_RULES: Final = (DEMO_ALLOWED, DEMO_FORBIDDEN, DEMO_VERIFIED_ONLY)
 """Whether a market offers demo play (ADR 0066): to anyone, to nobody, or only to a player the
@@ -95,6 +104,13 @@ class MarketProfile:
     ``None``: no such limit (``422 monthly_deposit_limit_exceeded``; ADR 0075)."""
     demo: str = DEMO_ALLOWED
     """Demo play (:data:`DEMO_RULES`): ``allowed``, ``forbidden`` or ``verified_only``."""
+    currency: str = "EUR"
+    """The market's currency (ISO 4217), which an installation serves by default."""
+    young_adult_stake_cap: YoungAdultStakeCap | None = None
+    """A lower stake cap for players under an age (the UK's GBP 2 for 18-24 year-olds):
+    ``None``: none. The server takes the age from the player's birth date (ledger mode) or the
+    launch's ``birth_date`` (operator mode, required there: ``422 birth_date_required``) and
+    refuses a larger stake with ``422 stake_above_age_limit`` (ADR 0077)."""
 
     def public(self) -> dict[str, Any]:
         """The profile as the API serves it."""
@@ -108,11 +124,35 @@ class MarketProfile:
                 "panic_button": self.panic_button,
                 "one_session_per_player": self.one_session_per_player,
                 "monthly_deposit_limit_cents": self.monthly_deposit_limit_cents,
-                "demo": self.demo}
+                "demo": self.demo,
+                "young_adult_stake_cap": None if self.young_adult_stake_cap is None
+                else self.young_adult_stake_cap.public()}
 
     def line_bets(self) -> tuple[int, ...]:
         """The bet classes (line bets, cents) whose total bet the market's cap allows."""
         return tuple(b for b in BET_CLASSES if b * LINE_COUNT <= self.max_stake_cents)
+
+    def stake_cap_for(self, age: int | None) -> int:
+        """The largest total bet of one round for a player of ``age`` whole years (``None``:
+        not known, which takes the young adults' cap where the market has one)."""
+        young = self.young_adult_stake_cap
+        if young is not None and (age is None or age < young.below_age):
+            return min(young.max_stake_cents, self.max_stake_cents)
+        return self.max_stake_cents
+
+
+@dataclass(frozen=True, slots=True)
+class YoungAdultStakeCap:
+    """A market's lower stake cap for young adults (``young_adult_stake_cap``)."""
+
+    below_age: int
+    """The cap holds for a player younger than this many whole years."""
+    max_stake_cents: int
+    """The largest total bet of one round for such a player, in minor units."""
+
+    def public(self) -> dict[str, int]:
+        """As the profile file and the API state it."""
+        return {"below_age": self.below_age, "max_stake_cents": self.max_stake_cents}
 
 
 def market_names() -> list[str]:
@@ -127,10 +167,12 @@ def profile_from_dict(data: Any, source: str) -> MarketProfile:
     if not isinstance(data, dict):
         raise UnknownMarket(f"market profile {source}: not a JSON object")
     missing = sorted(set(_FIELDS) - set(data))
-    extra = sorted(set(data) - set(_FIELDS))
+    extra = sorted(set(data) - set(_FIELDS) - set(_OPTIONAL))
     if missing or extra:
         raise UnknownMarket(f"market profile {source}: missing {missing}, unknown {extra}")
-    for field, kind in _FIELDS.items():
+    data = {**{name: default for name, (_, default) in _OPTIONAL.items()}, **data}
+    kinds = {**_FIELDS, **{name: kind for name, (kind, _) in _OPTIONAL.items()}}
+    for field, kind in kinds.items():
         value = data[field]
         if value is None and field in _NULLABLE:
             continue
@@ -158,7 +200,32 @@ def profile_from_dict(data: Any, source: str) -> MarketProfile:
                                   for x in tiers) or sorted(set(tiers)) != tiers:
         raise UnknownMarket(f"market profile {source}: big_win_x must be three ascending "
                             f"multiples above 1, got {tiers!r}")
-    return MarketProfile(**{**data, "big_win_x": tuple(tiers)})
+    if not _CURRENCY.fullmatch(data["currency"]):
+        raise UnknownMarket(f"market profile {source}: currency must be an ISO 4217 code "
+                            f"(three capital letters), got {data['currency']!r}")
+    young = _young_adult_cap(data["young_adult_stake_cap"], data["max_stake_cents"], source)
+    return MarketProfile(**{**data, "big_win_x": tuple(tiers), "young_adult_stake_cap": young})
+
+
+def _young_adult_cap(value: dict[str, Any] | None, cap: int,
+                     source: str) -> YoungAdultStakeCap | None:
+    """The checked ``young_adult_stake_cap``: an age above the adult age of 18 up to 100 and a
+    cap from the smallest bet (20) up to the market's own."""
+    if value is None:
+        return None
+    where = f"market profile {source}: young_adult_stake_cap"
+    if set(value) != _AGE_CAP_FIELDS:
+        raise UnknownMarket(f"{where} must have exactly below_age and max_stake_cents, got "
+                            f"{sorted(value)}")
+    age, stake = value["below_age"], value["max_stake_cents"]
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (age, stake)):
+        raise UnknownMarket(f"{where}: below_age and max_stake_cents must be whole numbers")
+    if not 18 < age <= 100:
+        raise UnknownMarket(f"{where}: below_age must be 19..100, got {age}")
+    if not 20 <= stake < cap:
+        raise UnknownMarket(f"{where}: max_stake_cents must allow the smallest bet (20) and "
+                            f"lie below the market's max_stake_cents ({cap}), got {stake}")
+    return YoungAdultStakeCap(below_age=age, max_stake_cents=stake)
 
 
 def check_model(market: MarketProfile, model: MathModel) -> None:
@@ -196,5 +263,5 @@ def load_market(name: str) -> MarketProfile:
 
 
 __all__ = ["DEFAULT_MARKET", "DEMO_ALLOWED", "DEMO_FORBIDDEN", "DEMO_RULES", "DEMO_VERIFIED_ONLY",
-           "MarketModelMismatch", "MarketProfile", "UnknownMarket", "check_model", "load_market",
-           "market_names", "profile_from_dict"]
+           "MarketModelMismatch", "MarketProfile", "UnknownMarket", "YoungAdultStakeCap",
+           "check_model", "load_market", "market_names", "profile_from_dict"]

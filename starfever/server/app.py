@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from starfever.engine.model import load_model
+from starfever.markets import load_market
 from starfever.server import clock, metrics
 from starfever.server.api import errors, round_details_page
 from starfever.server.api.deps import Context
@@ -129,7 +130,8 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
         # the rules page and the game conditions state the model's exact figures: read them
         # from their cache now, or for a model never seen compute them (up to a minute, ADR
         # 0032) beside the serving, not in the first player's GET /game
-        threading.Thread(target=warm_figures, args=(model,), daemon=True,
+        threading.Thread(target=warm_figures, args=(model, load_market(settings.market)),
+                         daemon=True,
                          name="starfever-figures").start()
         context.wallet.start()
         probe.start()

@@ -418,8 +418,9 @@ def register(sub: Any) -> None:
     p.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
     p.add_argument("--model", default=None, help="math model name or path (default: default)")
     p.add_argument("--market", default=None,
-                   help="market profile: at (the default: the Austrian conditions) or strict "
-                        "(no Turbo or Skip, 2.5 s a round, net position always shown)")
+                   help="market profile: at (the default: the Austrian conditions), de "
+                        "(with --model de), uk (2.5 s, GBP 5 a spin, GBP 2 under 25) or strict "
+                        "(a test profile)")
     p.add_argument("--currency", default=None, metavar="CODES",
                    help="served currencies, e.g. EUR,GBP (the first is a new ledger wallet's; "
                         "default: the market's currency, or EUR)")

@@ -188,6 +188,10 @@ class WalletPublic(Public):
     session_time_left_seconds: int | None = None
     """Operator mode: seconds left of the session's time limit from its launch (0: reached,
     no more spins in this session); ``None`` when the session has no time limit."""
+    max_stake_cents: int | None = None
+    """The largest total bet of one round this player may place in the market (its cap, or the
+    young adults' cap of a market with an age band: ADR 0077); the client's bet ladder stops
+    there."""
 
 
 class LedgerEntryPublic(Public):

@@ -178,21 +178,23 @@ _conditions_by_model: dict[str, Any] = {}
 CONDITIONS_FORMATS = {"html": "text/html; charset=utf-8", "md": "text/markdown; charset=utf-8"}
 
 
-def model_conditions(model: MathModel) -> Any:
-    """The running model's game conditions per language (:func:`starfever.conditions.render`),
-    rendered once per process: the server checked at start-up that it has words for every
-    rule of the model (``starfever.server.identity.check_conditions``), and renders them
-    beside the serving (:func:`warm_figures`)."""
+def model_conditions(model: MathModel, market: MarketProfile | None = None) -> Any:
+    """The running model's game conditions per language (:func:`starfever.conditions.render`)
+    with the running market's section, rendered once per process: the server checked at
+    start-up that it has words for every rule of the model
+    (``starfever.server.identity.check_conditions``), and renders them beside the serving
+    (:func:`warm_figures`)."""
+    key = f"{model.sha256}:{market.name if market else ''}"
     with _conditions_lock:
-        known = _conditions_by_model.get(model.sha256)
+        known = _conditions_by_model.get(key)
         if known is None:
             from starfever.conditions import render
 
-            known = _conditions_by_model[model.sha256] = render(model)
+            known = _conditions_by_model[key] = render(model, market=market)
         return known
 
 
-def warm_figures(model: MathModel) -> None:
+def warm_figures(model: MathModel, market: MarketProfile | None = None) -> None:
     """Compute (or read from their cache) the running model's figures and render its game
     conditions, beside the serving: a model never seen takes up to a minute. A failure is
     logged here, and the endpoints that need them answer it as an error of their own."""
@@ -200,7 +202,7 @@ def warm_figures(model: MathModel) -> None:
 
     try:
         model_figures(model)
-        model_conditions(model)
+        model_conditions(model, market)
     except (ConditionsError, ArithmeticError, ValueError) as error:
         log.error("the figures or game conditions of model %s %s cannot be made: %s",
                   model.name, model.version, error)
@@ -227,7 +229,9 @@ def conditions(lang: str, request: Request, format: str = "html") -> Response:
     from starfever.conditions import ConditionsError
 
     try:
-        page = model_conditions(model)[lang]
+        settings = getattr(request.app.state.context, "settings", None)
+        market = load_market(getattr(settings, "market", DEFAULT_MARKET))
+        page = model_conditions(model, market)[lang]
     except ConditionsError as error:
         raise HTTPException(503, str(error)) from None
     body = page.html if format == "html" else page.markdown

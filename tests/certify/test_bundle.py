@@ -245,6 +245,8 @@ def test_the_signature_verifies_under_the_labs_key_and_a_forgery_does_not(
     (["--spins", "1e6", "--rng", "full", "--rng-volume", "10"],
      "--rng-volume must be at least 1,000"),
     (["--spins", "1e6", "--class-spins", "5"], "--class-spins must be at least 10,000"),
+    (["--spins", "1e6", "--market", "xx"], "unknown market 'xx'"),
+    (["--spins", "1e6", "--market", "de"], "the market allows no progressive"),
 ])
 def test_bad_input_is_refused_in_one_line(tmp_path: Path, args: list[str], says: str) -> None:
     out = tmp_path / "out"

@@ -65,7 +65,7 @@ def test_the_rules_renderer_refuses_what_it_cannot_fill(tmp_path: Path) -> None:
 
 def test_a_bundle_that_fails_half_way_leaves_nothing(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(model: object) -> dict[str, dict[str, str]]:
+    def broken(model: object, market: object = None) -> dict[str, dict[str, str]]:
         raise rules.RulesError("the client's text has placeholders the bundle cannot fill: x")
 
     monkeypatch.setattr(rules, "render", broken)  # the second part fails, the first is written

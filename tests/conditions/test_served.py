@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 
 from starfever.conditions import render
 from starfever.engine.model import load_model
+from starfever.markets import load_market
 from starfever.server.identity import check_conditions, check_startup
 from starfever.server.settings import Settings, SettingsError
 from starfever.web import mount_web
@@ -26,7 +27,7 @@ def test_the_conditions_of_the_running_model_are_served_in_both_languages(name: 
     mount_web(app)
     app.state.context = SimpleNamespace(model=model)
     client = TestClient(app)
-    expected = render(model)
+    expected = render(model, market=load_market("at"))  # a server without settings: at's
     for lang in ("de", "en"):
         page = client.get(f"/api/v1/game/conditions/{lang}")
         assert page.status_code == 200
@@ -39,6 +40,37 @@ def test_the_conditions_of_the_running_model_are_served_in_both_languages(name: 
         assert model.sha256 in text.text
     assert client.get("/api/v1/game/conditions/fr").status_code == 404
     assert client.get("/api/v1/game/conditions/de?format=pdf").status_code == 404
+
+
+def test_the_conditions_state_the_running_markets_rules_in_its_words() -> None:
+    """The uk market's section (ADR 0077): its caps in its currency, British wording in
+    English, and every rule in German too; a model's own text stays as it was."""
+    model = load_model("default")
+    app = FastAPI()
+    mount_web(app)
+    app.state.context = SimpleNamespace(model=model, settings=SimpleNamespace(market="uk"))
+    client = TestClient(app)
+    en = client.get("/api/v1/game/conditions/en?format=md").text
+    de = client.get("/api/v1/game/conditions/de?format=md").text
+    assert en.startswith(render(model)["en"].markdown.rstrip("\n"))
+    section = en.split("## Rules of the market “uk”", 1)[1]
+    for said in ("Every game cycle lasts at least 2.5 seconds", "The stake of one spin is at "
+                 "most GBP 5.00", "For players under 25 it is at most GBP 2.00",
+                 "There is no autoplay", "no slam stop", "There is no turbo mode",
+                 "the net position of the session (winnings minus stakes) are always on "
+                 "screen", "A win at or below the stake is not celebrated",
+                 "offered only to players the operator has verified"):
+        assert said in section, said
+    section = de.split("## Bestimmungen des Marktes „uk“", 1)[1]
+    for said in ("mindestens 2,5 Sekunden", "höchstens 5,00 GBP",
+                 "Für Spieler unter 25 Jahren beträgt er höchstens 2,00 GBP",
+                 "kein automatisches Spiel", "keinen Turbo", "nicht abgekürzt",
+                 "das Ergebnis der Sitzung (Gewinne minus Einsätze) sind immer zu sehen",
+                 "bis zur Höhe des Einsatzes wird nicht", "verifiziert"):
+        assert said in section, said
+    de_market = render(load_model("de"), market=load_market("de"))["en"].markdown
+    assert "EUR 1.00" in de_market and "panic button" in de_market
+    assert "jackpot" not in de_market.lower() and "€€€" not in de_market
 
 
 def test_the_rules_page_links_the_conditions() -> None:

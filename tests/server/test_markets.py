@@ -27,7 +27,7 @@ STRICT_MS = 2500
 
 
 def test_the_shipped_profiles() -> None:
-    assert market_names() == ["at", "de", "strict"]
+    assert market_names() == ["at", "de", "strict", "uk"]
     at, strict = load_market("at"), load_market("strict")
     assert (at.turbo, at.slam_stop, at.min_round_ms, at.autoplay) == (True, True, 0, False)
     assert (strict.turbo, strict.slam_stop, strict.min_round_ms) == (False, False, STRICT_MS)
@@ -54,14 +54,14 @@ def test_a_broken_profile_is_refused_in_one_line(change: dict[str, Any], says: s
 
 
 def test_an_unknown_market_is_one_line_and_exit_2() -> None:
-    with pytest.raises(UnknownMarket, match="unknown market 'xx'; markets: at, de, strict"):
+    with pytest.raises(UnknownMarket, match="unknown market 'xx'; markets: at, de, strict, uk"):
         load_market("xx")
     with pytest.raises(SettingsError, match="STARFEVER_MARKET"):
         settings_from_env({"STARFEVER_MARKET": "xx"})
     done = run_cli("serve", "--market", "xx", "--port", "0")
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "starfever serve: error: unknown market 'xx'; markets: at, de, strict"]
+        "starfever serve: error: unknown market 'xx'; markets: at, de, strict, uk"]
 
 
 @pytest.fixture(scope="module")

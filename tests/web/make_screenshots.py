@@ -1,8 +1,8 @@
 """Screenshots of the client's main states into docs/screenshots/ (PNG).
 
-Run: ``python -m tests.web.make_screenshots [OUT_DIR]``. Starts its own test-mode server on a
-temporary database, forces each state with engine-checked ``test_draws``, and holds the page at the
-scene to photograph (``window.starfever.holdAt``).
+Run: ``python -m tests.web.make_screenshots [OUT_DIR [uk]]`` (``uk``: only ``uk.png``). Starts
+its own test-mode server on a temporary database, forces each state with engine-checked
+``test_draws``, and holds the page at the scene to photograph (``window.starfever.holdAt``).
 """
 
 from __future__ import annotations
@@ -213,9 +213,37 @@ def main(out: Path = OUT) -> list[Path]:
         browser.close()
         if errors:
             raise SystemExit(f"console errors: {errors}")
-    return shots
+    return [*shots, uk_screenshot(out)]
 
 
-if __name__ == "__main__":
-    for path in main(Path(sys.argv[1]) if len(sys.argv) > 1 else OUT):
+def uk_screenshot(out: Path = OUT) -> Path:
+    """``--market uk`` for a 20-year-old: the ladder at its cap of 200 minor units, "Stake",
+    the net position and the clock, no Turbo or Skip (ADR 0077)."""
+    model = load_model("default")
+    path = out / "uk.png"
+    with tempfile.TemporaryDirectory() as tmp, Databases(Path(tmp) / "db") as databases, \
+            start_server(databases, "sqlite", Path(tmp), args=("--market", "uk")) as uk, \
+            sync_playwright() as p:
+        today = uk.now().date()
+        uk.register("ellie", birth_date=f"{today.year - 20}-01-01")
+        uk.deposit("ellie", 10_000)  # a player under 26: EUR 200 a week
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        page = browser.new_context(viewport={"width": 1280, "height": 860},
+                                   locale="en-GB").new_page()
+        watch = ConsoleWatch(page)
+        _login(page, f"{uk.url}/?speed=0.6&lang=en", "ellie")
+        while page.is_enabled("#bet-up"):
+            page.click("#bet-up")
+        _spin(page, forcing.line_win_draws(model))
+        _spin(page, forcing.no_win_draws(model))
+        page.screenshot(path=str(path))
+        browser.close()
+        if watch.errors:
+            raise SystemExit(f"console errors: {watch.errors}")
+    return path
+
+
+if __name__ == "__main__":  # OUT_DIR, and "uk" to make only that one
+    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else OUT
+    for path in [uk_screenshot(folder)] if sys.argv[2:] == ["uk"] else main(folder):
         print(path)

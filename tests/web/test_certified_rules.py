@@ -12,6 +12,7 @@ import pytest
 from starfever.certify import rules
 from starfever.conditions import render
 from starfever.engine.model import MathModel
+from starfever.markets import load_market
 from starfever.web.routes import game_data
 from tests.web.conftest import Game
 
@@ -49,6 +50,7 @@ def test_the_bundles_rules_are_the_ones_players_see(game: Game, model: MathModel
     assert href == f"/api/v1/game/conditions/{lang}"
     served = page.request.get(page.url.split("?")[0].rstrip("/") + href)
     assert served.status == 200
-    assert served.text() == render(model)[lang].html
+    # the running market's section included (the default market here: ADR 0077)
+    assert served.text() == render(model, market=load_market("at"))[lang].html
     page.click("#tab-paytable")
     assert not link.is_visible()

@@ -6,6 +6,7 @@ the server refuses too), and a page whose session a second log-in ended saying w
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -62,6 +63,14 @@ def test_no_jackpot_meter_and_prizes_named_by_multiplier_in_english_and_german(
     paytable = game.text("#paytable-body")
     page.click("#dlg-paytable [data-close]")
     assert "€€€" not in paytable and "MINOR" not in paytable and "Vollbild" in paytable
+    # nor does the rules tab name a pool or a jackpot, in either language (ADR 0077)
+    for lang in ("de", "en"):
+        page.click(f'.topbar [data-lang="{lang}"]')
+        page.click("#open-paytable")
+        page.click("#tab-rules")
+        rules = game.text("#rules-body")
+        page.click("#dlg-paytable [data-close]")
+        assert "Star Wild" in rules and not re.search(r"€€€|jackpot|\bpool", rules, re.I), rules
 
 
 def test_the_hold_and_cash_board_names_the_prizes_by_multiplier(de_game: Game) -> None:

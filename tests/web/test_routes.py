@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -156,7 +157,11 @@ def test_no_shipped_models_star_wild_respin_can_win_the_jackpot(name: str) -> No
     assert game_data(model)["star_wild_respin_jackpot"] is False
     for lang, needed in (("en", "so the respin cannot win the €€€"),
                          ("de", "der Respin kann den €€€ nicht gewinnen")):
-        assert needed in rules.render(model)[lang]["text"]
+        text = rules.render(model)[lang]["text"]
+        if model.has_progressive:
+            assert needed in text
+        else:  # a model without the pool names no pool and no jackpot (ADR 0072, 0077)
+            assert not re.search(r"€€€|[Jj]ackpot|\bpool\b|\bPool", text), lang
 
 
 def test_a_respin_whose_reels_hold_the_jackpot_keeps_the_rule_as_in_any_spin(
@@ -176,3 +181,15 @@ def test_a_respin_whose_reels_hold_the_jackpot_keeps_the_rule_as_in_any_spin(
         "Its line", "its line")
     assert "Seine Liniengewinne und der €€€ gelten wie in jedem Spin." in rendered["de"]["text"]
     assert "cannot win the €€€" not in rendered["en"]["text"]
+
+
+def test_the_bundles_rules_speak_the_markets_words() -> None:
+    """``certify --market uk``: the client's British words (``KEY__uk``) and both caps, as the
+    page shows them in that market (ADR 0077); another market keeps the plain words."""
+    uk = rules.render(load_model("default"), market=load_market("uk"))
+    assert "Maximum stake €5.00 a spin. Players under 25 may stake at most €2.00 a spin." \
+        in uk["en"]["text"]
+    assert "A win at or below the stake is not celebrated." in uk["en"]["text"]
+    assert "Für Spieler unter 25 Jahren höchstens 2,00 € pro Runde." in uk["de"]["text"]
+    at = rules.render(load_model("default"), market=load_market("at"))["en"]["text"]
+    assert "Maximum stake €20.00 a round." in at and "stake at most" not in at

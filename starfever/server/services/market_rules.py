@@ -1,5 +1,6 @@
 """The player protections a market profile requires beyond pacing and the stake cap (ADR 0073,
-ADR 0075): one session at a time per player, the panic button, the monthly deposit limit.
+ADR 0075, ADR 0077): one session at a time per player, the panic button, the monthly deposit
+limit, the young adults' stake cap.
 
 Each reads the running market (``settings.market``) and does nothing where the profile does not
 ask for it. Each acts inside a transaction that holds the player's account row (or wallet row)
@@ -9,7 +10,7 @@ commit and then sees what it wrote.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
@@ -20,6 +21,7 @@ from starfever.server.models import WALLET, Account, LedgerEntry, SessionToken
 from starfever.server.services import events, ledger
 from starfever.server.services.errors import Forbidden, NotFound, Unprocessable, utcnow
 from starfever.server.services.principal import SESSION_PANIC, SESSION_REPLACED, Principal
+from starfever.server.services.protection_rules import age_on
 from starfever.server.settings import Settings
 
 PANIC_EXCLUSION = timedelta(hours=24)
@@ -120,5 +122,58 @@ def check_monthly_deposit(session: Session, settings: Settings, account_id: int,
                             "this calendar month)", code="monthly_deposit_limit_exceeded")
 
 
-__all__ = ["PANIC_EXCLUSION", "check_monthly_deposit", "check_not_panicked",
-           "end_other_sessions", "market_of", "month_start", "press_panic_button"]
+def stake_cap(market: MarketProfile, birth: date | None, today: date) -> int:
+    """The largest total bet of one round for a player born on ``birth`` (``None``: not known,
+    which takes the young adults' cap where the market has one)."""
+    return market.stake_cap_for(None if birth is None else age_on(birth, today))
+
+
+def player_stake_cap(db: Database, market: MarketProfile, account_id: int) -> int:
+    """The player's stake cap in ``market``; the birth date is read only where the market has
+    an age band (the account's: registered in ledger mode, the newest launch's in operator
+    mode, which a market with an age band requires)."""
+    if market.young_adult_stake_cap is None:
+        return market.max_stake_cents
+    with db.read() as session:
+        birth = session.scalar(select(Account.birth_date).where(Account.id == account_id))
+    return stake_cap(market, birth, utcnow().date())
+
+
+def check_stake(market: MarketProfile, total_bet: int) -> bool:
+    """``422 stake_above_market_limit`` for a total bet above the market's cap; whether the
+    player's age must be checked too (:func:`check_age_stake`: a stake above the young adults'
+    cap of a market with one). No database: a stake within the lower cap costs no read."""
+    if total_bet > market.max_stake_cents:
+        raise Unprocessable(f"the market {market.name!r} allows a stake of at most "
+                            f"{market.max_stake_cents} cents a round",
+                            code="stake_above_market_limit")
+    young = market.young_adult_stake_cap
+    return young is not None and total_bet > young.max_stake_cents
+
+
+def check_age_stake(db: Database, market: MarketProfile, account_id: int,
+                    total_bet: int) -> None:
+    """``422 stake_above_age_limit`` for a total bet above the young adults' cap of a player
+    under its age (or of unknown age). Nothing is debited: the caller checks before the bet.
+    Every worker reads the birth date from the database, so each refuses alike."""
+    cap = player_stake_cap(db, market, account_id)
+    if total_bet > cap and market.young_adult_stake_cap is not None:
+        raise Unprocessable(f"the market {market.name!r} allows players under "
+                            f"{market.young_adult_stake_cap.below_age} a stake of at most "
+                            f"{cap} cents a round", code="stake_above_age_limit")
+
+
+def check_launch_birth_date(market: MarketProfile, birth: date | None, *, real: bool) -> None:
+    """Operator mode: ``422 birth_date_required`` for a real-money launch without the
+    ``birth_date`` in a market whose stake cap depends on the player's age (OPERATOR-WALLET.md,
+    "Launching the game"); a demo launch stakes nothing and needs none."""
+    if real and market.young_adult_stake_cap is not None and birth is None:
+        raise Unprocessable(f"the market {market.name!r} caps the stake of players under "
+                            f"{market.young_adult_stake_cap.below_age}: a launch must carry the "
+                            "player's birth_date", code="birth_date_required")
+
+
+__all__ = ["PANIC_EXCLUSION", "check_age_stake", "check_launch_birth_date",
+           "check_monthly_deposit",
+           "check_not_panicked", "check_stake", "end_other_sessions", "market_of",
+           "month_start", "player_stake_cap", "press_panic_button", "stake_cap"]

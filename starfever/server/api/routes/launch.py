@@ -12,7 +12,7 @@ from starfever.markets import load_market
 from starfever.seamless import protocol as p
 from starfever.server.api.deps import ContextDep
 from starfever.server.schemas import LaunchPublic
-from starfever.server.services import controls, demo
+from starfever.server.services import controls, demo, market_rules
 from starfever.server.services import launch as service
 from starfever.server.services.errors import NotFound, Unavailable, Unprocessable, utcnow
 
@@ -38,7 +38,9 @@ async def launch(context: ContextDep, request: Request,
     game's address on the configured public origin (``--public-url``; never the request's
     ``Host`` header) with a single-use launch token valid for 60 s, and the market profile
     the game is played under: the one this server runs (``starfever serve --market``); a
-    launch for another market is refused (``422 market_not_served``)."""
+    launch for another market is refused (``422 market_not_served``), and a real-money launch
+    without ``birth_date`` in a market whose stake cap depends on age (``422
+    birth_date_required``)."""
     secret = context.wallet.launch_secret
     if secret is None:
         raise NotFound("this server is not in operator mode (starfever serve --wallet "
@@ -58,6 +60,9 @@ async def launch(context: ContextDep, request: Request,
         raise Unprocessable(f"this server plays the market {market.name!r}, not "
                             f"{checked.market!r} (starfever serve --market)",
                             code="market_not_served")
+    # a market whose stake cap depends on age needs the birth date (ADR 0077)
+    market_rules.check_launch_birth_date(market, checked.options.birth_date,
+                                         real=checked.mode == service.REAL)
     if checked.mode == service.DEMO:
         demo.check_market(market, verified=True)  # the operator verified its player
         client = request.client.host if request.client else ""

@@ -18,14 +18,13 @@ from starfever.server.schemas import (
     SpinPublic,
     is_idempotency_key,
 )
-from starfever.server.services import free_rounds, pacing
+from starfever.server.services import free_rounds, market_rules, pacing
 from starfever.server.services.auth import Principal
 from starfever.server.services.control_rules import MAINTENANCE
 from starfever.server.services.errors import (
     BadRequest,
     Conflict,
     ServiceError,
-    Unprocessable,
     utcnow,
 )
 from starfever.server.services.protection_rules import play_time_left
@@ -46,7 +45,8 @@ async def spin(body: SpinCreate, context: ContextDep, player: SpinnerDep, respon
     """Bet ``line_bet`` x 20 and play a round. Send a fresh ``Idempotency-Key`` per spin and
     the same one when retrying: a retry returns the same round and moves no money. The
     market profile's largest stake and least time per round hold here (``422
-    stake_above_market_limit``, ``429 round_too_soon``: nothing debited)."""
+    stake_above_market_limit``, ``422 stake_above_age_limit`` for a young adult's stake above
+    the market's cap for that age, ``429 round_too_soon``: nothing debited)."""
     if idempotency_key is None:
         raise BadRequest("send an Idempotency-Key header", code="idempotency_key_required")
     if not is_idempotency_key(idempotency_key):
@@ -63,10 +63,12 @@ async def play(context: Context, player: Principal, body: SpinCreate,
     """The spin of a request already read: the caller, its body and its well-formed key (the
     one implementation behind both front doors, the route above and ``spin_route``'s)."""
     market = load_market(context.settings.market)
-    if body.line_bet in BET_CLASSES and body.line_bet * LINE_COUNT > market.max_stake_cents:
-        raise Unprocessable(f"the market {market.name!r} allows a stake of at most "
-                            f"{market.max_stake_cents} cents a round",
-                            code="stake_above_market_limit")
+    total_bet = body.line_bet * LINE_COUNT
+    # the market's cap, and where the stake is above its young adults' cap, the player's by
+    # age (ADR 0077)
+    if body.line_bet in BET_CLASSES and market_rules.check_stake(market, total_bet):
+        await run_in_threadpool(market_rules.check_age_stake, context.db, market,
+                                player.account_id, total_bet)
     held = None
     if market.min_round_ms:
         held = await run_in_threadpool(pacing.claim, context.db, player.account_id,

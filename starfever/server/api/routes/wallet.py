@@ -11,7 +11,7 @@ from starfever.server.api.convert import reality_check
 from starfever.server.api.deps import ContextDep, PlayerDep
 from starfever.server.api.retry import RetryOnDisconnect
 from starfever.server.schemas import MAX_ID, LedgerEntryPublic, LedgerPagePublic, WalletPublic
-from starfever.server.services import players, protection
+from starfever.server.services import market_rules, players, protection
 from starfever.server.services.errors import utcnow
 from starfever.server.services.protection_rules import play_time_left
 from starfever.web.routes import currency_data, offered_classes
@@ -22,16 +22,20 @@ router = APIRouter(prefix="/wallet", tags=["wallet"], route_class=RetryOnDisconn
 @router.get("")
 def wallet(context: ContextDep, player: PlayerDep) -> WalletPublic:
     """The balance in minor units of the session's currency (named, with its ladder), with the
-    reality check and, for a session whose launch set a time limit, the seconds left of it."""
+    reality check, for a session whose launch set a time limit the seconds left of it, and the
+    player's stake cap in the market (ADR 0077)."""
     balance = context.wallet.balance(player)  # the operator's, in operator mode
     check = protection.read_reality_check(context.db, context.settings, player)
     classes = offered_classes(context.model, load_market(context.settings.market))
     currency = currency_data(player.currency, classes)
+    cap = market_rules.player_stake_cap(context.db, market_rules.market_of(context.settings),
+                                        player.account_id)
     return WalletPublic(balance=balance, currency=player.currency,
                         line_bets=currency["line_bets"], exponent=currency["exponent"],
                         reality_check=reality_check(check),
                         session_time_left_seconds=play_time_left(player.play_ends_at,
-                                                                 utcnow()))
+                                                                 utcnow()),
+                        max_stake_cents=cap)
 
 
 @router.get("/entries")

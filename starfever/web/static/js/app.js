@@ -2,7 +2,7 @@
 // outcome; the page asks, then shows.
 import { Api, ApiError, newKey } from "./api.js";
 import { currencyCode, formatCents, parseEuros, setCurrency } from "./money.js";
-import { formatWhen, has, initialLanguage, lang, setLanguage, t } from "./i18n.js";
+import { formatWhen, has, initialLanguage, lang, setLanguage, setMarketWording, t } from "./i18n.js";
 import { installSprite, setSymbolNames } from "./symbols.js";
 import { ReelView, setReelLabels } from "./reels.js";
 import { HoldBoard } from "./holdcash.js";
@@ -46,8 +46,10 @@ const sound = new Sound();
 const state = {
   game: null, balance: null, betIndex: 0, busy: false, recall: false, pool: null, excluded: false,
   skipAsked: false,
-  lastRound: null, netResult: null, lastSpinAt: 0,
+  lastRound: null, netResult: null, lastSpinAt: 0, stakeCap: null,
 };
+/** How many bet classes this player may pick: the market's cap and the player's (ADR 0077). */
+const betCount = () => allowedBetCount(state.game, state.stakeCap);
 // What tests and the screenshot script read (and, against a test-mode server only, the draws
 // they force, or a scene to hold the picture at); nothing in here lets the page decide an outcome.
 const hooks = { log: [], ready: false, rounds: 0, nextTestDraws: null, state, holdAt: null, held: false,
@@ -139,7 +141,7 @@ function showBet() {
   $("#total-bet").dataset.cents = String(totalBet());
   $("#line-bet").textContent = t("lineBetOf", { n: state.game.line_count, bet: money(lineBet()) });
   $("#bet-down").disabled = state.busy || state.betIndex === 0;
-  $("#bet-up").disabled = state.busy || state.betIndex >= allowedBetCount(state.game) - 1;
+  $("#bet-up").disabled = state.busy || state.betIndex >= betCount() - 1;
   $("#bet-pick").disabled = state.busy;
   showPrizes(totalBet());
   $("#bet-down").setAttribute("aria-label", `${t("bet")} −`);
@@ -156,7 +158,7 @@ function showPrizes(total) {
 }
 
 const bets = betPicker({ money, current: () => state.betIndex, pick: (i) => changeBet(i - state.betIndex),
-  bets: () => state.game.bet_classes.slice(0, allowedBetCount(state.game)).map((b) => b * state.game.line_count) });
+  bets: () => state.game.bet_classes.slice(0, betCount()).map((b) => b * state.game.line_count) });
 
 function setBusy(busy) {
   state.busy = busy;
@@ -445,6 +447,10 @@ async function enterGame(username = localStorage.getItem("sf.user")) {
   book.forget();
   clock.reset();
   walletBalance(wallet.balance, sentAt);
+  // the player's own stake cap (a young adult's in the uk market): the ladder stops there
+  state.stakeCap = wallet.max_stake_cents ?? null;
+  state.betIndex = Math.min(state.betIndex, betCount() - 1);
+  showBet();
   noteRealityCheck(wallet.reality_check, { quiet: true });
   // in operator mode self-exclusion and limits are the operator's: its wallet refuses a bet
   if (!operatorMode()) showExclusion(await api.exclusion());
@@ -588,10 +594,12 @@ function renderPages() {
 function applyMarket() {
   const m = market();
   document.body.dataset.market = m.name || "";
+  setMarketWording(m.name);  // British English in the uk market ("stake", "net position")
+  setLanguage(lang());
   $(".turbo").hidden = !m.turbo;
   if (!m.turbo) $("#turbo").checked = false;
   $("#session-clock").hidden = m.show_session_clock === false;
-  state.betIndex = Math.min(state.betIndex, allowedBetCount(state.game) - 1);
+  state.betIndex = Math.min(state.betIndex, betCount() - 1);
   showNet();
   presentPrizes(state.game);  // no €€€ meter without a pool; prizes named by multiplier
   installPanicButton(state.game, { api, showExclusion, handleError });
@@ -692,7 +700,7 @@ function bind() {
 function changeBet(delta) {
   if (state.busy || !state.game) return;
   endRecall();
-  const n = allowedBetCount(state.game);
+  const n = betCount();
   state.betIndex = Math.min(n - 1, Math.max(0, state.betIndex + delta));
   localStorage.setItem(BET_KEY, String(state.betIndex));
   showBet();

@@ -120,7 +120,7 @@ const STRINGS = {
     upgradeLineBet: "UPGRADE erhöht jeden Geldwert um 1 × Linieneinsatz (die „Einsatzhöhe“ der Spielbedingungen).",
     upgradeTotalBet: "UPGRADE erhöht jeden Geldwert um 1 × Gesamteinsatz.",
     upgradeUnknown: "UPGRADE erhöht jeden Geldwert um einen festen Betrag, den das Mathematikmodell des Spiels festlegt.",
-    marketHtml: `<h3>Spielregeln dieses Marktes ({name})</h3><p>{turbo} {skip} {minRound} Höchsteinsatz {maxStake} pro Runde. Kein automatisches Spiel. {clock}</p>`,
+    marketHtml: `<h3>Spielregeln dieses Marktes ({name})</h3><p>{turbo} {skip} {minRound} Höchsteinsatz {maxStake} pro Runde. {young} Kein automatisches Spiel. {clock} {celebrate}</p>`,
     marketTurboYes: "Turbo beschleunigt die Darstellung.", marketTurboNo: "Kein Turbo.",
     marketSkipYes: "Überspringen zeigt sofort das Ergebnis.", marketSkipNo: "Runden können nicht übersprungen werden.",
     marketMinRound: "Jede Runde dauert mindestens {s} Sekunden.",
@@ -293,7 +293,7 @@ const STRINGS = {
     upgradeLineBet: "UPGRADE raises every cash value by 1 × line bet (the conditions' \"Einsatzhöhe\").",
     upgradeTotalBet: "UPGRADE raises every cash value by 1 × total bet.",
     upgradeUnknown: "UPGRADE raises every cash value by a fixed amount that the game's math model sets.",
-    marketHtml: `<h3>Rules of this market ({name})</h3><p>{turbo} {skip} {minRound} Maximum stake {maxStake} a round. No autoplay. {clock}</p>`,
+    marketHtml: `<h3>Rules of this market ({name})</h3><p>{turbo} {skip} {minRound} Maximum stake {maxStake} a round. {young} No autoplay. {clock} {celebrate}</p>`,
     marketTurboYes: "Turbo speeds up the presentation.", marketTurboNo: "No Turbo.",
     marketSkipYes: "Skip shows the result at once.", marketSkipNo: "Rounds cannot be skipped.",
     marketMinRound: "Every round lasts at least {s} seconds.",
@@ -415,7 +415,84 @@ Object.assign(STRINGS.en, {
   err_grant_used_up: "Every free round of this grant has been played.",
 });
 
+// The uk market (ADR 0077): the young adults' stake cap, no celebration at or below the stake,
+// British wording where the market's differs (``setMarketWording``), and the rules of a model
+// without the €€€ pool, which name no pool and no jackpot (ADR 0072). One block a language.
+Object.assign(STRINGS.de, {
+  marketYoungCap: "Für Spieler unter {age} Jahren höchstens {stake} pro Runde.",
+  marketNoCelebration: "Ein Gewinn bis zur Höhe des Einsatzes wird nicht gefeiert.",
+  err_stake_above_age_limit: "Dieser Einsatz liegt über der Grenze für Ihr Alter: wählen Sie einen kleineren.",
+  err_birth_date_required: "Dieses Spiel braucht Ihr Geburtsdatum vom Betreiber: starten Sie es erneut aus dem Casino.",
+  maxWinNoneNoPool: "Die Spielbedingungen setzen keinen Höchstgewinn: der höchste Liniengewinn eines Spins beträgt {base} × Gesamteinsatz, Spin und Respin des Star Wild zusammen höchstens {star} × Gesamteinsatz; Hold &amp; Cash hat keine feste Obergrenze (alle 15 Felder mit hohen Werten, der Vollbildgewinn {mega} × Gesamteinsatz).",
+  maxWinCapNoPool: "Der Gesamtgewinn einer Runde (Linien, Star Wild, Hold &amp; Cash) ist auf {cap} × Gesamteinsatz begrenzt ({amount} beim aktuellen Einsatz): erreicht er diese Grenze, endet die Runde dort, auch ein laufendes Hold &amp; Cash.",
+  respinNoPool: "Seine Liniengewinne gelten wie in jedem Spin.",
+  rulesHtmlNoPool: `
+      <h3>Spielablauf</h3>
+      <p>5 Walzen × 3 Reihen, {lines} feste Gewinnlinien. Gesamteinsatz = {lines} × Linieneinsatz (der „Einsatz“ der Spielbedingungen); Linieneinsätze: {classes}.</p>
+      <p>Linien gewinnen mit 3, 4 oder 5 gleichen Symbolen nebeneinander ab der ersten Walze links, in Vielfachen des Linieneinsatzes. Pro Linie wird nur der höchste Gewinn bezahlt; Gewinne aller Linien werden addiert.</p>
+      <h3>Wild</h3>
+      <p>WILD und Multiplikator Wild ersetzen jedes Gewinnsymbol, nicht aber Star Coin. Enthält ein Liniengewinn ein Multiplikator Wild, wird er ×{mult} bezahlt.</p>
+      <h3>Star Wild</h3>
+      <p>Genau {sw} Star Coins: Nach den Liniengewinnen werden die Coins zu WILDs und bleiben stehen; alle anderen Felder drehen einmal neu. Liegen 3 der 4 Coins auf einer Walze, werden diese drei zu Multiplikator Wilds (×{mult}). Die Walzen des Respins tragen keine Star Coins: der Respin kann Hold &amp; Cash nicht auslösen. {respinRule}</p>
+      <h3>Hold &amp; Cash</h3>
+      <p>{hc} oder mehr Star Coins: Jeder Coin wird zu einem festgehaltenen Geldsymbol mit {cash} × Gesamteinsatz. Sie haben {respins} Respins; jedes neue Symbol setzt den Zähler auf {respins} zurück. Das Feature wird mit dem Einsatz des auslösenden Spins gespielt.</p>
+      <p>Neu landen können Geldsymbole, feste Preise von {minor} × und {major} × Gesamteinsatz, UPGRADE und MULTIPLIKATOR (jeder Geldwert ×2). {upgradeRule} Booster wirken nach dem Festhalten der neuen Symbole, in Lesereihenfolge, und verschwinden danach; die festen Preise verändern sie nicht.</p>
+      <p>Sind alle 15 Felder gefüllt, gewinnen Sie zusätzlich den Vollbildgewinn ({mega} × Gesamteinsatz). Am Ende werden alle Werte ausgezahlt.</p>
+      <h3>Auszahlungsquote</h3>
+      <p data-testid="rtp-statement">Die theoretische Auszahlungsquote dieses Spiels (Modell {model}) beträgt <b>{rtp} %</b> (Linien, Star Wild, Hold &amp; Cash). Sie ist exakt berechnet, gilt für jeden Einsatz und über sehr viele Spiele; einzelne Sitzungen weichen davon ab.</p>
+      <p data-testid="frequencies">Trefferhäufigkeit (der Gesamtgewinn einer Runde ist größer als null): <b>{hit} %</b>, im Mittel 1 von {hitOneIn} Runden; ein Star-Wild-Respin ohne Gewinn ist kein Treffer. Star Wild kommt im Mittel in 1 von {starWildOneIn} Runden, Hold &amp; Cash in 1 von {holdOneIn} Runden. Exakt berechnet für dieses Modell.</p>
+      <h3>Höchstgewinn</h3>
+      <p data-testid="max-win">{maxWin}</p>
+      <h3>Verbindungsabbruch</h3>
+      <p>Jede Runde wird vollständig auf dem Server entschieden und gebucht, sobald der Einsatz angenommen ist. Bricht die Verbindung während einer Runde ab, wird die Runde so zu Ende gespielt, wie sie gezogen wurde, und ihr Gewinn gutgeschrieben; das Spiel zeigt sie Ihnen, sobald die Verbindung wieder steht (ohne zweiten Einsatz), und im Verlauf finden Sie jede Runde.</p>
+      {market}
+      <p>Fehlfunktionen machen alle Gewinne und Auszahlungen ungültig.</p>`,
+});
+Object.assign(STRINGS.en, {
+  marketYoungCap: "Players under {age} may stake at most {stake} a round.",
+  marketNoCelebration: "A win at or below the stake is not celebrated.",
+  err_stake_above_age_limit: "This stake is above the limit for your age: please choose a smaller one.",
+  err_birth_date_required: "This game needs your date of birth from the operator: start it again from the casino.",
+  maxWinNoneNoPool: "The conditions set no maximum win: the largest line win of a spin is {base} × total bet, a Star Wild spin and respin together at most {star} × total bet; Hold &amp; Cash has no fixed upper limit (all 15 cells with high values, the full-screen prize {mega} × total bet).",
+  maxWinCapNoPool: "A round's total win (lines, Star Wild, Hold &amp; Cash) is capped at {cap} × total bet ({amount} at the current bet): when it gets there the round ends, a running Hold &amp; Cash too.",
+  respinNoPool: "Its line wins count as in any spin.",
+  // the uk market's British English (``KEY__uk`` stands for ``KEY`` there: setMarketWording)
+  bet__uk: "Stake", totalBetWord__uk: "stake", netPosition__uk: "Net position",
+  netResult__uk: "Net position (winnings − stakes)",
+  marketClock__uk: "The elapsed session time and your net position are always on screen.",
+  marketMinRound__uk: "Every game cycle lasts at least {s} seconds.",
+  marketSkipNo__uk: "A game cycle cannot be cut short (no slam stop).",
+  marketYoungCap__uk: "Players under {age} may stake at most {stake} a spin.",
+  marketHtml__uk: `<h3>Rules of this market ({name})</h3><p>{turbo} {skip} {minRound} Maximum stake {maxStake} a spin. {young} No autoplay. {clock} {celebrate}</p>`,
+  rulesHtmlNoPool: `
+      <h3>How to play</h3>
+      <p>5 reels × 3 rows, {lines} fixed lines. Total bet = {lines} × line bet (the conditions' “Einsatz”); line bets: {classes}.</p>
+      <p>Lines win with 3, 4 or 5 matching symbols side by side from the leftmost reel, in multiples of the line bet. Only the highest win per line is paid; the wins of all lines add up.</p>
+      <h3>Wild</h3>
+      <p>WILD and Multiplier Wild substitute for every paying symbol, never for Star Coin. A line win that includes a Multiplier Wild pays ×{mult}.</p>
+      <h3>Star Wild</h3>
+      <p>Exactly {sw} Star Coins: after the line wins the coins turn WILD and stay; every other cell spins once more. If 3 of the 4 coins are on one reel, those three become Multiplier Wilds (×{mult}). The respin's reels hold no Star Coins, so the respin cannot trigger Hold &amp; Cash. {respinRule}</p>
+      <h3>Hold &amp; Cash</h3>
+      <p>{hc} or more Star Coins: every coin becomes a held cash symbol worth {cash} × total bet. You get {respins} respins; every new symbol resets the counter to {respins}. The feature is played at the bet of the spin that triggered it.</p>
+      <p>New symbols may be cash, fixed prizes of {minor} × and {major} × total bet, UPGRADE and MULTIPLIER (every cash value ×2). {upgradeRule} Boosters act after the new symbols are held, in reading order, and then vanish; they never change the fixed prizes.</p>
+      <p>Fill all 15 cells to win the full-screen prize as well ({mega} × total bet). At the end every value is paid.</p>
+      <h3>Return to player</h3>
+      <p data-testid="rtp-statement">The theoretical return to player of this game (model {model}) is <b>{rtp} %</b> (lines, Star Wild, Hold &amp; Cash). It is computed exactly, holds at every bet and over very many rounds; single sessions differ.</p>
+      <p data-testid="frequencies">Hit frequency (a round's total win is above zero): <b>{hit} %</b>, on average 1 in {hitOneIn} rounds; a Star Wild respin that wins nothing is no hit. Star Wild comes on average 1 in {starWildOneIn} rounds, Hold &amp; Cash 1 in {holdOneIn} rounds. Computed exactly for this model.</p>
+      <h3>Maximum win</h3>
+      <p data-testid="max-win">{maxWin}</p>
+      <h3>If the connection drops</h3>
+      <p>Every round is decided and booked on the server in full once its bet is accepted. If the connection drops during a round, the round is played to its end as it was drawn and its win is credited; the game shows it to you as soon as the connection is back (without a second bet), and History lists every round.</p>
+      {market}
+      <p>Malfunction voids all pays and plays.</p>`,
+});
 let current = "en";
+
+let market = "";
+
+/** Speak the market's own wording (``name``: the market profile's): a key ``KEY__name`` of the
+ * language, where there is one, stands for ``KEY`` (the uk market's British English, ADR 0077). */
+export function setMarketWording(name) { market = name || ""; }
 
 export function initialLanguage() {
   const saved = localStorage.getItem("sf.lang");
@@ -441,7 +518,8 @@ export function useLanguage(lang) { current = STRINGS[lang] ? lang : "en"; }
 
 /** The text for ``key`` in the current language, with ``{name}`` replaced from ``vars``. */
 export function t(key, vars = {}) {
-  const text = STRINGS[current][key] ?? STRINGS.en[key] ?? key;
+  const own = market ? STRINGS[current][`${key}__${market}`] : undefined;
+  const text = own ?? STRINGS[current][key] ?? STRINGS.en[key] ?? key;
   return text.replace(/\{(\w+)\}/g, (m, name) => (name in vars ? String(vars[name]) : m));
 }
 

@@ -16,9 +16,10 @@ export function bigWinTier(win, totalBet, market) {
   return tier;
 }
 
-/** The bet classes (indices) a market allows: total bet (line bet x lines) up to its maximum. */
-export function allowedBetCount(game) {
-  const max = game.market?.max_stake_cents ?? Infinity;
+/** The bet classes (indices) a market allows: total bet (line bet x lines) up to its maximum,
+ * and up to ``playerCap`` (GET /wallet "max_stake_cents": a young adult's lower cap, ADR 0077). */
+export function allowedBetCount(game, playerCap = null) {
+  const max = Math.min(game.market?.max_stake_cents ?? Infinity, playerCap ?? Infinity);
   const n = game.bet_classes.filter((c) => c * game.line_count <= max).length;
   return Math.max(1, n);
 }

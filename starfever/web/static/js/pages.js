@@ -70,11 +70,12 @@ export function renderRules(el, game, { t, money, lang, lineBet }) {
   const totalBet = lineBet * game.line_count;
   const cap = game.max_win?.cap_x;
   const largest = game.max_win?.largest_x;
+  const pool = hasPool(game);  // without the €€€ pool no text names a pool or a jackpot
   // the cap holds the whole round (RULES.md), or, in a model made before, the game win only
   const maxWin = cap
-    ? t(game.max_win?.scope === "game" ? "maxWinCapGame" : "maxWinCap",
+    ? t(!pool ? "maxWinCapNoPool" : game.max_win?.scope === "game" ? "maxWinCapGame" : "maxWinCap",
       { cap, amount: money(cap * totalBet) })
-    : t("maxWinNone", { base: number(largest?.base ?? "–", lang),
+    : t(pool ? "maxWinNone" : "maxWinNoneNoPool", { base: number(largest?.base ?? "–", lang),
       star: number(largest?.star_wild ?? "–", lang), mega: hc.mega });
   const market = t("marketHtml", {
     name: m.name,
@@ -83,15 +84,18 @@ export function renderRules(el, game, { t, money, lang, lineBet }) {
     minRound: m.min_round_ms ? t("marketMinRound", { s: number(m.min_round_ms / 1000, lang) }) : "",
     maxStake: money(m.max_stake_cents),
     clock: m.show_net_position ? t("marketClock") : "",
+    young: m.young_adult_stake_cap ? t("marketYoungCap", { age: m.young_adult_stake_cap.below_age,
+      stake: money(m.young_adult_stake_cap.max_stake_cents) }) : "",
+    celebrate: m.celebrate_win_equal_to_stake === false ? t("marketNoCelebration") : "",
   });
   const rtp = game.rtp || {};
   const freq = game.frequencies || {};
   // the respin's €€€ is stated only where its reels can show it (the server says whether)
-  const respinRule = t(game.star_wild_respin_jackpot === false ? "respinNoJackpot"
-    : "respinJackpot");
+  const respinRule = t(!pool ? "respinNoPool"
+    : game.star_wild_respin_jackpot === false ? "respinNoJackpot" : "respinJackpot");
   // what one UPGRADE adds is the running model's (hold_and_cash.upgrade_unit), never assumed
   const upgradeRule = t(UPGRADE_RULES[hc.upgrade_unit] || "upgradeUnknown");
-  el.innerHTML = t("rulesHtml", {
+  el.innerHTML = t(pool ? "rulesHtml" : "rulesHtmlNoPool", {
     lines: game.line_count,
     classes: game.bet_classes.map((c) => money(c)).join(", "),
     mult: game.mwild_multiplier,
