@@ -224,7 +224,7 @@ def test_demo_play_is_only_for_a_verified_player(ledger: _Pair) -> None:
 def _launch(pair: _Pair, wallet: OperatorWallet, player_id: str, **fields: Any) -> str:
     """Launch on worker one (market uk), open the session on worker two: the token."""
     url = str(expect(signed_launch(pair.one, wallet.secret, player_id, market="uk",
-                                   **fields), 200).json()["url"])
+                                   currency="GBP", **fields), 200).json()["url"])
     launch_token = parse_qs(urlparse(url).query)["launch"][0]
     opened = pair.two.call("POST", "/sessions", json={"launch_token": launch_token})
     return str(expect(opened, 201).json()["token"])
@@ -234,10 +234,12 @@ def test_a_uk_launch_without_a_birth_date_is_refused(operator: _Pair,
                                                      wallet: OperatorWallet) -> None:
     player_id = f"uk-{uuid.uuid4().hex[:10]}"
     wallet.player(player_id, 10_000)
-    refused = signed_launch(operator.two, wallet.secret, player_id, market="uk")
+    refused = signed_launch(operator.two, wallet.secret, player_id, market="uk",
+                            currency="GBP")
     assert refused.status_code == 422, refused.text
     assert refused.json()["error"]["code"] == "birth_date_required"
-    demo = signed_launch(operator.one, wallet.secret, player_id, market="uk", mode="demo")
+    demo = signed_launch(operator.one, wallet.secret, player_id, market="uk", mode="demo",
+                         currency="GBP")
     expect(demo, 200)  # a demo launch stakes nothing: no birth date needed
     assert _debits(wallet, player_id) == []
 

@@ -176,7 +176,7 @@ def test_a_launched_20_year_old_is_offered_stakes_up_to_200(
             wallet.player("uk-web-20", 10_000)
             today = server.now().date()
             answer = expect(signed_launch(
-                server, wallet.secret, "uk-web-20", market="uk", language="en",
+                server, wallet.secret, "uk-web-20", market="uk", currency="GBP", language="en",
                 birth_date=f"{today.year - 20}-01-01"), 200).json()
             context = browser.new_context(viewport={"width": 1366, "height": 768},
                                           locale="en-GB")
@@ -188,6 +188,7 @@ def test_a_launched_20_year_old_is_offered_stakes_up_to_200(
             page.wait_for_selector("#game:not([hidden])")
             assert _top_bet(game) == 200
             assert game.text(".meter-label[data-i18n='bet']").upper() == "STAKE"
+            assert game.text("#balance").startswith("£")  # the launch's GBP, in pounds
             context.close()
             assert watch.errors == []
     finally:
