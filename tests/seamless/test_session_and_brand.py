@@ -7,6 +7,9 @@ reference wallet behind a proxy that records every call that reaches it, repeats
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,15 +24,21 @@ from starfever.seamless import protocol
 from starfever.server import clock
 from starfever.server.app import create_app
 from starfever.server.db import Database
+from starfever.server.reconcile import reconcile
+from starfever.server.reports import TOTAL_BRAND, as_csv, as_text, build_report, period_of
 from starfever.server.seamless_config import OperatorConfig
 from starfever.server.spin.seamless_wallet import SeamlessWallet
 from tests.harness import (
     DATABASE_KINDS,
+    OPERATOR_PASSWORD,
+    OPERATOR_USERNAME,
     DatabaseKind,
     Databases,
     OperatorWallet,
     create_operator,
     expect,
+    operator_log_in,
+    run_cli_in_process,
     settings_like_servers,
 )
 from tests.seamless.mitm import ManInTheMiddle, mitm
@@ -46,6 +55,7 @@ class App:
     engine: Engine
     url: str
     secret: str
+    totp: str
 
     def session(self, player_id: str, operator_session: str, **fields: Any) -> str:
         body = protocol.encode({
@@ -85,13 +95,13 @@ def app(request: pytest.FixtureRequest, databases: Databases, wallet: OperatorWa
     if kind == "postgresql" and not databases.postgres_available:
         pytest.skip(f"no PostgreSQL answers at {databases.shown_admin_url}")
     url = databases.new(kind)
-    create_operator(url)
+    totp = create_operator(url)
     config = OperatorConfig(url=proxy.url, secret=wallet.secret, timeout=5, retry=RETRY_S,
                             public_url="http://testserver")
     engine = create_engine(url)
     try:
         with TestClient(create_app(settings_like_servers(url), operator_mode=config)) as client:
-            yield App(client, engine, url, wallet.secret)
+            yield App(client, engine, url, wallet.secret, totp)
     finally:
         engine.dispose()
         clock.reset()
@@ -222,3 +232,61 @@ def test_the_protocol_checks_a_brand_and_takes_a_rollbacks_session() -> None:
     for bad in ("", "a" * 65, "casino nord", "<b>", 7, None):
         with pytest.raises(protocol.ProtocolError, match="brand"):
             protocol.check_request("balance", {**balance, "brand": bad}, now)
+
+
+def test_the_reports_break_the_spins_down_by_brand(app: App, wallet: OperatorWallet) -> None:
+    """``starfever report --by brand`` (text and CSV, and the back office's download) has a
+    row per brand, adding up to the total; ``reconcile`` names each spin's session and
+    brand."""
+    day = clock.now().date().isoformat()
+    players = {}
+    for brand in ("casino-west", None):
+        player_id = f"rep-{uuid.uuid4().hex[:10]}"
+        wallet.player(player_id, 100_000)
+        token = app.session(player_id, f"opsess-{player_id}",
+                            **({"brand": brand} if brand else {}))
+        for _ in range(2):
+            expect(app.spin(token), 201)
+        players[brand] = player_id
+    db = Database(app.url)
+    try:
+        report = build_report(db, period_of("daily", day))
+        spins = {s.player_id: s for s in reconcile(db).spins}
+    finally:
+        db.dispose()
+    rows = list(csv.DictReader(io.StringIO(as_csv(report, "brand"))))
+    assert list(rows[0]) == ["period", "brand", "rounds", "bets", "wins", "jackpot_wins", "ggr",
+                             "rtp", "contributions", "refills", "jackpot_hits",
+                             "star_wild_rounds", "hold_and_cash_rounds", "unpaid_rounds",
+                             "unpaid_wins", "free_rounds", "free_round_wins",
+                             "settled_rounds", "settled_wins"]
+    named = {r["brand"]: r for r in rows}
+    assert named["casino-west"]["rounds"] == "2" and int(named["(none)"]["rounds"]) >= 2
+    assert rows[-1]["brand"] == TOTAL_BRAND
+    for field in ("rounds", "bets", "wins", "ggr"):
+        assert sum(int(r[field]) for r in rows[:-1]) == int(rows[-1][field]), field
+    text_form = as_text(report, "brand")
+    assert "      brand" in text_form.splitlines()[1]
+    assert any(line.strip().startswith("casino-west ") for line in text_form.splitlines())
+    cli = run_cli_in_process("report", "daily", "--date", day, "--by", "brand", "--format",
+                             "csv", "--database-url", app.url)
+    assert cli.returncode == 0 and cli.stdout == as_csv(report, "brand"), cli.stderr
+    refused = run_cli_in_process("report", "daily", "--date", day, "--by", "player",
+                                 "--database-url", app.url)
+    assert refused.returncode == 2 and "--by" in refused.stderr
+    token = expect(operator_log_in(app.client, API, OPERATOR_USERNAME, OPERATOR_PASSWORD,
+                                   app.totp), 201).json()["token"]
+    download = app.client.get(f"{API}/operator/reports/daily", params={
+        "date": day, "by": "brand"}, headers={"Authorization": f"Bearer {token}"})
+    assert "casino-west" in {r["brand"] for r in csv.DictReader(io.StringIO(
+        expect(download, 200).text))}
+    assert app.client.get(f"{API}/operator/reports/daily", params={"date": day, "by": "x"},
+                          headers={"Authorization": f"Bearer {token}"}).status_code == 422
+
+    west, plain = spins[players["casino-west"]], spins[players[None]]
+    assert (west.operator_session, west.brand) == (f"opsess-{players['casino-west']}",
+                                                   "casino-west")
+    assert (plain.operator_session, plain.brand) == (f"opsess-{players[None]}", None)
+    listed = run_cli_in_process("reconcile", "--full", "--json", "--player",
+                                players["casino-west"], "--database-url", app.url)
+    assert {s["brand"] for s in json.loads(listed.stdout)["listing"]} == {"casino-west"}
