@@ -48,6 +48,16 @@ REQUIRED: Final[Mapping[str, tuple[str, ...]]] = {
                "debit_transaction_id"),
 }
 """The fields of each method's request besides ``timestamp``."""
+OPTIONAL: Final[Mapping[str, tuple[str, ...]]] = {
+    BALANCE: ("brand",),
+    DEBIT: ("brand", "free_round"),
+    CREDIT: ("brand", "free_round"),
+    ROLLBACK: ("operator_session", "brand"),
+}
+"""The optional fields of each method's request: ``brand``, the launch's brand, on every call
+of a session whose launch named one, and a rollback's ``operator_session`` (Star Fever's
+additions to the contract, issue 36, ADR 0081: the operator can file every call of a player
+under the session and the brand it came from)."""
 ECHOED: Final = ("request_id", "transaction_id")
 """The request's fields every reply repeats (the ones the request has)."""
 
@@ -65,6 +75,8 @@ _ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 """Player, session, transaction and request ids: what fits a URL and a log line unquoted."""
 _OPERATOR_SESSION = re.compile(r"[\x21-\x7e]{1,256}")
 """The operator's session token: opaque to Star Fever, 1-256 visible ASCII characters."""
+_BRAND = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+"""The operator's brand (site) a launch names: what fits a URL and a log line unquoted."""
 
 
 class ProtocolError(InputError):
@@ -110,6 +122,11 @@ def new_request_id() -> str:
 def is_operator_session(value: object) -> bool:
     """Whether ``value`` is a valid ``operator_session`` (the launch's, sent back unchanged)."""
     return isinstance(value, str) and _OPERATOR_SESSION.fullmatch(value) is not None
+
+
+def is_brand(value: object) -> bool:
+    """Whether ``value`` is a valid ``brand`` (the launch's, sent with every call)."""
+    return isinstance(value, str) and _BRAND.fullmatch(value) is not None
 
 
 def echo_mismatch(request: Mapping[str, Any], reply: Mapping[str, Any]) -> str | None:
@@ -158,6 +175,8 @@ def check_request(method: str, body: Mapping[str, Any], now: datetime) -> None:
             raise ProtocolError(f"{name} must be 1-128 characters of A-Z a-z 0-9 _ . : -")
     if "operator_session" in body and not is_operator_session(body["operator_session"]):
         raise ProtocolError("operator_session must be 1-256 visible ASCII characters")
+    if "brand" in body and not is_brand(body["brand"]):
+        raise ProtocolError("brand must be 1-64 characters of A-Z a-z 0-9 _ . : -")
     if "currency" in body and body["currency"] not in currency_codes():
         raise ProtocolError(f"currency must be one of {', '.join(currency_codes())}, got "
                             f"{body['currency']!r}")
@@ -197,6 +216,7 @@ __all__ = [
     "MAX_AGE",
     "METHODS",
     "OPERATOR_SIGNATURE",
+    "OPTIONAL",
     "PLAYER_BLOCKED",
     "REQUIRED",
     "ROLLBACK",
@@ -209,6 +229,7 @@ __all__ = [
     "check_secret",
     "echo_mismatch",
     "encode",
+    "is_brand",
     "is_id",
     "is_operator_session",
     "new_request_id",

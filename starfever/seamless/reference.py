@@ -62,7 +62,9 @@ CREATE TABLE IF NOT EXISTS transactions (
     closed_by TEXT,
     created_at TEXT NOT NULL,
     round_details_url TEXT,
-    free_round TEXT
+    free_round TEXT,
+    operator_session TEXT,
+    brand TEXT
 );
 CREATE INDEX IF NOT EXISTS transactions_debit ON transactions (debit_transaction_id);
 """
@@ -93,6 +95,9 @@ class WalletStore:
             self.db.execute("ALTER TABLE transactions ADD COLUMN round_details_url TEXT")
         if "free_round" not in columns:  # a file from before free rounds
             self.db.execute("ALTER TABLE transactions ADD COLUMN free_round TEXT")
+        for name in ("operator_session", "brand"):  # a file from before ADR 0081
+            if name not in columns:
+                self.db.execute(f"ALTER TABLE transactions ADD COLUMN {name} TEXT")
 
     def close(self) -> None:
         self.db.close()
@@ -201,14 +206,15 @@ class WalletStore:
         self.db.execute(
             "INSERT INTO transactions (transaction_id, method, player_id, round_id, amount, "
             "jackpot_amount, debit_transaction_id, operator_transaction_id, status, reply, "
-            "applied, created_at, round_details_url, free_round) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "applied, created_at, round_details_url, free_round, operator_session, brand) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (body["transaction_id"], method, body["player_id"], str(body.get("round_id", "")),
              int(body.get("amount", 0)), int(body.get("jackpot_amount", 0)),
              body.get("debit_transaction_id"), operator_id, answer.status,
              json.dumps(answer.body), int(applied), datetime.now(UTC).isoformat(),
              body.get("round_details_url"),
-             None if body.get("free_round") is None else json.dumps(body["free_round"])))
+             None if body.get("free_round") is None else json.dumps(body["free_round"]),
+             body.get("operator_session"), body.get("brand")))
         return answer
 
     # --- administration ------------------------------------------------------------------
@@ -231,14 +237,14 @@ class WalletStore:
         """Every recorded request (oldest first), of one player or all."""
         query = ("SELECT transaction_id, method, player_id, round_id, amount, jackpot_amount, "
                  "debit_transaction_id, operator_transaction_id, status, applied, closed_by, "
-                 "round_details_url, free_round FROM transactions")
+                 "round_details_url, free_round, operator_session, brand FROM transactions")
         args: tuple[str, ...] = ()
         if player_id is not None:
             query += " WHERE player_id = ?"
             args = (player_id,)
         names = ("transaction_id", "method", "player_id", "round_id", "amount", "jackpot_amount",
                  "debit_transaction_id", "operator_transaction_id", "status", "applied",
-                 "closed_by", "round_details_url", "free_round")
+                 "closed_by", "round_details_url", "free_round", "operator_session", "brand")
         rows = self.db.execute(query + " ORDER BY rowid", args).fetchall()
         return [{**dict(zip(names, row, strict=True)), "applied": bool(row[9]),
                  "free_round": None if row[12] is None else json.loads(row[12])}
@@ -382,9 +388,11 @@ class ReferenceWallet:
             shown = "" if not isinstance(free, dict) else (
                 f" FREE ROUND grant {free.get('grant_id')} campaign {free.get('campaign_id')} "
                 f"rounds left {free.get('rounds_left')}")
+            brand = f" brand {body['brand']}" if "brand" in body else ""
             print(f"{method:8} {body.get('transaction_id', '-'):40} player "
-                  f"{body.get('player_id')} amount {body.get('amount', '-')}{shown} -> {status} "
-                  f"{note}", file=sys.stderr, flush=True)
+                  f"{body.get('player_id')} session {body.get('operator_session', '-')}{brand} "
+                  f"amount {body.get('amount', '-')}{shown} -> {status} {note}",
+                  file=sys.stderr, flush=True)
 
     @staticmethod
     def _object(call: _Call) -> dict[str, Any]:

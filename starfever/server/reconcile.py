@@ -11,9 +11,10 @@ the JSON's ``unpaid`` too, until it is paid by a resend or settled manually by t
 (``settled_manually``, no longer in doubt: ADR 0061).
 
 By default the report is a summary (spins per state) and the spins in doubt; ``--full`` lists
-every spin, ``--json`` writes the same as one JSON object, and ``--player`` (the operator's
-player id) and ``--round`` (Star Fever's round id or the ``round_id`` the operator was sent)
-narrow it to one player's or one round's spins.
+every spin (with the ``brand`` its launch named), ``--json`` writes the same as one JSON
+object (each spin with its launch's ``operator_session`` and ``brand``), and ``--player`` (the
+operator's player id) and ``--round`` (Star Fever's round id or the ``round_id`` the operator
+was sent) narrow it to one player's or one round's spins.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 from sqlalchemy import select
 
 from starfever.server.db import Database
-from starfever.server.models import Account, WalletCall, WinSettlement
+from starfever.server.models import Account, SessionToken, WalletCall, WinSettlement
 from starfever.server.services.unpaid import APPROVED, SETTLED, UNPAID
 from starfever.server.spin.calls import CallKind, CallState
 
@@ -42,6 +43,10 @@ class Spin:
     rollback: WalletCall | None = None
     settled: bool = False
     """Its refused credit was settled manually (two operators, ``win_settlements``)."""
+    operator_session: str | None = None
+    """The ``operator_session`` of the launch whose session made the spin (ADR 0081)."""
+    brand: str | None = None
+    """The ``brand`` that launch named (``None``: none)."""
 
     @property
     def doubt(self) -> str | None:
@@ -95,7 +100,8 @@ class Spin:
                     "updated_at": c.updated_at.isoformat()}
 
         return {"round_ref": self.round_ref, "round_id": self.round_id,
-                "player_id": self.player_id, "state": self.state, "doubt": self.doubt,
+                "player_id": self.player_id, "operator_session": self.operator_session,
+                "brand": self.brand, "state": self.state, "doubt": self.doubt,
                 "debit": call(self.debit), "credit": call(self.credit),
                 "rollback": call(self.rollback)}
 
@@ -148,8 +154,9 @@ class Reconciliation:
         out = []
         for s in self.spins:
             played = s.credit.round_id if s.credit is not None else None
+            brand = f" brand {s.brand}" if s.brand is not None else ""
             out.append(f"{'round ' + str(played) if played else 'no round':>12}  {s.round_ref}  "
-                       f"player {s.player_id}  {s.state}  | {call(s.debit)}  | "
+                       f"player {s.player_id}{brand}  {s.state}  | {call(s.debit)}  | "
                        f"{call(s.credit if s.credit is not None else s.rollback)}")
         doubt = self.in_doubt
         out.append(f"reconcile: {len(self.spins)} spins, {len(doubt)} in doubt")
@@ -170,8 +177,11 @@ def reconcile(db: Database, since: datetime | None = None, *, player_id: str | N
     """The spins of the operator's wallet calls (debits from ``since`` on; of the operator's
     ``player_id`` only; of the round ``round_`` only: Star Fever's round id or the
     ``round_id`` the operator was sent)."""
-    query = (select(WalletCall, Account.external_id)
-             .join(Account, Account.id == WalletCall.account_id).order_by(WalletCall.id))
+    query = (select(WalletCall, Account.external_id, SessionToken.operator_session,
+                    SessionToken.brand)
+             .join(Account, Account.id == WalletCall.account_id)
+             .outerjoin(SessionToken, SessionToken.id == WalletCall.session_id)
+             .order_by(WalletCall.id))
     if player_id is not None:
         query = query.where(Account.external_id == player_id)
     spins: dict[str, Spin] = {}
@@ -180,11 +190,13 @@ def reconcile(db: Database, since: datetime | None = None, *, player_id: str | N
     with db.read() as session:
         settled = set(session.scalars(select(WinSettlement.transaction_id)
                                       .where(WinSettlement.status == APPROVED)))
-        for row, player_id in session.execute(query):
+        for row, player_id, operator_session, brand in session.execute(query):
             if row.kind == CallKind.DEBIT:
                 if since is not None and row.created_at < since:
                     continue
-                spin = spins.setdefault(row.round_ref, Spin(row.round_ref, str(player_id)))
+                spin = spins.setdefault(row.round_ref, Spin(
+                    row.round_ref, str(player_id), operator_session=operator_session,
+                    brand=brand))
                 spin.debit = row
                 by_debit[row.transaction_id] = row.round_ref
             else:

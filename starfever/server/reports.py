@@ -47,6 +47,14 @@ from starfever.server.settings import DEFAULT_DATABASE_URL, ENV_NAMES
 
 PERIODS = ("daily", "monthly")
 FORMATS = ("text", "json", "csv")
+BREAKDOWNS = ("line-bet", "brand")
+"""What the table of the text and CSV forms has a row for (``--by``): each bet class, or each
+brand the operator's launches named (operator mode; ADR 0081). The JSON form has both."""
+NO_BRAND = "(none)"
+"""The brand row of rounds whose launch named none (and of ledger mode): no brand has
+parentheses (a launch's brand is 1-64 of ``A-Z a-z 0-9 _ . : -``)."""
+TOTAL_BRAND = "(total)"
+"""The total row's name in a table by brand."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,16 +281,27 @@ CSV_FIELDS = ("line_bet", "rounds", "bets", "wins", "jackpot_wins", "ggr", "rtp"
               "free_round_wins", "settled_rounds", "settled_wins")
 
 
-def as_csv(report: Report) -> str:
-    """One row per bet class and a ``total`` row (cents; rtp as a fraction)."""
+def _rows(report: Report, by: str) -> list[tuple[str, Line]]:
+    """The table's rows, each with its name: per bet class (``total`` last), or per brand
+    (:data:`NO_BRAND` for none, :data:`TOTAL_BRAND` last)."""
+    if by == "brand":
+        return [*((brand or NO_BRAND, line) for brand, line in report.by_brand),
+                (TOTAL_BRAND, report.total)]
+    return [*((str(line.line_bet), line) for line in report.by_line_bet),
+            ("total", report.total)]
+
+
+def as_csv(report: Report, by: str = "line-bet") -> str:
+    """One row per bet class and a ``total`` row, or with ``by="brand"`` one per brand (its
+    first column ``brand``) and a :data:`TOTAL_BRAND` row (cents; rtp as a fraction)."""
+    fields = CSV_FIELDS if by != "brand" else ("brand", *CSV_FIELDS[1:])
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=("period", *CSV_FIELDS), lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=("period", *fields), lineterminator="\n")
     writer.writeheader()
-    for line in (*report.by_line_bet, report.total):
-        row = {name: getattr(line, name) for name in CSV_FIELDS}
-        row["line_bet"] = "total" if line.line_bet is None else line.line_bet
+    for name, line in _rows(report, by):
+        row = {field: getattr(line, field) for field in CSV_FIELDS[1:]}
         row["rtp"] = "" if line.rtp is None else f"{line.rtp:.6f}"
-        writer.writerow({"period": report.period.label, **row})
+        writer.writerow({"period": report.period.label, fields[0]: name, **row})
     return out.getvalue()
 
 
@@ -290,18 +309,22 @@ def _euros(cents: int | None) -> str:
     return "-" if cents is None else f"{cents / 100:,.2f}"
 
 
-def as_text(report: Report) -> str:
-    """A table for a terminal (major units of the report's currency; the JSON and CSV forms
-    carry minor units)."""
+def as_text(report: Report, by: str = "line-bet") -> str:
+    """A table for a terminal, a row per bet class or (``by="brand"``) per brand (major units
+    of the report's currency; the JSON and CSV forms carry minor units)."""
     c = report.currency
+    width = max([9, *(len(brand or NO_BRAND) for brand, _ in report.by_brand)]) \
+        if by == "brand" else 9
     lines = [f"Star Fever {report.period.kind} report {report.period.label} in {c} (UTC"
              f"{', test rounds included' if report.include_test else ''})",
-             f"{'line bet':>9} {'rounds':>9} {'bets ' + c:>14} {'wins ' + c:>14} "
+             f"{'brand' if by == 'brand' else 'line bet':>{width}} {'rounds':>9} "
+             f"{'bets ' + c:>14} {'wins ' + c:>14} "
              f"{'GGR ' + c:>14} {'RTP':>8} {c + ' jackpots':>13}"]
-    for line in (*report.by_line_bet, report.total):
-        name = "total" if line.line_bet is None else _euros(line.line_bet)
+    for name, line in _rows(report, by):
+        if by != "brand" and line.line_bet is not None:
+            name = _euros(line.line_bet)
         rtp = "-" if line.rtp is None else f"{line.rtp:.2%}"
-        lines.append(f"{name:>9} {line.rounds:>9,} {_euros(line.bets):>14} "
+        lines.append(f"{name:>{width}} {line.rounds:>9,} {_euros(line.bets):>14} "
                      f"{_euros(line.wins):>14} {_euros(line.ggr):>14} {rtp:>8} "
                      f"{_euros(line.jackpot_wins):>13}")
     t = report.total
@@ -310,7 +333,7 @@ def as_text(report: Report) -> str:
                  f"({t.jackpot_hits} hits), operator refills {_euros(t.refills)}")
     lines.append(f"cashier: deposits {_euros(report.deposits)}, "
                  f"withdrawals {_euros(report.withdrawals)}")
-    if any(brand is not None for brand, _ in report.by_brand):
+    if by != "brand" and any(brand is not None for brand, _ in report.by_brand):
         for brand, line in report.by_brand:
             lines.append(f"brand {brand or '(none)'}: {line.rounds:,} rounds, bets "
                          f"{_euros(line.bets)}, wins {_euros(line.wins)}, GGR "
@@ -342,9 +365,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(report.as_dict(), indent=2))
     elif args.format == "csv":
-        print(as_csv(report), end="")
+        print(as_csv(report, args.by), end="")
     else:
-        print(as_text(report))
+        print(as_text(report, args.by))
     return 0
 
 
@@ -355,6 +378,9 @@ def register(sub: Any) -> None:
     p.add_argument("--date", required=True,
                    help="the UTC day (daily: YYYY-MM-DD) or month (monthly: YYYY-MM)")
     p.add_argument("--format", choices=FORMATS, default="text")
+    p.add_argument("--by", choices=BREAKDOWNS, default="line-bet",
+                   help="a row per bet class (default) or per brand the operator's launches "
+                        "named (operator mode; text and csv: the JSON has both)")
     p.add_argument("--database-url", help=f"database URL (default: ${ENV_NAMES['database_url']}"
                                           f" or {DEFAULT_DATABASE_URL})")
     p.add_argument("--currency", default="EUR", type=str.upper, metavar="CODE",
@@ -364,5 +390,5 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_report)
 
 
-__all__ = ["CampaignCost", "Line", "Period", "Report", "as_csv", "as_text", "build_report",
-           "period_of"]
+__all__ = ["BREAKDOWNS", "NO_BRAND", "TOTAL_BRAND", "CampaignCost", "Line", "Period", "Report",
+           "as_csv", "as_text", "build_report", "period_of"]

@@ -370,3 +370,29 @@ def test_the_meters_keep_free_rounds_apart_and_grants_are_significant_events(
             if e["detail"]["grant_id"] == made["grant_id"]]
     assert mine == [("free_round_grant_cancelled", f"backoffice:{OPERATOR_USERNAME}", 1),
                     ("free_round_grant_created", f"backoffice:{OPERATOR_USERNAME}", None)]
+
+
+def test_a_free_rounds_books_are_free_round_winnings_and_operator_funding(
+        app: InProcess) -> None:
+    """Issue 36 item 1, ledger mode: a free round stakes nothing; its winnings are booked to the
+    player's wallet as free-round winnings and its €€€ contribution as the house's funding."""
+    server = app
+    name, token = server.player(deposit=0)
+    made = grant(server, name, rounds=24)
+    played = [expect(free_spin(server, token, made["id"]), 201).json()["round"]
+              for _ in range(24)]
+    assert any(r["total_win"] for r in played)  # (24 rounds: one wins, else the test says so)
+    with server.engine().connect() as conn:
+        for r in played:
+            rows = conn.execute(text(
+                "SELECT book, kind, amount FROM ledger_entries WHERE round_id = :r"),
+                {"r": r["id"]}).all()
+            player = [(kind, amount) for book, kind, amount in rows if book == "wallet"]
+            assert {kind for kind, _ in player} <= {"free_round_win", "free_round_jackpot_win"}
+            assert sum(amount for _, amount in player) == r["total_win"]  # no cap: all paid
+            assert "bet" not in {kind for _, kind, _ in rows}
+            funding = [amount for book, kind, amount in rows if kind == "free_round_funding"]
+            assert funding == [-r["contribution"]] and all(
+                book.startswith("house") for book, kind, _ in rows
+                if kind == "free_round_funding")
+    audit_ok(server)

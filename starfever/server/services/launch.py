@@ -67,7 +67,6 @@ MIN_INTERVAL_SECONDS: Final = 60
 MAX_SESSION_TIME_LIMIT_SECONDS: Final = 24 * 3600
 """The longest session time limit a launch may set (a day)."""
 OLDEST_BIRTH_YEAR: Final = 1900
-_BRAND = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 LANGUAGES: Final = ("de", "en")
 NO_PASSWORD: Final = "!operator-mode: no password"
 """The password hash of an operator's player: no password ever matches it."""
@@ -164,7 +163,7 @@ def check_launch(secret: str, raw: bytes, signature: str | None, now: datetime, 
 def _options(body: dict[str, Any], now: datetime, max_reality_check_seconds: int) -> Options:
     """The launch's optional fields, checked; a JSON ``null`` counts as not sent."""
     brand = body.get("brand")
-    if brand is not None and (not isinstance(brand, str) or not _BRAND.fullmatch(brand)):
+    if brand is not None and not p.is_brand(brand):
         raise Unprocessable("brand must be 1-64 characters of A-Z a-z 0-9 _ . : -",
                             code="invalid_launch")
     interval = _seconds(body, "reality_check_seconds", max_reality_check_seconds,

@@ -62,6 +62,7 @@ from starfever.server.services.protection_rules import (
 from starfever.server.spin.calls import (
     CallKind,
     CallState,
+    Carried,
     acknowledgement,
     call_row,
     check_same_request,
@@ -88,7 +89,7 @@ def _logins_of(*, postgres: bool) -> Select[Any]:
     """The batch's sessions, each with its player's account (one read for both)."""
     return (select(_SESSIONS.c.id, _SESSIONS.c.account_id, _SESSIONS.c.revoked_at,
                    _SESSIONS.c.expires_at, _SESSIONS.c.ended_because,
-                   _SESSIONS.c.operator_session,
+                   _SESSIONS.c.operator_session, _SESSIONS.c.brand,
                    _ACCOUNTS.c.external_id,
                    _ACCOUNTS.c.play_started_at, _ACCOUNTS.c.reality_check_at,
                    _ACCOUNTS.c.net_result, _ACCOUNTS.c.reality_check_seconds,
@@ -116,8 +117,8 @@ class Prepared:
     player_id: str
     acknowledged_balance: int | None
     """The operator's balance after it, if it was acknowledged before (a retry)."""
-    operator_session: str | None = None
-    """The session's ``operator_session`` from its launch (``None``: a version-1 launch)."""
+    carried: Carried
+    """The session's ``operator_session`` and ``brand`` from its launch, sent with each call."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +242,7 @@ def _one(item: _Prepare, logins: dict[int, Any],
     if account.external_id is None:
         raise NotFound("this player did not come from the operator's launch",
                        code="not_an_operator_player")
+    carried = Carried(login.operator_session, login.brand)
     seen = known.get(item.ids.debit)
     if seen is None:  # a new debit: the operator's controls hold (ADR 0067); a retry goes on
         check_not_terminated(login.terminated_at)
@@ -256,7 +258,7 @@ def _one(item: _Prepare, logins: dict[int, Any],
                              currency=job.currency))
         # a retry in the batch finds it
         known[item.ids.debit] = (job.fingerprint, CallState.PENDING, None, None)
-        return Prepared(account.external_id, None, login.operator_session)
+        return Prepared(account.external_id, None, carried)
     request_hash, status, error, balance = seen
     check_same_request(request_hash, job.fingerprint)
     if status == CallState.REFUSED:
@@ -265,8 +267,8 @@ def _one(item: _Prepare, logins: dict[int, Any],
         raise Conflict("the debit of this spin was rolled back; send a new Idempotency-Key",
                        code="debit_rolled_back")
     if status == CallState.ACKNOWLEDGED and balance is not None:
-        return Prepared(account.external_id, balance, login.operator_session)
-    return Prepared(account.external_id, None, login.operator_session)  # pending: send again
+        return Prepared(account.external_id, balance, carried)
+    return Prepared(account.external_id, None, carried)  # pending: send again
 
 
 __all__ = ["CallBook", "DebitIds", "Prepared"]

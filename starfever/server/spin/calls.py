@@ -10,6 +10,7 @@ row has one shape whoever writes it. Pure: no database, no clock (``now`` is an 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -37,6 +38,33 @@ class CallKind(StrEnum):
     DEBIT = protocol.DEBIT
     CREDIT = protocol.CREDIT
     ROLLBACK = protocol.ROLLBACK
+
+
+NO_OPERATOR_SESSION = "-"
+"""The ``operator_session`` sent for a session opened by a version-1 launch, which had none
+(its credits are still sent; the operator never refuses a credit for its session)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Carried:
+    """What every wallet call of a session carries of the operator's launch (issue 36 item 3,
+    ADR 0081): its ``operator_session`` and its ``brand``. Both are read from the session's row
+    (``sessions``, through the call's ``session_id``) whenever a call is built, the first send
+    and every resend alike, so a resend or rollback after a restart carries what the first
+    send did."""
+
+    operator_session: str | None = None
+    """The launch's token (``None``: a version-1 launch, sent as :data:`NO_OPERATOR_SESSION`)."""
+    brand: str | None = None
+    """The launch's brand (``None``: it named none, and the calls carry no ``brand``)."""
+
+    def fields(self) -> dict[str, str]:
+        """The request fields: ``operator_session`` always, ``brand`` when the launch gave
+        one."""
+        sent = {"operator_session": self.operator_session or NO_OPERATOR_SESSION}
+        if self.brand is not None:
+            sent["brand"] = self.brand
+        return sent
 
 
 def call_row(kind: CallKind, transaction_id: str, *, account_id: int, session_id: int | None,
@@ -76,4 +104,5 @@ def check_same_request(stored_hash: str | None, fingerprint: str) -> None:
                        code="idempotency_key_reused")
 
 
-__all__ = ["CallKind", "CallState", "acknowledgement", "call_row", "check_same_request"]
+__all__ = ["NO_OPERATOR_SESSION", "CallKind", "CallState", "Carried", "acknowledgement",
+           "call_row", "check_same_request"]

@@ -79,7 +79,7 @@ from starfever.server.services.lease import Lease
 from starfever.server.spin import draw
 from starfever.server.spin import settler as settle
 from starfever.server.spin.call_book import CallBook, DebitIds
-from starfever.server.spin.calls import CallKind, CallState, call_row
+from starfever.server.spin.calls import CallKind, CallState, Carried, call_row
 from starfever.server.spin.rule import Debit, Job, SpinOutcome
 from starfever.server.spin.wallets import LedgerWallet, refuse_not_kept
 
@@ -171,16 +171,6 @@ def rollback_id(debit_id: str) -> str:
 def session_ref(session_id: int | None) -> str:
     """The ``session_id`` the operator is sent for one of Star Fever's sessions."""
     return f"sfs-{session_id or 0}"
-
-
-NO_OPERATOR_SESSION = "-"
-"""The ``operator_session`` sent for a session opened by a version-1 launch, which had none
-(its credits are still sent; the operator never refuses a credit for its session)."""
-
-
-def operator_session_of(value: str | None) -> str:
-    """The ``operator_session`` to send for a session's stored one."""
-    return value or NO_OPERATOR_SESSION
 
 
 def call_fields(kind: str, transaction_id: str, row: WalletCall | None = None,
@@ -305,8 +295,7 @@ class SeamlessWallet:
                   debit_transaction_id=ids.debit, credit_transaction_id=ids.credit)
         balance, operator_id = prepared.acknowledged_balance, None
         if balance is None:
-            answer = await self._debit(job, ids, prepared.player_id,
-                                       operator_session_of(prepared.operator_session))
+            answer = await self._debit(job, ids, prepared.player_id, prepared.carried)
             balance, operator_id = answer.balance, answer.operator_transaction_id
             logs.bind(operator_debit_transaction_id=operator_id)
         job.debit = Debit(transaction_id=ids.debit, credit_transaction_id=ids.credit,
@@ -319,12 +308,11 @@ class SeamlessWallet:
             # refused at settlement (the session ended, a reality check fell due): no round
             if await asyncio.to_thread(self.round_of, principal.account_id, job.key) is None:
                 await asyncio.to_thread(self.record_rollback, ids.debit)
-                self._in_background(self._send_due(ids.rollback, prepared.player_id))
+                self._in_background(self._send_due(ids.rollback))
             raise
         if outcome.credit is None:  # a retry of a settled spin: its credit was answered before
             return await asyncio.to_thread(self._as_paid, outcome)
-        reply = await self._send_credit(outcome.credit, prepared.player_id,
-                                        operator_session_of(prepared.operator_session))
+        reply = await self._send_credit(outcome.credit, prepared.player_id, prepared.carried)
         if reply is None:  # the operator's balance now, as GET /wallet says it (ADR 0061)
             return replace(outcome, balance=balance, payment="pending")
         if isinstance(reply, RefusedCredit):  # rule 5: the win is unpaid, the balance the debit's
@@ -341,12 +329,12 @@ class SeamlessWallet:
             return await asyncio.wrap_future(settle.settler(self.db).enqueue(job))
 
     async def _debit(self, job: Job, ids: TransactionIds, player_id: str,
-                     operator_session: str) -> WalletReply:
+                     carried: Carried) -> WalletReply:
         """Send the debit; the operator's answer (recorded by the settler with the round), or
         the client's refusal."""
         fields = {"transaction_id": ids.debit, "round_id": ids.round_ref, "player_id": player_id,
                   "session_id": session_ref(job.principal.session_id),
-                  "operator_session": operator_session, "currency": job.currency,
+                  **carried.fields(), "currency": job.currency,
                   "amount": job.stake, "game": p.GAME,
                   "model": f"{job.model.name} {job.model.version}"}
         if job.free_round is not None:  # a free round: amount 0 and its block (v2)
@@ -363,7 +351,7 @@ class SeamlessWallet:
             played = await asyncio.to_thread(self.record_rollback, ids.debit)
             if played is not None:  # a retry of this spin got the operator's answer and
                 return played       # played it meanwhile: this request answers that round
-            self._in_background(self._send_due(ids.rollback, player_id))
+            self._in_background(self._send_due(ids.rollback))
             raise WalletUnavailableError("the operator's wallet did not answer the bet; it "
                                          "was rolled back and nothing was played") from None
         return reply
@@ -426,21 +414,21 @@ class SeamlessWallet:
             return found
 
     def fields(self, row: WalletCall | Mapping[str, Any], player_id: str,
-               operator_session: str = NO_OPERATOR_SESSION) -> dict[str, Any]:
+               carried: Carried) -> dict[str, Any]:
         """The request of a recorded credit or rollback (its row, or the row's values as
-        the settlement returned them); ``operator_session``: its session's (credits only). A
-        credit's ``round_details_url`` is computed from its round id alone (no query)."""
+        the settlement returned them); ``carried``: its session's ``operator_session`` and
+        ``brand``, which every call carries (ADR 0081). A credit's ``round_details_url`` is
+        computed from its round id alone (no query)."""
         get = row.__getitem__ if isinstance(row, Mapping) else partial(getattr, row)
         if get("kind") == CallKind.ROLLBACK:
             return {"transaction_id": get("transaction_id"), "round_id": get("round_ref"),
                     "player_id": player_id,
-                    "debit_transaction_id": get("debit_transaction_id")}
+                    "debit_transaction_id": get("debit_transaction_id"), **carried.fields()}
         currency = (row.get("currency") if isinstance(row, Mapping)
                     else getattr(row, "currency", None)) or p.CURRENCY  # its session's
         fields = {"transaction_id": get("transaction_id"), "round_id": get("round_ref"),
                   "player_id": player_id, "session_id": session_ref(get("session_id")),
-                  "operator_session": operator_session, "currency": currency,
-                  "amount": get("amount"),
+                  **carried.fields(), "currency": currency, "amount": get("amount"),
                   "debit_transaction_id": get("debit_transaction_id"),
                   "jackpot_amount": get("jackpot_amount"), "round_closed": True,
                   "round_details_url": round_details.url_of(self.config.public_url,
@@ -450,14 +438,33 @@ class SeamlessWallet:
             fields["free_round"] = json.loads(block)
         return fields
 
-    async def _send_due(self, transaction_id: str, player_id: str) -> WalletReply | None:
+    def _stored_request(self, transaction_id: str) -> tuple[WalletCall, dict[str, Any]] | None:
+        """A pending call's row and its request, built from what is stored: the row, its
+        player's id at the operator, its session's ``operator_session`` and ``brand``."""
+        with self.db.read_engine.connect() as conn:
+            found = conn.execute(_ONE, {"transaction_id": transaction_id}).first()
+        if found is None or found.status != CallState.PENDING:
+            return None
+        return self._request_of(found)
+
+    def _request_of(self, found: Any) -> tuple[WalletCall, dict[str, Any]]:
+        """A call's row and its request, from a row of :data:`_DUE` or :data:`_ONE`."""
+        values = dict(found._mapping)
+        player_id = str(values.pop("player_id"))
+        carried = Carried(values.pop("operator_session"), values.pop("brand"))
+        row = WalletCall(**values)
+        return row, self.fields(row, player_id, carried)
+
+    async def _send_due(self, transaction_id: str) -> WalletReply | None:
         """Send a recorded credit or rollback once now; left pending for the retrier if it
         gets no answer."""
-        row = await asyncio.to_thread(self._row, transaction_id)
-        if row is None or row.status != CallState.PENDING:
+        stored = await asyncio.to_thread(self._stored_request, transaction_id)
+        if stored is None:
             return None
+        row, fields = stored
+        player_id = fields["player_id"]
         try:
-            reply = await self.aclient.call(row.kind, self.fields(row, player_id))
+            reply = await self.aclient.call(row.kind, fields)
         except WalletRefused as refused:
             log.error("%s %s refused: %s", row.kind, transaction_id, refused,
                       extra=call_fields(row.kind, transaction_id, row, player_id))
@@ -474,7 +481,7 @@ class SeamlessWallet:
         return reply
 
     async def _send_credit(self, credit: dict[str, Any], player_id: str,
-                           operator_session: str) -> WalletReply | RefusedCredit | None:
+                           carried: Carried) -> WalletReply | RefusedCredit | None:
         """Send a round's credit, just committed as pending (``credit``: its ``wallet_calls``
         values), once now; its acknowledgement is queued for the books' next group commit,
         which the spin's answer does not wait for (a credit still pending is only sent again).
@@ -483,7 +490,7 @@ class SeamlessWallet:
         transaction_id = credit["transaction_id"]
         try:
             reply = await self.aclient.call(CallKind.CREDIT,
-                                            self.fields(credit, player_id, operator_session))
+                                            self.fields(credit, player_id, carried))
         except WalletRefused as refused:
             log.error("credit %s refused: %s", transaction_id, refused,
                       extra=call_fields(CallKind.CREDIT, transaction_id, WalletCall(**credit),
@@ -512,16 +519,12 @@ class SeamlessWallet:
         (``services.unpaid_actions.resend``), and record its answer as the retrier does:
         acknowledged, refused again (unpaid, with the new answer) or none (pending: the
         retrier sends it again)."""
-        with self.db.read_engine.connect() as conn:
-            found = conn.execute(_ONE, {"transaction_id": transaction_id}).first()
-        if found is None or found.status != CallState.PENDING:
+        stored = self._stored_request(transaction_id)
+        if stored is None:
             return
-        values = dict(found._mapping)
-        player_id = str(values.pop("player_id"))
-        operator_session = operator_session_of(values.pop("operator_session"))
-        row = WalletCall(**values)
+        row, fields = stored
         try:
-            reply = self.client.call(row.kind, self.fields(row, player_id, operator_session))
+            reply = self.client.call(row.kind, fields)
         except WalletRefused as refused:
             log.error("resent %s %s refused: %s", row.kind, transaction_id, refused)
             self.mark(transaction_id, CallState.REFUSED, error=refused.code[:32],
@@ -585,13 +588,7 @@ class SeamlessWallet:
         # most of the time): the calls due with their players' ids at the operator
         with self.db.read_engine.connect() as conn:
             due = conn.execute(_DUE, {"now": now, "fresh": fresh}).all()
-        requests = []
-        for found in due:
-            values = dict(found._mapping)
-            player_id = values.pop("player_id")
-            operator_session = operator_session_of(values.pop("operator_session"))
-            row = WalletCall(**values)
-            requests.append((row, self.fields(row, str(player_id), operator_session)))
+        requests = [self._request_of(found) for found in due]
         if not requests or not keep_going():
             return 0
         # the oldest alone: while the wallet is down the pass ends there; once it answers,
@@ -637,16 +634,16 @@ class SeamlessWallet:
         with self.db.read() as session:
             player_id = session.scalar(select(Account.external_id)
                                        .where(Account.id == principal.account_id))
-            operator_session = session.scalar(select(SessionToken.operator_session)
-                                              .where(SessionToken.id == principal.session_id))
+            launched = session.execute(select(SessionToken.operator_session, SessionToken.brand)
+                                       .where(SessionToken.id == principal.session_id)).first()
         if player_id is None:
             raise NotFound("this player did not come from the operator's launch",
                            code="not_an_operator_player")
         try:
             reply = self.client.call(p.BALANCE, {"player_id": player_id,
                                                  "session_id": session_ref(principal.session_id),
-                                                 "operator_session":
-                                                     operator_session_of(operator_session),
+                                                 **Carried(*(launched or (None, None)))
+                                                 .fields(),
                                                  "currency": principal.currency})
         except WalletRefused as refused:
             raise refusal(refused.code, refused.message) from None
@@ -659,7 +656,7 @@ _CALLS: Table = WalletCall.__table__  # type: ignore[assignment]
 _ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
 _SESSIONS: Table = SessionToken.__table__  # type: ignore[assignment]
 _DUE = (select(*_CALLS.c, _ACCOUNTS.c.external_id.label("player_id"),
-               _SESSIONS.c.operator_session)
+               _SESSIONS.c.operator_session, _SESSIONS.c.brand)
         .join(_ACCOUNTS, _ACCOUNTS.c.id == _CALLS.c.account_id)
         .outerjoin(_SESSIONS, _SESSIONS.c.id == _CALLS.c.session_id)
         .where(_CALLS.c.status == CallState.PENDING,
@@ -668,13 +665,13 @@ _DUE = (select(*_CALLS.c, _ACCOUNTS.c.external_id.label("player_id"),
                or_(_CALLS.c.attempts > 0, _CALLS.c.created_at <= bindparam("fresh")))
         .order_by(_CALLS.c.id).limit(RETRY_BATCH))
 """The credits and rollbacks due to be resent (``Retrier``), with each player's id and its
-session's ``operator_session``."""
+session's ``operator_session`` and ``brand`` (ADR 0081)."""
 _ONE = (select(*_CALLS.c, _ACCOUNTS.c.external_id.label("player_id"),
-               _SESSIONS.c.operator_session)
+               _SESSIONS.c.operator_session, _SESSIONS.c.brand)
         .join(_ACCOUNTS, _ACCOUNTS.c.id == _CALLS.c.account_id)
         .outerjoin(_SESSIONS, _SESSIONS.c.id == _CALLS.c.session_id)
         .where(_CALLS.c.transaction_id == bindparam("transaction_id")))
-"""One call with its player's id and its session's ``operator_session``."""
+"""One call with its player's id and its session's ``operator_session`` and ``brand``."""
 
 
 class Retrier:

@@ -370,9 +370,10 @@ def report(context: ContextDep, _operator: OperatorDep,
            period: Annotated[str, Path(pattern="^(daily|monthly)$")],
            date_: Annotated[str, Query(alias="date", max_length=10)],
            format_: Annotated[str, Query(alias="format", pattern="^(csv|json)$")] = "csv",
-           include_test: bool = False) -> Response:
+           include_test: bool = False,
+           by: Annotated[str, Query(pattern="^(line-bet|brand)$")] = "line-bet") -> Response:
     """``starfever report daily|monthly --date D`` as a download: the same figures, sums of
-    the stored rows."""
+    the stored rows; ``by=brand``: the CSV's rows per brand (``--by brand``)."""
     try:
         chosen = reports.period_of(period, date_)
     except InputError as error:
@@ -385,7 +386,7 @@ def report(context: ContextDep, _operator: OperatorDep,
 
         return Response(json.dumps(built.as_dict(), indent=2), media_type="application/json",
                         headers=headers)
-    return Response(reports.as_csv(built), media_type="text/csv; charset=utf-8",
+    return Response(reports.as_csv(built, by), media_type="text/csv; charset=utf-8",
                     headers=headers)
 
 
