@@ -63,3 +63,23 @@ def test_an_eur_player_of_the_same_installation_sees_euros(game: Game) -> None:
     assert game.page.evaluate("window.starfever.lib.formatCents(-250, 'en', 'GBP')") == "−£2.50"
     assert game.page.evaluate("window.starfever.lib.formatCents(123456789, 'de')") == (
         "1.234.567,89\u00a0€")
+
+
+def test_the_rules_state_the_pool_share_and_the_deposit_limit_in_pounds(game: Game) -> None:
+    """The rules tab's €€€ share ("line bet / 1.00") and the deposit limit's field name the
+    session's currency, never euros (ADR 0078)."""
+    _player(game, "GBP", 1_000)
+    page = game.page
+    page.click("#open-paytable")
+    assert "£0.01" in game.text("#paytable-body")
+    page.click("#tab-rules")
+    rules = game.text("#rules-body")
+    assert "line bet / £1.00 (£0.01 → 1 %, £1.00 → 100 %)" in rules
+    assert "€" not in rules.replace("€€€", "")
+    page.click('#dlg-paytable [data-lang="de"]')
+    assert "Linieneinsatz / 1,00\u00a0£ (0,01\u00a0£ → 1 %" in game.text("#rules-body")
+    page.click('#dlg-paytable [data-lang="en"]')
+    page.keyboard.press("Escape")
+    page.click("#open-protection")
+    page.wait_for_selector('[data-testid="limit-now"]')
+    assert game.text("#limit-currency") == "GBP"
