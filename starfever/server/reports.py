@@ -2,7 +2,9 @@
 revenue and return per bet class and in total over a UTC day or month, the €€€ pool's
 movements and the cashier's, straight from the database (integer cents; test-mode rounds left
 out unless asked for). A report is of one currency (``--currency``, default EUR; ADR 0076):
-its rounds, its pool, the cashier movements of its wallets, in its minor units.
+its rounds, its pool, the cashier movements of its wallets, in its minor units. It names the
+markets its rounds were played in, with the figures of each (``by_market``; ADR 0078): a
+round stored before the market was recorded (migration 0028) is under ``None``, "not recorded".
 
 Every figure is a sum over the stored rows of the period, so the report's totals are the
 database's: GGR = bets - wins, where wins include €€€ payouts; the pool's contributions come
@@ -157,6 +159,14 @@ class Report:
     free_round_costs: tuple[CampaignCost, ...] = ()
     currency: str = "EUR"
     """The currency of every figure (minor units): its rounds, pool and wallets only."""
+    by_market: tuple[tuple[str | None, Line], ...] = ()
+    """The figures per market its rounds were played in (``None``: not recorded, a round
+    from before migration 0028), by market; every round is in exactly one."""
+
+    @property
+    def markets(self) -> tuple[str | None, ...]:
+        """The markets of the period's rounds (``None``: not recorded)."""
+        return tuple(market for market, _ in self.by_market)
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form (times as ISO 8601)."""
@@ -174,6 +184,9 @@ class Report:
             "by_brand": [{**asdict(line), "brand": brand} for brand, line in self.by_brand],
             "free_rounds": [{**asdict(c), "cost": c.cost} for c in self.free_round_costs],
             "currency": self.currency,
+            "markets": list(self.markets),
+            "by_market": [{**asdict(line), "market": market}
+                          for market, line in self.by_market],
         }
 
 
@@ -234,6 +247,9 @@ def build_report(db: Database, period: Period, *, include_test: bool = False,
         brands = session.execute(select(SessionToken.brand, *figures).select_from(branded)
                                  .where(in_period).group_by(SessionToken.brand)
                                  .order_by(SessionToken.brand)).all()
+        markets = session.execute(select(Round.market, *figures).select_from(rounds)
+                                  .where(in_period).group_by(Round.market)
+                                  .order_by(Round.market.asc().nulls_first())).all()
         # the pool's own states, over every round (test rounds play the same pool); a
         # round's pool_before is after its own contribution
         any_round = and_(Round.created_at >= period.start, Round.created_at < period.end,
@@ -264,7 +280,8 @@ def build_report(db: Database, period: Period, *, include_test: bool = False,
                   withdrawals=-int(cashier.get(WITHDRAWAL) or 0), include_test=include_test,
                   by_brand=tuple((b.brand, _line(None, b)) for b in brands),
                   free_round_costs=tuple(CampaignCost(c, int(n), int(w or 0), int(f), int(h))
-                                         for c, n, w, f, h in costs), currency=currency)
+                                         for c, n, w, f, h in costs), currency=currency,
+                  by_market=tuple((m.market, _line(None, m)) for m in markets))
 
 
 CSV_FIELDS = ("line_bet", "rounds", "bets", "wins", "jackpot_wins", "ggr", "rtp",
@@ -273,16 +290,30 @@ CSV_FIELDS = ("line_bet", "rounds", "bets", "wins", "jackpot_wins", "ggr", "rtp"
               "free_round_wins", "settled_rounds", "settled_wins")
 
 
+UNRECORDED = "unrecorded"
+"""How the CSV and text forms name the market of rounds stored before it was recorded."""
+
+
+def market_names(report: Report) -> str:
+    """The period's markets as one field: ``at``, ``at+uk``, ``unrecorded+at``; ``-`` for
+    none (a period without rounds)."""
+    return "+".join(m or UNRECORDED for m in report.markets) or "-"
+
+
 def as_csv(report: Report) -> str:
-    """One row per bet class and a ``total`` row (cents; rtp as a fraction)."""
+    """One row per bet class and a ``total`` row (minor units of ``currency``; rtp as a
+    fraction), each naming the period's currency and its rounds' markets."""
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=("period", *CSV_FIELDS), lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=("period", "currency", "markets", *CSV_FIELDS),
+                            lineterminator="\n")
     writer.writeheader()
+    markets = market_names(report)
     for line in (*report.by_line_bet, report.total):
         row = {name: getattr(line, name) for name in CSV_FIELDS}
         row["line_bet"] = "total" if line.line_bet is None else line.line_bet
         row["rtp"] = "" if line.rtp is None else f"{line.rtp:.6f}"
-        writer.writerow({"period": report.period.label, **row})
+        writer.writerow({"period": report.period.label, "currency": report.currency,
+                         "markets": markets, **row})
     return out.getvalue()
 
 
@@ -295,7 +326,8 @@ def as_text(report: Report) -> str:
     carry minor units)."""
     c = report.currency
     lines = [f"Star Fever {report.period.kind} report {report.period.label} in {c} (UTC"
-             f"{', test rounds included' if report.include_test else ''})",
+             f"{', test rounds included' if report.include_test else ''}); "
+             f"market {market_names(report)}",
              f"{'line bet':>9} {'rounds':>9} {'bets ' + c:>14} {'wins ' + c:>14} "
              f"{'GGR ' + c:>14} {'RTP':>8} {c + ' jackpots':>13}"]
     for line in (*report.by_line_bet, report.total):
@@ -313,6 +345,11 @@ def as_text(report: Report) -> str:
     if any(brand is not None for brand, _ in report.by_brand):
         for brand, line in report.by_brand:
             lines.append(f"brand {brand or '(none)'}: {line.rounds:,} rounds, bets "
+                         f"{_euros(line.bets)}, wins {_euros(line.wins)}, GGR "
+                         f"{_euros(line.ggr)} {c}")
+    if len(report.by_market) > 1:  # one line each where the period's rounds were in several
+        for market, line in report.by_market:
+            lines.append(f"market {market or UNRECORDED}: {line.rounds:,} rounds, bets "
                          f"{_euros(line.bets)}, wins {_euros(line.wins)}, GGR "
                          f"{_euros(line.ggr)} {c}")
     for cost in report.free_round_costs:

@@ -309,9 +309,12 @@ class PendingCredits:
     calls: list[dict[str, Any]] = field(default_factory=list)
 
 
-def pending_credits(db: Database, limit: int = 50) -> PendingCredits:
-    """The credits still pending (a played round's win not yet acknowledged)."""
-    pending = (WalletCall.kind == CallKind.CREDIT, WalletCall.status == CallState.PENDING)
+def pending_credits(db: Database, limit: int = 50,
+                    currency: str | None = None) -> PendingCredits:
+    """The credits still pending (a played round's win not yet acknowledged): of
+    ``currency`` (``None``: of every currency)."""
+    pending = (WalletCall.kind == CallKind.CREDIT, WalletCall.status == CallState.PENDING,
+               *(() if currency is None else (WalletCall.currency == currency,)))
     with db.read() as session:
         n, amount, oldest = session.execute(
             select(func.count(), func.coalesce(func.sum(WalletCall.amount), 0),
