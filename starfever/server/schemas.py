@@ -327,6 +327,10 @@ class JackpotPublic(Public):
 
 
 class LimitsPublic(Public):
+    currency: str = "EUR"
+    """The wallet's currency: every amount here is in its minor units. The default limits
+    (``STARFEVER_WEEKLY_DEPOSIT_LIMIT``, ...) are the same number of minor units in every
+    currency (EUR 400 or GBP 400; ADR 0078)."""
     weekly_deposit_limit: int
     default_limit: int
     deposited_last_7_days: int
@@ -455,6 +459,9 @@ class PlayerLinePublic(Public):
     created_at: datetime
     excluded_until: datetime | None
     external_id: str | None
+    currency: str | None = None
+    """The wallet's currency: of the balance, the deposit limits and the cashier lines (ADR
+    0076, 0078); ``None`` in operator mode."""
 
 
 class CashierLinePublic(Public):

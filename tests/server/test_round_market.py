@@ -79,6 +79,11 @@ def test_every_round_names_its_market_and_currency_everywhere(served: Server) ->
                               .where(Round.id == spun["id"])).one()
     assert tuple(stored) == ("uk", "GBP")
     assert _audit(served) == 0
+    # the wallet's figures name its currency: the limits are in pence, as its balance
+    assert expect(served.call("GET", "/limits", token), 200).json()["currency"] == "GBP"
+    file = expect(served.call("GET", f"/operator/players/{name}", served.operator_token),
+                  200).json()
+    assert file["currency"] == "GBP" and file["limits"]["currency"] == "GBP"
 
 
 def test_the_reports_name_the_market_of_their_rounds(served: Server) -> None:

@@ -110,7 +110,8 @@ def _instant(text: str | None, name: str) -> datetime | None:
 
 def _line(p: backoffice.PlayerLine) -> PlayerLinePublic:
     return PlayerLinePublic(username=p.username, balance=p.balance, created_at=p.created_at,
-                            excluded_until=p.excluded_until, external_id=p.external_id)
+                            excluded_until=p.excluded_until, external_id=p.external_id,
+                            currency=p.currency)
 
 
 @router.get("/search/players")
@@ -130,7 +131,7 @@ def player_file(context: ContextDep, _operator: OperatorDep,
     f = backoffice.player_file(context.db, context.settings, username,
                                operator_mode=not context.wallet.keeps_balances)
     limits = None if f.limits is None else LimitsPublic(
-        weekly_deposit_limit=f.limits.weekly_deposit_limit,
+        currency=f.line.currency or "EUR", weekly_deposit_limit=f.limits.weekly_deposit_limit,
         default_limit=f.limits.default_limit,
         deposited_last_7_days=f.limits.deposited_last_7_days, remaining=f.limits.remaining,
         pending_limit=f.limits.pending_limit, pending_effective_at=f.limits.pending_effective_at)
