@@ -103,6 +103,15 @@ def test_the_reports_name_the_market_of_their_rounds(served: Server) -> None:
         "report", "daily", "--date", day, "--format", "csv", "--currency", "EUR",
         "--database-url", served.database_url).stdout)))
     assert {(r["currency"], r["markets"]) for r in rows} == {("EUR", "uk")}
+    for code in ("GBP", "EUR"):  # the back office's download: one currency each, GBP first
+        path = f"/operator/reports/daily?date={day}&format=json"
+        got = expect(served.call("GET", path + (f"&currency={code}" if code == "EUR" else ""),
+                                 served.operator_token), 200).json()
+        assert got["currency"] == code and got["markets"] == ["uk"]
+    refused = served.call("GET", f"/operator/reports/daily?date={day}&currency=USD",
+                          served.operator_token)
+    assert refused.status_code == 422
+    assert refused.json()["error"]["code"] == "currency_not_served"
 
 
 def test_the_back_offices_rtp_rows_are_of_one_currency(served: Server) -> None:

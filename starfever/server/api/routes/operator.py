@@ -377,15 +377,17 @@ def report(context: ContextDep, _operator: OperatorDep,
            period: Annotated[str, Path(pattern="^(daily|monthly)$")],
            date_: Annotated[str, Query(alias="date", max_length=10)],
            format_: Annotated[str, Query(alias="format", pattern="^(csv|json)$")] = "csv",
-           include_test: bool = False) -> Response:
-    """``starfever report daily|monthly --date D`` as a download: the same figures, sums of
-    the stored rows."""
+           include_test: bool = False,
+           currency: Annotated[str | None, Query(pattern=r"^[A-Z]{3}$")] = None) -> Response:
+    """``starfever report daily|monthly --date D --currency C`` as a download: the same
+    figures, sums of the stored rows, of one currency (default the first served; ADR 0078)."""
+    code = served_currency(context.settings, currency)
     try:
         chosen = reports.period_of(period, date_)
     except InputError as error:
         raise Unprocessable(str(error).replace("--date", "date"), code="bad_period") from None
-    built = reports.build_report(context.db, chosen, include_test=include_test)
-    name = f"starfever-{period}-{chosen.label}.{format_}"
+    built = reports.build_report(context.db, chosen, include_test=include_test, currency=code)
+    name = f"starfever-{period}-{chosen.label}-{code}.{format_}"
     headers = {"Content-Disposition": f'attachment; filename="{name}"'}
     if format_ == "json":
         import json

@@ -370,6 +370,7 @@ async function download(event) {
   const period = $("#r-period").value;
   const q = new URLSearchParams({ date: $("#r-date").value.trim(), format });
   if ($("#r-test").checked) q.set("include_test", "true");
+  if ($("#r-currency").value) q.set("currency", $("#r-currency").value);  // a report is of one
   try {
     const response = await api.fetch("GET", `/operator/reports/${period}?${q}`);
     const blob = await response.blob();
