@@ -149,6 +149,7 @@ def rules_values(game: dict[str, Any], texts: dict[str, str], lang: str,
     return {
         "lines": game["line_count"],
         "classes": ", ".join(format_cents(c, lang) for c in game["bet_classes"]),
+        "shareBase": format_cents(100, lang), "shareOne": format_cents(1, lang),
         "mult": game["mwild_multiplier"], "sw": game["star_wild_coins"],
         "hc": game["hold_and_cash_coins"], "cash": ", ".join(map(str, hc["cash_values"])),
         "respins": hc["respins"], "minor": hc["minor"], "major": hc["major"],

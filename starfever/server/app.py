@@ -107,7 +107,8 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     db = Database(settings.database_url)
     if wallet is None:
         wallet = SeamlessWallet(db, operator_mode,
-                                details_key=round_details.details_key(settings.secret_key)) \
+                                details_key=round_details.details_key(settings.secret_key),
+                                probe_currency=settings.served_currencies[0]) \
             if operator_mode else LedgerWallet(db)
     if operator_mode is not None:
         from starfever.seamless import client

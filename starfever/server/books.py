@@ -108,6 +108,8 @@ class RoundRow:
     """A free round's win as paid (its grant's cap may cut ``total_win``)."""
     currency: str = EUR
     """The round's currency (migration 0027)."""
+    market: str | None = None
+    """The market profile it was played in (migration 0028; ``None``: not recorded)."""
 
     @property
     def paid(self) -> int:

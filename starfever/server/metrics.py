@@ -313,20 +313,23 @@ class DatabaseCollector(Collector):
         unpaid_wins = GaugeMetricFamily("starfever_unpaid_wins", "Operator mode: wins whose "
                                         "credit the operator's wallet refused (never paid)")
         unpaid_cents = GaugeMetricFamily("starfever_unpaid_wins_cents", "Operator mode: the "
-                                         "cents of the wins the operator's wallet refused")
+                                         "minor units of the wins the operator's wallet "
+                                         "refused, per currency", labels=["currency"])
         with self.db.read() as session:
             rows = list(session.scalars(select(JackpotPool).order_by(JackpotPool.currency)))
             pending_count = session.scalar(select(func.count()).select_from(WalletCall).where(
                 WalletCall.kind == CallKind.CREDIT, WalletCall.status == CallState.PENDING)) \
                 if self.operator_mode else 0
-            refused = unpaid.totals(session) if self.operator_mode else (0, 0)
+            refused = unpaid.totals_by_currency(session) if self.operator_mode else {}
         for row in rows:
             pool.add_metric([row.currency], row.amount)
             refills.add_metric([row.currency], row.refills)
             hits.add_metric([row.currency], row.hits)
         pending.add_metric([], int(pending_count or 0))
-        unpaid_wins.add_metric([], refused[0])
-        unpaid_cents.add_metric([], refused[1])
+        unpaid_wins.add_metric([], sum(n for n, _ in refused.values()))
+        # minor units per currency (ADR 0078): every pool's currency, and any other refused in
+        for code in sorted({row.currency for row in rows} | set(refused)):
+            unpaid_cents.add_metric([code], refused.get(code, (0, 0))[1])
         yield from (pool, refills, hits, pending, unpaid_wins, unpaid_cents)
         labels = ["model", "version", "line_bet"]
         drift = GaugeMetricFamily("starfever_rtp_realised_minus_theoretical",

@@ -259,6 +259,10 @@ class Round(Base):
     currency: Mapped[str] = mapped_column(String(3), default="EUR", server_default="EUR")
     """The currency the round was staked and paid in; hashed when it is not EUR
     (ISO 4217; migration 0027, ADR 0076)."""
+    market: Mapped[str | None] = mapped_column(String(32))
+    """The market profile the settling server ran (``at``, ``de``, ``uk``, ...); hashed when
+    set. ``None``: a round from before migration 0028 (or settled by an older release during a
+    rolling upgrade), whose market is not known (ADR 0078)."""
 
     @property
     def paid(self) -> int:

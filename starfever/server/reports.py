@@ -2,7 +2,9 @@
 revenue and return per bet class and in total over a UTC day or month, the €€€ pool's
 movements and the cashier's, straight from the database (integer cents; test-mode rounds left
 out unless asked for). A report is of one currency (``--currency``, default EUR; ADR 0076):
-its rounds, its pool, the cashier movements of its wallets, in its minor units.
+its rounds, its pool, the cashier movements of its wallets, in its minor units. It names the
+markets its rounds were played in, with the figures of each (``by_market``; ADR 0078): a
+round stored before the market was recorded (migration 0028) is under ``None``, "not recorded".
 
 Every figure is a sum over the stored rows of the period, so the report's totals are the
 database's: GGR = bets - wins, where wins include €€€ payouts; the pool's contributions come
@@ -165,6 +167,14 @@ class Report:
     free_round_costs: tuple[CampaignCost, ...] = ()
     currency: str = "EUR"
     """The currency of every figure (minor units): its rounds, pool and wallets only."""
+    by_market: tuple[tuple[str | None, Line], ...] = ()
+    """The figures per market its rounds were played in (``None``: not recorded, a round
+    from before migration 0028), by market; every round is in exactly one."""
+
+    @property
+    def markets(self) -> tuple[str | None, ...]:
+        """The markets of the period's rounds (``None``: not recorded)."""
+        return tuple(market for market, _ in self.by_market)
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form (times as ISO 8601)."""
@@ -182,6 +192,9 @@ class Report:
             "by_brand": [{**asdict(line), "brand": brand} for brand, line in self.by_brand],
             "free_rounds": [{**asdict(c), "cost": c.cost} for c in self.free_round_costs],
             "currency": self.currency,
+            "markets": list(self.markets),
+            "by_market": [{**asdict(line), "market": market}
+                          for market, line in self.by_market],
         }
 
 
@@ -242,6 +255,9 @@ def build_report(db: Database, period: Period, *, include_test: bool = False,
         brands = session.execute(select(SessionToken.brand, *figures).select_from(branded)
                                  .where(in_period).group_by(SessionToken.brand)
                                  .order_by(SessionToken.brand)).all()
+        markets = session.execute(select(Round.market, *figures).select_from(rounds)
+                                  .where(in_period).group_by(Round.market)
+                                  .order_by(Round.market.asc().nulls_first())).all()
         # the pool's own states, over every round (test rounds play the same pool); a
         # round's pool_before is after its own contribution
         any_round = and_(Round.created_at >= period.start, Round.created_at < period.end,
@@ -272,7 +288,8 @@ def build_report(db: Database, period: Period, *, include_test: bool = False,
                   withdrawals=-int(cashier.get(WITHDRAWAL) or 0), include_test=include_test,
                   by_brand=tuple((b.brand, _line(None, b)) for b in brands),
                   free_round_costs=tuple(CampaignCost(c, int(n), int(w or 0), int(f), int(h))
-                                         for c, n, w, f, h in costs), currency=currency)
+                                         for c, n, w, f, h in costs), currency=currency,
+                  by_market=tuple((m.market, _line(None, m)) for m in markets))
 
 
 CSV_FIELDS = ("line_bet", "rounds", "bets", "wins", "jackpot_wins", "ggr", "rtp",
@@ -291,17 +308,31 @@ def _rows(report: Report, by: str) -> list[tuple[str, Line]]:
             ("total", report.total)]
 
 
+UNRECORDED = "unrecorded"
+"""How the CSV and text forms name the market of rounds stored before it was recorded."""
+
+
+def market_names(report: Report) -> str:
+    """The period's markets as one field: ``at``, ``at+uk``, ``unrecorded+at``; ``-`` for
+    none (a period without rounds)."""
+    return "+".join(m or UNRECORDED for m in report.markets) or "-"
+
+
 def as_csv(report: Report, by: str = "line-bet") -> str:
-    """One row per bet class and a ``total`` row, or with ``by="brand"`` one per brand (its
-    first column ``brand``) and a :data:`TOTAL_BRAND` row (cents; rtp as a fraction)."""
+    """One row per bet class and a ``total`` row, or with ``by="brand"`` one per brand (that
+    column ``brand``) and a :data:`TOTAL_BRAND` row (minor units of ``currency``; rtp as a
+    fraction), each naming the period's currency and its rounds' markets."""
     fields = CSV_FIELDS if by != "brand" else ("brand", *CSV_FIELDS[1:])
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=("period", *fields), lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=("period", "currency", "markets", *fields),
+                            lineterminator="\n")
     writer.writeheader()
+    markets = market_names(report)
     for name, line in _rows(report, by):
         row = {field: getattr(line, field) for field in CSV_FIELDS[1:]}
         row["rtp"] = "" if line.rtp is None else f"{line.rtp:.6f}"
-        writer.writerow({"period": report.period.label, fields[0]: name, **row})
+        writer.writerow({"period": report.period.label, "currency": report.currency,
+                         "markets": markets, fields[0]: name, **row})
     return out.getvalue()
 
 
@@ -316,7 +347,8 @@ def as_text(report: Report, by: str = "line-bet") -> str:
     width = max([9, *(len(brand or NO_BRAND) for brand, _ in report.by_brand)]) \
         if by == "brand" else 9
     lines = [f"Star Fever {report.period.kind} report {report.period.label} in {c} (UTC"
-             f"{', test rounds included' if report.include_test else ''})",
+             f"{', test rounds included' if report.include_test else ''}); "
+             f"market {market_names(report)}",
              f"{'brand' if by == 'brand' else 'line bet':>{width}} {'rounds':>9} "
              f"{'bets ' + c:>14} {'wins ' + c:>14} "
              f"{'GGR ' + c:>14} {'RTP':>8} {c + ' jackpots':>13}"]
@@ -336,6 +368,11 @@ def as_text(report: Report, by: str = "line-bet") -> str:
     if by != "brand" and any(brand is not None for brand, _ in report.by_brand):
         for brand, line in report.by_brand:
             lines.append(f"brand {brand or '(none)'}: {line.rounds:,} rounds, bets "
+                         f"{_euros(line.bets)}, wins {_euros(line.wins)}, GGR "
+                         f"{_euros(line.ggr)} {c}")
+    if len(report.by_market) > 1:  # one line each where the period's rounds were in several
+        for market, line in report.by_market:
+            lines.append(f"market {market or UNRECORDED}: {line.rounds:,} rounds, bets "
                          f"{_euros(line.bets)}, wins {_euros(line.wins)}, GGR "
                          f"{_euros(line.ggr)} {c}")
     for cost in report.free_round_costs:

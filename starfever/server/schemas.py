@@ -259,6 +259,9 @@ class RoundSummary(Public):
     ``None`` for a paid round."""
     currency: str = "EUR"
     """The currency of its amounts (minor units; ADR 0076)."""
+    market: str | None = None
+    """The market profile it was played in (``at``, ``de``, ``uk``, ...); ``None`` for a
+    round stored before the market was recorded (migration 0028, ADR 0078)."""
 
 
 class RoundPublic(RoundSummary):
@@ -324,6 +327,10 @@ class JackpotPublic(Public):
 
 
 class LimitsPublic(Public):
+    currency: str = "EUR"
+    """The wallet's currency: every amount here is in its minor units. The default limits
+    (``STARFEVER_WEEKLY_DEPOSIT_LIMIT``, ...) are the same number of minor units in every
+    currency (EUR 400 or GBP 400; ADR 0078)."""
     weekly_deposit_limit: int
     default_limit: int
     deposited_last_7_days: int
@@ -394,6 +401,8 @@ class RtpPublic(Public):
     free_by_bet_class: list[RtpRowPublic] = []
     """Free rounds alone, per model and bet class, at their grants' stakes (ADR 0064); the
     other rows are of paid rounds only."""
+    currency: str = "EUR"
+    """The currency of every row's rounds and sums (minor units; ADR 0078)."""
 
 
 class PlayerRowPublic(Public):
@@ -450,6 +459,9 @@ class PlayerLinePublic(Public):
     created_at: datetime
     excluded_until: datetime | None
     external_id: str | None
+    currency: str | None = None
+    """The wallet's currency: of the balance, the deposit limits and the cashier lines (ADR
+    0076, 0078); ``None`` in operator mode."""
 
 
 class CashierLinePublic(Public):
@@ -490,6 +502,10 @@ class RoundLinePublic(Public):
     """Operator mode: the player's id in the operator's platform."""
     grant_id: int | None = None
     """A free round: Star Fever's id of its grant (``None``: a paid round)."""
+    currency: str = "EUR"
+    """The currency of its amounts (minor units; ADR 0076)."""
+    market: str | None = None
+    """The market it was played in (``None``: before migration 0028; ADR 0078)."""
 
 
 class WalletCallPublic(Public):
@@ -623,6 +639,8 @@ class UnpaidWinsPublic(Public):
     """Refused wins settled manually (approved by a second operator; ADR 0061): no longer
     unpaid, never paid by the operator's wallet."""
     settled_amount: int = 0
+    currency: str | None = None
+    """The currency of every win and sum here (ADR 0078)."""
 
 
 class ResendPublic(Public):
@@ -682,7 +700,7 @@ class MetersPublic(Public):
     """Every paid round so far (test and free rounds left out), per model and bet class."""
     by_model: list[RtpRowPublic]
     pool: PoolPublic
-    """The first served currency's pool (``pools``: every currency's, ADR 0076)."""
+    """``currency``'s pool (``pools``: every currency's, ADR 0076)."""
     pending_credits: PendingCreditsPublic | None
     """Operator mode only."""
     unpaid_wins: UnpaidWinsPublic | None = None
@@ -691,6 +709,11 @@ class MetersPublic(Public):
     """Free rounds alone (ADR 0064), per model and bet class, at their grants' stakes."""
     pools: list[PoolPublic] = []
     """Every served currency's pool, by currency code."""
+    currency: str = "EUR"
+    """The currency of ``daily``, the RTP rows, ``pool``, the pending credits and the unpaid
+    wins: ``?currency=``, default the first served (ADR 0076, 0078)."""
+    currencies: list[str] = []
+    """The served currencies (the back office's currency picker)."""
 
 
 class EventPublic(Public):

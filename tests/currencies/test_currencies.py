@@ -127,3 +127,29 @@ def test_a_rounds_currency_is_hashed_unless_eur_so_a_eur_round_hashes_as_before(
     assert round_hash(eur, key) == round_hash(RoundRow(**legacy), key)  # the default is EUR
     assert round_hash(gbp, key) != round_hash(eur, key)
     assert round_hash(gbp, key) != round_hash(replace(eur, currency="USD"), key)
+
+
+def test_a_rounds_market_is_hashed_when_recorded_so_an_older_round_hashes_as_before() -> None:
+    """ADR 0078: a round without a market (stored before migration 0028) hashes as it did; a
+    recorded one is chained, as an object, never to be read as a currency code."""
+    from dataclasses import fields, replace
+    from datetime import UTC, datetime
+
+    from starfever.server.books import RoundRow
+    from starfever.server.services.chain import IDENTIFIED, round_hash
+
+    values = {f.name: 0 for f in fields(RoundRow)}
+    values.update(idempotency_key="k", request_hash="h", model_name="default",
+                  model_version="3.0", feature=None, draws="[]", events="[]", test=False,
+                  created_at=datetime(2026, 12, 5, tzinfo=UTC), prev_hash="0" * 64, hash="",
+                  hash_scheme=IDENTIFIED, build_sha256=None, model_sha256=None, session_id=None,
+                  grant_id=None, paid_win=None, currency="EUR", market=None)
+    key = b"k" * 32
+    before = RoundRow(**{k: v for k, v in values.items() if k != "market"})
+    unrecorded = RoundRow(**values)
+    assert round_hash(unrecorded, key) == round_hash(before, key)
+    at = replace(unrecorded, market="at")
+    assert len({round_hash(r, key) for r in (unrecorded, at, replace(at, market="uk"))}) == 3
+    # a EUR round of a market named like a currency is not a GBP round without one
+    assert round_hash(replace(at, market="GBP"), key) != round_hash(
+        replace(unrecorded, currency="GBP"), key)

@@ -162,3 +162,33 @@ def test_a_wallet_outage_leaves_the_node_ready_and_is_its_own_metric(
         server.stop()
         wallet.stop()
         databases.drop(server.database_url)
+
+
+def test_the_wallet_probe_asks_in_a_currency_the_server_serves(tmp_path: Path) -> None:
+    """ADR 0078: an installation that serves GBP alone never asks the operator's wallet for a
+    balance in EUR (a wallet that pays only in pounds may refuse it, and then the probe would
+    read a misconfiguration where there is none)."""
+    from dataclasses import replace
+    from typing import Any
+
+    from starfever.seamless import protocol
+    from starfever.server.app import create_app
+    from starfever.server.seamless_config import OperatorConfig
+    from tests.harness import settings_like_servers
+
+    url = f"sqlite:///{tmp_path / 'probe.db'}"
+    sent: list[tuple[str, dict[str, Any]]] = []
+
+    class Recorder:
+        def call(self, method: str, fields: dict[str, Any]) -> dict[str, Any]:
+            sent.append((method, dict(fields)))
+            return {}
+
+    for served, asked in (("GBP", "GBP"), ("EUR,GBP", "EUR"), ("GBP,EUR", "GBP")):
+        settings = replace(settings_like_servers(url), currencies=served)
+        app = create_app(settings, operator_mode=OperatorConfig(url="http://127.0.0.1:9",
+                                                                secret="s" * 40))
+        wallet = app.state.context.wallet
+        wallet.client = Recorder()
+        assert wallet.ready() == "answers"
+        assert sent[-1][0] == protocol.BALANCE and sent[-1][1]["currency"] == asked

@@ -298,7 +298,7 @@ def test_reports_download_with_the_databases_totals(office: Office, server: Serv
     with page.expect_download() as csv_download:
         page.click("[data-testid=r-csv]")
     download = csv_download.value
-    assert download.suggested_filename == f"starfever-daily-{today}.csv"
+    assert download.suggested_filename == f"starfever-daily-{today}-EUR.csv"
     path = tmp_path / "report.csv"
     download.save_as(path)
     rows = list(csv.DictReader(io.StringIO(path.read_text())))

@@ -63,3 +63,68 @@ def test_an_eur_player_of_the_same_installation_sees_euros(game: Game) -> None:
     assert game.page.evaluate("window.starfever.lib.formatCents(-250, 'en', 'GBP')") == "−£2.50"
     assert game.page.evaluate("window.starfever.lib.formatCents(123456789, 'de')") == (
         "1.234.567,89\u00a0€")
+
+
+def test_the_rules_state_the_pool_share_and_the_deposit_limit_in_pounds(game: Game) -> None:
+    """The rules tab's €€€ share ("line bet / 1.00") and the deposit limit's field name the
+    session's currency, never euros (ADR 0078)."""
+    _player(game, "GBP", 1_000)
+    page = game.page
+    page.click("#open-paytable")
+    assert "£0.01" in game.text("#paytable-body")
+    page.click("#tab-rules")
+    rules = game.text("#rules-body")
+    assert "line bet / £1.00 (£0.01 → 1 %, £1.00 → 100 %)" in rules
+    assert "€" not in rules.replace("€€€", "")
+    page.click('#dlg-paytable [data-lang="de"]')
+    assert "Linieneinsatz / 1,00\u00a0£ (0,01\u00a0£ → 1 %" in game.text("#rules-body")
+    page.click('#dlg-paytable [data-lang="en"]')
+    page.keyboard.press("Escape")
+    page.click("#open-protection")
+    page.wait_for_selector('[data-testid="limit-now"]')
+    assert game.text("#limit-currency") == "GBP"
+
+
+def test_the_back_office_shows_one_currency_at_a_time_and_rounds_in_their_own(
+        browser: Any, two_currencies: Server) -> None:
+    """The meters page's currency picker: the pool, RTP rows and daily lines of the currency
+    chosen, in its money, never a sum of two; a GBP round's recall in pounds (ADR 0078)."""
+    import pyotp
+
+    from tests.harness import OPERATOR_PASSWORD, create_operator
+    from tests.web.browser import backoffice_log_in
+
+    server = two_currencies
+    name = f"bo{uuid.uuid4().hex[:10]}"
+    secret = create_operator(server.database_url, name)
+    _, gbp = server.player(deposit=5_000, currency="GBP")
+    spun = expect(server.spin(gbp, line_bet=3), 201).json()["round"]
+    context = browser.new_context(viewport={"width": 1366, "height": 900}, locale="en-GB")
+    page = context.new_page()
+    try:
+        page.goto(f"{server.url}/operator")
+        page.wait_for_function("window.__backofficePage && window.__backofficePage.ready")
+        backoffice_log_in(page, name, OPERATOR_PASSWORD, pyotp.TOTP(secret).now())
+        page.wait_for_selector("#shell:not([hidden])")
+        page.click("[data-testid=tab-meters]")
+        page.wait_for_selector("#page-meters:not([hidden])")
+        page.wait_for_function("() => document.querySelectorAll('#m-currency option').length == 2")
+        assert page.input_value("#m-currency") == "EUR"
+        assert page.inner_text("#pool-facts dd[data-fact='Pool now']").startswith("€")
+        assert page.locator("#rtp-body tr[data-line-bet='3']").count() == 0  # no EUR round at 3
+        page.select_option("#m-currency", "GBP")
+        page.click("[data-testid=m-load]")
+        page.wait_for_function("() => document.querySelector(\"#pool-facts dd[data-fact='Pool "
+                               "now']\").textContent.startsWith('£')")
+        row = page.locator("#rtp-body tr[data-line-bet='3']")
+        assert row.count() == 1 and "£0.03" in row.inner_text()
+        page.click("[data-testid=tab-rounds]")
+        page.wait_for_selector("#page-rounds:not([hidden])")
+        page.fill("[data-testid=rs-id]", str(spun["id"]))
+        page.click("[data-testid=rs-search]")
+        page.click(f"#rounds-body [data-recall='{spun['id']}']")
+        page.wait_for_selector("#recall:not([hidden])")
+        facts = page.inner_text("#recall-facts")
+        assert "market at · GBP" in facts and "total bet £0.60" in facts and "€0.60" not in facts
+    finally:
+        context.close()

@@ -40,7 +40,8 @@ def round_summary(r: Round, details_url: str | None = None, *,
     return RoundSummary(id=r.id, created_at=r.created_at, line_bet=r.line_bet,
                         total_bet=r.total_bet, total_win=r.total_win, feature=r.feature,
                         test=r.test, details_url=details_url, payment=payment,
-                        free_round=round_grant(free), currency=r.currency)
+                        free_round=round_grant(free), currency=r.currency,
+                        market=r.market)
 
 
 def round_public(r: Round | RoundRow, details_url: str | None = None, *,
@@ -56,7 +57,8 @@ def round_public(r: Round | RoundRow, details_url: str | None = None, *,
         pool_refill=r.pool_refill, balance_before=r.balance_before,
         balance_after=r.balance_after, draws=json.loads(r.draws), events=json.loads(r.events),
         prev_hash=r.prev_hash, hash=r.hash, build_sha256=r.build_sha256,
-        model_sha256=r.model_sha256, details_url=details_url, currency=r.currency)
+        model_sha256=r.model_sha256, details_url=details_url, currency=r.currency,
+        market=r.market)
 
 
 def details_url(context: Context, round_id: int) -> str:

@@ -29,6 +29,7 @@ LANGUAGES: Final = ("de", "en")
 TEXT: Final[dict[str, dict[str, str]]] = {
     "de": {"title": "Spielrunde {id}", "not_found": "Diese Runde gibt es nicht.",
            "played": "Gespielt", "test": "Testrunde", "bet": "Einsatz",
+           "market": "Markt", "currency": "Währung", "unrecorded": "nicht erfasst",
            "line_bet": "Linieneinsatz", "total_bet": "Gesamteinsatz",
            "balance_before": "Guthaben vorher", "balance_after": "Guthaben nachher",
            "wins": "Gewinne", "base_win": "Grundspiel", "star_wild_win": "Star Wild",
@@ -53,6 +54,7 @@ TEXT: Final[dict[str, dict[str, str]]] = {
            "win": "Gewinn"},
     "en": {"title": "Round {id}", "not_found": "There is no such round.",
            "played": "Played", "test": "Test round", "bet": "Bet",
+           "market": "Market", "currency": "Currency", "unrecorded": "not recorded",
            "line_bet": "Line bet", "total_bet": "Total bet",
            "balance_before": "Balance before", "balance_after": "Balance after",
            "wins": "Wins", "base_win": "Base game", "star_wild_win": "Star Wild",
@@ -223,8 +225,10 @@ def render(found: round_details.RoundDetails, lang: str, css: str | tuple[str, .
     """The page of one round; with ``script`` and ``events_url``, with its replay."""
     t, r = TEXT[lang], found.round
     cur = r.currency or "EUR"  # the round's own currency (ADR 0076)
-    cents = [(t[name], _e(money(getattr(r, name), lang, cur)))
-             for name in ("line_bet", "total_bet", "balance_before", "balance_after")]
+    # where it was played (ADR 0078): a round from before migration 0028 names no market
+    cents = [(t["market"], _e(r.market or t["unrecorded"])), (t["currency"], _e(cur))]
+    cents += [(t[name], _e(money(getattr(r, name), lang, cur)))
+              for name in ("line_bet", "total_bet", "balance_before", "balance_after")]
     wins = [(t[name], _e(money(getattr(r, name), lang, cur)))
             for name in ("base_win", "star_wild_win", "hold_and_cash_win", "progressive_win",
                          "total_win", "contribution", "pool_before", "pool_after")]

@@ -42,6 +42,9 @@ class PlayerLine:
     created_at: datetime
     excluded_until: datetime | None
     external_id: str | None
+    currency: str | None = None
+    """The wallet's currency, of ``balance``, the limits and the cashier lines (ADR 0076);
+    ``None`` in operator mode (no wallet here)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +81,7 @@ def _excluded(until: datetime | None, now: datetime) -> datetime | None:
 def find_players(db: Database, text: str, limit: int, offset: int) -> list[PlayerLine]:
     """Players whose name (or operator player id) contains ``text``, by name."""
     query = (select(Account.username, Wallet.balance, Account.created_at,
-                    Account.excluded_until, Account.external_id)
+                    Account.excluded_until, Account.external_id, Wallet.currency)
              .outerjoin(Wallet, Wallet.account_id == Account.id)
              .where(Account.role == PLAYER))
     if text:
@@ -91,8 +94,8 @@ def find_players(db: Database, text: str, limit: int, offset: int) -> list[Playe
     now = utcnow()
     with db.read() as session:
         return [PlayerLine(username=u, balance=b, created_at=c,
-                           excluded_until=_excluded(e, now), external_id=x)
-                for u, b, c, e, x in session.execute(query)]
+                           excluded_until=_excluded(e, now), external_id=x, currency=k)
+                for u, b, c, e, x, k in session.execute(query)]
 
 
 def _account(session: Session, username: str) -> Account:
@@ -115,7 +118,10 @@ def player_file(db: Database, settings: Settings, username: str, *,
     now = utcnow()
     with db.read() as session:
         account = _account(session, username)
-        balance = session.scalar(select(Wallet.balance).where(Wallet.account_id == account.id))
+        wallet = session.execute(select(Wallet.balance, Wallet.currency)
+                                 .where(Wallet.account_id == account.id)).one_or_none()
+        balance = None if wallet is None else int(wallet.balance)
+        currency = None if wallet is None else str(wallet.currency)
         limits = None if operator_mode else protection.limit_state(session, settings, account,
                                                                    now)
         n, bet, win = session.execute(
@@ -132,7 +138,7 @@ def player_file(db: Database, settings: Settings, username: str, *,
             line=PlayerLine(username=account.username, balance=balance,
                             created_at=account.created_at,
                             excluded_until=_excluded(account.excluded_until, now),
-                            external_id=account.external_id),
+                            external_id=account.external_id, currency=currency),
             birth_date=account.birth_date, limits=limits,
             play_started_at=account.play_started_at, net_result=account.net_result,
             rounds=int(n), total_bet=int(bet), total_win=int(win),
@@ -309,9 +315,12 @@ class PendingCredits:
     calls: list[dict[str, Any]] = field(default_factory=list)
 
 
-def pending_credits(db: Database, limit: int = 50) -> PendingCredits:
-    """The credits still pending (a played round's win not yet acknowledged)."""
-    pending = (WalletCall.kind == CallKind.CREDIT, WalletCall.status == CallState.PENDING)
+def pending_credits(db: Database, limit: int = 50,
+                    currency: str | None = None) -> PendingCredits:
+    """The credits still pending (a played round's win not yet acknowledged): of
+    ``currency`` (``None``: of every currency)."""
+    pending = (WalletCall.kind == CallKind.CREDIT, WalletCall.status == CallState.PENDING,
+               *(() if currency is None else (WalletCall.currency == currency,)))
     with db.read() as session:
         n, amount, oldest = session.execute(
             select(func.count(), func.coalesce(func.sum(WalletCall.amount), 0),

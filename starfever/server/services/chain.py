@@ -87,6 +87,9 @@ def _fields(round_: Round | RoundRow, names: tuple[str, ...] = HASH_FIELDS) -> s
     currency = getattr(round_, "currency", EUR) or EUR
     if currency != EUR:  # ADR 0076: every EUR round hashes as before, any other names its own
         values.append(currency)
+    market = getattr(round_, "market", None)
+    if market is not None:  # ADR 0078: a round without one (before 0028) hashes as before;
+        values.append({"market": market})  # an object, never read as a currency code
     return canonical_json(values)
 
 
@@ -97,7 +100,10 @@ def round_hash(round_: Round | RoundRow, key: bytes | None = None) -> str:
     ``KEYED_VERSION`` and the same array; scheme 3, HMAC-SHA256 of ``IDENTIFIED_VERSION`` and
     the array with ``IDENTITY_FIELDS`` appended. A round in a currency other than EUR has its
     ``currency`` appended last under every scheme (ADR 0076): a round's currency cannot be
-    changed without the key, and a EUR round's hash is what it was before currencies."""
+    changed without the key, and a EUR round's hash is what it was before currencies. A round
+    that names its market (migration 0028) has ``{"market": name}`` appended after that (ADR
+    0078): a round stored before it, with none, hashes as it did; a recorded market can be
+    neither changed nor erased without the key."""
     scheme = round_.hash_scheme or UNKEYED
     if scheme == UNKEYED:
         payload = HASH_VERSION + "\n" + _fields(round_)

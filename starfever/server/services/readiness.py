@@ -57,7 +57,8 @@ def wallet_answers(operator: SeamlessWallet) -> None:
     """Operator mode: the operator's wallet answers a signed ``balance`` call in time, with
     a reply that is correctly signed (a ``4xx`` such as an unknown player counts: it answered);
     ``Unavailable`` otherwise, also when it refuses our signature (a wrong shared secret);
-    the background probe (``wallet_probe``) calls it."""
+    the background probe (``wallet_probe``) calls it. The call names a currency the server
+    serves (its first: ``probe_currency``), never one it does not."""
     from starfever.seamless import protocol
     from starfever.seamless.client import WalletRefused, WalletUnavailable
 
@@ -65,7 +66,7 @@ def wallet_answers(operator: SeamlessWallet) -> None:
         operator.client.call(protocol.BALANCE, {"player_id": PROBE_PLAYER,
                                                 "session_id": "readiness",
                                                 "operator_session": "readiness",
-                                                "currency": protocol.CURRENCY})
+                                                "currency": operator.probe_currency})
     except WalletRefused as refused:
         if refused.code == protocol.BAD_SIGNATURE:
             raise Unavailable("the operator's wallet refuses our signature (check "

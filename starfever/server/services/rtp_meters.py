@@ -109,11 +109,14 @@ class RtpRow:
         return (max(ratio - half, 0.0), ratio + half)
 
 
-def rtp(db: Database, *, free: bool = False) -> tuple[list[RtpRow], list[RtpRow]]:
+def rtp(db: Database, *, free: bool = False,
+        currency: str | None = None) -> tuple[list[RtpRow], list[RtpRow]]:
     """RTP rows per model (and version) and per model and bet class: of paid rounds, or
     (``free``) of free rounds alone, each at its grant's stake (ADR 0064: the meters keep
     them apart; a free round's win over the stake it did not take is the game's RTP all the
-    same, so its own rows show it)."""
+    same, so its own rows show it). Of ``currency``'s rounds: a ratio is the same in any
+    currency, but the bet and win sums are minor units of one (ADR 0076); ``None``: every
+    round, for an installation that serves one currency."""
     game = Round.total_win - Round.progressive_win
     query = (select(Round.model_name, Round.model_version, Round.line_bet, func.count(),
                     func.sum(Round.total_bet), func.sum(Round.total_win),
@@ -122,7 +125,8 @@ def rtp(db: Database, *, free: bool = False) -> tuple[list[RtpRow], list[RtpRow]
                     func.sum(cast(game, Float) * cast(Round.total_bet, Float)),
                     func.sum(cast(Round.total_bet, Float) * cast(Round.total_bet, Float)))
              .where(Round.test.is_(False),
-                    Round.grant_id.is_not(None) if free else Round.grant_id.is_(None))
+                    Round.grant_id.is_not(None) if free else Round.grant_id.is_(None),
+                    *(() if currency is None else (Round.currency == currency,)))
              .group_by(Round.model_name, Round.model_version, Round.line_bet)
              .order_by(Round.model_name, Round.model_version, Round.line_bet))
     with db.read() as session:

@@ -87,11 +87,25 @@ def payments_of(db: Database, round_ids: Iterable[int]) -> dict[int, str]:
         return payments(session, round_ids)
 
 
-def totals(session: Session) -> tuple[int, int]:
-    """How many unpaid wins there are and their cents."""
+def _of(currency: str | None) -> tuple[ColumnElement[bool], ...]:
+    """The credits of ``currency`` (``None``: of every currency)."""
+    return () if currency is None else (WalletCall.currency == currency,)
+
+
+def totals(session: Session, currency: str | None = None) -> tuple[int, int]:
+    """How many unpaid wins there are and their minor units: of ``currency``, or (``None``)
+    their count over every currency with the sum only meaningful where one is served."""
     n, cents = session.execute(select(func.count(), func.coalesce(func.sum(WalletCall.amount), 0))
-                               .where(is_unpaid())).one()
+                               .where(is_unpaid(), *_of(currency))).one()
     return int(n), int(cents)
+
+
+def totals_by_currency(session: Session) -> dict[str, tuple[int, int]]:
+    """:func:`totals` per currency (ADR 0076: no figure adds two currencies' minor units)."""
+    rows = session.execute(select(WalletCall.currency, func.count(),
+                                  func.coalesce(func.sum(WalletCall.amount), 0))
+                           .where(is_unpaid()).group_by(WalletCall.currency)).all()
+    return {code: (int(n), int(cents)) for code, n, cents in rows}
 
 
 @dataclass
@@ -107,25 +121,27 @@ class UnpaidWins:
     wins: list[dict[str, Any]] = field(default_factory=list)
 
 
-def settled_totals(session: Session) -> tuple[int, int]:
-    """How many refused wins were settled manually, and their cents."""
+def settled_totals(session: Session, currency: str | None = None) -> tuple[int, int]:
+    """How many refused wins (of ``currency``) were settled manually, and their cents."""
     n, cents = session.execute(select(func.count(), func.coalesce(func.sum(WalletCall.amount), 0))
-                               .where(is_refused(), is_settled())).one()
+                               .where(is_refused(), is_settled(), *_of(currency))).one()
     return int(n), int(cents)
 
 
-def unpaid_wins(db: Database, limit: int = 50) -> UnpaidWins:
+def unpaid_wins(db: Database, limit: int = 50, currency: str | None = None) -> UnpaidWins:
     """Every unpaid win with both sides' ids: Star Fever's round id, the ``round_id`` the
     operator was sent, the credit's and the debit's transaction ids, the operator's player id
     and its own id of the debit; the amount (its €€€ share), since when (the refusal), the
     operator's answer (its error code), and a manual settlement proposed for it (awaiting a
-    second operator's approval), if any."""
+    second operator's approval), if any. Of ``currency``'s credits (``None``: of every
+    currency, for an installation that serves one)."""
     debit = aliased(WalletCall)
     proposal = aliased(WinSettlement)
     with db.read() as session:
-        n, cents = totals(session)
-        oldest = session.scalar(select(func.min(WalletCall.updated_at)).where(is_unpaid()))
-        settled_n, settled_cents = settled_totals(session)
+        n, cents = totals(session, currency)
+        oldest = session.scalar(select(func.min(WalletCall.updated_at)).where(
+            is_unpaid(), *_of(currency)))
+        settled_n, settled_cents = settled_totals(session, currency)
         rows = session.execute(
             select(WalletCall.round_id, WalletCall.round_ref, WalletCall.transaction_id,
                    WalletCall.debit_transaction_id, debit.operator_transaction_id,
@@ -137,7 +153,7 @@ def unpaid_wins(db: Database, limit: int = 50) -> UnpaidWins:
             .outerjoin(debit, debit.transaction_id == WalletCall.debit_transaction_id)
             .outerjoin(proposal, and_(proposal.round_id == WalletCall.round_id,
                                       proposal.status == PROPOSED))
-            .where(is_unpaid()).order_by(WalletCall.updated_at, WalletCall.id)
+            .where(is_unpaid(), *_of(currency)).order_by(WalletCall.updated_at, WalletCall.id)
             .limit(limit)).all()
     return UnpaidWins(count=n, amount=cents, oldest=oldest, settled_count=settled_n,
                       settled_amount=settled_cents, wins=[
@@ -152,5 +168,6 @@ def unpaid_wins(db: Database, limit: int = 50) -> UnpaidWins:
 
 __all__ = ["APPROVED", "PAID", "PAYMENTS", "PENDING", "PROPOSED", "SETTLED", "UNPAID",
            "WITHDRAWN", "UnpaidWins", "is_refused", "is_settled", "is_unpaid", "payments",
-           "payments_of", "refused_rounds", "settled_totals", "totals", "unpaid_rounds",
+           "payments_of", "refused_rounds", "settled_totals", "totals", "totals_by_currency",
+           "unpaid_rounds",
            "unpaid_wins"]

@@ -506,7 +506,8 @@ class _Batch:
             "created_at": self.now, "prev_hash": self.last_hash, "hash": "",
             "hash_scheme": IDENTIFIED if paid_win is None else FREE_ROUND, **self.identity,
             "grant_id": job.grant_id if paid_win is not None else None,
-            "paid_win": paid_win, "currency": job.currency}
+            "paid_win": paid_win, "currency": job.currency,
+            "market": self.settings.market}
         values["hash"] = round_hash(RoundRow(**values), self.chain_key)
         stored = RoundRow(**values)
         self.rounds.append(values)

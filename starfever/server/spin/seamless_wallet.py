@@ -204,9 +204,13 @@ class SeamlessWallet:
     launches_players = True
     calls_operator = True
 
-    def __init__(self, db: Database, config: OperatorConfig, *, details_key: bytes) -> None:
+    def __init__(self, db: Database, config: OperatorConfig, *, details_key: bytes,
+                 probe_currency: str = p.CURRENCY) -> None:
         self.db = db
         self.config = config
+        self.probe_currency = probe_currency
+        """The currency of the readiness probe's ``balance`` call: one the installation serves
+        (its first), so an operator that pays only in it is not asked in another (ADR 0078)."""
         self.details_key = details_key
         """The key of round-details addresses (``services.round_details``): every credit
         carries its round's ``round_details_url``."""

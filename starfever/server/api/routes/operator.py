@@ -110,7 +110,8 @@ def _instant(text: str | None, name: str) -> datetime | None:
 
 def _line(p: backoffice.PlayerLine) -> PlayerLinePublic:
     return PlayerLinePublic(username=p.username, balance=p.balance, created_at=p.created_at,
-                            excluded_until=p.excluded_until, external_id=p.external_id)
+                            excluded_until=p.excluded_until, external_id=p.external_id,
+                            currency=p.currency)
 
 
 @router.get("/search/players")
@@ -130,7 +131,7 @@ def player_file(context: ContextDep, _operator: OperatorDep,
     f = backoffice.player_file(context.db, context.settings, username,
                                operator_mode=not context.wallet.keeps_balances)
     limits = None if f.limits is None else LimitsPublic(
-        weekly_deposit_limit=f.limits.weekly_deposit_limit,
+        currency=f.line.currency or "EUR", weekly_deposit_limit=f.limits.weekly_deposit_limit,
         default_limit=f.limits.default_limit,
         deposited_last_7_days=f.limits.deposited_last_7_days, remaining=f.limits.remaining,
         pending_limit=f.limits.pending_limit, pending_effective_at=f.limits.pending_effective_at)
@@ -160,7 +161,7 @@ def _round_line(r: Any, username: str, player_id: str | None) -> RoundLinePublic
                            line_bet=r.line_bet, total_bet=r.total_bet, total_win=r.total_win,
                            feature=r.feature, test=r.test, model_name=r.model_name,
                            model_version=r.model_version, player_id=player_id,
-                           grant_id=r.grant_id)
+                           grant_id=r.grant_id, currency=r.currency, market=r.market)
 
 
 PlayerIdQuery = Query(min_length=1, max_length=128)
@@ -259,11 +260,12 @@ def meters(context: ContextDep, _operator: OperatorDep,
     theoretical RTP per class with 99 % intervals, the €€€ pool with its refills, and in
     operator mode the credits still pending. The daily lines and refills are of ``currency``
     (default the first served; ``422 currency_not_served`` for another), ``pools`` lists every
-    currency's pool; the RTP rows, ratios per class, are over every currency (ADR 0076)."""
+    currency's pool; the RTP rows, the pending credits and the unpaid wins are of ``currency``
+    too: no figure adds minor units of two currencies (ADR 0076, 0078)."""
     code = served_currency(context.settings, currency)
     first, last = backoffice.day_range(_day(since, "since"), _day(until, "until"))
-    by_model, by_class = rtp_meters.rtp(context.db)
-    _, free_by_class = rtp_meters.rtp(context.db, free=True)
+    by_model, by_class = rtp_meters.rtp(context.db, currency=code)
+    _, free_by_class = rtp_meters.rtp(context.db, free=True, currency=code)
     seed = context.model.seed_cents
     refills = [RefillPublic(round_id=r.round_id, created_at=r.created_at, amount=r.amount,
                             pool_after=r.pool_after)
@@ -279,13 +281,14 @@ def meters(context: ContextDep, _operator: OperatorDep,
     pool = next(p for p in pools if p.currency == code)
     pending = None
     if context.wallet.calls_operator:
-        found = backoffice.pending_credits(context.db)
+        found = backoffice.pending_credits(context.db, currency=code)
         pending = PendingCreditsPublic(count=found.count, amount=found.amount,
                                        oldest=found.oldest,
                                        calls=[PendingCreditPublic(**c) for c in found.calls])
     return MetersPublic(
         since=first, until=last, pools=pools,
-        unpaid_wins=_unpaid(context.db) if context.wallet.calls_operator else None,
+        unpaid_wins=_unpaid(context.db, currency=code) if context.wallet.calls_operator
+        else None, currency=code, currencies=list(context.settings.served_currencies),
         daily=[DayLinePublic(day=d.day, line_bet=d.line_bet, rounds=d.rounds, bets=d.bets,
                              wins=d.wins, ggr=d.ggr)
                for d in backoffice.daily(context.db, first, last, code)],
@@ -294,9 +297,10 @@ def meters(context: ContextDep, _operator: OperatorDep,
         pool=pool, pending_credits=pending)
 
 
-def _unpaid(db: Database, limit: int = 50) -> UnpaidWinsPublic:
-    found = unpaid.unpaid_wins(db, limit)
+def _unpaid(db: Database, limit: int = 50, currency: str | None = None) -> UnpaidWinsPublic:
+    found = unpaid.unpaid_wins(db, limit, currency)
     return UnpaidWinsPublic(count=found.count, amount=found.amount, oldest=found.oldest,
+                            currency=currency,
                             settled_count=found.settled_count,
                             settled_amount=found.settled_amount,
                             wins=[UnpaidWinPublic(**w) for w in found.wins])
@@ -304,14 +308,17 @@ def _unpaid(db: Database, limit: int = 50) -> UnpaidWinsPublic:
 
 @router.get("/unpaid-wins")
 def unpaid_wins(context: ContextDep, _operator: OperatorDep,
-                limit: Annotated[int, Query(ge=1, le=200)] = 50) -> UnpaidWinsPublic:
+                limit: Annotated[int, Query(ge=1, le=200)] = 50,
+                currency: Annotated[str | None, Query(pattern=r"^[A-Z]{3}$")] = None,
+                ) -> UnpaidWinsPublic:
     """Operator mode: the wins whose credit the operator's wallet refused with a final
     ``4xx`` (OPERATOR-WALLET.md rule 5), oldest first, with both sides' ids, the amount,
     since when and the operator's answer, and their count and cents in all (none in ledger
     mode: the ledger pays a win in its round's own transaction). A manual settlement proposed
     for one is in its ``settlement``; settled ones are counted in ``settled_count`` and
-    ``settled_amount``. Resend or settle one under ``/operator/unpaid-wins/{round_id}/``."""
-    return _unpaid(context.db, limit)
+    ``settled_amount``. Resend or settle one under ``/operator/unpaid-wins/{round_id}/``. Of
+    ``currency`` (default the first served; ADR 0078)."""
+    return _unpaid(context.db, limit, served_currency(context.settings, currency))
 
 
 @router.get("/wallet")
@@ -371,15 +378,18 @@ def report(context: ContextDep, _operator: OperatorDep,
            date_: Annotated[str, Query(alias="date", max_length=10)],
            format_: Annotated[str, Query(alias="format", pattern="^(csv|json)$")] = "csv",
            include_test: bool = False,
-           by: Annotated[str, Query(pattern="^(line-bet|brand)$")] = "line-bet") -> Response:
-    """``starfever report daily|monthly --date D`` as a download: the same figures, sums of
-    the stored rows; ``by=brand``: the CSV's rows per brand (``--by brand``)."""
+           by: Annotated[str, Query(pattern="^(line-bet|brand)$")] = "line-bet",
+           currency: Annotated[str | None, Query(pattern=r"^[A-Z]{3}$")] = None) -> Response:
+    """``starfever report daily|monthly --date D --currency C`` as a download: the same
+    figures, sums of the stored rows, of one currency (default the first served; ADR 0078);
+    ``by=brand``: the CSV's rows per brand (``--by brand``)."""
+    code = served_currency(context.settings, currency)
     try:
         chosen = reports.period_of(period, date_)
     except InputError as error:
         raise Unprocessable(str(error).replace("--date", "date"), code="bad_period") from None
-    built = reports.build_report(context.db, chosen, include_test=include_test)
-    name = f"starfever-{period}-{chosen.label}.{format_}"
+    built = reports.build_report(context.db, chosen, include_test=include_test, currency=code)
+    name = f"starfever-{period}-{chosen.label}-{code}.{format_}"
     headers = {"Content-Disposition": f'attachment; filename="{name}"'}
     if format_ == "json":
         import json
@@ -435,12 +445,15 @@ def rtp_row(row: RtpRow) -> RtpRowPublic:
 
 
 @router.get("/rtp")
-def rtp(context: ContextDep, _operator: OperatorDep) -> RtpPublic:
+def rtp(context: ContextDep, _operator: OperatorDep,
+        currency: Annotated[str | None, Query(pattern=r"^[A-Z]{3}$")] = None) -> RtpPublic:
     """Actual against theoretical RTP per model and per bet class (test rounds left out): of
-    paid rounds, and of free rounds alone in rows of their own (ADR 0064)."""
-    by_model, by_class = rtp_meters.rtp(context.db)
-    _, free_by_class = rtp_meters.rtp(context.db, free=True)
-    return RtpPublic(by_model=[rtp_row(r) for r in by_model],
+    paid rounds, and of free rounds alone in rows of their own (ADR 0064); of ``currency``'s
+    rounds (default the first served; ADR 0078)."""
+    code = served_currency(context.settings, currency)
+    by_model, by_class = rtp_meters.rtp(context.db, currency=code)
+    _, free_by_class = rtp_meters.rtp(context.db, free=True, currency=code)
+    return RtpPublic(currency=code,by_model=[rtp_row(r) for r in by_model],
                      by_bet_class=[rtp_row(r) for r in by_class],
                      free_by_bet_class=[rtp_row(r) for r in free_by_class],
                      note="by_model and by_bet_class are of paid rounds only; "

@@ -22,8 +22,8 @@ from starfever.server.services.protection import LimitState
 router = APIRouter(tags=["player protection"], route_class=RetryOnDisconnect)
 
 
-def _limits(state: LimitState) -> LimitsPublic:
-    return LimitsPublic(weekly_deposit_limit=state.weekly_deposit_limit,
+def _limits(state: LimitState, currency: str) -> LimitsPublic:
+    return LimitsPublic(currency=currency, weekly_deposit_limit=state.weekly_deposit_limit,
                         default_limit=state.default_limit,
                         deposited_last_7_days=state.deposited_last_7_days,
                         remaining=state.remaining, pending_limit=state.pending_limit,
@@ -35,7 +35,8 @@ def read_limits(context: ContextDep, player: PlayerDep) -> LimitsPublic:
     """The weekly deposit limit in force, what is left, and any pending increase. In operator
     mode the operator keeps the limits (403 ``operator_mode`` says so: none is kept here)."""
     context.wallet.ledger("the deposit limit")
-    return _limits(protection.read_limits(context.db, context.settings, player))
+    return _limits(protection.read_limits(context.db, context.settings, player),
+                   player.currency)
 
 
 @router.put("/limits")
@@ -43,7 +44,7 @@ def set_limits(body: LimitUpdate, context: ContextDep, player: PlayerDep) -> Lim
     """Set the weekly deposit limit: a decrease applies now, an increase after 72 hours."""
     context.wallet.ledger("the deposit limit")  # refused where the operator keeps it
     return _limits(protection.set_limit(context.db, context.settings, player,
-                                        body.weekly_deposit_limit))
+                                        body.weekly_deposit_limit), player.currency)
 
 
 @router.get("/self-exclusion")

@@ -467,6 +467,7 @@ async function enterGame(username = localStorage.getItem("sf.user")) {
  * its ladder of line bets (minor units) as the wallet answer names them. */
 function useCurrency(wallet) {
   setCurrency(wallet.currency);
+  $("#limit-currency").textContent = currencyCode();  // a wallet's limit is in its currency
   if (Array.isArray(wallet.line_bets) && wallet.line_bets.length) {
     const before = lineBet();
     state.game.bet_classes = wallet.line_bets;

@@ -14,7 +14,7 @@ const STRINGS = {
     historyHint: "Wählen Sie eine Runde, um sie erneut abzuspielen.",
     historyEmpty: "Noch keine Runden gespielt.",
     winUnpaid: "Gewinn wartet auf Auszahlung durch den Betreiber",
-    depositLimit: "Wöchentliches Einzahlungslimit", newLimit: "Neues Limit (EUR)", save: "Speichern",
+    depositLimit: "Wöchentliches Einzahlungslimit", newLimit: "Neues Limit", save: "Speichern",
     limitHint: "Eine Senkung gilt sofort, eine Erhöhung nach 72 Stunden.",
     limitNow: "Limit", limitUsed: "Eingezahlt (7 Tage)", limitLeft: "Verfügbar",
     limitPending: "Ab {when}", limitSaved: "Gespeichert.", limitInvalid: "Bitte einen Betrag in Euro eingeben, z. B. 100,00.",
@@ -101,7 +101,7 @@ const STRINGS = {
       <p>Neu landen können Geldsymbole, MINOR ({minor} × Gesamteinsatz), MAJOR ({major} × Gesamteinsatz), UPGRADE und MULTIPLIKATOR (jeder Geldwert ×2). {upgradeRule} Booster wirken nach dem Festhalten der neuen Symbole, in Lesereihenfolge, und verschwinden danach; MINOR und MAJOR verändern sie nicht.</p>
       <p>Sind alle 15 Felder gefüllt, gewinnen Sie zusätzlich den MEGA Jackpot ({mega} × Gesamteinsatz). Am Ende werden alle Werte ausgezahlt.</p>
       <h3>€€€ Jackpot</h3>
-      <p>3 × €€€ auf den Walzen 1–3 einer Linie (ohne Wild) gewinnen einen Anteil des Pools: Linieneinsatz / 1,00 € (0,01 € → 1 %, 1,00 € → 100 %), abgerundet auf den Cent; der Rest bleibt im Pool. Ein Spin gewinnt den €€€ höchstens einmal: zeigen mehrere Linien €€€, erhalten Sie einen Anteil des Pools, wie er vor dem Gewinn stand.</p>
+      <p>3 × €€€ auf den Walzen 1–3 einer Linie (ohne Wild) gewinnen einen Anteil des Pools: Linieneinsatz / {shareBase} ({shareOne} → 1 %, {shareBase} → 100 %), abgerundet auf die kleinste Einheit der Währung; der Rest bleibt im Pool. Ein Spin gewinnt den €€€ höchstens einmal: zeigen mehrere Linien €€€, erhalten Sie einen Anteil des Pools, wie er vor dem Gewinn stand.</p>
       <p>Der Pool wird von allen Spielern gespeist: {contribution} % jedes Gesamteinsatzes fließen hinein. Er beginnt bei {seed} und wird nach einem Gewinn vom Betreiber wieder auf mindestens {seed} aufgefüllt.</p>
       <h3>Auszahlungsquote</h3>
       <p data-testid="rtp-statement">Die theoretische Auszahlungsquote dieses Spiels (Modell {model}) beträgt <b>{rtp} %</b>: <b>{rtpGame} %</b> aus dem Spiel (Linien, Star Wild, Hold &amp; Cash) und <b>{rtpJackpot} %</b> aus dem €€€-Beitrag. Sie ist exakt berechnet, gilt für jeden Einsatz und über sehr viele Spiele; einzelne Sitzungen weichen davon ab. Auffüllungen des Pools durch den Betreiber kommen hinzu.</p>
@@ -188,7 +188,7 @@ const STRINGS = {
     turbo: "Turbo", respins: "Respins", more: "Load more",
     historyHint: "Select a round to replay it.", historyEmpty: "No rounds played yet.",
     winUnpaid: "Win pending payment by the operator",
-    depositLimit: "Weekly deposit limit", newLimit: "New limit (EUR)", save: "Save",
+    depositLimit: "Weekly deposit limit", newLimit: "New limit", save: "Save",
     limitHint: "A lower limit applies at once, a higher one after 72 hours.",
     limitNow: "Limit", limitUsed: "Deposited (7 days)", limitLeft: "Available",
     limitPending: "From {when}", limitSaved: "Saved.", limitInvalid: "Please enter an amount in euros, e.g. 100.00.",
@@ -274,7 +274,7 @@ const STRINGS = {
       <p>New cells can land cash symbols, MINOR ({minor} × total bet), MAJOR ({major} × total bet), UPGRADE and MULTIPLIER (every cash value ×2). {upgradeRule} Boosters act after the new symbols are held, in reading order, then vanish; they never change MINOR or MAJOR.</p>
       <p>Fill all 15 cells to win the MEGA jackpot as well ({mega} × total bet). At the end every value is paid.</p>
       <h3>€€€ jackpot</h3>
-      <p>3 × €€€ on reels 1–3 of a line (no wilds) win a share of the pool: line bet / €1.00 (€0.01 → 1 %, €1.00 → 100 %), rounded down to the cent; the rest stays in the pool. A spin wins the €€€ at most once: when several lines show it, you win one share of the pool as it stood before the win.</p>
+      <p>3 × €€€ on reels 1–3 of a line (no wilds) win a share of the pool: line bet / {shareBase} ({shareOne} → 1 %, {shareBase} → 100 %), rounded down to the currency's smallest unit; the rest stays in the pool. A spin wins the €€€ at most once: when several lines show it, you win one share of the pool as it stood before the win.</p>
       <p>Every player's bets feed the pool: {contribution} % of every total bet. It starts at {seed}, and after a win the operator refills it to at least {seed}.</p>
       <h3>Return to player</h3>
       <p data-testid="rtp-statement">The theoretical return to player of this game (model {model}) is <b>{rtp} %</b>: <b>{rtpGame} %</b> from the game (lines, Star Wild, Hold &amp; Cash) and <b>{rtpJackpot} %</b> from the €€€ contribution. It is computed exactly, holds at every bet and over very many rounds; single sessions differ. The operator's refills of the pool come on top.</p>

@@ -13,7 +13,8 @@ function miniLine(rows, n) {
   return `<figure class="mini-line"><svg viewBox="0 0 60 36" aria-hidden="true">${cells.join("")}<polyline points="${pts}"/></svg><figcaption>${n}</figcaption></figure>`;
 }
 
-/** The paytable: every symbol with its 3/4/5 wins in multiples and in EUR at ``lineBet``. */
+/** The paytable: every symbol with its 3/4/5 wins in multiples and in the session's currency at
+ * ``lineBet``. */
 export function renderPaytable(el, game, { t, lang, money, lineBet }) {
   const name = (s) => s.name[lang] || s.name.en;
   // The Multiplier Wild pays as WILD (x3 on the line win): it gets its note below, not a row.
@@ -98,6 +99,9 @@ export function renderRules(el, game, { t, money, lang, lineBet }) {
   el.innerHTML = t(pool ? "rulesHtml" : "rulesHtmlNoPool", {
     lines: game.line_count,
     classes: game.bet_classes.map((c) => money(c)).join(", "),
+    // the €€€ share's base, 1.00 of the session's currency (ADR 0076: share_base 100)
+    shareBase: money(100),
+    shareOne: money(1),
     mult: game.mwild_multiplier,
     sw: game.star_wild_coins,
     hc: game.hold_and_cash_coins,

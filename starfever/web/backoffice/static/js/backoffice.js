@@ -11,7 +11,8 @@ const $ = (sel) => document.querySelector(sel);
 const api = new BackOfficeApi();
 const hooks = { ready: false };
 window.__backofficePage = hooks;
-let money = (cents) => (cents === null || cents === undefined ? "–" : `€${(cents / 100).toFixed(2)}`);
+// ``code``: the currency of the amount (a round's, a wallet's, the meters'); EUR where none is named
+let money = (cents, code = "EUR") => (cents === null || cents === undefined ? "–" : `${code} ${(cents / 100).toFixed(2)}`);
 // the player client's parser (loaded in main); until then no amount is accepted
 let parseEuros = () => null;
 let pendingCashier = null; // {kind, username, amount, key} of a booking whose answer was lost
@@ -119,9 +120,11 @@ async function searchPlayers() {
   if (seq !== latest.players) return;
   $("#players-body").innerHTML = data.players.map((p) => `<tr data-player="${esc(p.username)}">
     <td><button type="button" class="bo-link" data-open-player="${esc(p.username)}">${esc(p.username)}</button></td>
-    <td class="num">${esc(money(p.balance))}</td><td>${esc(playerStatus(p))}</td>
+    <td class="num">${esc(money(p.balance, p.currency || "EUR"))}</td><td>${esc(playerStatus(p))}</td>
     <td>${esc(when(p.created_at))}</td></tr>`).join("") || `<tr><td colspan="4">No player found.</td></tr>`;
 }
+
+const moneyOf = (cents, code) => money(cents, code);
 
 async function openPlayer(username) {
   const [p, rounds] = await Promise.all([
@@ -131,8 +134,10 @@ async function openPlayer(username) {
   $("#player-file").dataset.player = p.username;
   $("#pf-name").textContent = p.username;
   const limits = p.limits;
+  const cur = p.currency || "EUR";  // the wallet's one currency (ADR 0076): every amount below is in it
+  const money = (cents, code = cur) => moneyOf(cents, code);
   const facts = [
-    ["Status", playerStatus(p)], ["Balance", money(p.balance)],
+    ["Status", playerStatus(p)], ["Currency", cur], ["Balance", money(p.balance)],
     ["Born", p.birth_date || "unknown"], ["Registered", when(p.created_at)],
     ["Weekly deposit limit", limits ? money(limits.weekly_deposit_limit) : "the operator's"],
     ["Deposited in 7 days", limits ? money(limits.deposited_last_7_days) : "–"],
@@ -151,7 +156,7 @@ async function openPlayer(username) {
 
 function roundRow(r) {
   return `<tr data-round="${r.id}"><td>${r.id}</td><td>${esc(when(r.created_at))}</td>
-    <td class="num">${esc(money(r.total_bet))}</td><td class="num">${esc(money(r.total_win))}</td>
+    <td class="num">${esc(money(r.total_bet, r.currency))}</td><td class="num">${esc(money(r.total_win, r.currency))}</td>
     <td>${esc(r.feature || "–")}${r.test ? " (test)" : ""}</td>
     <td><button type="button" data-recall="${r.id}">Replay</button></td></tr>`;
 }
@@ -233,9 +238,9 @@ async function searchRounds(more = false) {
   }
   if (seq !== latest.rounds) return;
   const rows = data.rounds.map((r) => `<tr data-round="${r.id}"><td>${r.id}</td><td>${esc(r.username)}</td>
-    <td>${esc(when(r.created_at))}</td><td class="num">${esc(money(r.total_bet))}</td>
-    <td class="num">${esc(money(r.total_win))}</td><td>${esc(r.feature || "–")}${r.test ? " (test)" : ""}</td>
-    <td>${esc(r.model_name)} ${esc(r.model_version)}</td>
+    <td>${esc(when(r.created_at))}</td><td class="num">${esc(money(r.total_bet, r.currency))}</td>
+    <td class="num">${esc(money(r.total_win, r.currency))}</td><td>${esc(r.feature || "–")}${r.test ? " (test)" : ""}</td>
+    <td>${esc(r.model_name)} ${esc(r.model_version)} · ${esc(r.market || "market not recorded")}</td>
     <td><button type="button" data-recall="${r.id}">Replay</button></td></tr>`).join("");
   if (more) body.insertAdjacentHTML("beforeend", rows);
   else body.innerHTML = rows || `<tr><td colspan="8">No round matches.</td></tr>`;
@@ -251,16 +256,18 @@ async function openRecall(id) {
   $("#recall").hidden = false;
   $("#recall").dataset.round = String(r.id);
   $("#recall-title").textContent = `Round ${r.id} of ${data.username}`;
-  $("#recall-facts").textContent = `${when(r.created_at)} · model ${r.model_name} ${r.model_version} · `
-    + `line bet ${money(r.line_bet)}, total bet ${money(r.total_bet)}, win ${money(r.total_win)} · `
-    + `balance ${money(r.balance_before)} → ${money(r.balance_after)} · €€€ pool ${money(r.pool_before)} → ${money(r.pool_after)} · `
+  const m = (cents) => money(cents, r.currency);  // the round's own currency
+  $("#recall-facts").textContent = `${when(r.created_at)} · market ${r.market || "not recorded"} · ${r.currency} · `
+    + `model ${r.model_name} ${r.model_version} · `
+    + `line bet ${m(r.line_bet)}, total bet ${m(r.total_bet)}, win ${m(r.total_win)} · `
+    + `balance ${m(r.balance_before)} → ${m(r.balance_after)} · €€€ pool ${m(r.pool_before)} → ${m(r.pool_after)} · `
     + (r.build_sha256 ? `build ${r.build_sha256} · model sha256 ${r.model_sha256}` : "build and model hash not recorded (a round from before migration 0012)");
   $("#recall-raw").textContent = JSON.stringify({ draws: r.draws, prev_hash: r.prev_hash, hash: r.hash,
     build_sha256: r.build_sha256, model_sha256: r.model_sha256, events: r.events }, null, 1);
   $("#recall-details").hidden = !r.details_url;
   if (r.details_url) $("#recall-details").href = r.details_url;
   showPayment(r.payment);
-  showCalls(data.wallet_calls || []);
+  showCalls(data.wallet_calls || [], r.currency);
   $("#recall").scrollIntoView({ block: "nearest" });
   await recall.replay(r);
 }
@@ -280,12 +287,12 @@ function showPayment(payment) {
 }
 
 /** Operator mode: the round's debit and credit with both sides' ids. */
-function showCalls(calls) {
+function showCalls(calls, code) {
   $("#recall-calls").hidden = calls.length === 0;
   $("#recall-calls-body").innerHTML = calls.map((c) => `<tr data-transaction="${esc(c.transaction_id)}">
     <td>${esc(c.kind)}</td><td><code>${esc(c.transaction_id)}</code></td>
     <td><code>${esc(c.operator_transaction_id || "–")}</code></td>
-    <td class="num">${esc(money(c.amount))}</td><td>${esc(c.status)}${c.error ? ` (${esc(c.error)})` : ""}</td>
+    <td class="num">${esc(money(c.amount, code))}</td><td>${esc(c.status)}${c.error ? ` (${esc(c.error)})` : ""}</td>
     <td class="num">${esc(String(c.attempts))}</td><td>${esc(when(c.created_at))}</td>
     <td>${esc(when(c.updated_at))}</td></tr>`).join("");
 }
@@ -293,8 +300,10 @@ function showCalls(calls) {
 // ---------------------------------------------------------------- meters, audit, events
 
 async function loadMeters() {
-  const data = await api.get("/operator/meters", { since: $("#m-since").value, until: $("#m-until").value });
-  showMeters(data, money);
+  // one currency at a time (ADR 0078): no figure on the page adds two currencies' minor units
+  const data = await api.get("/operator/meters", { since: $("#m-since").value, until: $("#m-until").value,
+    currency: $("#m-currency").value || undefined });
+  showMeters(data, (cents) => money(cents, data.currency));
 }
 
 async function loadAudit() {
@@ -361,6 +370,7 @@ async function download(event) {
   const period = $("#r-period").value;
   const q = new URLSearchParams({ date: $("#r-date").value.trim(), format });
   if ($("#r-test").checked) q.set("include_test", "true");
+  if ($("#r-currency").value) q.set("currency", $("#r-currency").value);  // a report is of one
   try {
     const response = await api.fetch("GET", `/operator/reports/${period}?${q}`);
     const blob = await response.blob();
@@ -416,7 +426,7 @@ async function main() {
   try {
     const base = document.documentElement.dataset.playerAssets;
     const m = await import(`${base}/js/money.js`);
-    money = (cents) => (cents === null || cents === undefined ? "–" : m.formatCents(cents, "en"));
+    money = (cents, code = "EUR") => (cents === null || cents === undefined ? "–" : m.formatCents(cents, "en", code));
     parseEuros = m.parseEuros;
   } catch { /* the fallback formatting above */ }
   if (api.token) enter(); else showLogin();

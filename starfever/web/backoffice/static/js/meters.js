@@ -10,6 +10,11 @@ const when = (iso) => (iso ? iso.replace("T", " ").replace(/\.\d+/, "").replace(
 export function showMeters(data, money) {
   $("#m-since").value = data.since;
   $("#m-until").value = data.until;
+  // the currency picker: the served currencies, the one shown chosen (every amount below is in it)
+  const options = (data.currencies || [data.currency]).map((code) =>
+    `<option value="${esc(code)}"${code === data.currency ? " selected" : ""}>${esc(code)}</option>`).join("");
+  $("#m-currency").innerHTML = options;
+  if (!$("#r-currency").options.length) $("#r-currency").innerHTML = options;  // the reports' picker
   $("#rtp-body").innerHTML = data.by_bet_class.map((r) => {
     const ci = r.interval_99;
     const inside = ci && r.theoretical_game_rtp !== null
