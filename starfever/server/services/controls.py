@@ -190,7 +190,7 @@ def terminated_sessions(db: Database, *, username: str | None = None,
     with db.read() as session:
         rows = session.execute(statement.order_by(SessionToken.terminated_at.desc(),
                                                   SessionToken.id.desc()).limit(limit)).all()
-        times = {row[0].terminated_at for row in rows}
+        times = {row[0].terminated_at for row in rows if row[0].terminated_at is not None}
         actors: dict[int, str | None] = {}
         if times:
             for event in session.scalars(select(SignificantEvent).where(
@@ -202,7 +202,8 @@ def terminated_sessions(db: Database, *, username: str | None = None,
         session_id=token.id, username=name, player_id=external, brand=token.brand,
         operator_session=token.operator_session, started_at=token.created_at,
         terminated_at=token.terminated_at, reason=token.terminated_reason,
-        terminated_by=actors.get(token.id)) for token, name, external in rows]
+        terminated_by=actors.get(token.id)) for token, name, external in rows
+        if token.terminated_at is not None]  # (all: the query's; for the type checker)
 
 
 __all__ = ["MaintenanceState", "TerminatedSession", "check_game_open", "check_reason",
