@@ -18,6 +18,7 @@ from sqlalchemy import text
 from starfever.seamless import protocol
 from tests.harness import OperatorWallet, Server, expect, launched_player, run_cli_in_process
 from tests.seamless.operator_mode import applied, new_player, settled, wait_for
+from tests.server.helpers import jackpot_draws
 
 pytestmark = pytest.mark.slow  # not in ./scripts/test --quick: CI and the full run have it
 
@@ -32,8 +33,12 @@ def signed(server: Server, wallet: OperatorWallet, path: str, **fields: Any) -> 
         protocol.OPERATOR_SIGNATURE: protocol.sign(wallet.secret, body)})
 
 
-def free_spin(server: Server, token: str, grant_id: int) -> httpx.Response:
-    return server.call("POST", "/spins", token, json={"line_bet": LINE_BET, "grant_id": grant_id},
+def free_spin(server: Server, token: str, grant_id: int,
+              draws: list[int] | None = None) -> httpx.Response:
+    body: dict[str, Any] = {"line_bet": LINE_BET, "grant_id": grant_id}
+    if draws is not None:
+        body["test_draws"] = draws
+    return server.call("POST", "/spins", token, json=body,
                        headers={"Idempotency-Key": uuid.uuid4().hex})
 
 
@@ -139,3 +144,26 @@ def test_a_campaign_for_every_player_grants_itself_at_launch(
     late_id, _ = new_player(server, wallet, 0)
     assert expect(signed(server, wallet, "/grants/query", player_id=late_id),
                   200).json()["grants"] == []
+
+
+def test_a_cancelled_grant_keeps_its_credited_winnings_in_the_operators_wallet(
+        server: Server, wallet: OperatorWallet) -> None:
+    """Cancelling a grant sends the operator nothing: the credit of the round already played
+    stays in its wallet (no rollback, no second call); only the unplayed rounds lapse."""
+    player_id, token = new_player(server, wallet, 1_000)
+    grant_id = f"og-{uuid.uuid4().hex[:10]}"
+    made = expect(signed(server, wallet, "/grants", grant_id=grant_id, player_id=player_id,
+                         rounds=3, line_bet=LINE_BET), 201).json()
+    won = expect(free_spin(server, token, made["id"], draws=list(jackpot_draws())),
+                 201).json()["free_round"]["paid_win"]
+    assert won > 0
+    wait_for(lambda: settled(server, player_id))
+    calls_before = wallet.transactions(player_id)
+    assert wallet.balance(player_id) == 1_000 + won
+    cancelled = expect(signed(server, wallet, "/grants/cancel", grant_id=grant_id), 200).json()
+    assert (cancelled["state"], cancelled["rounds_played"], cancelled["winnings"]) == (
+        "cancelled", 1, won)
+    refused = free_spin(server, token, made["id"])
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "grant_cancelled")
+    assert wallet.transactions(player_id) == calls_before
+    assert wallet.balance(player_id) == 1_000 + won == server.balance(token)

@@ -24,7 +24,15 @@ from starfever.server.db import Database
 from starfever.server.reports import as_text, build_report, period_of
 from starfever.server.seamless_config import OperatorConfig
 from starfever.server.services import auth
-from tests.harness import OperatorWallet, create_operator, expect, settings_like_servers
+from tests.harness import (
+    OPERATOR_PASSWORD,
+    OPERATOR_USERNAME,
+    OperatorWallet,
+    create_operator,
+    expect,
+    operator_log_in,
+    settings_like_servers,
+)
 from tests.seamless.operator_mode import wait_for
 
 API = "http://testserver/api/v1"
@@ -36,6 +44,8 @@ class App:
     engine: Engine
     secret: str
     url: str
+    operator_token: str
+    """A back-office operator's bearer token."""
 
     def signed(self, path: str, **fields: Any) -> Any:
         body = protocol.encode(fields, clock.now())
@@ -78,12 +88,14 @@ class App:
 @pytest.fixture(scope="module")
 def app(wallet: OperatorWallet, tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
     url = f"sqlite:///{tmp_path_factory.mktemp('controls') / 'controls.db'}"
-    create_operator(url)
+    totp = create_operator(url)
     config = OperatorConfig(url=wallet.url, secret=wallet.secret, timeout=5, retry=0.2,
                             public_url="http://testserver")
     engine = create_engine(url)
     with TestClient(create_app(settings_like_servers(url), operator_mode=config)) as client:
-        yield App(client, engine, wallet.secret, url)
+        token = expect(operator_log_in(client, API, OPERATOR_USERNAME, OPERATOR_PASSWORD, totp),
+                       201).json()["token"]
+        yield App(client, engine, wallet.secret, url, token)
     engine.dispose()
     clock.reset()
 
@@ -169,6 +181,32 @@ def test_terminate_by_operator_session_and_bad_calls(app: App, wallet: OperatorW
         "Content-Type": "application/json",
         protocol.OPERATOR_SIGNATURE: protocol.sign(app.secret, stale)})
     assert refused.status_code == 409 and refused.json()["error"]["code"] == "stale_request"
+
+
+def test_the_back_office_lists_terminated_sessions_by_the_operators_ids(
+        app: App, wallet: OperatorWallet) -> None:
+    """``GET /operator/terminated-sessions`` by the operator's ``player_id`` or one launch's
+    ``operator_session``: the signed call is who ended them, with its reason and brand."""
+    player_id, _ = _player(app, wallet, brand="casino-one", operator_session="opsess-a")
+    app.session(player_id, operator_session="opsess-b")
+    expect(app.signed("/operator-api/sessions/terminate", operator_session="opsess-a",
+                      reason="logged out at the operator"), 200)
+    expect(app.signed("/operator-api/sessions/terminate", player_id=player_id,
+                      reason="account closed"), 200)
+
+    def listed(**query: str) -> list[tuple[object, ...]]:
+        return [(s["player_id"], s["operator_session"], s["brand"], s["reason"],
+                 s["terminated_by"]) for s in expect(app.client.get(
+                     f"{API}/operator/terminated-sessions", params=query,
+                     headers={"Authorization": f"Bearer {app.operator_token}"}),
+                     200).json()["sessions"]]
+
+    by_session = ("opsess-a", "casino-one", "logged out at the operator")
+    by_player = ("opsess-b", None, "account closed")
+    assert listed(player_id=player_id) == [(player_id, *by_player, "operator-api"),
+                                           (player_id, *by_session, "operator-api")]
+    assert listed(operator_session="opsess-a") == [(player_id, *by_session, "operator-api")]
+    assert listed(player_id=player_id, operator_session="opsess-c") == []
 
 
 def test_maintenance_closes_launches_and_rounds(app: App, wallet: OperatorWallet) -> None:

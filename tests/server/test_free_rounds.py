@@ -396,3 +396,53 @@ def test_a_free_rounds_books_are_free_round_winnings_and_operator_funding(
                 book.startswith("house") for book, kind, _ in rows
                 if kind == "free_round_funding")
     audit_ok(server)
+
+
+def test_a_cancel_lapses_only_the_unplayed_rounds_and_the_winnings_stay_paid(
+        app: InProcess) -> None:
+    """Issue 36: cancelling a grant, or a campaign, takes back nothing already credited: the
+    balance, the books and the grant's winnings stay; only the rounds not yet played lapse
+    (the next free spin is ``409 grant_cancelled``); the campaign's cost still counts them."""
+    server = app
+    name, token = server.player(deposit=0)
+    alone = grant(server, name, rounds=3)
+    now = server.now()
+    campaign_id = f"c-{uuid.uuid4().hex[:10]}"
+    expect(server.call("POST", "/operator/free-rounds/campaigns", server.operator_token, json={
+        "campaign_id": campaign_id, "players": [name], "rounds": 2, "line_bet": BET,
+        "starts_at": (now - timedelta(hours=1)).isoformat().replace("+00:00", "Z"),
+        "ends_at": (now + timedelta(days=1)).isoformat().replace("+00:00", "Z")}), 201)
+    [given] = [g for g in expect(server.call("GET", "/free-rounds", token), 200).json()[
+        "grants"] if g["campaign_id"] == campaign_id]
+    won = [expect(free_spin(server, token, g, draws=list(jackpot_draws())), 201).json()[
+        "free_round"]["paid_win"] for g in (alone["id"], given["id"])]
+    assert all(w > 0 for w in won)
+    paid = server.balance(token)
+    assert paid == sum(won)
+    books_before = entries(server)
+    cancelled = expect(server.call("POST", f"/operator/free-rounds/grants/{alone['id']}/cancel",
+                                   server.operator_token), 200).json()
+    campaign = expect(server.call("POST", f"/operator/free-rounds/campaigns/{campaign_id}/"
+                                  "cancel", server.operator_token), 200).json()
+    assert (server.balance(token), entries(server)) == (paid, books_before)
+    assert (cancelled["state"], cancelled["rounds_played"], cancelled["winnings"]) == (
+        "cancelled", 1, won[0])
+    assert (campaign["state"], campaign["cost"]["rounds_played"],
+            campaign["cost"]["winnings"]) == ("cancelled", 1, won[1])
+    for grant_id in (alone["id"], given["id"]):
+        refused = free_spin(server, token, grant_id)
+        assert (refused.status_code, refused.json()["error"]["code"]) == (
+            409, "grant_cancelled")
+    assert (server.balance(token), entries(server)) == (paid, books_before)
+    with server.engine().connect() as conn:
+        stored = conn.execute(text(
+            "SELECT id, rounds_played, winnings, cancelled_at IS NOT NULL FROM "
+            "free_round_grants WHERE id IN (:a, :b) ORDER BY id"),
+            {"a": alone["id"], "b": given["id"]}).all()
+    assert [tuple(r) for r in stored] == sorted([(alone["id"], 1, won[0], True),
+                                                 (given["id"], 1, won[1], True)])
+    logged = expect(server.call("GET", "/operator/events", server.operator_token, params={
+        "kind": "free_round_grant_cancelled"}), 200).json()["events"]
+    [event] = [e for e in logged if e["detail"]["grant_id"] == alone["grant_id"]]
+    assert (event["detail"]["rounds_lapsed"], event["detail"]["winnings"]) == (2, won[0])
+    audit_ok(server)

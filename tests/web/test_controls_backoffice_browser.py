@@ -1,7 +1,8 @@
 """The back office's Controls page (ADR 0067), in Chromium against the session's real server
 (ledger mode): an operator closes the game for maintenance with a reason and sees its state,
 players' spins are refused until it opens the game again; an operator ends a player's
-sessions and the player's next spin is refused; a refusal is shown with its code."""
+sessions and the player's next spin is refused, and the list of terminated sessions shows whose
+ended, when, by whom and why; a refusal is shown with its code."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture
 def office(browser: Any, server: Server) -> Iterator[Any]:
-    """The back office logged in as an operator of its own, on its Controls page."""
+    """The back office logged in as an operator of its own, on its Controls page: the page,
+    its console watch and the operator's name."""
     name = f"controls-{uuid.uuid4().hex[:6]}"
     secret = create_operator(server.database_url, name)
     context = browser.new_context(viewport={"width": 1366, "height": 900}, locale="en-GB")
@@ -33,13 +35,13 @@ def office(browser: Any, server: Server) -> Iterator[Any]:
     page.click("[data-testid=tab-controls]")
     page.wait_for_selector("#page-controls:not([hidden])")
     page.wait_for_function("!document.body.dataset.loading")
-    yield page, watch
+    yield page, watch, name
     context.close()
 
 
 def test_the_back_office_closes_and_opens_the_game_with_a_reason(office: Any,
                                                                  server: Server) -> None:
-    page, watch = office
+    page, watch, _ = office
     _, token = server.player(deposit=1_000)
     assert page.get_attribute("#mt-state", "data-maintenance") == "false"
     assert "Open" in page.text_content("#mt-state")
@@ -71,7 +73,7 @@ def test_the_back_office_closes_and_opens_the_game_with_a_reason(office: Any,
 
 
 def test_the_back_office_ends_a_players_sessions(office: Any, server: Server) -> None:
-    page, watch = office
+    page, watch, operator = office
     name, token = server.player(deposit=1_000)
     expect(server.spin(token), 201)
     page.fill("[data-testid=tm-user]", name)
@@ -82,6 +84,20 @@ def test_the_back_office_ends_a_players_sessions(office: Any, server: Server) ->
     refused = server.spin(token)
     assert refused.status_code == 401
     assert refused.json()["error"]["code"] == "session_terminated"
+    row = page.locator(f"#ts-body tr:has-text('{name}')")  # listed at once, latest first
+    row.wait_for()
+    assert row.locator("[data-reason]").inner_text() == "support request"
+    assert row.locator("[data-by]").inner_text() == operator
+    other, other_token = server.player(deposit=1_000)
+    expect(server.call("POST", f"/operator/players/{other}/terminate", server.operator_token,
+                       json={"reason": "cool-off"}), 200)
+    page.fill("[data-testid=ts-player]", other)  # by player: only theirs
+    page.click("[data-testid=ts-search]")
+    page.wait_for_selector(f"#ts-body tr:has-text('{other}')")
+    assert page.locator("#ts-body tr").count() == 1
+    assert page.locator("#ts-body [data-reason]").inner_text() == "cool-off"
+    assert server.spin(other_token).json()["error"]["code"] == "session_terminated"
+    page.fill("[data-testid=ts-player]", "")
     watch.allow("status of 404")  # the refusal below
     page.fill("[data-testid=tm-user]", "nobody-like-this")
     page.click("[data-testid=tm-submit]")

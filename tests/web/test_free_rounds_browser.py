@@ -6,6 +6,7 @@ free rounds. The module's ledger-mode server (tests/web/conftest.py)."""
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pyotp
@@ -116,5 +117,88 @@ def test_the_back_office_grants_lists_costs_and_cancels(browser: Any, server: Se
                                  "AND NOT test AND line_bet = :b"), {"b": LINE_BET}).scalar_one()
     shown = page.locator(f"#rtp-free-body tr[data-line-bet='{LINE_BET}'] td").nth(2)
     assert int(shown.inner_text()) == free >= 1
+    context.close()
+    assert watch.errors == [], f"the back office logged errors: {watch.errors}"
+
+
+def test_the_back_office_makes_a_campaign_and_tells_its_refusals(browser: Any,
+                                                                 server: Server) -> None:
+    """Ledger mode: the campaign form makes a campaign for the players listed (their grants
+    carry its rounds, bet, validity and cap) or for every player in its window; a refusal is
+    told in a sentence of its own, and nothing is made."""
+    operator = f"fc-op-{uuid.uuid4().hex[:6]}"
+    secret = create_operator(server.database_url, operator)
+    first, first_token = server.player()
+    second, second_token = server.player()
+    context = browser.new_context(viewport={"width": 1366, "height": 900}, locale="en-GB")
+    page = context.new_page()
+    watch = ConsoleWatch(page)
+    watch.allow("status of 4")  # the refusals below
+    page.goto(f"{server.url}/operator")
+    page.wait_for_function("window.__backofficePage && window.__backofficePage.ready")
+    backoffice_log_in(page, operator, OPERATOR_PASSWORD, pyotp.TOTP(secret).now())
+    page.wait_for_selector("#shell:not([hidden])")
+    page.click("[data-testid=tab-freerounds]")
+    page.wait_for_function("!document.body.dataset.loading")
+    assert page.is_visible("[data-testid=fc-form]")
+    now = server.now()
+
+    def local(at: datetime) -> str:  # a datetime-local field's value, in UTC
+        return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M")
+
+    def create(campaign_id: str, **fields: str | None) -> str:
+        """Fill the form (a field given ``None`` is left as it is) and send it: the answer."""
+        page.evaluate("document.querySelector('#fc-result').textContent = ''")
+        values = {"fc-id": campaign_id, "fc-players": f"{first}, {second}",
+                  "fc-start": local(now - timedelta(hours=1)),
+                  "fc-end": local(now + timedelta(days=2)), "fc-rounds": "2",
+                  "fc-bet": "0,05", "fc-days": "7", "fc-cap": "1,00", **fields}
+        for testid, value in values.items():
+            if value is not None:
+                page.fill(f"[data-testid={testid}]", value)
+        page.click("[data-testid=fc-create]")
+        page.wait_for_function("document.querySelector('#fc-result').textContent !== ''")
+        return page.text_content("[data-testid=fc-result]") or ""
+
+    listed_id = f"web-fc-{first}"
+    assert f"Campaign {listed_id}: 2 free rounds" in create(listed_id)
+    page.wait_for_selector(f"#fr-campaigns tr[data-campaign='{listed_id}']")
+    for token in (first_token, second_token):
+        [given] = expect(server.call("GET", "/free-rounds", token), 200).json()["grants"]
+        assert (given["campaign_id"], given["rounds_left"], given["line_bet"],
+                given["max_win"]) == (listed_id, 2, LINE_BET, 100)
+        valid = datetime.fromisoformat(given["expires_at"]) - datetime.fromisoformat(
+            given["created_at"])
+        assert valid == timedelta(days=7)
+    refusals = [  # the fields changed, the refusal's code, words of its sentence
+        ({"fc-rounds": "3"}, "campaign_id_reused", "already another campaign's"),
+        ({"fc-id": "web-fc-late", "fc-end": local(now - timedelta(hours=2))},
+         "invalid_campaign", "window, players or validity are not right"),
+        ({"fc-id": "web-fc-nobody", "fc-players": "nobody-of-that-name"}, "player_not_found",
+         "A player on the list does not exist"),
+        ({"fc-id": "web-fc-bet", "fc-bet": "0,07"}, "invalid_grant",
+         "the line bet or the cap are not right"),
+        ({"fc-id": "web-fc-euro", "fc-bet": "lots"}, "amount", "must be an amount in euros")]
+    for fields, code, words in refusals:
+        assert words in create(listed_id, **fields), fields
+        assert page.get_attribute("[data-testid=fc-result]", "data-refused") == code
+    campaigns = expect(server.call("GET", "/operator/free-rounds", server.operator_token),
+                       200).json()["campaigns"]
+    assert not {c["campaign_id"] for c in campaigns} & {
+        "web-fc-late", "web-fc-nobody", "web-fc-bet", "web-fc-euro"}
+    every_id = f"web-fc-all-{first}"  # every player, in a window still to come
+    page.select_option("[data-testid=fc-for]", "every")
+    try:
+        made = create(every_id, **{"fc-start": local(now + timedelta(days=30)),
+                                   "fc-end": local(now + timedelta(days=31)), "fc-cap": "",
+                                   "fc-players": None})
+        assert "every player who opens the game in its window" in made
+        [shown] = [c for c in expect(server.call("GET", "/operator/free-rounds",
+                                                 server.operator_token), 200).json()[
+            "campaigns"] if c["campaign_id"] == every_id]
+        assert (shown["every_player"], shown["max_win"], shown["grants"]) == (True, None, 0)
+    finally:  # the session's other tests must not find it open
+        server.call("POST", f"/operator/free-rounds/campaigns/{every_id}/cancel",
+                    server.operator_token)
     context.close()
     assert watch.errors == [], f"the back office logged errors: {watch.errors}"

@@ -8,6 +8,7 @@ significant event (``services.events``) in the transaction that makes it.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -15,7 +16,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from starfever.server.db import Database
-from starfever.server.models import Account, GameControl, SessionToken
+from starfever.server.models import Account, GameControl, SessionToken, SignificantEvent
 from starfever.server.services import events
 from starfever.server.services.control_rules import Maintenance, check_open
 from starfever.server.services.errors import NotFound, Unprocessable, utcnow
@@ -141,12 +142,70 @@ def terminate(db: Database, *, reason: str, actor: str, player_id: str | None = 
         ended = session.execute(update(SessionToken).where(*where)
                                 .values(terminated_at=now, terminated_reason=reason)
                                 .returning(SessionToken.id)).all()
-        events.record(session, "session_terminated", actor=actor, client=client,
+        events.record(session, "session_terminated", actor=actor, client=client, at=now,
                       detail={"player_id": player_id, "account_id": account_id,
                               "by_operator_session": operator_session is not None,
-                              "sessions": len(ended), "reason": reason})
+                              "sessions": len(ended), "reason": reason,
+                              "session_ids": sorted(row[0] for row in ended)})
     return len(ended)
 
 
-__all__ = ["MaintenanceState", "check_game_open", "check_reason", "check_retry_after",
-           "maintenance", "set_maintenance", "state", "terminate"]
+@dataclass(frozen=True, slots=True)
+class TerminatedSession:
+    """A session the operator ended, for the back office."""
+
+    session_id: int
+    username: str
+    player_id: str | None
+    """The operator's id of the player (operator mode)."""
+    operator_session: str | None
+    brand: str | None
+    started_at: datetime
+    terminated_at: datetime
+    reason: str | None
+    terminated_by: str | None
+    """Who ended it (an operator account, or ``operator-api`` for the signed call), from the
+    ``session_terminated`` event that names the session; ``None`` for an event from before
+    events named their sessions."""
+
+
+def terminated_sessions(db: Database, *, username: str | None = None,
+                        player_id: str | None = None, operator_session: str | None = None,
+                        limit: int = 50) -> list[TerminatedSession]:
+    """The last ``limit`` sessions the operator ended, the latest first, of the player
+    ``username``, of the operator's ``player_id`` or of one launch's ``operator_session``
+    (every filter given must hold). Each with who ended it, read from its
+    event: one ``session_terminated`` event per termination, stamped with the sessions' own
+    ``terminated_at`` and listing their ids. With no player named this reads the sessions table
+    through (no index on ``terminated_at``): a back-office page, not a hot path."""
+    statement = (select(SessionToken, Account.username, Account.external_id)
+                 .join(Account, Account.id == SessionToken.account_id)
+                 .where(SessionToken.terminated_at.is_not(None)))
+    if username is not None:
+        statement = statement.where(Account.username == username)
+    if player_id is not None:
+        statement = statement.where(Account.external_id == player_id)
+    if operator_session is not None:
+        statement = statement.where(SessionToken.operator_session == operator_session)
+    with db.read() as session:
+        rows = session.execute(statement.order_by(SessionToken.terminated_at.desc(),
+                                                  SessionToken.id.desc()).limit(limit)).all()
+        times = {row[0].terminated_at for row in rows if row[0].terminated_at is not None}
+        actors: dict[int, str | None] = {}
+        if times:
+            for event in session.scalars(select(SignificantEvent).where(
+                    SignificantEvent.kind == "session_terminated",
+                    SignificantEvent.created_at.in_(times))):
+                for ended in json.loads(event.detail).get("session_ids", ()):
+                    actors[int(ended)] = event.actor
+    return [TerminatedSession(
+        session_id=token.id, username=name, player_id=external, brand=token.brand,
+        operator_session=token.operator_session, started_at=token.created_at,
+        terminated_at=token.terminated_at, reason=token.terminated_reason,
+        terminated_by=actors.get(token.id)) for token, name, external in rows
+        if token.terminated_at is not None]  # (all: the query's; for the type checker)
+
+
+__all__ = ["MaintenanceState", "TerminatedSession", "check_game_open", "check_reason",
+           "check_retry_after", "maintenance", "set_maintenance", "state", "terminate",
+           "terminated_sessions"]

@@ -120,10 +120,11 @@ def _row(kind: str, actor: str | None, detail: Mapping[str, object], client: str
 
 
 def record(session: Session, kind: str, *, actor: str | None, detail: Mapping[str, object],
-           client: str | None = None) -> None:
+           client: str | None = None, at: datetime | None = None) -> None:
     """Add an event to the caller's transaction (``actor``: who acted, ``None`` for the server
-    itself; ``client``: the request's address, where there is one)."""
-    session.add(_row(kind, actor, detail, client, None))
+    itself; ``client``: the request's address, where there is one; ``at``: the time of the
+    change it records, where the caller stamped that change too; now otherwise)."""
+    session.add(_row(kind, actor, detail, client, at))
 
 
 def write(db: Database, kind: str, *, actor: str | None, detail: Mapping[str, object],

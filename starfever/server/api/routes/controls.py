@@ -5,9 +5,11 @@ under ``/operator``; and the public maintenance state the page reads."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Path, Request
+from fastapi import APIRouter, Header, Path, Query, Request
+from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from starfever.seamless import protocol as p
@@ -130,6 +132,45 @@ def backoffice_maintenance(body: MaintenanceUpdate, context: ContextDep,
         actor=operator_.username, client=client,
         retry_after_seconds=controls.check_retry_after(body.retry_after_seconds))
     return _public(state, reason=True)
+
+
+class TerminatedSessionPublic(BaseModel):
+    """A session the operator ended: whose, when, why and by whom."""
+
+    session_id: int
+    username: str
+    player_id: str | None
+    """The operator's id of the player (operator mode)."""
+    operator_session: str | None
+    """The launch's ``operator_session`` (operator mode)."""
+    brand: str | None
+    started_at: datetime
+    terminated_at: datetime
+    reason: str | None
+    terminated_by: str | None
+    """The operator account, or ``operator-api`` (the signed call); ``null`` where the event
+    of an older termination did not name its sessions."""
+
+
+class TerminatedSessionsPublic(BaseModel):
+    sessions: list[TerminatedSessionPublic]
+
+
+@backoffice.get("/terminated-sessions")
+def terminated_sessions(
+        context: ContextDep, operator_: OperatorDep,
+        player: Annotated[str | None, Query(pattern=USERNAME_PATTERN)] = None,
+        player_id: Annotated[str | None, Query(min_length=1, max_length=128)] = None,
+        operator_session: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+        limit: Annotated[int, Query(ge=1, le=200)] = 50) -> TerminatedSessionsPublic:
+    """The sessions ended by the operator (its signed call or the back office), the latest
+    first: of a ``player`` (Star Fever's name), of the operator's ``player_id``, or of one
+    launch's ``operator_session``; every filter given must hold, an unknown one is 422."""
+    found = controls.terminated_sessions(context.db, username=player, player_id=player_id,
+                                         operator_session=operator_session, limit=limit)
+    return TerminatedSessionsPublic(sessions=[TerminatedSessionPublic(
+        **{name: getattr(s, name) for name in TerminatedSessionPublic.model_fields})
+        for s in found])
 
 
 @backoffice.post("/players/{username}/terminate")

@@ -64,6 +64,8 @@ async function applyWallet() {
   const wallet = await api.get("/operator/wallet");
   $("[data-page=cashier]").hidden = !wallet.keeps_balances;  // the operator keeps the money
   $("#pf-exclude").hidden = !wallet.keeps_balances;          // and the exclusions
+  $("#fr-form").hidden = !wallet.keeps_balances;             // and grants and campaigns
+  $("#fc-form").hidden = !wallet.keeps_balances;             // (its signed API makes them)
 }
 
 async function enter() {

@@ -1,6 +1,7 @@
 // The free-rounds page (issue 36, ADR 0064): every grant and campaign with its state and what it
 // cost (paid winnings plus the €€€ contributions the operator funds), cancel, and in ledger mode
-// a form to grant a player free rounds. Every figure is the server's.
+// a form to grant a player free rounds and one to make a campaign. Every figure is the server's;
+// the server checks every term, and its refusal is told here in a plain sentence.
 import { BoError, esc } from "./boapi.js";
 
 const $ = (sel) => document.querySelector(sel);
@@ -9,6 +10,34 @@ const when = (iso) => (iso ? iso.replace("T", " ").replace(/\.\d+/, "").replace(
 function costText(c, money) {
   return `${c.rounds_played} rounds: ${money(c.winnings)} paid + ${money(c.jackpot_funding)} €€€ funding`
     + ` = ${money(c.total)}${c.withheld ? ` (${money(c.withheld)} withheld above caps)` : ""}`;
+}
+
+/** "YYYY-MM-DDTHH:MM[:SS]" of a datetime-local field, read as UTC, in ISO 8601 ("…Z"). */
+function utc(local) {
+  if (!local) return "";
+  return `${local}${local.length === 16 ? ":00" : ""}Z`;
+}
+
+/** The datetime-local value of ``date`` in UTC, to the minute. */
+function localValue(date) {
+  return date.toISOString().slice(0, 16);
+}
+
+/** The server's refusal of a campaign as a sentence for the operator. */
+export function campaignRefusal(error, campaignId) {
+  if (!(error instanceof BoError)) return `The campaign was not made: ${error}.`;
+  const detail = error.message ? ` (${error.message})` : "";
+  const sentences = {
+    invalid_campaign: `The campaign's window, players or validity are not right${detail}.`,
+    invalid_grant: `The rounds, the line bet or the cap are not right${detail}.`,
+    campaign_id_reused: `The id “${campaignId}” is already another campaign's: choose a new id `
+      + "(the same id with the same terms only shows the campaign made before).",
+    player_not_found: `A player on the list does not exist${detail}.`,
+    validation_error: `A field is missing or not of its kind${detail}.`,
+    operator_mode: "In operator mode the operator makes its campaigns through its signed API, not here.",
+    network: "The server did not answer; nothing is known to be made: look at the list, then try again.",
+  };
+  return sentences[error.code] || `The campaign was not made: ${error.message} (${error.code}).`;
 }
 
 /** Show the grants and campaigns. */
@@ -45,6 +74,44 @@ export function bindFreeRounds(api, money, parseEuros, done, failed) {
       $("#fr-result").textContent = `Granted ${body.rounds} free rounds to ${body.player_id}.`;
       await done();
     } catch (error) { failed(error); }
+  });
+  if (!$("#fc-start").value) {  // a week from now, until the operator says otherwise
+    const now = new Date();
+    $("#fc-start").value = localValue(now);
+    $("#fc-end").value = localValue(new Date(now.getTime() + 7 * 86400e3));
+  }
+  $("#fc-for").addEventListener("change", () => {
+    $("#fc-players").disabled = $("#fc-for").value === "every";
+  });
+  $("#fc-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const campaignId = $("#fc-id").value.trim();
+    const lineBet = parseEuros($("#fc-bet").value);
+    const capText = $("#fc-cap").value.trim();
+    const cap = capText ? parseEuros(capText) : null;
+    const out = $("#fc-result");
+    if (lineBet === null || (capText && cap === null)) {
+      out.textContent = `The ${lineBet === null ? "line bet" : "cap"} must be an amount in euros, such as 0,10.`;
+      out.dataset.refused = "amount";
+      return;
+    }
+    const players = $("#fc-for").value === "every" ? null
+      : $("#fc-players").value.split(/[\s,;]+/).filter(Boolean);
+    const body = { campaign_id: campaignId, players, rounds: Number($("#fc-rounds").value),
+      line_bet: lineBet, starts_at: utc($("#fc-start").value), ends_at: utc($("#fc-end").value),
+      valid_days: Number($("#fc-days").value) };
+    if (cap !== null) body.max_win = cap;
+    try {
+      const made = await api.request("POST", "/operator/free-rounds/campaigns", { body });
+      out.textContent = `Campaign ${made.campaign_id}: ${made.rounds} free rounds at ${money(made.line_bet)} for `
+        + `${made.every_player ? "every player who opens the game in its window" : `the ${players.length} player(s) listed`}.`;
+      delete out.dataset.refused;
+      await done();
+    } catch (error) {
+      if (error instanceof BoError && error.status === 401) { failed(error); return; }
+      out.textContent = campaignRefusal(error, campaignId);
+      out.dataset.refused = error instanceof BoError ? error.code : "error";
+    }
   });
   $("#page-freerounds").addEventListener("click", async (event) => {
     const grant = event.target.closest("[data-cancel-grant]");
