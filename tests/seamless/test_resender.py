@@ -21,12 +21,8 @@ from starfever.server.seamless_config import OperatorConfig
 from starfever.server.services.errors import utcnow
 from starfever.server.services.lease import Lease as LeaseHandle
 from starfever.server.spin.calls import CallKind, call_row
-from starfever.server.spin.seamless_wallet import (
-    MAX_BACKOFF_S,
-    RESENDER_LEASE,
-    Retrier,
-    SeamlessWallet,
-)
+from starfever.server.spin.resender import RESENDER_LEASE, Resender, resend_now
+from starfever.server.spin.seamless_wallet import MAX_BACKOFF_S, SeamlessWallet
 from tests.harness import DatabaseKind, Databases, OperatorWallet
 from tests.seamless.mitm import ManInTheMiddle, mitm
 from tests.seamless.operator_mode import wait_for
@@ -81,10 +77,11 @@ def _statuses(db: Database, ids: list[str]) -> set[str]:
                                    .where(WalletCall.transaction_id.in_(ids))))
 
 
-def _worker(db: Database, wallet: OperatorWallet, url: str) -> SeamlessWallet:
+def _worker(db: Database, wallet: OperatorWallet, url: str,
+            timeout: float = TIMEOUT_S) -> SeamlessWallet:
     """One worker's operator-mode wallet on a database connection pool of its own."""
     return SeamlessWallet(Database(db.url), OperatorConfig(url=url, secret=wallet.secret,
-                                                           timeout=TIMEOUT_S, retry=RETRY_S),
+                                                           timeout=timeout, retry=RETRY_S),
                           details_key=b"k" * 32)
 
 
@@ -110,7 +107,7 @@ def test_two_workers_resenders_send_each_call_once_and_hand_over_when_one_stops(
     wallet.fault("rollback", "delay", times=40, seconds=0.03)
     first = _rollbacks_due(db, account, 30)
     workers = [_worker(db, wallet, proxy.url) for _ in range(2)]
-    resenders = [Retrier(worker).start() for worker in workers]
+    resenders = [Resender(worker).start() for worker in workers]
     try:
         wait_for(lambda: _statuses(db, first) == {"acknowledged"})
         assert _sent(proxy, first) == Counter({i: 1 for i in first})
@@ -159,7 +156,7 @@ def test_a_calls_backoff_is_capped_and_a_pass_ends_at_the_first_failure(
     try:
         ids = _rollbacks_due(db, account, 5)
         wallet.fault("rollback", "error", times=5)
-        assert worker.resend_due() == 0
+        assert resend_now(worker) == 0
         assert sum(_sent(proxy, ids).values()) == 1
         with db.write() as session:
             session.execute(WalletCall.__table__.update()  # type: ignore[attr-defined]
@@ -175,5 +172,77 @@ def test_a_calls_backoff_is_capped_and_a_pass_ends_at_the_first_failure(
         assert due - before <= timedelta(seconds=MAX_BACKOFF_S + 0.5)
     finally:
         wallet.clear_faults()
+        worker.client.close()
+        worker.db.dispose()
+
+
+def test_a_probe_held_by_a_hanging_wallet_does_not_hold_up_the_recovery(
+        db: Database, wallet: OperatorWallet, proxy: ManInTheMiddle) -> None:
+    """The wallet answers the first resend with a 500 (it is down), then holds the next one
+    for a minute (applied, the answer lost), then recovers; the timeout is 30 s. The next
+    ticks' probes go out while the held one is under way, the first answered one starts the
+    drain, which sends the held call again (answered with its first answer): the backlog is
+    closed long before the held call's timeout (ADR 0080; it waited for it, then a retry
+    interval)."""
+    account = _player(db, wallet)
+    ids = _rollbacks_due(db, account, 6)
+    wallet.fault("rollback", "error")
+    wallet.fault("rollback", "delay", seconds=60)
+    worker = _worker(db, wallet, proxy.url, timeout=30.0)
+    resender = Resender(worker).start()
+    try:
+        wait_for(lambda: _statuses(db, ids) == {"acknowledged"}, seconds=15)
+        held = proxy.requests[1][1]["transaction_id"]
+        assert _sent(proxy, [held])[held] == 2  # held by the wallet, sent again meanwhile
+        assert held in resender._probes.under_way  # its first send is still held
+    finally:
+        wallet.clear_faults()
+        resender.stop()
+        worker.client.close()
+        worker.db.dispose()
+
+
+def test_after_a_recovery_calls_postponed_or_recorded_before_it_are_due_at_once(
+        db: Database, wallet: OperatorWallet) -> None:
+    """Once the wallet answers after it gave none, the calls it failed are sent whatever
+    their backoff, and those recorded before the recovery at once (their requests' own sends
+    may be held by the wallet until their timeout); one postponed after the recovery keeps
+    its backoff, and without a recovery a never-tried call is left to its request for one
+    timeout (on the server's clock, moved here)."""
+    account = _player(db, wallet)
+    worker = _worker(db, wallet, wallet.url)
+    try:
+        start = utcnow()
+        postponed, fresh, late = (f"sfb-{uuid.uuid4().hex}" for _ in range(3))
+        with db.write() as session:
+            for transaction_id, attempts in ((postponed, 1), (fresh, 0)):
+                row = call_row(CallKind.ROLLBACK, transaction_id, account_id=account,
+                               session_id=None, round_ref=f"sfr-{uuid.uuid4().hex}",
+                               now=start, amount=20, debit_id=f"sfd-{uuid.uuid4().hex}")
+                session.add(WalletCall(**{**row, "attempts": attempts,
+                                          "next_attempt_at": start + timedelta(seconds=2)
+                                          if attempts else start}))
+        clock.advance(0.5)
+        recovered = utcnow()
+        clock.advance(0.1)
+        with db.write() as session:
+            row = call_row(CallKind.ROLLBACK, late, account_id=account, session_id=None,
+                           round_ref=f"sfr-{uuid.uuid4().hex}", now=utcnow(), amount=20,
+                           debit_id=f"sfd-{uuid.uuid4().hex}")
+            session.add(WalletCall(**{**row, "attempts": 1,
+                                      "next_attempt_at": utcnow() + timedelta(seconds=2)}))
+
+        def due(**recovery: object) -> set[str]:
+            return {row.transaction_id for row, _ in worker.due(10, **recovery)} \
+                & {postponed, fresh, late}
+
+        assert due() == set()
+        assert due(recovered=recovered) == {postponed, fresh}
+        clock.advance(TIMEOUT_S)
+        assert due() == {fresh}
+        clock.advance(2)
+        assert due() == {postponed, fresh, late}
+    finally:
+        clock.reset()
         worker.client.close()
         worker.db.dispose()

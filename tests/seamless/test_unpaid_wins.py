@@ -161,20 +161,22 @@ def test_unpaid_wins_are_a_metric(played: Played) -> None:
     assert found["starfever_pending_credits"] == 0
 
 
-def test_the_daily_report_keeps_an_unpaid_win_out_of_wins_and_ggr(
+def test_the_daily_and_monthly_reports_keep_an_unpaid_win_out_of_wins_and_ggr(
         played: Played, wallet: OperatorWallet) -> None:
     day = played.unpaid["round"]["created_at"][:10]
-    done = run_cli_in_process("report", "daily", "--date", day, "--format", "json",
-                              "--include-test", "--database-url", played.server.database_url)
-    assert done.returncode == 0, done.stderr
-    total = json.loads(done.stdout)["total"]
-    bets = 2 * played.paid["round"]["total_bet"]
-    assert (total["rounds"], total["bets"]) == (2, bets)
-    assert total["wins"] == played.paid["round"]["total_win"]
-    assert (total["unpaid_rounds"], total["unpaid_wins"]) == \
-        (1, played.unpaid["round"]["total_win"])
-    # the GGR is what the operator's wallet kept of the player's money
-    assert total["ggr"] == START - wallet.balance(played.player_id)
+    for period, date in (("daily", day), ("monthly", day[:7])):
+        done = run_cli_in_process("report", period, "--date", date, "--format", "json",
+                                  "--include-test", "--database-url",
+                                  played.server.database_url)
+        assert done.returncode == 0, done.stderr
+        total = json.loads(done.stdout)["total"]
+        bets = 2 * played.paid["round"]["total_bet"]
+        assert (total["rounds"], total["bets"]) == (2, bets), period
+        assert total["wins"] == played.paid["round"]["total_win"]
+        assert (total["unpaid_rounds"], total["unpaid_wins"]) == \
+            (1, played.unpaid["round"]["total_win"])
+        # the GGR is what the operator's wallet kept of the player's money
+        assert total["ggr"] == START - wallet.balance(played.player_id)
     shown = run_cli_in_process("report", "daily", "--date", day, "--include-test",
                                "--database-url", played.server.database_url).stdout
     assert "UNPAID: 1 wins" in shown

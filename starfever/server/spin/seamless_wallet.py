@@ -26,7 +26,7 @@ written *before* it is sent:
    in the next group commit of ``CallBook`` (the answer does not wait for it: until then, and
    for ever if the process dies first, the credit is ``pending`` and is only sent again, which
    the operator answers with its first answer). One not acknowledged stays pending (the
-   round is ``pending_credit``) and :class:`Retrier`, a thread of the server process
+   round is ``pending_credit``) and ``resender.Resender``, a thread of the server process
    that runs in one process of the installation at a time (a lease, ADR 0062), resends
    pending credits and rollbacks with a capped backoff, also after a restart. A debit
    acknowledged (or left pending by a crash) whose round was never stored is rolled back once
@@ -40,14 +40,12 @@ import asyncio
 import hashlib
 import json
 import logging
-import threading
-import time
 from collections.abc import Callable, Coroutine, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Select, Table, and_, bindparam, exists, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
@@ -62,7 +60,7 @@ from starfever.seamless.client import (
     WalletUnavailable,
 )
 from starfever.server import logs
-from starfever.server.db import Database, database_unavailable
+from starfever.server.db import Database
 from starfever.server.models import UNPLAYED_DEBIT, Account, Round, SessionToken, WalletCall
 from starfever.server.seamless_config import OperatorConfig
 from starfever.server.services import round_details, unpaid, unpaid_actions
@@ -75,7 +73,6 @@ from starfever.server.services.errors import (
     Unauthorized,
     utcnow,
 )
-from starfever.server.services.lease import Lease
 from starfever.server.spin import draw
 from starfever.server.spin import settler as settle
 from starfever.server.spin.call_book import CallBook, DebitIds
@@ -83,19 +80,18 @@ from starfever.server.spin.calls import CallKind, CallState, Carried, call_row
 from starfever.server.spin.rule import Debit, Job, SpinOutcome
 from starfever.server.spin.wallets import LedgerWallet, refuse_not_kept
 
+if TYPE_CHECKING:
+    from starfever.server.spin.resender import Resender
+
 log = logging.getLogger("starfever.server")
 
 MAX_BACKOFF_S = 2.0
 """The longest wait between two sends of one call (unless ``STARFEVER_WALLET_RETRY_SECONDS``
 is longer): a round in doubt closes within seconds of the wallet's recovery. One resender per
-installation, whose pass ends at the first call that fails, keeps an outage's load on the
-wallet at about one call per retry interval (ADR 0062)."""
-RETRY_BATCH = 100
-RESEND_CONCURRENCY = 8
-"""Calls the resender has under way at once once the wallet answers (the backlog of an
-outage: one at a time, 516 calls took 39 s on a loaded machine)."""
-RESENDER_LEASE = "wallet-resender"
-"""The lease (``services.lease``) of the installation's one resender."""
+installation (``resender``), which sends one call at a time while the wallet gives no answer,
+keeps an outage's load on the wallet at about one call per retry interval (ADR 0062)."""
+STALE_BATCH = 100
+"""Stale debits rolled back by one search (a full one: the next search at the next tick)."""
 
 
 class WalletUnavailableError(ServiceError):
@@ -122,7 +118,7 @@ def stale_debits(cutoff: datetime) -> Select[str]:
                                  Round.idempotency_key == WalletCall.idempotency_key))
     return (select(WalletCall.transaction_id)
             .where(text(UNPLAYED_DEBIT), WalletCall.updated_at < cutoff, ~played)
-            .limit(RETRY_BATCH))
+            .limit(STALE_BATCH))
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +215,7 @@ class SeamlessWallet:
         self.books = CallBook(db, refusal)
         self.live_source: Callable[[], RandomSource] = SystemRandomSource
         """Where a live round's draws come from (``draw.draw_live``)."""
-        self._retrier: Retrier | None = None
+        self._retrier: Resender | None = None
         self._background: set[asyncio.Task[Any]] = set()
         """Sends no answer waits for (a failed debit's rollback), kept until they end."""
 
@@ -246,7 +242,9 @@ class SeamlessWallet:
 
     def start(self) -> None:
         """Start the retrier (resends pending credits and rollbacks, rolls back stale debits)."""
-        self._retrier = Retrier(self).start()
+        from starfever.server.spin.resender import Resender
+
+        self._retrier = Resender(self).start()
 
     @property
     def aclient(self) -> AsyncWalletClient:
@@ -547,13 +545,15 @@ class SeamlessWallet:
 
     def postpone(self, row: WalletCall) -> None:
         """One more failed attempt: the next after the doubled backoff, at most
-        :data:`MAX_BACKOFF_S` (or the retry interval, if longer)."""
+        :data:`MAX_BACKOFF_S` (or the retry interval, if longer). A call answered meanwhile
+        (the resender sent it again while this send hung) is left as it is."""
         delay = min(max(MAX_BACKOFF_S, self.config.retry),
                     self.config.retry * 2 ** min(row.attempts or 0, 16))
         now = utcnow()
         with self.db.write() as session:
             session.execute(update(WalletCall).where(
-                WalletCall.transaction_id == row.transaction_id).values(
+                WalletCall.transaction_id == row.transaction_id,
+                WalletCall.status == CallState.PENDING).values(
                 attempts=WalletCall.attempts + 1, updated_at=now,
                 next_attempt_at=now + timedelta(seconds=delay)))
 
@@ -576,62 +576,30 @@ class SeamlessWallet:
         return row is None or (row.idempotency_key is not None
                                and self.round_of(row.account_id, row.idempotency_key) is not None)
 
-    def resend_due(self, keep_going: Callable[[], bool] = lambda: True) -> int:
-        """Send every pending credit and rollback whose time has come, oldest first; how many
-        were acknowledged. One never tried is left to the request that recorded it (which sends it
-        at once) for one timeout, so the retrier does not send every credit a second time
-        while its spin is still waiting for the first answer; after a crash it is sent a
-        timeout late. The oldest is sent alone; the pass ends there if it gets no answer (the
-        wallet is down or hangs: the next pass, a retry interval later, tries again; a call
-        that fails alone is skipped by its backoff), else the others go out
-        :data:`RESEND_CONCURRENCY` at a time until one gets no answer; and no call starts once
-        ``keep_going`` says no (the resender lost its lease, or stops)."""
+    def due(self, limit: int, exclude: frozenset[str] = frozenset(),
+            recovered: datetime | None = None) -> list[tuple[WalletCall, dict[str, Any]]]:
+        """The pending credits and rollbacks whose time has come, oldest first (at most
+        ``limit``, none of ``exclude``), each with its request. One never tried is left to the
+        request that recorded it (which sends it at once) for one timeout, so the resender does
+        not send every credit a second time while its spin is still waiting for the first
+        answer; after a crash it is sent a timeout late. Once the wallet answers again after
+        it gave none (``recovered``: when the call it answered was sent), the calls recorded
+        or postponed before that are due too, whatever their backoff: they failed because
+        the wallet was down, and their requests' sends may be held by the wallet until their
+        timeout (the operator answers a second send with its first answer)."""
         now = utcnow()
         fresh = now - timedelta(seconds=self.config.timeout)
-        # a bare Core read (it runs every retry interval in every worker, and finds nothing
-        # most of the time): the calls due with their players' ids at the operator
+        params: dict[str, Any] = {"now": now, "limit": limit + len(exclude)}
+        if recovered is not None:
+            fresh = params["recovered"] = max(fresh, min(recovered, now))
+        # a bare Core read (it runs every retry interval, and finds nothing most of the
+        # time): the calls due with their players' ids at the operator
         with self.db.read_engine.connect() as conn:
-            due = conn.execute(_DUE, {"now": now, "fresh": fresh}).all()
-        requests = [self._request_of(found) for found in due]
-        if not requests or not keep_going():
-            return 0
-        # the oldest alone: while the wallet is down the pass ends there; once it answers,
-        # the backlog goes out RESEND_CONCURRENCY calls at a time
-        first = self._resend(*requests[0])
-        if first is None:
-            return 0
-        failed = threading.Event()
-
-        def send(request: tuple[WalletCall, dict[str, Any]]) -> bool:
-            if failed.is_set() or not keep_going():
-                return False
-            answered = self._resend(*request)
-            if answered is None:
-                failed.set()
-            return bool(answered)
-
-        with ThreadPoolExecutor(RESEND_CONCURRENCY,
-                                thread_name_prefix="starfever-resend") as pool:
-            return int(first) + sum(pool.map(send, requests[1:]))
-
-    def _resend(self, row: WalletCall, fields: dict[str, Any]) -> bool | None:
-        """Send one due call: ``True`` acknowledged, ``False`` refused (final), ``None`` no
-        valid answer (postponed by its backoff)."""
-        try:
-            reply = self.client.call(row.kind, fields)
-        except WalletRefused as refused:
-            log.error("%s %s refused: %s", row.kind, row.transaction_id, refused,
-                      extra=call_fields(row.kind, row.transaction_id, row, fields["player_id"]))
-            self.mark(row.transaction_id, CallState.REFUSED, error=refused.code[:32])
-            return False
-        except WalletUnavailable as error:
-            log.warning("%s %s still not acknowledged (%s)", row.kind, row.transaction_id,
-                        error, extra=call_fields(row.kind, row.transaction_id, row,
-                                                 fields["player_id"]))
-            self.postpone(row)
-            return None
-        self.mark(row.transaction_id, CallState.ACKNOWLEDGED, reply=reply)
-        return True
+            found = conn.execute(_DUE if recovered is None else _DUE_RECOVERED,
+                                 {**params, "fresh": fresh}).all()
+        requests = [self._request_of(one) for one in found
+                    if one.transaction_id not in exclude]
+        return requests[:limit]
 
     def balance(self, principal: Principal) -> int:
         """The operator's balance of the player (the ``balance`` method)."""
@@ -659,17 +627,25 @@ class SeamlessWallet:
 _CALLS: Table = WalletCall.__table__  # type: ignore[assignment]
 _ACCOUNTS: Table = Account.__table__  # type: ignore[assignment]
 _SESSIONS: Table = SessionToken.__table__  # type: ignore[assignment]
-_DUE = (select(*_CALLS.c, _ACCOUNTS.c.external_id.label("player_id"),
-               _SESSIONS.c.operator_session, _SESSIONS.c.brand)
-        .join(_ACCOUNTS, _ACCOUNTS.c.id == _CALLS.c.account_id)
-        .outerjoin(_SESSIONS, _SESSIONS.c.id == _CALLS.c.session_id)
-        .where(_CALLS.c.status == CallState.PENDING,
-               _CALLS.c.kind.in_((CallKind.CREDIT, CallKind.ROLLBACK)),
-               _CALLS.c.next_attempt_at <= bindparam("now"),
-               or_(_CALLS.c.attempts > 0, _CALLS.c.created_at <= bindparam("fresh")))
-        .order_by(_CALLS.c.id).limit(RETRY_BATCH))
-"""The credits and rollbacks due to be resent (``Retrier``), with each player's id and its
-session's ``operator_session`` and ``brand`` (ADR 0081)."""
+def _due(*, recovered: bool) -> Select[Any]:
+    """The credits and rollbacks due to be resent (``resender``), with each player's id and
+    its session's ``operator_session`` and ``brand`` (ADR 0081); ``recovered``: also those
+    postponed before the wallet's recovery (``:recovered``), whatever their backoff."""
+    due = _CALLS.c.next_attempt_at <= bindparam("now")
+    if recovered:
+        due = or_(due, _CALLS.c.updated_at <= bindparam("recovered"))
+    return (select(*_CALLS.c, _ACCOUNTS.c.external_id.label("player_id"),
+                   _SESSIONS.c.operator_session, _SESSIONS.c.brand)
+            .join(_ACCOUNTS, _ACCOUNTS.c.id == _CALLS.c.account_id)
+            .outerjoin(_SESSIONS, _SESSIONS.c.id == _CALLS.c.session_id)
+            .where(_CALLS.c.status == CallState.PENDING,
+                   _CALLS.c.kind.in_((CallKind.CREDIT, CallKind.ROLLBACK)), due,
+                   or_(_CALLS.c.attempts > 0, _CALLS.c.created_at <= bindparam("fresh")))
+            .order_by(_CALLS.c.id).limit(bindparam("limit")))
+
+
+_DUE = _due(recovered=False)
+_DUE_RECOVERED = _due(recovered=True)
 _ONE = (select(*_CALLS.c, _ACCOUNTS.c.external_id.label("player_id"),
                _SESSIONS.c.operator_session, _SESSIONS.c.brand)
         .join(_ACCOUNTS, _ACCOUNTS.c.id == _CALLS.c.account_id)
@@ -678,68 +654,7 @@ _ONE = (select(*_CALLS.c, _ACCOUNTS.c.external_id.label("player_id"),
 """One call with its player's id and its session's ``operator_session`` and ``brand``."""
 
 
-class Retrier:
-    """The resender, a thread of every server process: every ``config.retry`` seconds the one
-    that holds the installation's lease (:data:`RESENDER_LEASE`) resends what is due, and
-    every third of the staleness it rolls back stale debits; the others only try to take the
-    lease (a read). The holder renews it before each call, so no two processes send at once
-    (the operator's idempotency would make it harmless, but every call of an outage's backlog
-    went out once per worker); one that stops hands it over, one that dies leaves it to
-    expire after :attr:`SeamlessWallet.lease_seconds` (ADR 0062)."""
-
-    def __init__(self, wallet: SeamlessWallet, lease: Lease | None = None) -> None:
-        self.wallet = wallet
-        self.lease = lease or Lease(wallet.db, RESENDER_LEASE, wallet.lease_seconds)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="starfever-wallet-retrier",
-                                        daemon=True)
-
-    def start(self) -> Retrier:
-        """Start the thread; returns self."""
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop the thread (after the call it is sending, if any) and hand the lease over."""
-        self._stop.set()
-        self._thread.join(timeout=self.wallet.config.timeout + 5)
-        if not self._thread.is_alive():  # (one still sending keeps it until it expires)
-            try:
-                self.lease.release()
-            except Exception:  # the database is gone: the lease expires on its own
-                log.warning("the resender's lease was not released; it expires in %.0f s",
-                            self.lease.ttl)
-
-    def _keep_going(self) -> bool:
-        return not self._stop.is_set() and self.lease.hold()
-
-    def _run(self) -> None:
-        # the search for stale debits runs every third of the staleness, not at every retry:
-        # a debit left without its round is rolled back between 1 and 1 1/3 staleness after it
-        # (it reads only the debits without a round: those of spins in flight, and those
-        # recorded before migration 0014, which it checks against the rounds)
-        every = self.wallet.stale.total_seconds() / 3
-        searched = float("-inf")
-        while not self._stop.wait(self.wallet.config.retry):
-            try:
-                if not self.lease.hold():
-                    continue  # another process resends
-                if time.monotonic() - searched >= every \
-                        and self.wallet.roll_back_stale_debits() < RETRY_BATCH:
-                    searched = time.monotonic()  # (a full batch: look again at the next tick)
-                while self.wallet.resend_due(self._keep_going) >= RETRY_BATCH:
-                    pass  # a full batch answered: the backlog's next one at once
-            except Exception as error:  # keep retrying: the next round may find the
-                # database back (a failover: a new primary, reached by a new connection)
-                if database_unavailable(error):
-                    log.warning("the wallet retrier cannot reach the database; trying "
-                                "again: %s", str(getattr(error, "orig", error)).strip()[:200])
-                else:
-                    log.exception("the wallet retrier failed; trying again")
-
-
 __all__ = [
-    "Retrier",
     "SeamlessWallet",
     "TransactionIds",
     "WalletMisconfigured",
