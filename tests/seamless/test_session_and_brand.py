@@ -255,8 +255,9 @@ def test_the_reports_break_the_spins_down_by_brand(app: App, wallet: OperatorWal
     finally:
         db.dispose()
     rows = list(csv.DictReader(io.StringIO(as_csv(report, "brand"))))
-    assert list(rows[0]) == ["period", "currency", "markets", "brand", "rounds", "bets", "wins", "jackpot_wins", "ggr",
-                             "rtp", "contributions", "refills", "jackpot_hits",
+    assert list(rows[0]) == ["period", "currency", "markets", "brand", "rounds", "bets",
+                             "wins", "jackpot_wins", "ggr", "rtp", "contributions",
+                             "refills", "jackpot_hits",
                              "star_wild_rounds", "hold_and_cash_rounds", "unpaid_rounds",
                              "unpaid_wins", "free_rounds", "free_round_wins",
                              "settled_rounds", "settled_wins"]
