@@ -140,6 +140,30 @@ def test_the_back_offices_rtp_rows_are_of_one_currency(served: Server) -> None:
     assert refused.json()["error"]["code"] == "currency_not_served"
 
 
+def test_the_round_search_finds_a_win_in_the_currency_named(served: Server) -> None:
+    """``min_win`` is minor units of ``currency`` and keeps to its rounds; where two are
+    served it needs one (``422 currency_needed``), and one not served is refused."""
+    _play(served, "GBP", 4, 2)
+    _play(served, "EUR", 4, 2)
+    with served.engine().connect() as conn:
+        stored = list(conn.execute(select(Round.id, Round.currency, Round.total_win)))
+    for code in ("GBP", "EUR"):
+        found = expect(served.call("GET", f"/operator/rounds?currency={code}&min_win=0"
+                                   "&limit=200", served.operator_token), 200).json()["rounds"]
+        assert sorted(r["id"] for r in found) == sorted(i for i, c, _ in stored if c == code)
+        assert {r["currency"] for r in found} == {code}
+    floor = max(w for _, c, w in stored if c == "GBP")
+    found = expect(served.call("GET", f"/operator/rounds?currency=GBP&min_win={floor}",
+                               served.operator_token), 200).json()["rounds"]
+    assert sorted(r["id"] for r in found) == sorted(
+        i for i, c, w in stored if c == "GBP" and w >= floor)
+    for query, code in (("min_win=1", "currency_needed"),
+                        ("currency=USD&min_win=1", "currency_not_served"),
+                        ("currency=USD", "currency_not_served")):
+        refused = served.call("GET", f"/operator/rounds?{query}", served.operator_token)
+        assert refused.status_code == 422 and refused.json()["error"]["code"] == code, query
+
+
 MONEY_SERIES = ("starfever_rounds_total", "starfever_bets_cents_total",
                 "starfever_wins_cents_total", "starfever_rounds_stored",
                 "starfever_rtp_realised_minus_theoretical")
