@@ -3,19 +3,20 @@
 Two kinds (ADR 0019):
 
 - **process counters and histograms**, counted where things happen: rounds, bets and wins in
-  cents per bet class (non-test rounds, after their batch committed), the settle transaction's
-  duration and batch size, HTTP requests, the operator wallet's call latency and failures,
-  failed log-ins. ``starfever serve`` runs every worker in ``prometheus_client``'s
-  multiprocess mode (``PROMETHEUS_MULTIPROC_DIR``, a fresh directory per start), so a scrape
-  of any worker answers the sum over all workers of that server; several machines are several
-  scrape targets, summed in PromQL.
+  minor units per currency and bet class (non-test rounds, after their batch committed; never
+  a sum of two currencies, ADR 0078), the settle transaction's duration and batch size, HTTP
+  requests, the operator wallet's call latency and failures, failed log-ins. ``starfever
+  serve`` runs every worker in ``prometheus_client``'s multiprocess mode
+  (``PROMETHEUS_MULTIPROC_DIR``, a fresh directory per start), so a scrape of any worker
+  answers the sum over all workers of that server; several machines are several scrape
+  targets, summed in PromQL.
 - **database gauges**, read at scrape time, the same from every worker and machine: the €€€
-  pool and its refills, operator mode's pending credits, and per model and bet class the
-  realised game RTP minus the theoretical one, with the 99 % interval's half width (for models
-  whose exact figures are cached: the shipped ones, and any ``starfever rtp`` has seen; a
-  scrape never spends the seconds of computing them). Their sums
-  are kept per process and extended by the rounds stored since the last scrape (round ids only
-  grow), so a scrape reads only new rows.
+  pool and its refills, operator mode's pending credits, and per model, currency and bet
+  class the realised game RTP minus the theoretical one, with the 99 % interval's half width
+  (for models whose exact figures are cached: the shipped ones, and any ``starfever rtp`` has
+  seen; a scrape never spends the seconds of computing them). Their sums are kept per process
+  and extended by the rounds stored since the last scrape (round ids only grow), so a scrape
+  reads only new rows.
 
 Operator mode adds the **wallet probe's gauges** (``starfever_wallet_up``, the last probe's
 seconds; the most recent probe of any worker), and every server the **process and runtime
@@ -62,12 +63,12 @@ if TYPE_CHECKING:
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
-ROUNDS = Counter("starfever_rounds", "Rounds settled (test rounds left out)", ["line_bet"],
-                 registry=None)
-BETS = Counter("starfever_bets_cents", "Total bets of settled rounds, in cents", ["line_bet"],
-               registry=None)
-WINS = Counter("starfever_wins_cents", "Total wins (EUR shares included) of settled rounds, "
-               "in cents", ["line_bet"], registry=None)
+ROUNDS = Counter("starfever_rounds", "Rounds settled (test rounds left out)",
+                 ["currency", "line_bet"], registry=None)
+BETS = Counter("starfever_bets_cents", "Total bets of settled rounds, in minor units of their "
+               "currency", ["currency", "line_bet"], registry=None)
+WINS = Counter("starfever_wins_cents", "Total wins (€€€ shares included) of settled rounds, "
+               "in minor units of their currency", ["currency", "line_bet"], registry=None)
 SETTLE_SECONDS = Histogram(
     "starfever_settle_seconds", "Duration of one settle transaction (a batch of spins)",
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5), registry=None)
@@ -119,19 +120,21 @@ def observe_batch(rounds: Sequence[Mapping[str, Any]], seconds: float, size: int
     """A committed settle transaction: its duration and size, and its rounds' money."""
     SETTLE_SECONDS.observe(seconds)
     BATCH_SIZE.observe(size)
-    sums: dict[int, list[int]] = {}  # per line bet: rounds, bets, wins (one update each)
+    # per currency and line bet: rounds, bets, wins (one update each); a line bet is a
+    # number of minor units of its round's currency, so two currencies never share a series
+    sums: dict[tuple[str, int], list[int]] = {}
     for r in rounds:
         if r.get("test"):
             continue
-        found = sums.setdefault(r["line_bet"], [0, 0, 0])
+        found = sums.setdefault((r.get("currency") or "EUR", r["line_bet"]), [0, 0, 0])
         found[0] += 1
         found[1] += r["total_bet"]
         found[2] += r["total_win"]
-    for line_bet, (count, bets, wins) in sums.items():
+    for (currency, line_bet), (count, bets, wins) in sums.items():
         label = str(line_bet)
-        ROUNDS.labels(label).inc(count)
-        BETS.labels(label).inc(bets)
-        WINS.labels(label).inc(wins)
+        ROUNDS.labels(currency, label).inc(count)
+        BETS.labels(currency, label).inc(bets)
+        WINS.labels(currency, label).inc(wins)
 
 
 def observe_wallet_call(method: str, seconds: float, failure: str | None) -> None:
@@ -246,21 +249,23 @@ def _worker_pids() -> list[int]:
 
 
 class _RtpSums:
-    """Per-process running sums of the non-test rounds, per model, version and bet class."""
+    """Per-process running sums of the non-test rounds, per model, version, currency and bet
+    class (a bet class is minor units of its currency: two currencies are never one row)."""
 
     def __init__(self) -> None:
         self.last_id = 0
-        self.rows: dict[tuple[str, str, int], RtpRow] = {}
+        self.rows: dict[tuple[str, str, str, int], RtpRow] = {}
         self.lock = threading.Lock()
 
-    def update(self, db: Database) -> list[RtpRow]:
+    def update(self, db: Database) -> list[tuple[str, RtpRow]]:
+        """Every row so far, each with its currency."""
         game = Round.total_win - Round.progressive_win
         with self.lock:
             with db.read() as session:
                 top = session.scalar(select(func.max(Round.id))) or 0
                 if top > self.last_id:
-                    query = (select(Round.model_name, Round.model_version, Round.line_bet,
-                                    func.count(), func.sum(Round.total_bet),
+                    query = (select(Round.model_name, Round.model_version, Round.currency,
+                                    Round.line_bet, func.count(), func.sum(Round.total_bet),
                                     func.sum(Round.total_win), func.sum(Round.progressive_win),
                                     func.sum(cast(game, Float) * cast(game, Float)),
                                     func.sum(cast(game, Float) * cast(Round.total_bet, Float)),
@@ -268,14 +273,16 @@ class _RtpSums:
                                              * cast(Round.total_bet, Float)))
                              .where(Round.id > self.last_id, Round.id <= top,
                                     Round.test.is_(False))
-                             .group_by(Round.model_name, Round.model_version, Round.line_bet))
-                    for name, version, bet, n, tb, tw, pw, gsq, gb, bsq in session.execute(query):
-                        key = (name, version, int(bet))
+                             .group_by(Round.model_name, Round.model_version, Round.currency,
+                                       Round.line_bet))
+                    for name, version, code, bet, n, tb, tw, pw, gsq, gb, bsq in \
+                            session.execute(query):
+                        key = (name, version, code or "EUR", int(bet))
                         row = self.rows.setdefault(key, RtpRow(name, version, int(bet)))
                         row.add(RtpRow(name, version, int(bet), int(n), int(tb), int(tw),
                                        int(pw), float(gsq), float(gb), float(bsq)))
                     self.last_id = top
-            return [self.rows[k] for k in sorted(self.rows)]
+            return [(k[2], self.rows[k]) for k in sorted(self.rows)]
 
 
 _sums: dict[int, _RtpSums] = {}
@@ -331,18 +338,19 @@ class DatabaseCollector(Collector):
         for code in sorted({row.currency for row in rows} | set(refused)):
             unpaid_cents.add_metric([code], refused.get(code, (0, 0))[1])
         yield from (pool, refills, hits, pending, unpaid_wins, unpaid_cents)
-        labels = ["model", "version", "line_bet"]
+        labels = ["model", "version", "currency", "line_bet"]
         drift = GaugeMetricFamily("starfever_rtp_realised_minus_theoretical",
-                                  "Realised game RTP (EUR shares left out) minus the exact "
-                                  "theoretical one, over every non-test round", labels=labels)
+                                  "Realised game RTP (€€€ shares left out) minus the exact "
+                                  "theoretical one, over every non-test round of the currency "
+                                  "and bet class", labels=labels)
         half = GaugeMetricFamily("starfever_rtp_interval_99_half_width",
                                  "Half width of the realised game RTP's 99 % interval",
                                  labels=labels)
         stored = GaugeMetricFamily("starfever_rounds_stored", "Non-test rounds in the database",
                                    labels=labels)
         sums = _sums.setdefault(id(self.db), _RtpSums())
-        for r in sums.update(self.db):
-            key = [r.model_name, r.model_version, str(r.line_bet)]
+        for code, r in sums.update(self.db):
+            key = [r.model_name, r.model_version, code, str(r.line_bet)]
             stored.add_metric(key, r.rounds)
             if not _known_figures(r.model_name, r.model_version):
                 continue

@@ -472,15 +472,25 @@ class CashierLinePublic(Public):
     created_at: datetime
 
 
+class PlayerTotalsPublic(Public):
+    currency: str
+    rounds: int
+    total_bet: int
+    total_win: int
+
+
 class PlayerFilePublic(PlayerLinePublic):
     birth_date: date | None
     limits: LimitsPublic | None
     play_started_at: datetime | None
     net_result: int
     rounds: int
-    total_bet: int
-    total_win: int
+    total_bet: int | None
+    """``None`` where the player's rounds are of several currencies (see ``totals``)."""
+    total_win: int | None
     cashier: list[CashierLinePublic]
+    totals: list[PlayerTotalsPublic] = []
+    """Rounds, bets and wins per currency (ADR 0078): never a sum of two currencies."""
 
 
 class PlayerSearchPublic(Public):
@@ -784,6 +794,8 @@ class DemoSessionPublic(Public):
     token: str
     expires_at: datetime
     balance: int
+    currency: str = "EUR"
+    """The currency its amounts are shown in: its operator launch's, else the first served."""
     demo: bool = True
 
 

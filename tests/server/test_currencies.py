@@ -184,6 +184,49 @@ def test_reports_and_meters_split_per_currency(served: Server) -> None:
     assert 'starfever_pool_cents{currency="GBP"}' in metrics
 
 
+def test_the_free_rounds_page_gives_each_grant_and_campaign_in_its_currency(
+        served: Server) -> None:
+    """One campaign for a GBP and an EUR player, each playing its free round in its wallet's
+    currency: the back office lists the campaign's cost per currency (each the sum of its own
+    rounds), each grant in its currency, and a grant made alone and not yet played in its
+    player's wallet's currency (ADR 0078)."""
+    players = {code: served.player(deposit=1_000, currency=code) for code in ("GBP", "EUR")}
+    start = served.now().replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    campaign = f"cur-{uuid.uuid4().hex[:10]}"
+    expect(served.call("POST", "/operator/free-rounds/campaigns", served.operator_token, json={
+        "campaign_id": campaign, "players": [name for name, _ in players.values()],
+        "rounds": 1, "line_bet": 2, "starts_at": start,
+        "ends_at": start.replace(start[:4], str(int(start[:4]) + 1))}), 201)
+    for _, token in players.values():
+        [grant] = expect(served.call("GET", "/free-rounds", token), 200).json()["grants"]
+        expect(served.call("POST", "/spins", token, json={"line_bet": 2, "grant_id": grant["id"]},
+                           headers={"Idempotency-Key": uuid.uuid4().hex}), 201)
+    alone = f"alone-{uuid.uuid4().hex[:10]}"
+    expect(served.call("POST", "/operator/free-rounds/grants", served.operator_token, json={
+        "grant_id": alone, "player_id": players["GBP"][0], "rounds": 2, "line_bet": 3}), 201)
+    listed = expect(served.call("GET", "/operator/free-rounds", served.operator_token),
+                    200).json()
+    [shown] = [c for c in listed["campaigns"] if c["campaign_id"] == campaign]
+    for cost in shown["costs"]:
+        mine = [r for r in _rounds(served, cost["currency"]) if r.grant_id is not None
+                and r.line_bet == 2 and r.account_id in _accounts(served, players)]
+        assert cost["rounds_played"] == len(mine) == 1
+        assert cost["winnings"] == sum(r.paid_win for r in mine)
+        assert cost["jackpot_funding"] == sum(r.contribution for r in mine)
+    assert [c["currency"] for c in shown["costs"]] == ["EUR", "GBP"]
+    grants = {g["grant_id"]: g for g in listed["grants"]}
+    mine = [g for g in grants.values() if g["campaign_id"] == campaign]
+    assert sorted(g["currency"] for g in mine) == ["EUR", "GBP"]
+    assert all([c["currency"] for c in g["costs"]] == [g["currency"]] for g in mine)
+    assert grants[alone]["currency"] == "GBP" and grants[alone]["costs"] == []
+
+
+def _accounts(server: Server, players: dict[str, tuple[str, str]]) -> set[int]:
+    with server.engine().connect() as conn:
+        return set(conn.scalars(select(Account.id).where(
+            Account.username.in_([name for name, _ in players.values()]))))
+
+
 @pytest.fixture(scope="module")
 def wallet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OperatorWallet]:
     started = OperatorWallet(tmp_path_factory.mktemp("operator-wallet"))
@@ -222,6 +265,55 @@ def test_a_launch_names_its_currency_and_one_not_served_is_refused(
         rounds = _rounds(server, "GBP")
         assert len(rounds) == 1 and _pools(server)["GBP"].contributions == rounds[0].contribution
         assert _pools(server)["EUR"].contributions == 0
+        _one_player_in_two_currencies(server, wallet, player_id)
+        _a_demo_launch_keeps_its_currency(server, wallet, player_id)
     finally:
         server.stop()
         databases.drop(server.database_url)
+
+
+def _one_player_in_two_currencies(server: Server, wallet: OperatorWallet,
+                                  player_id: str) -> None:
+    """The same operator player launched in EUR too (after GBP): the back office's file gives
+    rounds, bets and wins per currency, never one sum of pence and cents (ADR 0078)."""
+    url = expect(signed_launch(server, wallet.secret, player_id, currency="EUR"),
+                 200).json()["url"]
+    token = expect(server.call("POST", "/sessions", json={
+        "launch_token": parse_qs(urlparse(url).query)["launch"][0]}), 201).json()["token"]
+    for _ in range(2):
+        expect(server.spin(token, line_bet=5), 201)
+    [line] = expect(server.call("GET", f"/operator/search/players?q={player_id}",
+                                server.operator_token), 200).json()["players"]
+    file = expect(server.call("GET", f"/operator/players/{line['username']}",
+                              server.operator_token), 200).json()
+    with server.engine().connect() as conn:
+        stored = {code: (n, bets, wins) for code, n, bets, wins in conn.execute(
+            select(Round.currency, func.count(), func.sum(Round.total_bet),
+                   func.sum(Round.total_win)).group_by(Round.currency))}
+    assert {t["currency"]: (t["rounds"], t["total_bet"], t["total_win"])
+            for t in file["totals"]} == stored
+    assert set(stored) == {"EUR", "GBP"} and file["rounds"] == 3
+    assert file["total_bet"] is None and file["total_win"] is None  # no sum of two currencies
+
+
+def _a_demo_launch_keeps_its_currency(server: Server, wallet: OperatorWallet,
+                                      player_id: str) -> None:
+    """A demo launch in GBP opens a demo session whose amounts are in pounds; its token names
+    the currency under the stored hash, so another currency in it is no token."""
+    url = expect(signed_launch(server, wallet.secret, player_id, currency="GBP", mode="demo"),
+                 200).json()["url"]
+    launch = parse_qs(urlparse(url).query)["demo_launch"][0]
+    opened = expect(server.call("POST", "/demo/sessions", json={"launch_token": launch}),
+                    201).json()
+    assert opened["currency"] == "GBP"
+    shown = expect(server.call("GET", "/demo/wallet", opened["token"]), 200).json()
+    assert (shown["currency"], shown["balance"]) == ("GBP", opened["balance"])
+    forged = opened["token"].rsplit(".", 1)[0] + ".EUR"
+    refused = server.call("GET", "/demo/wallet", forged)
+    assert refused.status_code == 401
+    assert refused.json()["error"]["code"] == "invalid_demo_token"
+    plain = expect(signed_launch(server, wallet.secret, player_id, mode="demo"), 200).json()
+    token = expect(server.call("POST", "/demo/sessions", json={
+        "launch_token": parse_qs(urlparse(plain["url"]).query)["demo_launch"][0]}),
+        201).json()["token"]
+    assert expect(server.call("GET", "/demo/wallet", token), 200).json()["currency"] == "EUR"

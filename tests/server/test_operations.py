@@ -92,10 +92,11 @@ def test_metrics_sum_every_worker_and_match_the_database(
                                      "GROUP BY line_bet")).all()
             pool = conn.execute(text("SELECT amount FROM jackpot_pool")).scalar_one()
         for line_bet, n, bets, wins in rows:
-            assert found[f"starfever_rounds_total{{line_bet={line_bet}}}"] == n
-            assert found[f"starfever_bets_cents_total{{line_bet={line_bet}}}"] == bets
-            assert found[f"starfever_wins_cents_total{{line_bet={line_bet}}}"] == wins
-            stored = f"line_bet={line_bet},model=default,version={DEFAULT_VERSION}"
+            key = f"currency=EUR,line_bet={line_bet}"
+            assert found[f"starfever_rounds_total{{{key}}}"] == n
+            assert found[f"starfever_bets_cents_total{{{key}}}"] == bets
+            assert found[f"starfever_wins_cents_total{{{key}}}"] == wins
+            stored = f"{key},model=default,version={DEFAULT_VERSION}"
             assert found[f"starfever_rounds_stored{{{stored}}}"] == n
             assert f"starfever_rtp_realised_minus_theoretical{{{stored}}}" in found
         assert total(found, "starfever_settle_batch_size_count") >= 6
@@ -112,7 +113,8 @@ def test_metrics_sum_every_worker_and_match_the_database(
         # a second scrape reads only what is new, and agrees
         expect(server.spin(token, line_bet=1), 201)
         again = samples(server)
-        one = f"starfever_rounds_stored{{line_bet=1,model=default,version={DEFAULT_VERSION}}}"
+        one = (f"starfever_rounds_stored{{currency=EUR,line_bet=1,model=default,"
+               f"version={DEFAULT_VERSION}}}")
         assert again[one] == found[one] + 1
     finally:
         server.stop()

@@ -3,7 +3,8 @@ serve --market uk --currency GBP,EUR`` of two workers, on SQLite and PostgreSQL:
 answer, the player's history and recall, the back office's round search, the round-details
 page and the stored row say ``uk`` and the round's currency; the market is chained (the audit
 fails when it is changed or erased, and passes again once it is put back); the reports name the
-markets of their rounds; the back office's RTP rows are of one currency, never a sum of two."""
+markets of their rounds; the back office's RTP rows and ``/metrics``' money series are of one
+currency, never a sum of two."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import select, update
+from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy import func, select, update
 
 from starfever.server.models import Round
 from tests.harness import (
@@ -136,6 +138,70 @@ def test_the_back_offices_rtp_rows_are_of_one_currency(served: Server) -> None:
     refused = served.call("GET", "/operator/rtp?currency=USD", served.operator_token)
     assert refused.status_code == 422
     assert refused.json()["error"]["code"] == "currency_not_served"
+
+
+def test_the_round_search_finds_a_win_in_the_currency_named(served: Server) -> None:
+    """``min_win`` is minor units of ``currency`` and keeps to its rounds; where two are
+    served it needs one (``422 currency_needed``), and one not served is refused."""
+    _play(served, "GBP", 4, 2)
+    _play(served, "EUR", 4, 2)
+    with served.engine().connect() as conn:
+        stored = list(conn.execute(select(Round.id, Round.currency, Round.total_win)))
+    for code in ("GBP", "EUR"):
+        found = expect(served.call("GET", f"/operator/rounds?currency={code}&min_win=0"
+                                   "&limit=200", served.operator_token), 200).json()["rounds"]
+        assert sorted(r["id"] for r in found) == sorted(i for i, c, _ in stored if c == code)
+        assert {r["currency"] for r in found} == {code}
+    floor = max(w for _, c, w in stored if c == "GBP")
+    found = expect(served.call("GET", f"/operator/rounds?currency=GBP&min_win={floor}",
+                               served.operator_token), 200).json()["rounds"]
+    assert sorted(r["id"] for r in found) == sorted(
+        i for i, c, w in stored if c == "GBP" and w >= floor)
+    for query, code in (("min_win=1", "currency_needed"),
+                        ("currency=USD&min_win=1", "currency_not_served"),
+                        ("currency=USD", "currency_not_served")):
+        refused = served.call("GET", f"/operator/rounds?{query}", served.operator_token)
+        assert refused.status_code == 422 and refused.json()["error"]["code"] == code, query
+
+
+MONEY_SERIES = ("starfever_rounds_total", "starfever_bets_cents_total",
+                "starfever_wins_cents_total", "starfever_rounds_stored",
+                "starfever_rtp_realised_minus_theoretical")
+
+
+def _scrape(server: Server) -> list[tuple[str, dict[str, str], float]]:
+    text = expect(server.http.get(f"{server.url}/metrics"), 200).text
+    return [(sample.name, sample.labels, sample.value)
+            for family in text_string_to_metric_families(text) for sample in family.samples
+            if sample.name in MONEY_SERIES]
+
+
+def test_the_metrics_money_series_are_of_one_currency_each(served: Server) -> None:
+    """Two currencies' rounds of one line bet land in two label sets (summed over both
+    workers), each equal to its own currency's rounds in the database: never one sum."""
+    _play(served, "GBP", 3, 3)
+    _play(served, "EUR", 3, 2)
+    with served.engine().connect() as conn:
+        stored = {row.currency: row for row in conn.execute(
+            select(Round.currency, func.count().label("n"),
+                   func.sum(Round.total_bet).label("bets"),
+                   func.sum(Round.total_win).label("wins"))
+            .where(Round.line_bet == 3, Round.test.is_(False)).group_by(Round.currency))}
+    assert set(stored) == {"GBP", "EUR"}
+    assert (stored["GBP"].n, stored["EUR"].n) == (3, 2)
+    found = _scrape(served)
+    assert found and all("currency" in labels for _, labels, _ in found), found
+    for code, row in stored.items():
+        mine = {name: value for name, labels, value in found
+                if labels["line_bet"] == "3" and labels["currency"] == code}
+        assert mine["starfever_rounds_total"] == row.n
+        assert mine["starfever_bets_cents_total"] == row.bets
+        assert mine["starfever_wins_cents_total"] == row.wins
+        assert mine["starfever_rounds_stored"] == row.n
+        assert "starfever_rtp_realised_minus_theoretical" in mine
+    both = [value for name, labels, value in found
+            if name == "starfever_bets_cents_total" and labels["line_bet"] == "3"]
+    assert sorted(both) == sorted(int(row.bets) for row in stored.values())
 
 
 def test_a_changed_or_erased_market_fails_the_audit_and_an_unrecorded_one_is_reported(

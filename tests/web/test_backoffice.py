@@ -207,7 +207,7 @@ def test_a_round_is_found_and_replayed_with_the_players_renderer(
     office.tab("rounds")
     page.fill("[data-testid=rs-min]", "0.001")  # finer than a cent: refused, not guessed
     page.click("[data-testid=rs-search]")
-    office.wait_text("#status", "not an amount in euros")
+    office.wait_text("#status", "not an amount in EUR")
     page.fill("[data-testid=rs-min]", "")
     page.fill("[data-testid=rs-player]", played["name"])
     page.select_option("[data-testid=rs-feature]", "hold_and_cash")

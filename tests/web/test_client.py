@@ -390,6 +390,12 @@ def test_money_and_timeline_logic(game: Game) -> None:
         "1.234.567": 123_456_700, " 5 € ": 500, "x": None, "0.001": None, "12.505": None,
         "1.234": None, "1,234": None, "1.234.56": None, "1,2,3": None, ".5": None, "-5": None,
         "": None, "1e3": None}
+    # by a currency's exponent: whole units only at 0, a tenth of a minor unit refused at 3
+    exponents = {(text, e): game.page.evaluate(f"{lib}.parseAmount({text!r}, {e})") for text, e in (
+        ("1.234", 0), ("1234", 0), ("12.5", 0), ("12.5", 3), ("1,234.567", 3), ("0.0001", 3))}
+    assert exponents == {("1.234", 0): None, ("1234", 0): 1234, ("12.5", 0): None,
+                         ("12.5", 3): 12_500, ("1,234.567", 3): 1_234_567,
+                         ("0.0001", 3): None}
     scenes = game.page.evaluate(f"""{lib}.buildTimeline([
         {{type: 'reveal', phase: 'base', stops: [0,0,0,0,0], grid: []}},
         {{type: 'line_win', phase: 'base', line: 1, symbol: 'BAR', count: 3, multiplier: 1,

@@ -128,3 +128,60 @@ def test_the_back_office_shows_one_currency_at_a_time_and_rounds_in_their_own(
         assert "market at · GBP" in facts and "total bet £0.60" in facts and "€0.60" not in facts
     finally:
         context.close()
+
+
+def test_the_round_search_and_free_rounds_pages_name_each_amounts_currency(
+        browser: Any, two_currencies: Server) -> None:
+    """The round search's "win at least" is in the currency picked (its label says which; none
+    picked with two served: refused, nothing asked); the free-rounds page shows a GBP player's
+    grant in pounds and an EUR one's in euros (ADR 0078)."""
+    import pyotp
+
+    from tests.harness import OPERATOR_PASSWORD, create_operator
+    from tests.web.browser import backoffice_log_in
+
+    server = two_currencies
+    name = f"bo{uuid.uuid4().hex[:10]}"
+    secret = create_operator(server.database_url, name)
+    gbp_name, gbp = server.player(deposit=5_000, currency="GBP")
+    eur_name, _ = server.player(deposit=5_000, currency="EUR")
+    spun = expect(server.spin(gbp, line_bet=4), 201).json()["round"]
+    for player, code in ((gbp_name, "GBP"), (eur_name, "EUR")):
+        expect(server.call("POST", "/operator/free-rounds/grants", server.operator_token, json={
+            "grant_id": f"g-{code}-{player}", "player_id": player, "rounds": 2,
+            "line_bet": 5}), 201)
+    context = browser.new_context(viewport={"width": 1366, "height": 900}, locale="en-GB")
+    page = context.new_page()
+    try:
+        page.goto(f"{server.url}/operator")
+        page.wait_for_function("window.__backofficePage && window.__backofficePage.ready")
+        backoffice_log_in(page, name, OPERATOR_PASSWORD, pyotp.TOTP(secret).now())
+        page.wait_for_selector("#shell:not([hidden])")
+        page.click("[data-testid=tab-rounds]")
+        page.wait_for_function("() => document.querySelectorAll('#rs-currency option')"
+                               ".length == 3")
+        assert page.inner_text("[data-testid=rs-min-label]") == \
+            "Win at least (choose a currency)"
+        page.fill("[data-testid=rs-player]", gbp_name)
+        page.fill("[data-testid=rs-min]", "0")
+        page.click("[data-testid=rs-search]")
+        page.wait_for_function("() => document.querySelector('#status').textContent"
+                               ".includes('currency_needed')")
+        page.select_option("[data-testid=rs-currency]", "GBP")
+        assert page.inner_text("[data-testid=rs-min-label]") == "Win at least (GBP)"
+        page.click("[data-testid=rs-search]")
+        page.wait_for_selector(f"#rounds-body tr[data-round='{spun['id']}']")
+        assert "£0.80" in page.inner_text(f"#rounds-body tr[data-round='{spun['id']}']")
+        page.select_option("[data-testid=rs-currency]", "EUR")
+        page.click("[data-testid=rs-search]")
+        page.wait_for_function("() => document.querySelector('#rounds-body').textContent"
+                               ".includes('No round matches')")
+        page.click("[data-testid=tab-freerounds]")
+        page.wait_for_function("!document.body.dataset.loading")
+        for player, code, symbol in ((gbp_name, "GBP", "£"), (eur_name, "EUR", "€")):
+            row = page.locator(f"#fr-grants tr:has-text('g-{code}-{player}')")
+            assert row.get_attribute("data-currency") == code
+            cells = row.locator("td.num").all_inner_texts()
+            assert cells[1] == f"{symbol}0.05", cells  # the line bet in the player's currency
+    finally:
+        context.close()

@@ -59,6 +59,16 @@ class CashierLine:
 
 
 @dataclass(frozen=True, slots=True)
+class PlayerTotals:
+    """A player's rounds, bets and wins in one currency (a free round stakes nothing)."""
+
+    currency: str
+    rounds: int
+    total_bet: int
+    total_win: int
+
+
+@dataclass(frozen=True, slots=True)
 class PlayerFile:
     """One player in full, for the back office."""
 
@@ -69,9 +79,13 @@ class PlayerFile:
     play_started_at: datetime | None
     net_result: int
     rounds: int
-    total_bet: int
-    total_win: int
+    total_bet: int | None
+    """The bets of every round where they are of one currency; ``None`` where the player
+    played in several (operator mode: a launch per currency), never a sum of two."""
+    total_win: int | None
     cashier: list[CashierLine]
+    totals: list[PlayerTotals] = field(default_factory=list)
+    """The rounds, bets and wins per currency, by code (ADR 0078)."""
 
 
 def _excluded(until: datetime | None, now: datetime) -> datetime | None:
@@ -124,11 +138,13 @@ def player_file(db: Database, settings: Settings, username: str, *,
         currency = None if wallet is None else str(wallet.currency)
         limits = None if operator_mode else protection.limit_state(session, settings, account,
                                                                    now)
-        n, bet, win = session.execute(
-            select(func.count(), func.coalesce(func.sum(  # a free round stakes nothing
-                       case((Round.grant_id.is_(None), Round.total_bet), else_=0)), 0),
+        totals = [PlayerTotals(str(code or "EUR"), int(n), int(bet), int(win))
+                  for code, n, bet, win in session.execute(
+            select(Round.currency, func.count(), func.coalesce(func.sum(  # a free round
+                       case((Round.grant_id.is_(None), Round.total_bet), else_=0)), 0),  # stakes 0
                    func.coalesce(func.sum(func.coalesce(Round.paid_win, Round.total_win)), 0))
-            .where(Round.account_id == account.id)).one()
+            .where(Round.account_id == account.id).group_by(Round.currency)
+            .order_by(Round.currency))]
         entries = session.scalars(
             select(LedgerEntry).where(LedgerEntry.book == WALLET,
                                       LedgerEntry.account_id == account.id,
@@ -141,10 +157,19 @@ def player_file(db: Database, settings: Settings, username: str, *,
                             external_id=account.external_id, currency=currency),
             birth_date=account.birth_date, limits=limits,
             play_started_at=account.play_started_at, net_result=account.net_result,
-            rounds=int(n), total_bet=int(bet), total_win=int(win),
+            rounds=sum(t.rounds for t in totals),
+            total_bet=_one_currency(totals, "total_bet"),
+            total_win=_one_currency(totals, "total_win"), totals=totals,
             cashier=[CashierLine(id=e.id, kind=e.kind, amount=e.amount,
                                  balance_after=e.balance_after, created_at=e.created_at)
                      for e in entries])
+
+
+def _one_currency(totals: list[PlayerTotals], name: str) -> int | None:
+    """The figure where the rounds are of one currency (0 with none); ``None`` with several."""
+    if len(totals) > 1:
+        return None
+    return int(getattr(totals[0], name)) if totals else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +190,8 @@ class RoundFilter:
     """Star Fever's id of one of the round's wallet calls."""
     operator_transaction_id: str | None = None
     """The operator's id of one of the round's wallet calls."""
+    currency: str | None = None
+    """Only rounds of this currency; ``min_win`` is in its minor units (ADR 0078)."""
 
 
 def search_rounds(db: Database, wanted: RoundFilter,
@@ -187,6 +214,8 @@ def search_rounds(db: Database, wanted: RoundFilter,
         query = query.where(Round.feature.is_(None))
     elif wanted.feature is not None:
         query = query.where(Round.feature == wanted.feature)
+    if wanted.currency is not None:
+        query = query.where(Round.currency == wanted.currency)
     if wanted.min_win is not None:
         query = query.where(Round.total_win >= wanted.min_win)
     if wanted.before is not None:

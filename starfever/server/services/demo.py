@@ -123,11 +123,28 @@ def open_session(db: Database, settings: Settings, market: MarketProfile,
     raise RuntimeError("the demo rate row could not be made or found")
 
 
-def launch(db: Database, settings: Settings, launch_id: str, address: str) -> tuple[str, datetime]:
+def _with_currency(token: str, currency: str | None) -> str:
+    """``token`` naming ``currency`` after a ``.`` (never in ``token_urlsafe``'s alphabet): a
+    demo session has no currency column (ADR 0078), so its launch's currency travels in its
+    tokens, whose stored hash covers it (a token with another currency is no token)."""
+    return token if currency is None else f"{token}.{currency}"
+
+
+def currency_of(settings: Settings, token: str) -> str:
+    """The currency a demo token names (its operator launch's), if served; else the first
+    served (the stand-alone page's "Play for fun", and every token made before)."""
+    _, dot, code = token.rpartition(".")
+    return code if dot and code in settings.served_currencies else \
+        settings.served_currencies[0]
+
+
+def launch(db: Database, settings: Settings, launch_id: str, address: str,
+           currency: str | None = None) -> tuple[str, datetime]:
     """The operator's demo launch: a single-use launch token (``409 launch_replayed`` for a
-    ``launch_id`` seen before); the market was checked by the caller."""
+    ``launch_id`` seen before) that names the launch's ``currency``; the market was checked
+    by the caller."""
     now = utcnow()
-    token = secrets.token_urlsafe(32)
+    token = _with_currency(secrets.token_urlsafe(32), currency)
     try:
         with db.write() as session:
             session.add(DemoSession(launch_hash=token_hash(settings, token), launch_id=launch_id,
@@ -141,10 +158,13 @@ def launch(db: Database, settings: Settings, launch_id: str, address: str) -> tu
 
 
 def exchange(db: Database, settings: Settings, launch_token: str) -> tuple[str, datetime]:
-    """The demo token of an operator's demo launch (once, within 60 s)."""
+    """The demo token of an operator's demo launch (once, within 60 s), naming the launch's
+    currency as the launch token did."""
     check_game_open(db)
     now = utcnow()
-    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    _, dot, code = launch_token.rpartition(".")
+    token = _with_currency(TOKEN_PREFIX + secrets.token_urlsafe(32),
+                           code if dot and code in settings.served_currencies else None)
     with db.write() as session:
         claimed = session.execute(
             update(DemoSession).where(DemoSession.launch_hash == token_hash(settings,
@@ -270,5 +290,5 @@ def _settle(session: Session, settings: Settings, model: MathModel, market: Mark
     return answer
 
 
-__all__ = ["DEMO_BALANCE", "DEMO_TTL", "TOKEN_PREFIX", "balance",
-           "check_market", "exchange", "launch", "open_session", "pool", "spin"]
+__all__ = ["DEMO_BALANCE", "DEMO_TTL", "TOKEN_PREFIX", "balance", "check_market",
+           "currency_of", "exchange", "launch", "open_session", "pool", "spin"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -90,8 +90,11 @@ class CampaignView:
     state: str
     grants: int
     cost: Cost
+    """Every currency's rounds together: one currency's figures where ``costs`` has one."""
     created_at: datetime
     cancelled_at: datetime | None
+    costs: dict[str, Cost] = field(default_factory=dict)
+    """What it cost per currency its rounds were played in (ADR 0078)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -448,7 +451,8 @@ def _campaign_view(session: Session, c: FreeRoundCampaign, now: datetime) -> Cam
                         line_bet=c.line_bet, valid_days=c.valid_days, max_win=c.max_win,
                         state=state, grants=grants,
                         cost=costs(session).get(c.id, Cost()), created_at=c.created_at,
-                        cancelled_at=c.cancelled_at)
+                        cancelled_at=c.cancelled_at,
+                        costs=costs_by_currency(session, ())[0].get(c.id, {}))
 
 
 def find_campaign(db: Database, ref: str, now: datetime) -> CampaignView:
@@ -506,6 +510,33 @@ def costs(session: Session) -> dict[int | None, Cost]:
             for campaign, n, paid, funded, withheld in session.execute(cost_query())}
 
 
+def costs_by_currency(session: Session, grant_ids: Sequence[int]
+                      ) -> tuple[dict[int | None, dict[str, Cost]], dict[int, dict[str, Cost]]]:
+    """:func:`cost_query`'s figures per currency of the rounds (a free round is played in its
+    session's currency: a campaign's players, or one operator-mode player's launches, may be
+    in several; ADR 0078): by campaign id (``None``: grants made alone), and by grant for
+    ``grant_ids``. No figure adds two currencies."""
+    figures = (func.count(Round.id), func.coalesce(func.sum(Round.paid_win), 0),
+               func.coalesce(func.sum(Round.contribution), 0),
+               func.coalesce(func.sum(Round.total_win - Round.paid_win), 0))
+    by_campaign: dict[int | None, dict[str, Cost]] = {}
+    for campaign, code, n, paid, funded, withheld in session.execute(
+            select(FreeRoundGrant.campaign_id, Round.currency, *figures)
+            .select_from(Round).join(FreeRoundGrant, FreeRoundGrant.id == Round.grant_id)
+            .group_by(FreeRoundGrant.campaign_id, Round.currency)):
+        by_campaign.setdefault(campaign, {})[str(code)] = Cost(int(n), int(paid or 0),
+                                                               int(funded), int(withheld))
+    by_grant: dict[int, dict[str, Cost]] = {}
+    if grant_ids:
+        for grant, code, n, paid, funded, withheld in session.execute(
+                select(Round.grant_id, Round.currency, *figures)
+                .where(Round.grant_id.in_(list(grant_ids)))
+                .group_by(Round.grant_id, Round.currency)):
+            by_grant.setdefault(int(grant or 0), {})[str(code)] = Cost(int(n), int(paid or 0),
+                                                                  int(funded), int(withheld))
+    return by_campaign, by_grant
+
+
 def direct_cost(db: Database) -> Cost:
     """What the grants made alone (not by a campaign) cost."""
     with db.read() as session:
@@ -515,7 +546,8 @@ def direct_cost(db: Database) -> Cost:
 __all__ = ["CampaignTerms", "CampaignView", "Cost", "GrantView", "RoundGrant", "Terms",
            "campaigns",
            "cancel_by_id", "cancel_campaign", "cancel_grant", "check_before_spin",
-           "check_campaign", "check_expiry", "check_terms", "costs", "create_campaign",
+           "check_campaign", "check_expiry", "check_terms", "costs", "costs_by_currency",
+           "create_campaign",
            "create_grant", "direct_cost", "find_campaign", "find_grant", "grants_of",
            "grants_of_rounds", "join_open_campaigns",
            "playable", "state"]

@@ -57,16 +57,18 @@ async def open_demo(body: DemoSessionCreate, context: ContextDep,
     else:
         token, expires = await run_in_threadpool(demo.open_session, context.db,
                                                  context.settings, market, _client(request))
-    return DemoSessionPublic(token=token, expires_at=expires, balance=demo.DEMO_BALANCE)
+    return DemoSessionPublic(token=token, expires_at=expires, balance=demo.DEMO_BALANCE,
+                             currency=demo.currency_of(context.settings, token))
 
 
 @router.get("/wallet")
 def demo_wallet(context: ContextDep,
                 authorization: Annotated[str | None, Header()] = None) -> DemoWalletPublic:
-    """The demo session's play balance."""
-    return DemoWalletPublic(balance=demo.balance(context.db, context.settings,
-                                                 _demo_token(authorization)),
-                            currency=context.settings.served_currencies[0])
+    """The demo session's play balance, in the currency its operator launch named (else the
+    first served; ADR 0078)."""
+    token = _demo_token(authorization)
+    return DemoWalletPublic(balance=demo.balance(context.db, context.settings, token),
+                            currency=demo.currency_of(context.settings, token))
 
 
 @router.get("/jackpot")

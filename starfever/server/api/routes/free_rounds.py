@@ -23,7 +23,7 @@ from starfever.seamless import protocol as p
 from starfever.server.api.deps import ContextDep, OperatorDep, PlayerDep
 from starfever.server.api.operator_calls import check_timestamp, json_object, signed_bytes
 from starfever.server.db import Database
-from starfever.server.models import PLAYER, Account, FreeRoundGrant
+from starfever.server.models import PLAYER, Account, FreeRoundGrant, Wallet
 from starfever.server.schemas import MAX_ID
 from starfever.server.services import free_rounds as service
 from starfever.server.services.errors import (
@@ -123,6 +123,10 @@ class CostPublic(BaseModel):
     total: int
 
 
+class CurrencyCostPublic(CostPublic):
+    currency: str
+
+
 class CampaignPublic(BaseModel):
     campaign_id: str
     every_player: bool
@@ -135,15 +139,30 @@ class CampaignPublic(BaseModel):
     state: str
     grants: int
     cost: CostPublic
+    """Every currency's free rounds of the campaign together (as before currencies): one
+    currency's figures only where ``costs`` has one entry."""
     created_at: datetime
     cancelled_at: datetime | None
+    costs: list[CurrencyCostPublic] = []
+    """What it cost per currency its rounds were played in, never a sum of two (ADR 0078)."""
+
+
+class BackOfficeGrantPublic(GrantPublic):
+    currency: str | None
+    """The currency of its line bet and winnings: the one its rounds were played in, else
+    its player's wallet's (ledger mode); ``None`` where none is known yet (operator mode: the
+    launch it is played in names it) or its rounds are of several (see ``costs``)."""
+    costs: list[CurrencyCostPublic]
+    """Its rounds' figures per currency."""
 
 
 class BackOfficePublic(BaseModel):
-    grants: list[GrantPublic]
+    grants: list[BackOfficeGrantPublic]
     campaigns: list[CampaignPublic]
     direct_cost: CostPublic
-    """What the grants made alone cost."""
+    """What the grants made alone cost, every currency together (see ``direct_costs``)."""
+    direct_costs: list[CurrencyCostPublic] = []
+    """What the grants made alone cost, per currency (ADR 0078)."""
 
 
 def _grant(view: service.GrantView) -> GrantPublic:
@@ -156,10 +175,15 @@ def _cost(cost: service.Cost) -> CostPublic:
                       total=cost.total)
 
 
+def _costs(by_currency: dict[str, service.Cost]) -> list[CurrencyCostPublic]:
+    return [CurrencyCostPublic(currency=code, **_cost(cost).model_dump())
+            for code, cost in sorted(by_currency.items())]
+
+
 def _campaign(view: service.CampaignView) -> CampaignPublic:
     fields = {name: getattr(view, name) for name in CampaignPublic.model_fields
-              if name != "cost"}
-    return CampaignPublic(**fields, cost=_cost(view.cost))
+              if name not in ("cost", "costs")}
+    return CampaignPublic(**fields, cost=_cost(view.cost), costs=_costs(view.costs))
 
 
 def _instant(value: str, name: str, code: str) -> datetime:
@@ -337,11 +361,25 @@ def backoffice_list(context: ContextDep, _operator: OperatorDep) -> BackOfficePu
     grants made alone cost."""
     now = utcnow()
     with context.db.read() as session:
-        grants = [service.view(session, g, now) for g in session.scalars(
-            select(FreeRoundGrant).order_by(FreeRoundGrant.id.desc()).limit(500))]
-    return BackOfficePublic(grants=[_grant(g) for g in grants],
+        rows = list(session.scalars(
+            select(FreeRoundGrant).order_by(FreeRoundGrant.id.desc()).limit(500)))
+        grants = [service.view(session, g, now) for g in rows]
+        by_campaign, by_grant = service.costs_by_currency(session, [g.id for g in rows])
+        wallets = {int(account): str(code) for account, code in session.execute(
+            select(Wallet.account_id, Wallet.currency).where(
+                Wallet.account_id.in_(sorted({g.account_id for g in rows}))))}
+    listed = []
+    for row, view in zip(rows, grants, strict=True):
+        played = by_grant.get(row.id, {})
+        known = set(played) or ({wallets[row.account_id]} if row.account_id in wallets
+                                else set())
+        listed.append(BackOfficeGrantPublic(
+            **_grant(view).model_dump(), currency=known.pop() if len(known) == 1 else None,
+            costs=_costs(played)))
+    return BackOfficePublic(grants=listed,
                             campaigns=[_campaign(c) for c in service.campaigns(context.db, now)],
-                            direct_cost=_cost(service.direct_cost(context.db)))
+                            direct_cost=_cost(service.direct_cost(context.db)),
+                            direct_costs=_costs(by_campaign.get(None, {})))
 
 
 @backoffice.post("/grants", status_code=status.HTTP_201_CREATED)

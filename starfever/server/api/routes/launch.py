@@ -67,7 +67,7 @@ async def launch(context: ContextDep, request: Request,
         demo.check_market(market, verified=True)  # the operator verified its player
         client = request.client.host if request.client else ""
         token, expires = await run_in_threadpool(demo.launch, context.db, context.settings,
-                                                 checked.launch_id, client)
+                                                 checked.launch_id, client, checked.currency)
         query = urlencode({"demo_launch": token, "lang": checked.language,
                            "return_url": checked.return_url})
         return LaunchPublic(url=f"{public_url}/?{query}", expires_at=expires,

@@ -37,6 +37,7 @@ from starfever.server.schemas import (
     PlayerRowPublic,
     PlayerSearchPublic,
     PlayersPublic,
+    PlayerTotalsPublic,
     PoolMetersPublic,
     PoolPublic,
     RecalledRoundPublic,
@@ -139,6 +140,8 @@ def player_file(context: ContextDep, _operator: OperatorDep,
         **_line(f.line).model_dump(), birth_date=f.birth_date, limits=limits,
         play_started_at=f.play_started_at, net_result=f.net_result, rounds=f.rounds,
         total_bet=f.total_bet, total_win=f.total_win,
+        totals=[PlayerTotalsPublic(currency=t.currency, rounds=t.rounds, total_bet=t.total_bet,
+                                   total_win=t.total_win) for t in f.totals],
         cashier=[CashierLinePublic(id=c.id, kind=c.kind, amount=c.amount,
                                    balance_after=c.balance_after, created_at=c.created_at)
                  for c in f.cashier])
@@ -185,20 +188,32 @@ def search_rounds(context: ContextDep, _operator: OperatorDep,
                   player_id: Annotated[str | None, PlayerIdQuery] = None,
                   transaction_id: Annotated[str | None, CallIdQuery] = None,
                   operator_transaction_id: Annotated[str | None, CallIdQuery] = None,
+                  currency: Annotated[str | None, Query(pattern=r"^[A-Z]{3}$")] = None,
                   ) -> RoundSearchPublic:
     """Rounds of every player, newest first, by player (Star Fever's name, or the operator's
     ``player_id``), round id, the id of one of its wallet calls (Star Fever's
     ``transaction_id`` or the ``operator_transaction_id`` of a debit, credit or rollback),
     time (``since`` inclusive, ``until`` exclusive; ISO 8601, UTC without a zone), bet class,
-    feature (``none`` for a plain spin) or smallest win; page on with ``before`` =
-    ``next_before``. Every filter given must hold; an unknown parameter is 422."""
+    feature (``none`` for a plain spin), currency or smallest win; page on with ``before`` =
+    ``next_before``. Every filter given must hold; an unknown parameter is 422. ``min_win`` is
+    in minor units of ``currency`` and keeps to its rounds: where several currencies are
+    served it needs one (``422 currency_needed``: a number of minor units means nothing
+    across currencies), where one is, that one (ADR 0078)."""
+    code = None if currency is None else served_currency(context.settings, currency)
+    if min_win is not None and code is None:
+        served = context.settings.served_currencies
+        if len(served) > 1:
+            raise Unprocessable(f"min_win is in minor units of one currency: name it with "
+                                f"currency= ({', '.join(served)})", code="currency_needed")
+        code = served[0]
     wanted = backoffice.RoundFilter(username=player, round_id=round_id,
                                     since=_instant(since, "since"),
                                     until=_instant(until, "until"), line_bet=line_bet,
                                     feature=feature,
                                     min_win=min_win, before=before, player_id=player_id,
                                     transaction_id=transaction_id,
-                                    operator_transaction_id=operator_transaction_id)
+                                    operator_transaction_id=operator_transaction_id,
+                                    currency=code)
     found = backoffice.search_rounds(context.db, wanted, limit)
     return RoundSearchPublic(rounds=[_round_line(r, u, x) for r, u, x in found],
                              next_before=found[-1][0].id if len(found) == limit else None)

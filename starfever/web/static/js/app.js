@@ -1,7 +1,7 @@
 // Star Fever in the browser: wiring of the views to the game server. The server decides every
 // outcome; the page asks, then shows.
 import { Api, ApiError, newKey } from "./api.js";
-import { currencyCode, formatCents, parseEuros, setCurrency } from "./money.js";
+import { currencyCode, formatCents, parseAmount, parseEuros, setCurrency } from "./money.js";
 import { formatWhen, has, initialLanguage, lang, setLanguage, setMarketWording, t } from "./i18n.js";
 import { installSprite, setSymbolNames } from "./symbols.js";
 import { ReelView, setReelLabels } from "./reels.js";
@@ -789,7 +789,7 @@ function applyOperatorMode() {
 }
 
 // Exposed for the browser tests of the pure logic.
-hooks.lib = { formatCents, parseEuros, buildTimeline, finalGrid, celebrated, bigWinTier, anticipates };
+hooks.lib = { formatCents, parseEuros, parseAmount, buildTimeline, finalGrid, celebrated, bigWinTier, anticipates };
 hooks.speed = () => player.speed;
 
 main();

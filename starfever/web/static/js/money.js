@@ -35,19 +35,28 @@ export function formatCents(cents, lang = "en", code = current) {
 
 /** Cents from what a person typed ("100", "100,5", "1.000,00", "99.99"); null if unreadable. */
 export function parseEuros(text) {
-  // Whole euros ("12"), with one or two decimals after "." or "," ("12.5", "12,50"), and
-  // groups of three with the other separator ("1.234,56", "1,234.56", "1.234.567"). Anything
-  // ambiguous or finer than a cent is refused (null), never guessed: "0.001" and "12.505" are
-  // not amounts, and "1.234" could be 1234 or 1.234.
+  return parseAmount(text, 2);
+}
+
+/** Minor units of a currency of ``exponent`` decimals (2: cents, pence; 0: none) from what a
+ * person typed; null if unreadable. */
+export function parseAmount(text, exponent = 2) {
+  // Whole units ("12"), with up to ``exponent`` decimals after "." or "," ("12.5", "12,50"),
+  // and groups of three with the other separator ("1.234,56", "1,234.56", "1.234.567").
+  // Anything ambiguous or finer than the minor unit is refused (null), never guessed: "0.001"
+  // and "12.505" are not amounts in cents, and "1.234" could be 1234 or 1.234.
+  if (!Number.isInteger(exponent) || exponent < 0 || exponent > 4) return null;
   const t = String(text).trim().replace(/\s|[€£$]/g, "");
-  const m = /^(\d+|\d{1,3}(?:([.,])\d{3})+)(?:([.,])(\d{1,2}))?$/.exec(t);
+  const fraction = exponent ? `(?:([.,])(\\d{1,${exponent}}))?` : "()()";
+  // one grouping separator throughout ("1,234.567" at 3 decimals is 1234.567, not a group)
+  const m = new RegExp(`^(\\d+|\\d{1,3}([.,])\\d{3}(?:\\2\\d{3})*)${fraction}$`).exec(t);
   if (!m) return null;
   const [, whole, group, decimal, frac = ""] = m;
   if (group && decimal && group === decimal) return null;
   if (group && !decimal && whole.split(group).length === 2) return null;
-  const cents = Number(group ? whole.split(group).join("") : whole) * 100
-    + Number(frac.padEnd(2, "0"));
-  return Number.isSafeInteger(cents) ? cents : null;
+  const minor = Number(group ? whole.split(group).join("") : whole) * 10 ** exponent
+    + Number(frac.padEnd(exponent, "0") || "0");
+  return Number.isSafeInteger(minor) ? minor : null;
 }
 
 /** "1:05:09" or "5:09" from seconds. */

@@ -15,6 +15,8 @@ window.__backofficePage = hooks;
 let money = (cents, code = "EUR") => (cents === null || cents === undefined ? "–" : `${code} ${(cents / 100).toFixed(2)}`);
 // the player client's parser (loaded in main); until then no amount is accepted
 let parseEuros = () => null;
+let parseAmount = () => null;
+let served = null; // GET /game's currencies ({code, exponent}), loaded with the rounds page
 let pendingCashier = null; // {kind, username, amount, key} of a booking whose answer was lost
 let roundsBefore = null;
 let eventsBefore = null;
@@ -90,7 +92,7 @@ const loaders = {
   audit: () => loadAudit(),
   events: () => loadEvents(),
   controls: () => loadControls(),
-  freerounds: () => loadFreeRounds(api, (c) => money(c)),
+  freerounds: () => loadFreeRounds(api, (c, code) => money(c, code)),
 };
 
 async function showPage(name) {
@@ -136,17 +138,27 @@ async function openPlayer(username) {
   $("#player-file").dataset.player = p.username;
   $("#pf-name").textContent = p.username;
   const limits = p.limits;
-  const cur = p.currency || "EUR";  // the wallet's one currency (ADR 0076): every amount below is in it
+  // the wallet's one currency (ADR 0076): every wallet amount below is in it; in operator mode
+  // (no wallet here) the currencies of the player's rounds, a launch per currency
+  const totals = p.totals || [];
+  const cur = p.currency || (totals.length === 1 ? totals[0].currency : "EUR");
   const money = (cents, code = cur) => moneyOf(cents, code);
+  // bets and wins per currency (ADR 0078): one pair of lines each, never a sum of two
+  const played = totals.length > 1
+    ? totals.flatMap((t) => [[`Bets (${t.currency})`, money(t.total_bet, t.currency)],
+      [`Wins (${t.currency})`, money(t.total_win, t.currency)]])
+    : [["Bets", money(p.total_bet)], ["Wins", money(p.total_win)]];
   const facts = [
-    ["Status", playerStatus(p)], ["Currency", cur], ["Balance", money(p.balance)],
+    ["Status", playerStatus(p)],
+    ["Currency", p.currency || totals.map((t) => t.currency).join(", ") || "–"],
+    ["Balance", money(p.balance)],
     ["Born", p.birth_date || "unknown"], ["Registered", when(p.created_at)],
     ["Weekly deposit limit", limits ? money(limits.weekly_deposit_limit) : "the operator's"],
     ["Deposited in 7 days", limits ? money(limits.deposited_last_7_days) : "–"],
     ["Pending limit", limits && limits.pending_limit !== null
       ? `${money(limits.pending_limit)} from ${when(limits.pending_effective_at)}` : "none"],
     ["Play period since", when(p.play_started_at)], ["Net result of the period", money(p.net_result)],
-    ["Rounds", String(p.rounds)], ["Bets", money(p.total_bet)], ["Wins", money(p.total_win)],
+    ["Rounds", String(p.rounds)], ...played,
   ];
   if (p.external_id) facts.push(["Operator's player id", p.external_id]);
   $("#pf-facts").innerHTML = facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd data-fact="${esc(k)}">${esc(v)}</dd>`).join("");
@@ -212,11 +224,43 @@ async function book(event) {
 
 function isoFrom(local) { return local ? `${local}:00` : null; }
 
+/** The round search's currency picker: every served currency (once), and the win filter's
+ * label naming the currency its amount is in (ADR 0078). */
+async function loadSearchCurrencies() {
+  if (served === null) {
+    served = (await api.get("/game")).currencies || [{ code: "EUR", exponent: 2 }];
+    $("#rs-currency").insertAdjacentHTML("beforeend", served.map((c) =>
+      `<option value="${esc(c.code)}">${esc(c.code)}</option>`).join(""));
+  }
+  const code = searchCurrency();
+  $("#rs-min-label").textContent = code ? `Win at least (${code.code})` : "Win at least (choose a currency)";
+}
+
+/** Minor units of ``code`` from what was typed (its exponent from GET /game); null if unreadable. */
+async function parseIn(text, code) {
+  await loadSearchCurrencies();
+  const found = served.find((c) => c.code === code);
+  return parseAmount(text, found ? found.exponent : 2);
+}
+
+/** The currency of the search's amounts: the one picked, or the only one served. */
+function searchCurrency() {
+  const picked = $("#rs-currency").value;
+  if (picked) return served.find((c) => c.code === picked) || null;
+  return served.length === 1 ? served[0] : null;
+}
+
 async function searchRounds(more = false) {
   if (!more) {
+    await loadSearchCurrencies();
     const minWin = $("#rs-min").value.trim();
-    if (minWin && parseEuros(minWin) === null) {
-      throw new BoError(0, "bad_amount", `"${minWin}" is not an amount in euros (e.g. 5 or 12.50)`);
+    const cur = searchCurrency();
+    if (minWin && !cur) {
+      throw new BoError(0, "currency_needed", "choose the currency the win is in: a number of minor units means nothing across currencies");
+    }
+    const minUnits = minWin ? parseAmount(minWin, cur.exponent) : null;
+    if (minWin && minUnits === null) {
+      throw new BoError(0, "bad_amount", `"${minWin}" is not an amount in ${cur.code} (e.g. 5 or 12.50)`);
     }
     lastSearch = {
       player: $("#rs-player").value.trim() || null, round_id: $("#rs-id").value || null,
@@ -225,7 +269,8 @@ async function searchRounds(more = false) {
       operator_transaction_id: $("#rs-op-txn").value.trim() || null,
       since: isoFrom($("#rs-since").value), until: isoFrom($("#rs-until").value),
       feature: $("#rs-feature").value || null,
-      min_win: minWin ? parseEuros(minWin) : null,
+      currency: $("#rs-currency").value || (minWin ? cur.code : null),
+      min_win: minUnits,
     };
     roundsBefore = null;
   }
@@ -403,6 +448,7 @@ function bind() {
   $("#pf-exclude").addEventListener("submit", excludePlayer);
   $("#cashier-form").addEventListener("submit", book);
   $("#round-search").addEventListener("submit", (e) => { e.preventDefault(); searchRounds().catch(failed); });
+  $("#rs-currency").addEventListener("change", () => loadSearchCurrencies().catch(failed));
   $("#rs-more").addEventListener("click", () => searchRounds(true).catch(failed));
   $("#meters-form").addEventListener("submit", (e) => { e.preventDefault(); loadMeters().catch(failed); });
   $("#events-form").addEventListener("submit", (e) => { e.preventDefault(); loadEvents().catch(failed); });
@@ -413,8 +459,8 @@ function bind() {
   bindControls({ api, status, failed });
   $("#recall-replay").addEventListener("click", () => recall.again());
   $("#recall-skip").addEventListener("click", () => recall.skip());
-  bindFreeRounds(api, (c) => money(c), (text) => parseEuros(text),
-    () => loadFreeRounds(api, (c) => money(c)), failed);
+  bindFreeRounds(api, (c, code) => money(c, code), parseIn,
+    () => loadFreeRounds(api, (c, code) => money(c, code)), failed);
   document.addEventListener("click", (event) => {
     const target = event.target.closest("[data-open-player], [data-recall]");
     if (!target) return;
@@ -430,6 +476,7 @@ async function main() {
     const m = await import(`${base}/js/money.js`);
     money = (cents, code = "EUR") => (cents === null || cents === undefined ? "–" : m.formatCents(cents, "en", code));
     parseEuros = m.parseEuros;
+    parseAmount = m.parseAmount;
   } catch { /* the fallback formatting above */ }
   if (api.token) enter(); else showLogin();
   hooks.ready = true;

@@ -7,9 +7,22 @@ import { BoError, esc } from "./boapi.js";
 const $ = (sel) => document.querySelector(sel);
 const when = (iso) => (iso ? iso.replace("T", " ").replace(/\.\d+/, "").replace(/(\+00:00|Z)$/, " UTC") : "–");
 
-function costText(c, money) {
-  return `${c.rounds_played} rounds: ${money(c.winnings)} paid + ${money(c.jackpot_funding)} €€€ funding`
-    + ` = ${money(c.total)}${c.withheld ? ` (${money(c.withheld)} withheld above caps)` : ""}`;
+function costText(c, money, code) {
+  return `${c.rounds_played} rounds: ${money(c.winnings, code)} paid + ${money(c.jackpot_funding, code)} €€€ funding`
+    + ` = ${money(c.total, code)}${c.withheld ? ` (${money(c.withheld, code)} withheld above caps)` : ""}`;
+}
+
+// Each amount in its own currency (ADR 0078): a free round is played in its session's currency,
+// so a grant's or a campaign's figures are per currency its rounds were played in, never summed.
+function costsText(costs, money) {
+  return costs.length ? costs.map((c) => `${c.currency}: ${costText(c, money, c.currency)}`).join("; ")
+    : "0 rounds: nothing paid";
+}
+
+/** A line bet class in each currency named, or the class where none is known yet. */
+function lineBetText(cents, codes, money) {
+  return codes.length ? codes.map((code) => money(cents, code)).join(" / ")
+    : `${cents} (minor units of the currency it is played in)`;
 }
 
 /** "YYYY-MM-DDTHH:MM[:SS]" of a datetime-local field, read as UTC, in ISO 8601 ("…Z"). */
@@ -43,33 +56,46 @@ export function campaignRefusal(error, campaignId) {
 /** Show the grants and campaigns. */
 export async function loadFreeRounds(api, money) {
   const data = await api.get("/operator/free-rounds");
-  $("#fr-grants").innerHTML = data.grants.map((g) => `<tr data-grant="${g.id}">
+  $("#fr-grants").innerHTML = data.grants.map((g) => {
+    const codes = g.currency ? [g.currency] : g.costs.map((c) => c.currency);
+    const won = g.currency ? money(g.winnings, g.currency)
+      : g.costs.map((c) => money(c.winnings, c.currency)).join(" + ") || "–";
+    return `<tr data-grant="${g.id}" data-currency="${esc(codes.join(","))}">
     <td>${g.id}</td><td><code>${esc(g.grant_id)}</code></td><td>${esc(g.campaign_id || "–")}</td>
     <td>${esc(g.player_id)}</td><td class="num">${g.rounds_played} / ${g.rounds}</td>
-    <td class="num">${esc(money(g.line_bet))}</td><td class="num">${esc(money(g.winnings))}</td>
+    <td class="num">${esc(lineBetText(g.line_bet, codes, money))}</td><td class="num">${esc(won)}</td>
     <td>${esc(when(g.expires_at))}</td><td data-state="${esc(g.state)}">${esc(g.state)}</td>
-    <td>${g.state === "active" ? `<button type="button" data-cancel-grant="${g.id}">Cancel</button>` : ""}</td></tr>`).join("")
-    || `<tr><td colspan="10">No grant yet.</td></tr>`;
+    <td>${g.state === "active" ? `<button type="button" data-cancel-grant="${g.id}">Cancel</button>` : ""}</td></tr>`;
+  }).join("") || `<tr><td colspan="10">No grant yet.</td></tr>`;
   $("#fr-campaigns").innerHTML = data.campaigns.map((c) => `<tr data-campaign="${esc(c.campaign_id)}">
     <td><code>${esc(c.campaign_id)}</code></td><td>${c.every_player ? "every player" : "listed players"}</td>
     <td>${esc(when(c.starts_at))} – ${esc(when(c.ends_at))}</td><td class="num">${c.rounds}</td>
-    <td class="num">${esc(money(c.line_bet))}</td><td class="num">${c.grants}</td>
-    <td data-cost="${c.cost.total}">${esc(costText(c.cost, money))}</td><td>${esc(c.state)}</td>
+    <td class="num">${esc(lineBetText(c.line_bet, c.costs.map((x) => x.currency), money))}</td><td class="num">${c.grants}</td>
+    <td data-cost="${c.costs.length === 1 ? c.costs[0].total : ""}">${esc(costsText(c.costs, money))}</td><td>${esc(c.state)}</td>
     <td>${c.state !== "cancelled" ? `<button type="button" data-cancel-campaign="${esc(c.campaign_id)}">Cancel</button>` : ""}</td></tr>`).join("")
     || `<tr><td colspan="9">No campaign yet.</td></tr>`;
-  $("#fr-direct").textContent = `Grants made alone: ${costText(data.direct_cost, money)}.`;
+  $("#fr-direct").textContent = `Grants made alone: ${costsText(data.direct_costs, money)}.`;
 }
 
 /** Bind the page's form and buttons; ``done`` reloads it, ``failed`` shows an error. */
-export function bindFreeRounds(api, money, parseEuros, done, failed) {
+export function bindFreeRounds(api, money, parse, done, failed) {
   $("#fr-form").addEventListener("submit", async (event) => {
     event.preventDefault();
-    const lineBet = parseEuros($("#fr-bet").value);
-    const cap = $("#fr-cap").value.trim() ? parseEuros($("#fr-cap").value) : null;
-    const body = { grant_id: $("#fr-id").value.trim(), player_id: $("#fr-player").value.trim(),
-      rounds: Number($("#fr-rounds").value), line_bet: lineBet };
-    if (cap !== null) body.max_win = cap;
+    const player = $("#fr-player").value.trim();
     try {
+      // the amounts are in the player's wallet's one currency (ledger mode), minor units by its
+      // exponent (``parse(text, code)``); an unknown player is refused by the grant itself
+      let code = "EUR";
+      try {
+        code = (await api.get(`/operator/players/${encodeURIComponent(player)}`)).currency || code;
+      } catch (error) {
+        if (!(error instanceof BoError) || error.status !== 404) throw error;
+      }
+      const lineBet = await parse($("#fr-bet").value, code);
+      const cap = $("#fr-cap").value.trim() ? await parse($("#fr-cap").value, code) : null;
+      const body = { grant_id: $("#fr-id").value.trim(), player_id: player,
+        rounds: Number($("#fr-rounds").value), line_bet: lineBet };
+      if (cap !== null) body.max_win = cap;
       await api.request("POST", "/operator/free-rounds/grants", { body });
       $("#fr-result").textContent = `Granted ${body.rounds} free rounds to ${body.player_id}.`;
       await done();
