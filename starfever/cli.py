@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
@@ -111,6 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"starfever {args.command}: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        # a second Ctrl-C (or a late one) while exiting would kill the process by the signal
+        # (exit -2 instead of 130) once the interpreter restores the default handler
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         print(f"starfever {args.command}: interrupted", file=sys.stderr)
         return 130
     except Exception as error:  # a bug: say so, and keep what is needed to fix it

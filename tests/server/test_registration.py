@@ -77,14 +77,20 @@ def test_forty_concurrent_registrations_cannot_blow_memory(databases: Databases,
 
         watcher = threading.Thread(target=watch_health)
         watcher.start()
+        started = time.monotonic()
         with ThreadPoolExecutor(max_workers=40) as pool:
             codes = list(pool.map(lambda _: _register(server), range(40)))
+        hashing = time.monotonic() - started
         done.set()
         watcher.join()
         after = _peak_rss_mib(server.process.pid)
-        print(f"peak RSS {before:.0f} -> {after:.0f} MiB; slowest /health {slowest:.3f} s")
+        print(f"peak RSS {before:.0f} -> {after:.0f} MiB; slowest /health {slowest:.3f} s "
+              f"while 40 registrations took {hashing:.3f} s")
         assert codes == [201] * 40
         assert after - before < 2 * 64 + 64  # two hashes of 64 MiB at most, and some slack
-        assert slowest < 1.0
+        # hashing off the event loop: /health never waits for the queue of hashes (all 40
+        # queued would hold it for about the whole batch); relative to the batch, so a loaded
+        # machine, which slows both alike, does not fail it
+        assert slowest < max(1.0, hashing / 4), (slowest, hashing)
     finally:
         server.stop()
