@@ -97,7 +97,7 @@ def test_the_back_office_shows_one_currency_at_a_time_and_rounds_in_their_own(
     server = two_currencies
     name = f"bo{uuid.uuid4().hex[:10]}"
     secret = create_operator(server.database_url, name)
-    _, gbp = server.player(deposit=5_000, currency="GBP")
+    gbp_name, gbp = server.player(deposit=5_000, currency="GBP")
     spun = expect(server.spin(gbp, line_bet=3), 201).json()["round"]
     context = browser.new_context(viewport={"width": 1366, "height": 900}, locale="en-GB")
     page = context.new_page()
@@ -126,6 +126,20 @@ def test_the_back_office_shows_one_currency_at_a_time_and_rounds_in_their_own(
         page.wait_for_selector("#recall:not([hidden])")
         facts = page.inner_text("#recall-facts")
         assert "market at · GBP" in facts and "total bet £0.60" in facts and "€0.60" not in facts
+        # the cashier books in the wallet's currency, read by its exponent
+        page.click("[data-testid=tab-cashier]")
+        page.fill("[data-testid=cash-user]", gbp_name)
+        page.fill("[data-testid=cash-amount]", "12.50")
+        page.click("[data-testid=cash-deposit]")
+        page.wait_for_function("() => document.querySelector('[data-testid=cash-result]')"
+                               ".textContent.startsWith('Deposited')")
+        result = page.inner_text("[data-testid=cash-result]")
+        assert "Deposited £12.50" in result and "€" not in result, result
+        assert server.balance(gbp) == 5_000 - 60 + spun["total_win"] + 1_250
+        page.fill("[data-testid=cash-amount]", "0.001")
+        page.click("[data-testid=cash-deposit]")
+        page.wait_for_function("() => document.querySelector('[data-testid=cash-result]')"
+                               ".textContent.startsWith('Enter an amount in GBP')")
     finally:
         context.close()
 
@@ -177,7 +191,7 @@ def test_the_round_search_and_free_rounds_pages_name_each_amounts_currency(
         page.wait_for_function("() => document.querySelector('#rounds-body').textContent"
                                ".includes('No round matches')")
         page.click("[data-testid=tab-freerounds]")
-        page.wait_for_function("!document.body.dataset.loading")
+        page.wait_for_function("() => !document.body.dataset.loading")
         for player, code, symbol in ((gbp_name, "GBP", "£"), (eur_name, "EUR", "€")):
             row = page.locator(f"#fr-grants tr:has-text('g-{code}-{player}')")
             assert row.get_attribute("data-currency") == code

@@ -14,7 +14,6 @@ window.__backofficePage = hooks;
 // ``code``: the currency of the amount (a round's, a wallet's, the meters'); EUR where none is named
 let money = (cents, code = "EUR") => (cents === null || cents === undefined ? "–" : `${code} ${(cents / 100).toFixed(2)}`);
 // the player client's parser (loaded in main); until then no amount is accepted
-let parseEuros = () => null;
 let parseAmount = () => null;
 let served = null; // GET /game's currencies ({code, exponent}), loaded with the rounds page
 let pendingCashier = null; // {kind, username, amount, key} of a booking whose answer was lost
@@ -194,10 +193,19 @@ async function book(event) {
   event.preventDefault();
   const kind = event.submitter?.value || "deposits";
   const username = $("#cash-user").value.trim();
-  const amount = parseEuros($("#cash-amount").value);
   const out = $("#cash-result");
+  // the amount is in the player's wallet currency (ADR 0076), read by its exponent
+  let code;
+  let exponent;
+  try {
+    ({ code, exponent } = await walletCurrency(username));
+  } catch (error) {
+    out.textContent = `Refused: ${error.message} (${error.code})`;
+    return;
+  }
+  const amount = parseAmount($("#cash-amount").value, exponent);
   if (!Number.isInteger(amount) || amount <= 0) {
-    out.textContent = "Enter an amount in euros, e.g. 50 or 12.50.";
+    out.textContent = `Enter an amount in ${code}, e.g. 50 or 12.50.`;
     return;
   }
   const same = pendingCashier && pendingCashier.kind === kind && pendingCashier.username === username
@@ -208,8 +216,8 @@ async function book(event) {
   try {
     const done = await api.cashier(kind, username, amount, booking.key);
     pendingCashier = null;
-    out.textContent = `${kind === "deposits" ? "Deposited" : "Paid out"} ${money(done.amount)} `
-      + `${kind === "deposits" ? "to" : "from"} ${done.username}: balance ${money(done.balance)}.`;
+    out.textContent = `${kind === "deposits" ? "Deposited" : "Paid out"} ${money(done.amount, code)} `
+      + `${kind === "deposits" ? "to" : "from"} ${done.username}: balance ${money(done.balance, code)}.`;
   } catch (error) {
     if (error instanceof BoError && error.code === "network") {
       out.textContent = "No answer: press the same button again to send this booking again (it is booked at most once).";
@@ -220,6 +228,21 @@ async function book(event) {
   }
 }
 
+/** The currency of ``username``'s wallet and its exponent (GET /game's currencies). */
+async function walletCurrency(username) {
+  const [player, currencies] = await Promise.all([
+    api.get(`/operator/players/${encodeURIComponent(username)}`), servedCurrencies()]);
+  const code = player.currency || "EUR";
+  const found = currencies.find((c) => c.code === code);
+  return { code, exponent: found ? found.exponent : 2 };
+}
+
+/** GET /game's currencies ({code, exponent}), read once. */
+async function servedCurrencies() {
+  if (served === null) served = (await api.get("/game")).currencies || [{ code: "EUR", exponent: 2 }];
+  return served;
+}
+
 // ---------------------------------------------------------------- rounds
 
 function isoFrom(local) { return local ? `${local}:00` : null; }
@@ -227,10 +250,10 @@ function isoFrom(local) { return local ? `${local}:00` : null; }
 /** The round search's currency picker: every served currency (once), and the win filter's
  * label naming the currency its amount is in (ADR 0078). */
 async function loadSearchCurrencies() {
-  if (served === null) {
-    served = (await api.get("/game")).currencies || [{ code: "EUR", exponent: 2 }];
+  if (!$("#rs-currency option[data-served]")) {
+    await servedCurrencies();
     $("#rs-currency").insertAdjacentHTML("beforeend", served.map((c) =>
-      `<option value="${esc(c.code)}">${esc(c.code)}</option>`).join(""));
+      `<option value="${esc(c.code)}" data-served>${esc(c.code)}</option>`).join(""));
   }
   const code = searchCurrency();
   $("#rs-min-label").textContent = code ? `Win at least (${code.code})` : "Win at least (choose a currency)";
@@ -238,8 +261,8 @@ async function loadSearchCurrencies() {
 
 /** Minor units of ``code`` from what was typed (its exponent from GET /game); null if unreadable. */
 async function parseIn(text, code) {
-  await loadSearchCurrencies();
-  const found = served.find((c) => c.code === code);
+  await servedCurrencies();
+  const found = served.find((c) => c.code === code) || served[0];
   return parseAmount(text, found ? found.exponent : 2);
 }
 
@@ -475,7 +498,6 @@ async function main() {
     const base = document.documentElement.dataset.playerAssets;
     const m = await import(`${base}/js/money.js`);
     money = (cents, code = "EUR") => (cents === null || cents === undefined ? "–" : m.formatCents(cents, "en", code));
-    parseEuros = m.parseEuros;
     parseAmount = m.parseAmount;
   } catch { /* the fallback formatting above */ }
   if (api.token) enter(); else showLogin();

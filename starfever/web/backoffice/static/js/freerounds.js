@@ -112,12 +112,14 @@ export function bindFreeRounds(api, money, parse, done, failed) {
   $("#fc-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     const campaignId = $("#fc-id").value.trim();
-    const lineBet = parseEuros($("#fc-bet").value);
+    // a campaign's amounts are minor units of each player's own currency (every served one
+    // has the same exponent today): read by the installation's first currency (``null``)
+    const lineBet = await parse($("#fc-bet").value, null);
     const capText = $("#fc-cap").value.trim();
-    const cap = capText ? parseEuros(capText) : null;
+    const cap = capText ? await parse(capText, null) : null;
     const out = $("#fc-result");
     if (lineBet === null || (capText && cap === null)) {
-      out.textContent = `The ${lineBet === null ? "line bet" : "cap"} must be an amount in euros, such as 0,10.`;
+      out.textContent = `The ${lineBet === null ? "line bet" : "cap"} must be an amount such as 0,10.`;
       out.dataset.refused = "amount";
       return;
     }
