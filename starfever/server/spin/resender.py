@@ -34,6 +34,7 @@ import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -195,7 +196,9 @@ async def resend_due(wallet: SeamlessWallet, client: AsyncWalletClient,
 
 
 def resend_now(wallet: SeamlessWallet, keep_going: Callable[[], bool] = lambda: True) -> int:
-    """:func:`resend_due` once, on an event loop and a client of its own (tests, tools)."""
+    """:func:`resend_due` once, on an event loop, a thread and a client of its own (tests,
+    tools): a caller's thread may already run a loop (a browser driver's, in a test process),
+    on which ``asyncio.run`` is refused."""
     async def once() -> int:
         client = AsyncWalletClient(wallet.config.endpoint)
         try:
@@ -203,7 +206,8 @@ def resend_now(wallet: SeamlessWallet, keep_going: Callable[[], bool] = lambda: 
         finally:
             await client.close()
 
-    return asyncio.run(once())
+    with ThreadPoolExecutor(1, thread_name_prefix="starfever-resend-now") as own:
+        return own.submit(asyncio.run, once()).result()
 
 
 class Resender:
