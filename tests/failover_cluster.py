@@ -234,6 +234,10 @@ class Cluster:
                 "parameters": {"unix_socket_directories": str(node.folder)},
                 "pg_hba": ["local all all trust", f"host all all {HOST}/32 trust",
                            f"host replication replicator {HOST}/32 trust"],
+                # the standby's copy asks the primary for an immediate checkpoint: a spread
+                # one paces its writes over most of checkpoint_timeout, and under a loaded
+                # machine the copy then waited past the drill's 180 s (seen in a CI run)
+                "basebackup": {"checkpoint": "fast"},
                 "remove_data_directory_on_rewind_failure": True,
                 "remove_data_directory_on_diverged_timelines": True,
             },
