@@ -64,7 +64,7 @@ class Game:
 
     def open(self, speed: float = FAST) -> None:
         self.page.goto(f"{self.server.url}/?speed={speed}")
-        self.page.wait_for_function("window.starfever && window.starfever.ready")
+        self.page.wait_for_function("() => window.starfever && window.starfever.ready")
 
     def login(self, username: str, *, speed: float = FAST, signup: bool = False) -> None:
         self.open(speed)
@@ -75,7 +75,7 @@ class Game:
         self.page.fill("#auth-password", PLAYER_PASSWORD)
         self.page.click("#auth-submit")
         self.page.wait_for_selector("#game:not([hidden])")
-        self.page.wait_for_function("window.starfever.ready")
+        self.page.wait_for_function("() => window.starfever.ready")
         self.username = username
 
     def new_player(self, cents: int = 0, *, speed: float = FAST) -> str:
@@ -104,7 +104,7 @@ class Game:
         return round_
 
     def wait_idle(self, timeout: float = 30_000) -> None:
-        self.page.wait_for_function("!window.starfever.state.busy", timeout=timeout)
+        self.page.wait_for_function("() => !window.starfever.state.busy", timeout=timeout)
 
     def cents(self, selector: str) -> int:
         return int(self.page.get_attribute(selector, "data-cents") or "0")

@@ -27,10 +27,10 @@ def _spin(page: Any, draws: list[int], hold: dict[str, Any] | None = None) -> No
                   " window.starfever.holdAt = h; }", [draws, hold])
     page.click("#spin")
     if hold:
-        page.wait_for_function("window.starfever.held", timeout=60_000)
+        page.wait_for_function("() => window.starfever.held", timeout=60_000)
         page.wait_for_timeout(700)  # let the scene's animations settle
     else:
-        page.wait_for_function("!window.starfever.state.busy", timeout=60_000)
+        page.wait_for_function("() => !window.starfever.state.busy", timeout=60_000)
         page.wait_for_timeout(900)
 
 
@@ -44,13 +44,13 @@ def _spin_until(page: Any, draws: list[int], selector: str, settle_ms: int = 120
 
 
 def _idle(page: Any) -> None:
-    page.wait_for_function("!window.starfever.state.busy", timeout=60_000)
+    page.wait_for_function("() => !window.starfever.state.busy", timeout=60_000)
     page.wait_for_timeout(600)
 
 
 def _login(page: Any, url: str, name: str) -> None:
     page.goto(url)
-    page.wait_for_function("window.starfever.ready")
+    page.wait_for_function("() => window.starfever.ready")
     page.fill("#auth-username", name)
     page.fill("#auth-password", PLAYER_PASSWORD)
     page.click("#auth-submit")
@@ -59,7 +59,7 @@ def _login(page: Any, url: str, name: str) -> None:
 
 def _release(page: Any) -> None:
     page.evaluate("window.starfever.release()")
-    page.wait_for_function("!window.starfever.state.busy", timeout=60_000)
+    page.wait_for_function("() => !window.starfever.state.busy", timeout=60_000)
     page.wait_for_timeout(900)
 
 
@@ -82,7 +82,7 @@ def main(out: Path = OUT) -> list[Path]:
             shots.append(path)
 
         page.goto(f"{server.url}/?speed=0.6")
-        page.wait_for_function("window.starfever.ready")
+        page.wait_for_function("() => window.starfever.ready")
         page.fill("#auth-username", "stella")
         page.fill("#auth-password", PLAYER_PASSWORD)
         shot("login")
@@ -163,7 +163,7 @@ def main(out: Path = OUT) -> list[Path]:
         mobile = phone.new_page()
         mobile_watch = ConsoleWatch(mobile)
         mobile.goto(f"{server.url}/?speed=0.6")
-        mobile.wait_for_function("window.starfever.ready")
+        mobile.wait_for_function("() => window.starfever.ready")
         mobile.fill("#auth-username", "stella")
         mobile.fill("#auth-password", PLAYER_PASSWORD)
         mobile.click("#auth-submit")

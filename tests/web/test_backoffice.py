@@ -58,7 +58,8 @@ class Office:
 
     def open(self) -> None:
         self.page.goto(f"{self.server.url}/operator?speed={FAST}")
-        self.page.wait_for_function("window.__backofficePage && window.__backofficePage.ready")
+        self.page.wait_for_function(
+            "() => window.__backofficePage && window.__backofficePage.ready")
 
     def log_in(self, secret: str) -> None:
         backoffice_log_in(self.page, OPERATOR, OPERATOR_PASSWORD, pyotp.TOTP(secret).now())
@@ -67,7 +68,7 @@ class Office:
     def tab(self, name: str) -> None:
         self.page.click(f"[data-testid=tab-{name}]")
         self.page.wait_for_selector(f"#page-{name}:not([hidden])")
-        self.page.wait_for_function("!document.body.dataset.loading")  # its first answer
+        self.page.wait_for_function("() => !document.body.dataset.loading")  # its first answer
 
     def search_rounds(self) -> list[int]:
         """Press Search on the rounds page and wait for its own answer (not the tab's first
@@ -76,7 +77,7 @@ class Office:
                                        and r.request.method == "GET") as answer:
             self.page.click("[data-testid=rs-search]")
         assert answer.value.ok, answer.value.status
-        self.page.wait_for_function("!document.querySelector('#rounds-body').dataset.loading")
+        self.page.wait_for_function("() => !document.querySelector('#rounds-body').dataset.loading")
         return [int(i) for i in self.page.eval_on_selector_all(
             "#rounds-body tr[data-round]", "rows => rows.map(r => r.dataset.round)")]
 
@@ -214,7 +215,7 @@ def test_a_round_is_found_and_replayed_with_the_players_renderer(
     hold = played["hold"]
     assert office.search_rounds() == [hold["id"]]
     page.locator(f"#rounds-body tr[data-round='{hold['id']}'] button").click()
-    page.wait_for_function("window.__backoffice && window.__backoffice.played >= 1",
+    page.wait_for_function("() => window.__backoffice && window.__backoffice.played >= 1",
                            timeout=30_000)
     assert office.page.inner_text("#recall-title") == f"Round {hold['id']} of {played['name']}"
     log = page.evaluate("window.__backoffice.log")
@@ -245,7 +246,7 @@ def test_a_round_is_found_and_replayed_with_the_players_renderer(
     page.fill("[data-testid=rs-id]", str(plain["id"]))
     assert office.search_rounds() == [plain["id"]]
     page.locator(f"#rounds-body tr[data-round='{plain['id']}'] button").click()
-    page.wait_for_function("window.__backoffice.played >= 2", timeout=30_000)
+    page.wait_for_function("() => window.__backoffice.played >= 2", timeout=30_000)
     final = page.evaluate("window.__backoffice.log")[0]["grid"]
     assert len(final) == 15
 
@@ -351,7 +352,7 @@ def test_events_page_lists_the_significant_events(office: Office) -> None:
             "audit_passed", "model_changed", "settings_changed"} <= kinds
     page.select_option("[data-testid=ev-kind]", "operator_login_failed")
     page.click("[data-testid=ev-load]")
-    page.wait_for_function("[...document.querySelectorAll('#events-body tr[data-kind]')]"
+    page.wait_for_function("() => [...document.querySelectorAll('#events-body tr[data-kind]')]"
                            ".every(r => r.dataset.kind === 'operator_login_failed')")
     assert OPERATOR in page.inner_text("#events-body")
 

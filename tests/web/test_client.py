@@ -58,7 +58,7 @@ def test_sign_up_deposit_and_spin_until_a_win(game: Game) -> None:
     game.server.deposit("newcomer", 5_000)
     token = game.server.login("newcomer")
     page.reload()
-    page.wait_for_function("window.starfever.ready")
+    page.wait_for_function("() => window.starfever.ready")
     assert game.text("#balance") == "€50.00"
 
     won = None
@@ -246,7 +246,7 @@ def test_reload_mid_feature_resumes_it_where_it_was(game: Game, model: MathModel
     game.force(_hold_and_cash(model))
     page.evaluate("window.starfever.holdAt = {kind: 'hc_respin', index: 3}")
     page.click("#spin")
-    page.wait_for_function("window.starfever.held", timeout=15_000)
+    page.wait_for_function("() => window.starfever.held", timeout=15_000)
     round_id = page.evaluate("localStorage.getItem('sf.pendingRound')")
     at = int(page.evaluate("localStorage.getItem('sf.pendingScene')"))
     assert round_id and game.log()[at]["kind"] == "hc_respin"
@@ -272,7 +272,7 @@ def test_reload_mid_round_without_a_feature_shows_its_outcome(game: Game,
     game.force(forcing.line_win_draws(model))
     page.evaluate("window.starfever.holdAt = {kind: 'reveal'}")
     page.click("#spin")
-    page.wait_for_function("window.starfever.held", timeout=15_000)
+    page.wait_for_function("() => window.starfever.held", timeout=15_000)
     round_id = page.evaluate("localStorage.getItem('sf.pendingRound')")
     game.open()
     game.wait_idle()
@@ -348,7 +348,7 @@ def test_deposit_limit_and_self_exclusion(game: Game) -> None:
     for reloaded in (False, True):
         if reloaded:
             page.reload()
-            page.wait_for_function("window.starfever.ready")
+            page.wait_for_function("() => window.starfever.ready")
         page.wait_for_selector('[data-testid="exclusion-notice"]:not([hidden])')
         assert "excluded yourself" in game.text('[data-testid="exclusion-notice"]')
         assert page.is_disabled("#spin")
@@ -470,7 +470,7 @@ def test_a_settled_round_whose_answer_was_lost_is_always_shown(game: Game,
         before = page.evaluate("window.starfever.rounds")
         if reload:
             page.reload()
-            page.wait_for_function("window.starfever.ready")
+            page.wait_for_function("() => window.starfever.ready")
         shown = 1 if reload else before + 1  # a reloaded page counts from 0
         page.wait_for_function(f"window.starfever.rounds >= {shown} "
                                "&& !window.starfever.state.busy", timeout=20_000)
@@ -578,7 +578,7 @@ def test_two_tabs_of_one_player_show_one_balance(game: Game, model: MathModel) -
     other = game.page.context.new_page()
     ConsoleWatch(other)
     other.goto(f"{game.server.url}/?speed=0.04")
-    other.wait_for_function("window.starfever && window.starfever.ready")
+    other.wait_for_function("() => window.starfever && window.starfever.ready")
     other.wait_for_selector("#game:not([hidden])")  # the same player's session
     game.page.wait_for_selector('[data-testid="tabs-notice"]:not([hidden])')
     other.wait_for_selector('[data-testid="tabs-notice"]:not([hidden])')

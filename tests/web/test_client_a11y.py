@@ -69,7 +69,7 @@ def test_no_serious_accessibility_violation(game: Game, model: MathModel) -> Non
     game.force(forcing.hold_and_cash_draws(model, [1, 2, 3, 1, 5], [[("MINOR", 0)], []]))
     page.evaluate("window.starfever.holdAt = {kind: 'hc_respin', index: 1}")
     page.click("#spin")
-    page.wait_for_function("window.starfever.held")
+    page.wait_for_function("() => window.starfever.held")
     assert _scan(game) == []
     page.evaluate("window.starfever.release()")
     game.wait_idle()

@@ -116,7 +116,7 @@ def test_nothing_is_cut_off_or_covered(game: Game, model: MathModel, width: int,
     game.force(forcing.hold_and_cash_draws(model, [1, 2, 3, 1, 5], [[("CASH", 2)], []]))
     page.evaluate("window.starfever.holdAt = {kind: 'hc_respin', index: 1}")
     page.click("#spin")
-    page.wait_for_function("window.starfever.held")
+    page.wait_for_function("() => window.starfever.held")
     for code in ("en", "de"):
         _language(game, code)
         _shot(game, f"hold-and-cash-{width}x{height}-{code}")
@@ -124,7 +124,7 @@ def test_nothing_is_cut_off_or_covered(game: Game, model: MathModel, width: int,
         assert _outside(game, [".hc-title", "#hc-respins", "#hc-grid .hc-cell", *HEAD]) == []
     # the collect, coin by coin: its banner covers no cell of the board and no control
     page.evaluate("window.starfever.holdAt = {kind: 'end'}; window.starfever.release()")
-    page.wait_for_function("window.starfever.held")
+    page.wait_for_function("() => window.starfever.held")
     _shot(game, f"collect-{width}x{height}-de")
     held = page.evaluate("document.querySelectorAll('#hc-grid .hc-cell:not([data-kind=EMPTY])')"
                          ".length")
@@ -298,7 +298,7 @@ def test_the_demo_strip_covers_nothing(game: Game, width: int, height: int) -> N
         page.wait_for_selector("#auth:not([hidden])")
         page.click("#play-demo")
         page.wait_for_selector("#game:not([hidden])")
-        page.wait_for_function("window.starfever.ready")
+        page.wait_for_function("() => window.starfever.ready")
     page.wait_for_selector("#demo-badge:not([hidden])")
     assert game.text("#status") == ""  # the last player's refusal went with the log-out
     _shot(game, f"demo-{width}x{height}")

@@ -57,7 +57,7 @@ def test_a_final_win_is_presented_after_the_round_and_the_next_spin_cuts_it(
     lines = [e["line"] for e in won["events"] if e["type"] == "line_win"]
     assert len(lines) >= 2
     # Spin is back while the lines are shown one by one
-    page.wait_for_function("document.querySelector('#paylines').dataset.focus")
+    page.wait_for_function("() => document.querySelector('#paylines').dataset.focus")
     assert not page.is_disabled("#spin")
     text = game.text("#win-line")  # every line named, none left out
     assert all(f"Line {n}:" in text for n in lines) or all(str(n) in text for n in lines)

@@ -91,11 +91,11 @@ def test_the_newest_round_wins_across_tabs(game: Game, model: MathModel) -> None
     game.page.evaluate("window.starfever.holdAt = {kind: 'reveal'}")
     game.force(forcing.line_win_draws(model))
     game.page.click("#spin")
-    game.page.wait_for_function("window.starfever.held")
+    game.page.wait_for_function("() => window.starfever.held")
     first = game.page.evaluate("window.starfever.state.lastRound")  # not this one yet
     other.evaluate("d => { window.starfever.nextTestDraws = d; }", forcing.no_win_draws(model))
     other.click("#spin")
-    other.wait_for_function("window.starfever.rounds > 0 && !window.starfever.state.busy")
+    other.wait_for_function("() => window.starfever.rounds > 0 && !window.starfever.state.busy")
     newest = game.server.balance(token)
     game.page.evaluate("window.starfever.release()")
     game.wait_idle()

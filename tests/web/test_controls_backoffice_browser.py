@@ -29,12 +29,12 @@ def office(browser: Any, server: Server) -> Iterator[Any]:
     page = context.new_page()
     watch = ConsoleWatch(page)
     page.goto(f"{server.url}/operator")
-    page.wait_for_function("window.__backofficePage && window.__backofficePage.ready")
+    page.wait_for_function("() => window.__backofficePage && window.__backofficePage.ready")
     backoffice_log_in(page, name, OPERATOR_PASSWORD, pyotp.TOTP(secret).now())
     page.wait_for_selector("#shell:not([hidden])")
     page.click("[data-testid=tab-controls]")
     page.wait_for_selector("#page-controls:not([hidden])")
-    page.wait_for_function("!document.body.dataset.loading")
+    page.wait_for_function("() => !document.body.dataset.loading")
     yield page, watch, name
     context.close()
 
@@ -56,7 +56,7 @@ def test_the_back_office_closes_and_opens_the_game_with_a_reason(office: Any,
         refused = server.spin(token)
         assert refused.status_code == 503 and refused.headers["Retry-After"] == "90"
         page.reload()  # the state is the server's, not the page's
-        page.wait_for_function("window.__backofficePage && window.__backofficePage.ready")
+        page.wait_for_function("() => window.__backofficePage && window.__backofficePage.ready")
         page.click("[data-testid=tab-controls]")
         page.wait_for_selector("#mt-state[data-maintenance=true]")
         page.fill("[data-testid=mt-reason]", "upgrade done")
@@ -79,7 +79,8 @@ def test_the_back_office_ends_a_players_sessions(office: Any, server: Server) ->
     page.fill("[data-testid=tm-user]", name)
     page.fill("[data-testid=tm-reason]", "support request")
     page.click("[data-testid=tm-submit]")
-    page.wait_for_function("document.querySelector('#tm-result').textContent.includes('ended')")
+    page.wait_for_function(
+        "() => document.querySelector('#tm-result').textContent.includes('ended')")
     assert f"1 live session(s) of {name} ended" in (page.text_content("#tm-result") or "")
     refused = server.spin(token)
     assert refused.status_code == 401
@@ -101,6 +102,6 @@ def test_the_back_office_ends_a_players_sessions(office: Any, server: Server) ->
     watch.allow("status of 404")  # the refusal below
     page.fill("[data-testid=tm-user]", "nobody-like-this")
     page.click("[data-testid=tm-submit]")
-    page.wait_for_function("document.querySelector('#status').textContent.includes('(')")
+    page.wait_for_function("() => document.querySelector('#status').textContent.includes('(')")
     assert "not_found" in (page.text_content("#status") or "")
     assert watch.errors == [], watch.errors

@@ -43,7 +43,7 @@ def test_a_gbp_player_sees_pounds_everywhere(game: Game) -> None:
     _player(game, "GBP", 12_345)
     assert game.text("#balance") == "£123.45"
     assert game.text("#total-bet") == "£0.20"
-    game.page.wait_for_function("document.querySelector('#pool-amount').textContent"
+    game.page.wait_for_function("() => document.querySelector('#pool-amount').textContent"
                                 ".includes('£')")
     pool = expect(game.server.call("GET", "/jackpot?currency=GBP"), 200).json()["pool"]
     assert game.text("#pool-amount") == f"£{pool / 100:,.2f}"
@@ -103,7 +103,7 @@ def test_the_back_office_shows_one_currency_at_a_time_and_rounds_in_their_own(
     page = context.new_page()
     try:
         page.goto(f"{server.url}/operator")
-        page.wait_for_function("window.__backofficePage && window.__backofficePage.ready")
+        page.wait_for_function("() => window.__backofficePage && window.__backofficePage.ready")
         backoffice_log_in(page, name, OPERATOR_PASSWORD, pyotp.TOTP(secret).now())
         page.wait_for_selector("#shell:not([hidden])")
         page.click("[data-testid=tab-meters]")
@@ -168,7 +168,7 @@ def test_the_round_search_and_free_rounds_pages_name_each_amounts_currency(
     page = context.new_page()
     try:
         page.goto(f"{server.url}/operator")
-        page.wait_for_function("window.__backofficePage && window.__backofficePage.ready")
+        page.wait_for_function("() => window.__backofficePage && window.__backofficePage.ready")
         backoffice_log_in(page, name, OPERATOR_PASSWORD, pyotp.TOTP(secret).now())
         page.wait_for_selector("#shell:not([hidden])")
         page.click("[data-testid=tab-rounds]")

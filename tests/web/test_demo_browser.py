@@ -45,7 +45,7 @@ def test_play_for_fun_shows_demo_at_all_times(game: Game) -> None:
     page.locator("[data-lang=de]:visible").first.click()
     assert "Spielgeld" in game.text("#demo-badge")
     page.reload()  # still demo play, still on screen
-    page.wait_for_function("window.starfever.ready")
+    page.wait_for_function("() => window.starfever.ready")
     page.wait_for_selector("#game:not([hidden])")
     assert page.is_visible("#demo-badge") and "DEMO" in game.text("#demo-badge")
 

@@ -90,11 +90,11 @@ def test_the_back_office_grants_lists_costs_and_cancels(browser: Any, server: Se
     page = context.new_page()
     watch = ConsoleWatch(page)
     page.goto(f"{server.url}/operator")
-    page.wait_for_function("window.__backofficePage && window.__backofficePage.ready")
+    page.wait_for_function("() => window.__backofficePage && window.__backofficePage.ready")
     backoffice_log_in(page, operator, OPERATOR_PASSWORD, pyotp.TOTP(secret).now())
     page.wait_for_selector("#shell:not([hidden])")
     page.click("[data-testid=tab-freerounds]")
-    page.wait_for_function("!document.body.dataset.loading")
+    page.wait_for_function("() => !document.body.dataset.loading")
     row = page.locator(f"#fr-campaigns tr[data-campaign='{campaign_id}']")
     assert int(row.locator("[data-cost]").get_attribute("data-cost") or "-1") == \
         paid["total_win"] + paid["contribution"]
@@ -111,7 +111,7 @@ def test_the_back_office_grants_lists_costs_and_cancels(browser: Any, server: Se
     assert [g["grant_id"] for g in expect(server.call("GET", "/free-rounds", token),
                                           200).json()["grants"]] == []
     page.click("[data-testid=tab-meters]")  # free rounds' RTP apart from paid play
-    page.wait_for_function("!document.body.dataset.loading")
+    page.wait_for_function("() => !document.body.dataset.loading")
     with server.engine().connect() as conn:
         free = conn.execute(text("SELECT COUNT(*) FROM rounds WHERE grant_id IS NOT NULL "
                                  "AND NOT test AND line_bet = :b"), {"b": LINE_BET}).scalar_one()
@@ -135,11 +135,11 @@ def test_the_back_office_makes_a_campaign_and_tells_its_refusals(browser: Any,
     watch = ConsoleWatch(page)
     watch.allow("status of 4")  # the refusals below
     page.goto(f"{server.url}/operator")
-    page.wait_for_function("window.__backofficePage && window.__backofficePage.ready")
+    page.wait_for_function("() => window.__backofficePage && window.__backofficePage.ready")
     backoffice_log_in(page, operator, OPERATOR_PASSWORD, pyotp.TOTP(secret).now())
     page.wait_for_selector("#shell:not([hidden])")
     page.click("[data-testid=tab-freerounds]")
-    page.wait_for_function("!document.body.dataset.loading")
+    page.wait_for_function("() => !document.body.dataset.loading")
     assert page.is_visible("[data-testid=fc-form]")
     now = server.now()
 
@@ -157,7 +157,7 @@ def test_the_back_office_makes_a_campaign_and_tells_its_refusals(browser: Any,
             if value is not None:
                 page.fill(f"[data-testid={testid}]", value)
         page.click("[data-testid=fc-create]")
-        page.wait_for_function("document.querySelector('#fc-result').textContent !== ''")
+        page.wait_for_function("() => document.querySelector('#fc-result').textContent !== ''")
         return page.text_content("[data-testid=fc-result]") or ""
 
     listed_id = f"web-fc-{first}"

@@ -184,7 +184,7 @@ def test_a_launched_20_year_old_is_offered_stakes_up_to_200(
             watch = ConsoleWatch(page)
             game = Game(page, server, watch)
             page.goto(f"{answer['url']}&speed={FAST}")
-            page.wait_for_function("window.starfever && window.starfever.ready")
+            page.wait_for_function("() => window.starfever && window.starfever.ready")
             page.wait_for_selector("#game:not([hidden])")
             assert _top_bet(game) == 200
             assert game.text(".meter-label[data-i18n='bet']").upper() == "STAKE"

@@ -70,7 +70,7 @@ def test_a_launched_player_plays_with_the_operators_balance(
     watch = ConsoleWatch(page)
     game = Game(page, operator_server, watch)
     page.goto(_launch(operator_server, wallet, player_id))
-    page.wait_for_function("window.starfever && window.starfever.ready")
+    page.wait_for_function("() => window.starfever && window.starfever.ready")
     page.wait_for_selector("#game:not([hidden])")
     assert not page.is_visible("#auth") and not page.is_visible("#auth-form")
     assert "launch=" not in page.url  # the single-use token is out of the address
@@ -81,7 +81,7 @@ def test_a_launched_player_plays_with_the_operators_balance(
         played = game.spin()
         assert game.cents("#balance") == wallet.balance(player_id) == played["balance_after"]
     page.reload()  # the session stays; the balance is still the operator's
-    page.wait_for_function("window.starfever.ready")
+    page.wait_for_function("() => window.starfever.ready")
     page.wait_for_selector("#game:not([hidden])")
     assert game.cents("#balance") == wallet.balance(player_id)
     assert not page.is_visible("#auth")
@@ -100,7 +100,7 @@ def test_a_used_launch_shows_no_log_in_screen_and_another_market_is_refused(
     page = context.new_page()
     watch = ConsoleWatch(page)
     page.goto(url)
-    page.wait_for_function("window.starfever && window.starfever.ready")
+    page.wait_for_function("() => window.starfever && window.starfever.ready")
     assert not page.is_visible("#auth")
     assert "expired or was used" in page.inner_text("#status")
     assert page.get_attribute("#exit", "href") == RETURN_URL
@@ -131,7 +131,7 @@ def test_the_back_office_meters_list_the_credits_pending(
         page = context.new_page()
         watch = ConsoleWatch(page)
         page.goto(f"{operator_server.url}/operator")
-        page.wait_for_function("window.__backofficePage && window.__backofficePage.ready")
+        page.wait_for_function("() => window.__backofficePage && window.__backofficePage.ready")
         backoffice_log_in(page, "pending-op", OPERATOR_PASSWORD, pyotp.TOTP(secret).now())
         page.wait_for_selector("#shell:not([hidden])")
         page.click("[data-testid=tab-meters]")
@@ -165,7 +165,7 @@ def test_the_back_office_finds_a_round_by_the_operators_ids_and_shows_both_sides
     page = context.new_page()
     watch = ConsoleWatch(page)
     page.goto(f"{operator_server.url}/operator")
-    page.wait_for_function("window.__backofficePage && window.__backofficePage.ready")
+    page.wait_for_function("() => window.__backofficePage && window.__backofficePage.ready")
     backoffice_log_in(page, "support-op", OPERATOR_PASSWORD, pyotp.TOTP(secret).now())
     page.wait_for_selector("#shell:not([hidden])")
     page.click("[data-testid=tab-rounds]")
@@ -176,7 +176,7 @@ def test_the_back_office_finds_a_round_by_the_operators_ids_and_shows_both_sides
                                   and r.request.method == "GET") as answer:
             page.click("[data-testid=rs-search]")
         assert answer.value.ok, answer.value.status
-        page.wait_for_function("!document.querySelector('#rounds-body').dataset.loading")
+        page.wait_for_function("() => !document.querySelector('#rounds-body').dataset.loading")
         return [int(i) for i in page.eval_on_selector_all(
             "#rounds-body tr[data-round]", "rows => rows.map(r => r.dataset.round)")]
 
@@ -260,7 +260,7 @@ def test_a_free_round_grant_plays_in_the_browser_against_the_operators_wallet(
     watch = ConsoleWatch(page)
     game = Game(page, operator_server, watch)
     page.goto(_launch(operator_server, wallet, player_id))
-    page.wait_for_function("window.starfever && window.starfever.ready")
+    page.wait_for_function("() => window.starfever && window.starfever.ready")
     page.wait_for_selector("[data-testid=free-grant]")
     assert "2 free rounds left" in game.text("[data-testid=freerounds]")
     paid = 0

@@ -41,11 +41,12 @@ def _replayed(stranger: Game, round_: dict[str, Any], lang: str) -> None:
     page = stranger.page
     answer = page.goto(f"{stranger.server.url}{round_['details_url']}?lang={lang}&speed={FAST}")
     assert answer is not None and answer.status == 200
-    page.wait_for_function("window.__replay && (window.__replay.ready || window.__replay.failed)")
+    page.wait_for_function(
+        "() => window.__replay && (window.__replay.ready || window.__replay.failed)")
     assert page.evaluate("window.__replay.failed") is None
     assert page.is_visible("#replay") and page.is_enabled("#replay-play")
     page.click("#replay-play")
-    page.wait_for_function("window.__replay.played >= 1", timeout=30_000)
+    page.wait_for_function("() => window.__replay.played >= 1", timeout=30_000)
     # the modules are the player client's own files, loaded from its static prefix
     loaded = page.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
     for module in ("round-replay.js", "player.js", "reels.js", "holdcash.js", "timeline.js"):
@@ -111,7 +112,7 @@ def test_the_replay_plays_a_star_wild_round_in_german_to_its_stored_reels(
         assert stranger.text("#replay-play") == "Nochmals abspielen"
         # Play again: the same round once more, to the same end
         page.click("#replay-play")
-        page.wait_for_function("window.__replay.played >= 2", timeout=30_000)
+        page.wait_for_function("() => window.__replay.played >= 2", timeout=30_000)
         assert stranger.cents("#win") == round_["total_win"]
 
 

@@ -58,7 +58,7 @@ def _back_office(browser: Any, server: Server, name: str) -> tuple[Any, Any, Con
     page = context.new_page()
     watch = ConsoleWatch(page)
     page.goto(f"{server.url}/operator")
-    page.wait_for_function("window.__backofficePage && window.__backofficePage.ready")
+    page.wait_for_function("() => window.__backofficePage && window.__backofficePage.ready")
     backoffice_log_in(page, name, OPERATOR_PASSWORD, pyotp.TOTP(secret).now())
     page.wait_for_selector("#shell:not([hidden])")
     return context, page, watch
@@ -104,7 +104,7 @@ def test_an_operator_resends_and_two_operators_settle_unpaid_wins(
     page.click("[data-testid=tab-meters]")
     page.wait_for_selector(f"#unpaid-body tr[data-round='{to_resend}'] [data-resend]")
     page.click(f"#unpaid-body tr[data-round='{to_resend}'] [data-resend]")
-    page.wait_for_function("document.querySelector('[data-testid=status]').textContent"
+    page.wait_for_function("() => document.querySelector('[data-testid=status]').textContent"
                            ".includes('the win is paid')")
     page.wait_for_selector(f"#unpaid-body tr[data-round='{to_resend}']", state="detached")
 
@@ -120,7 +120,7 @@ def test_an_operator_resends_and_two_operators_settle_unpaid_wins(
     second, page, watch_b = _back_office(browser, server, "settle-web-b")
     page.click("[data-testid=tab-meters]")
     page.click(f"#unpaid-body tr[data-round='{to_settle}'] [data-approve]")
-    page.wait_for_function("document.querySelector('[data-testid=status]').textContent"
+    page.wait_for_function("() => document.querySelector('[data-testid=status]').textContent"
                            ".includes('is settled manually')")
     page.wait_for_selector(f"#unpaid-body tr[data-round='{to_settle}']", state="detached")
     assert "1 refused wins" in page.inner_text("#unpaid-facts")

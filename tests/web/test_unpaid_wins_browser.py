@@ -66,7 +66,7 @@ def test_the_player_and_the_back_office_see_a_refused_credit_as_unpaid(
     watch = ConsoleWatch(page)
     launch = expect(signed_launch(server, wallet.secret, player_id, language="en"), 200).json()
     page.goto(f"{launch['url']}&speed={FAST}")
-    page.wait_for_function("window.starfever && window.starfever.ready")
+    page.wait_for_function("() => window.starfever && window.starfever.ready")
     page.click("#open-history")
     page.locator("#history-list button").first.wait_for()
     refused = page.locator(f'#history-list button[data-round="{unpaid["id"]}"]')
@@ -76,7 +76,7 @@ def test_the_player_and_the_back_office_see_a_refused_credit_as_unpaid(
 
     secret = create_operator(server.database_url, "unpaid-op")
     page.goto(f"{server.url}/operator")
-    page.wait_for_function("window.__backofficePage && window.__backofficePage.ready")
+    page.wait_for_function("() => window.__backofficePage && window.__backofficePage.ready")
     backoffice_log_in(page, "unpaid-op", OPERATOR_PASSWORD, pyotp.TOTP(secret).now())
     page.wait_for_selector("#shell:not([hidden])")
     page.click("[data-testid=tab-meters]")
