@@ -250,8 +250,8 @@ function isoFrom(local) { return local ? `${local}:00` : null; }
 /** The round search's currency picker: every served currency (once), and the win filter's
  * label naming the currency its amount is in (ADR 0078). */
 async function loadSearchCurrencies() {
-  if (!$("#rs-currency option[data-served]")) {
-    await servedCurrencies();
+  await servedCurrencies();
+  if (!$("#rs-currency option[data-served]")) {  // (checked after the await: filled once)
     $("#rs-currency").insertAdjacentHTML("beforeend", served.map((c) =>
       `<option value="${esc(c.code)}" data-served>${esc(c.code)}</option>`).join(""));
   }
