@@ -39,18 +39,12 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from starfever.seamless.client import (
-    AsyncWalletClient,
-    WalletRefused,
-    WalletReply,
-    WalletUnavailable,
-)
+from starfever.seamless.client import AsyncWalletClient, WalletReply
 from starfever.server.db import database_unavailable
 from starfever.server.models import WalletCall
 from starfever.server.services.errors import utcnow
 from starfever.server.services.lease import Lease
-from starfever.server.spin.calls import CallState
-from starfever.server.spin.seamless_wallet import STALE_BATCH, SeamlessWallet, call_fields
+from starfever.server.spin.seamless_wallet import STALE_BATCH, SeamlessWallet
 
 log = logging.getLogger("starfever.server")
 
@@ -68,34 +62,6 @@ defaults (timeout 5 s, retry 1 s) a tick starts one every second."""
 Request = tuple[WalletCall, dict[str, Any]]
 
 
-async def send(wallet: SeamlessWallet, client: AsyncWalletClient, request: Request,
-               ) -> WalletReply | bool | None:
-    """Send one due call: its reply (its acknowledgement not yet recorded), ``True`` when it
-    is already recorded (a credit refused before, its ``unpaid_win_paid`` event with it),
-    ``False`` refused (final, recorded), ``None`` no valid answer (postponed by its
-    backoff)."""
-    row, fields = request
-    try:
-        reply = await client.call(row.kind, fields)
-    except WalletRefused as refused:
-        log.error("%s %s refused: %s", row.kind, row.transaction_id, refused,
-                  extra=call_fields(row.kind, row.transaction_id, row, fields["player_id"]))
-        await asyncio.to_thread(wallet.mark, row.transaction_id, CallState.REFUSED,
-                                error=refused.code[:32], only_pending=True)
-        return False
-    except WalletUnavailable as error:
-        log.warning("%s %s still not acknowledged (%s)", row.kind, row.transaction_id,
-                    error, extra=call_fields(row.kind, row.transaction_id, row,
-                                             fields["player_id"]))
-        await asyncio.to_thread(wallet.postpone, row)
-        return None
-    if row.error is not None:  # an unpaid win an operator resent: paid, and an event says so
-        await asyncio.to_thread(wallet.mark, row.transaction_id, CallState.ACKNOWLEDGED,
-                                reply=reply, only_pending=True)
-        return True
-    return reply
-
-
 async def send_batch(wallet: SeamlessWallet, client: AsyncWalletClient,
                      batch: list[Request], keep_going: Callable[[], bool]) -> tuple[int, bool]:
     """Send ``batch``, :data:`RESEND_CONCURRENCY` calls at a time, none once one got no
@@ -110,7 +76,7 @@ async def send_batch(wallet: SeamlessWallet, client: AsyncWalletClient,
                 if failed.is_set() or not keep_going():
                     failed.set()
                     return False
-                answer = await send(wallet, client, request)
+                answer = await wallet.send_recorded(client, request)
             if answer is None:
                 failed.set()
             if not isinstance(answer, WalletReply):
@@ -179,7 +145,7 @@ async def resend_due(wallet: SeamlessWallet, client: AsyncWalletClient,
     sent, sent_at = time.monotonic(), utcnow()
     probes.under_way[transaction_id] = sent
     try:
-        answer = await send(wallet, client, due[0])
+        answer = await wallet.send_recorded(client, due[0])
     finally:
         del probes.under_way[transaction_id]
     was_down, probes.down = probes.down, answer is None
@@ -325,6 +291,5 @@ __all__ = [
     "drain",
     "resend_due",
     "resend_now",
-    "send",
     "send_batch",
 ]

@@ -457,30 +457,46 @@ class SeamlessWallet:
         row = WalletCall(**values)
         return row, self.fields(row, player_id, carried)
 
+    async def send_recorded(self, client: AsyncWalletClient,
+                            request: tuple[WalletCall, dict[str, Any]],
+                            ) -> WalletReply | bool | None:
+        """Send a recorded credit or rollback (its row and request) once: its reply (its
+        acknowledgement not yet recorded), ``True`` when it is already recorded (a credit
+        refused before, its ``unpaid_win_paid`` event with it), ``False`` refused (final,
+        recorded), ``None`` no valid answer (postponed by its backoff; the resender sends it
+        again)."""
+        row, fields = request
+        try:
+            reply = await client.call(row.kind, fields)
+        except WalletRefused as refused:
+            log.error("%s %s refused: %s", row.kind, row.transaction_id, refused,
+                      extra=call_fields(row.kind, row.transaction_id, row, fields["player_id"]))
+            await asyncio.to_thread(self.mark, row.transaction_id, CallState.REFUSED,
+                                    error=refused.code[:32], only_pending=True)
+            return False
+        except WalletUnavailable as error:
+            log.warning("%s %s not acknowledged (%s): the resender sends it again", row.kind,
+                        row.transaction_id, error, extra=call_fields(
+                            row.kind, row.transaction_id, row, fields["player_id"]))
+            await asyncio.to_thread(self.postpone, row)
+            return None
+        if row.error is not None:  # an unpaid win an operator resent: paid, an event says so
+            await asyncio.to_thread(self.mark, row.transaction_id, CallState.ACKNOWLEDGED,
+                                    reply=reply, only_pending=True)
+            return True
+        return reply
+
     async def _send_due(self, transaction_id: str) -> WalletReply | None:
-        """Send a recorded credit or rollback once now; left pending for the retrier if it
-        gets no answer."""
+        """Send a recorded rollback once now and record its answer; left pending for the
+        resender if it gets none."""
         stored = await asyncio.to_thread(self._stored_request, transaction_id)
         if stored is None:
             return None
-        row, fields = stored
-        player_id = fields["player_id"]
-        try:
-            reply = await self.aclient.call(row.kind, fields)
-        except WalletRefused as refused:
-            log.error("%s %s refused: %s", row.kind, transaction_id, refused,
-                      extra=call_fields(row.kind, transaction_id, row, player_id))
-            await asyncio.to_thread(self.mark, transaction_id, CallState.REFUSED,
-                                    error=refused.code[:32])
+        answer = await self.send_recorded(self.aclient, stored)
+        if not isinstance(answer, WalletReply):
             return None
-        except WalletUnavailable as error:
-            log.warning("%s %s not acknowledged (%s): the retrier resends it", row.kind,
-                        transaction_id, error,
-                        extra=call_fields(row.kind, transaction_id, row, player_id))
-            await asyncio.to_thread(self.postpone, row)
-            return None
-        await asyncio.to_thread(self.mark, transaction_id, CallState.ACKNOWLEDGED, reply=reply)
-        return reply
+        await asyncio.to_thread(self.mark, transaction_id, CallState.ACKNOWLEDGED, reply=answer)
+        return answer
 
     async def _send_credit(self, credit: dict[str, Any], player_id: str,
                            carried: Carried) -> WalletReply | RefusedCredit | None:
