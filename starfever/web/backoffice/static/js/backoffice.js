@@ -196,14 +196,13 @@ async function book(event) {
   const out = $("#cash-result");
   // the amount is in the player's wallet currency (ADR 0076), read by its exponent
   let code;
-  let exponent;
   try {
-    ({ code, exponent } = await walletCurrency(username));
+    code = (await api.get(`/operator/players/${encodeURIComponent(username)}`)).currency || "EUR";
   } catch (error) {
     out.textContent = `Refused: ${error.message} (${error.code})`;
     return;
   }
-  const amount = parseAmount($("#cash-amount").value, exponent);
+  const amount = await parseIn($("#cash-amount").value, code);
   if (!Number.isInteger(amount) || amount <= 0) {
     out.textContent = `Enter an amount in ${code}, e.g. 50 or 12.50.`;
     return;
@@ -226,15 +225,6 @@ async function book(event) {
     pendingCashier = null;
     out.textContent = `Refused: ${error.message} (${error.code})`;
   }
-}
-
-/** The currency of ``username``'s wallet and its exponent (GET /game's currencies). */
-async function walletCurrency(username) {
-  const [player, currencies] = await Promise.all([
-    api.get(`/operator/players/${encodeURIComponent(username)}`), servedCurrencies()]);
-  const code = player.currency || "EUR";
-  const found = currencies.find((c) => c.code === code);
-  return { code, exponent: found ? found.exponent : 2 };
 }
 
 /** GET /game's currencies ({code, exponent}), read once. */
