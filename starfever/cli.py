@@ -10,10 +10,12 @@ import importlib
 import os
 import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
+from starfever import interrupts
 from starfever.engine.errors import InputError
 
 COMMAND_MODULES = (
@@ -97,6 +99,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
+    if threading.current_thread() is threading.main_thread():  # signals reach only that one
+        interrupts.install()
     args_given = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(args_given[0] if args_given and not args_given[0].startswith("-")
                           else None)

@@ -199,6 +199,7 @@ def run_cli_in_process(*args: str, stdin: str = "", env: Mapping[str, str] | Non
     saved_env = {name: os.environ.get(name) for name in settings}
     saved_streams = sys.stdin, sys.stdout, sys.stderr
     saved_cwd = os.getcwd()
+    saved_sigint = signal.getsignal(signal.SIGINT)  # main() installs its own (and may ignore)
     out, err = io.BytesIO(), io.BytesIO()
     streams = (io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8"),
                io.TextIOWrapper(out, encoding="utf-8", write_through=True),
@@ -219,6 +220,8 @@ def run_cli_in_process(*args: str, stdin: str = "", env: Mapping[str, str] | Non
             stream.detach()  # (closing a wrapper would close the buffer read below)
         os.chdir(saved_cwd)
         sys.stdin, sys.stdout, sys.stderr = saved_streams
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, saved_sigint)
         for name, value in saved_env.items():
             if value is None:
                 os.environ.pop(name, None)

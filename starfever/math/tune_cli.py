@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from starfever import interrupts
 from starfever.engine.model import load_model
 
 if TYPE_CHECKING:
@@ -144,6 +145,7 @@ def _write_atomically(path: Path, text: str) -> None:
     part = path.with_name(f".{path.name}.part")
     try:
         part.write_text(text, encoding="utf-8")
+        interrupts.check()  # a Ctrl-C the interpreter swallowed on the way writes nothing
         part.replace(path)
     finally:
         part.unlink(missing_ok=True)

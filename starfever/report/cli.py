@@ -13,6 +13,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from starfever import interrupts
 from starfever.engine.errors import InputError
 from starfever.engine.model import load_model
 
@@ -73,6 +74,7 @@ def cmd_par_sheet(args: argparse.Namespace) -> int:
         doc = build(model, report, result, staging, progress=progress)
         (staging / "par-sheet.md").write_text(doc.markdown(), encoding="utf-8")
         (staging / "par-sheet.html").write_text(doc.html(), encoding="utf-8")
+        interrupts.check()  # a Ctrl-C swallowed on the way still leaves no sheet
         _move_into_place(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

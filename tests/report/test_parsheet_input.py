@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,6 +71,38 @@ def test_an_interrupted_sheet_leaves_nothing(tmp_path: Path) -> None:
     # seen rarely under load, after the interruption was reported and the part folder removed
     assert run.returncode in (130, -signal.SIGINT), err
     assert err.strip().endswith("starfever par-sheet: interrupted")
+    assert list(tmp_path.iterdir()) == []
+
+
+class _SwallowsAnInterrupt:
+    """Ctrl-C arriving while the interpreter runs a finaliser: its KeyboardInterrupt is
+    printed as "Exception ignored" and the code that was interrupted goes on (as CI saw once
+    with an import system's weakref callback, and a sheet written with exit 0)."""
+
+    def __del__(self) -> None:
+        signal.raise_signal(signal.SIGINT)
+
+
+@pytest.mark.slow
+def test_an_interrupt_swallowed_by_the_interpreter_still_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from starfever.report import parsheet
+
+    made = parsheet.build
+
+    def build_then_interrupt(*args: Any, **kwargs: Any) -> Any:
+        doc = made(*args, **kwargs)
+        _SwallowsAnInterrupt()  # dropped at once; its __del__ gets the signal
+        return doc
+
+    monkeypatch.setattr(parsheet, "build", build_then_interrupt)
+    swallowed: list[Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", swallowed.append)
+    done = run_cli_in_process("par-sheet", "--out", str(tmp_path / "p"), "--spins", "1e4",
+                              "--workers", "1")
+    assert [type(seen.exc_value) for seen in swallowed] == [KeyboardInterrupt]  # swallowed
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip().endswith("starfever par-sheet: interrupted")
     assert list(tmp_path.iterdir()) == []
 
 
