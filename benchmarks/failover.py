@@ -19,7 +19,9 @@ What it does, all on this machine (``tests/failover_cluster.py``):
 4. SIGKILLs the primary's node (PostgreSQL and its Patroni agent, as a machine losing power)
    and lets Patroni promote the standby; the play goes on;
 5. starts the old primary's node again: Patroni rewinds it and makes it the new primary's
-   standby; the ``stale`` server, still talking to it, must settle nothing there;
+   standby; the ``stale`` server, still talking to it, must settle nothing there (no spin
+   sent after the kill is answered 2xx: ``settled_after_kill``; one sent before it may have
+   been committed before it and answered after);
 6. stops, then checks on the new primary: every acknowledged round is there under its key
    (rounds lost), no key has two rounds or two answers (rounds doubled), the books are
    conserved (ledger) and agree with the operator's wallet call by call (operator mode),
@@ -90,6 +92,10 @@ class Side:
     """Keys answered twice with different rounds."""
     settled_at: list[float] = field(default_factory=list)
     """When each 2xx arrived (monotonic)."""
+    sent_at: list[float] = field(default_factory=list)
+    """When the request of each 2xx was sent (monotonic): one sent after the kill can have been
+    settled only by a database that took writes after it, where one answered after the kill
+    may have been committed just before it."""
     refused_at: list[float] = field(default_factory=list)
     """When each refusal arrived: a ``503`` or a lost connection."""
     refusals: Counter[str] = field(default_factory=Counter)
@@ -153,6 +159,7 @@ class Play:
                 if give_up and self.stopping:
                     side.abandoned += 1
                     break
+                sent = time.monotonic()
                 try:
                     status, answer = await conn.request("POST", "/api/v1/spins", SPIN, headers)
                 except (OSError, asyncio.IncompleteReadError) as error:
@@ -167,6 +174,7 @@ class Play:
                     if side.acknowledged.setdefault(key, round_id) != round_id:
                         side.doubled.append(key)
                     side.settled_at.append(time.monotonic())
+                    side.sent_at.append(sent)
                     side.replayed_after_refusal += int(refused and status == 200)
                     break
                 if status == 503:
@@ -361,7 +369,7 @@ def drill(*, players: int, pause: float, before: float, after: float, workers: i
                                                     list(databases.values()))
         report["stale_readyz_while_standby"] = stale_ready.status_code
         stored = {mode: _rounds(url) for mode, url in urls.items()}
-        stale_after_kill = sum(t >= killed_at for t in sides["stale"].settled_at)
+        stale_after_kill = sum(t >= killed_at for t in sides["stale"].sent_at)
         for name, side in sides.items():
             mode = "operator" if name == "operator" else "ledger"
             report[name] = {**_lost_and_doubled(side, stored[mode], urls[mode]),

@@ -309,14 +309,15 @@ class Cluster:
     # --- failing it -------------------------------------------------------------------
     def kill(self, node: Node) -> float:
         """SIGKILL ``node`` whole (its agent, then its PostgreSQL's process group); the
-        monotonic time of the kill."""
+        monotonic time when both signals were sent (PostgreSQL commits until its own: a time
+        taken between the two would count those commits as after the kill)."""
         postmaster = node.postmaster_pid()
         if node.agent is not None:
             os.killpg(node.agent.pid, signal.SIGKILL)
-        killed_at = time.monotonic()
         if postmaster is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(os.getpgid(postmaster), signal.SIGKILL)
+        killed_at = time.monotonic()
         if node.agent is not None:
             node.agent.wait()
             node.agent = None
