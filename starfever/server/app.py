@@ -10,7 +10,7 @@ import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from starfever.engine.model import load_model
@@ -167,18 +167,18 @@ def create_app(settings: Settings, *, wallet: WalletPort | None = None,
     app.add_middleware(SpinRoute, context=context, max_bytes=settings.max_body_bytes)
     app.add_middleware(SecurityHeaders, production=production)
     app.add_middleware(RequestMiddleware, drain=drain)  # outermost: every answer has an id
-    # a query parameter no route takes is 422, never silently ignored (issue 35)
-    api = APIRouter(prefix=API_PREFIX, responses=ERROR_RESPONSES,
-                    dependencies=[Depends(known_query_only)])
     # the spin route first: FastAPI matches a request against the routes in order (twice:
-    # to choose, then to handle), so the most frequent request scans the fewest
-    for module in (spins, health, players, sessions, wallet_routes, rounds, jackpot,
-                   protection, operator, unpaid_wins, software, launch,
-                   demo, free_rounds):
-        api.include_router(module.router)
-    for router in (controls.signed, controls.backoffice, controls.public):  # ADR 0067
-        api.include_router(router)
-    app.include_router(api)
+    # to choose, then to handle), so the most frequent request scans the fewest. Each router
+    # straight into the app: FastAPI builds a route again for every router it passes
+    # through, and a router between them cost a third of every server start's route building
+    routers = [module.router for module in (
+        spins, health, players, sessions, wallet_routes, rounds, jackpot, protection,
+        operator, unpaid_wins, software, launch, demo, free_rounds)]
+    routers += [controls.signed, controls.backoffice, controls.public]  # ADR 0067
+    for router in routers:
+        # a query parameter no route takes is 422, never silently ignored (issue 35)
+        app.include_router(router, prefix=API_PREFIX, responses=ERROR_RESPONSES,
+                           dependencies=[Depends(known_query_only)])
     app.include_router(health.probes)
     _metrics_route(app, context)
     player_prefix = mount_web(app, api_prefix=API_PREFIX)
