@@ -70,9 +70,13 @@ def cmd_operator_wallet_demo(args: argparse.Namespace) -> int:
     print(f"reference operator wallet on {scheme}://{args.host}:{args.port} (books in "
           f"{args.db}); Star Fever: starfever serve --wallet operator --wallet-url "
           f"{scheme}://{args.host}:{args.port}", flush=True)
-    # every call is printed by the wallet itself (not --quiet); no proxy in front of it
+    # every call is printed by the wallet itself (not --quiet); no proxy in front of it. On
+    # SIGTERM a call still under way gets 2 s to finish (its books are written before any
+    # injected delay or drop): one held by a "delay" fault is then cancelled, where uvicorn
+    # would wait for its whole delay (a minute, in the resender's tests)
     uvicorn.run(wallet, host=args.host, port=args.port, log_level="warning", access_log=False,
-                proxy_headers=False, http=CoalescingHTTPProtocol, **tls)
+                proxy_headers=False, http=CoalescingHTTPProtocol, timeout_graceful_shutdown=2,
+                **tls)
     store.close()
     return 0
 
