@@ -43,6 +43,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    from tests import forkserver
+
+    forkserver.close()  # (its metrics folder lies in the run's temporary folder)
     if _RUN_TEMP is not None:
         shutil.rmtree(_RUN_TEMP, ignore_errors=True)
 

@@ -54,6 +54,7 @@ from starfever.server.db import Database, migrate, sqlalchemy_url
 from starfever.server.services import operator_accounts as operators
 from starfever.server.settings import Settings
 from starfever.server.spin.wallets import LedgerWallet
+from tests import forkserver
 
 DatabaseKind = Literal["sqlite", "postgresql"]
 DATABASE_KINDS: tuple[DatabaseKind, ...] = ("sqlite", "postgresql")
@@ -135,6 +136,26 @@ def expect(response: httpx.Response, *statuses: int) -> httpx.Response:
         raise UnexpectedResponse(f"{response.request.method} {response.request.url} answered "
                                  f"{response.status_code}, not {statuses}: {response.text}")
     return response
+
+
+Process = subprocess.Popen[bytes] | forkserver.ForkedProcess
+"""A command the harness started: a process of its own, or a child of the fork server."""
+
+
+def start_command(args: Sequence[str], env: Mapping[str, str], log_path: Path, *,
+                  fork: bool, new_session: bool = False) -> Process:
+    """``starfever ARGS`` as a process with ``env``, in the log's folder, its output appended
+    to the log (in a session of its own if ``new_session``). ``fork``: a command in test mode,
+    forked by the fork server (tests/forkserver.py, ADR 0084) unless
+    ``STARFEVER_TEST_FORKS=0``; else a fresh interpreter, as production servers must be (their
+    software check would see the test suite's modules loaded)."""
+    if fork and forkserver.ENABLED:
+        return forkserver.spawn(args, env=env, cwd=log_path.parent, log=log_path,
+                                new_session=new_session)
+    with open(log_path, "ab") as log:
+        return subprocess.Popen([sys.executable, "-m", "starfever.cli", *args], stdout=log,
+                                stderr=subprocess.STDOUT, env=dict(env), cwd=log_path.parent,
+                                start_new_session=new_session)
 
 
 def _clean_environment(settings: Mapping[str, str]) -> dict[str, str]:
@@ -389,7 +410,7 @@ class Server:
         self.own_process_group = own_process_group
         """Start it in its own process group, so that one signal reaches every worker."""
         self.start_timeout = start_timeout
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: Process | None = None
         self.port = 0
         self.http = httpx.Client(timeout=60)
         self._engine: Engine | None = None
@@ -412,13 +433,14 @@ class Server:
         """Start it and wait until ``/health`` answers."""
         self.port = self.port or free_port()
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "starfever.cli", "serve", "--host", HOST,
-                 "--port", str(self.port), "--workers", str(self.workers),
-                 "--database-url", self.database_url, "--log-level", "warning", *self.args],
-                stdout=log, stderr=subprocess.STDOUT, env=_clean_environment(self.env),
-                cwd=self.log_path.parent, start_new_session=self.own_process_group)
+        args = ("serve", "--host", HOST, "--port", str(self.port), "--workers",
+                str(self.workers), "--database-url", self.database_url, "--log-level",
+                "warning", *self.args)
+        # (a supervisor of workers writes its metrics file when it imports the metrics, and
+        # lists itself by that file: a forked one never would, so it starts as itself)
+        self.process = start_command(args, _clean_environment(self.env), self.log_path,
+                                     fork=self.test_mode and self.workers == 1,
+                                     new_session=self.own_process_group)
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -609,12 +631,9 @@ class OperatorWallet:
         self.db = folder / "operator-wallet.db"
         self.log = folder / "operator-wallet.log"
         env = {**os.environ, "STARFEVER_OPERATOR_SECRET": secret}
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "starfever.cli", "operator-wallet-demo", "--port",
-                 str(self.port), "--db", str(self.db), *(["--quiet"] if quiet else []),
-                 *args],
-                stdout=log, stderr=subprocess.STDOUT, env=env)
+        self.process = start_command(
+            ("operator-wallet-demo", "--port", str(self.port), "--db", str(self.db),
+             *(["--quiet"] if quiet else []), *args), env, self.log, fork=True)
         self.admin = httpx.Client(base_url=self.url, timeout=10, verify=verify)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
