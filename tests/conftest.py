@@ -40,6 +40,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _RUN_TEMP = tempfile.mkdtemp(prefix="starfever-tests-")
     os.environ["TMPDIR"] = _RUN_TEMP
     tempfile.tempdir = None  # gettempdir() reads TMPDIR again
+    os.environ.setdefault("STARFEVER_TEST_FORKS", "1")  # test-mode servers forked (ADR 0084)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -10,7 +10,7 @@ everything from the command's ``main()`` on is the real command in a real proces
 with its own pid, signals and exit status. Only the imports are not repeated; a start's
 imports stay proven by every command the suite runs as a fresh process (the quick start, the
 production servers, :func:`tests.harness.run_cli`), and ``STARFEVER_TEST_FORKS=0`` runs the
-whole suite without the fork server.
+whole suite without the fork server (the benchmarks never use it).
 
 Protocol: JSON lines. The test process writes a request ``{"args", "env", "cwd", "log",
 "new_session"}`` to the fork server's stdin; the fork server answers ``{"started": PID}`` on
@@ -39,8 +39,15 @@ from queue import Empty, Queue
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-ENABLED = os.environ.get("STARFEVER_TEST_FORKS", "1") != "0"
-"""Whether the harness forks its test-mode commands (``STARFEVER_TEST_FORKS=0``: never)."""
+FORKS_ENV = "STARFEVER_TEST_FORKS"
+
+
+def enabled() -> bool:
+    """Whether the harness forks its test-mode commands: ``STARFEVER_TEST_FORKS=1``, which the
+    test suite sets unless it is given (``0``: never). The benchmarks and the screenshots,
+    which use the harness too, start every command as a fresh interpreter."""
+    return os.environ.get(FORKS_ENV) == "1"
+
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 PRELOADED = (
     # what ``starfever serve`` imports before it serves (starfever/server/cli.py) and what

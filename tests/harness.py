@@ -149,7 +149,7 @@ def start_command(args: Sequence[str], env: Mapping[str, str], log_path: Path, *
     forked by the fork server (tests/forkserver.py, ADR 0084) unless
     ``STARFEVER_TEST_FORKS=0``; else a fresh interpreter, as production servers must be (their
     software check would see the test suite's modules loaded)."""
-    if fork and forkserver.ENABLED:
+    if fork and forkserver.enabled():
         return forkserver.spawn(args, env=env, cwd=log_path.parent, log=log_path,
                                 new_session=new_session)
     with open(log_path, "ab") as log:

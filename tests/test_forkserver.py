@@ -10,6 +10,8 @@ import os
 import signal
 from pathlib import Path
 
+import pytest
+
 from tests import forkserver
 from tests.harness import OPERATOR_SECRET, Server, create_operator, start_command
 
@@ -21,13 +23,16 @@ def _run(args: tuple[str, ...], env: dict[str, str], folder: Path, *, fork: bool
     folder.mkdir()
     (folder / "broken.json").write_text("{")
     process = start_command(args, env, folder / "out.log", fork=fork)
-    assert isinstance(process, forkserver.ForkedProcess) == (fork and forkserver.ENABLED)
+    assert isinstance(process, forkserver.ForkedProcess) == fork
     assert process.pid != os.getpid()
     code = process.wait(timeout=120)
     return code, (folder / "out.log").read_text()
 
 
-def test_a_forked_command_answers_as_a_fresh_interpreter(tmp_path: Path) -> None:
+def test_a_forked_command_answers_as_a_fresh_interpreter(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         ) -> None:
+    monkeypatch.setenv(forkserver.FORKS_ENV, "1")  # (whatever this run was told)
     env = {k: v for k, v in os.environ.items() if not k.startswith("STARFEVER_")}
     # the working folder: a model file named relative to it
     forked = _run(("rtp", "--model", "broken.json"), env, tmp_path / "forked", fork=True)
@@ -43,25 +48,21 @@ def test_a_forked_command_answers_as_a_fresh_interpreter(tmp_path: Path) -> None
     assert code == 2 and "shared secret must be at least 32 characters" in output
 
 
-def test_a_forked_server_ends_by_its_signals_as_a_fresh_one(tmp_path: Path) -> None:
+def test_a_forked_server_ends_by_its_signals_as_a_fresh_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     codes = {}
-    enabled = forkserver.ENABLED
     for fork in (True, False):
+        monkeypatch.setenv(forkserver.FORKS_ENV, "1" if fork else "0")
         url = f"sqlite:///{tmp_path}/{fork}.db"
         create_operator(url)
-        forkserver.ENABLED = enabled and fork
-        try:
-            with Server(url, tmp_path / f"{fork}" / "server.log") as server:
-                server.start()
-                assert isinstance(server.process, forkserver.ForkedProcess) == (
-                    enabled and fork)
-                assert server.process is not None and server.process.pid != os.getpid()
-                server.process.send_signal(signal.SIGTERM)
-                terminated = server.process.wait(timeout=30)
-                server.start()  # again, on the same port
-                assert server.process is not None
-                server.process.kill()
-                codes[fork] = terminated, server.process.wait(timeout=30)
-        finally:
-            forkserver.ENABLED = enabled
+        with Server(url, tmp_path / f"{fork}" / "server.log") as server:
+            server.start()
+            assert isinstance(server.process, forkserver.ForkedProcess) == fork
+            assert server.process is not None and server.process.pid != os.getpid()
+            server.process.send_signal(signal.SIGTERM)
+            terminated = server.process.wait(timeout=30)
+            server.start()  # again, on the same port
+            assert server.process is not None
+            server.process.kill()
+            codes[fork] = terminated, server.process.wait(timeout=30)
     assert codes[True] == codes[False] == (-signal.SIGTERM, -signal.SIGKILL)
