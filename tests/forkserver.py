@@ -41,13 +41,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 FORKS_ENV = "STARFEVER_TEST_FORKS"
 
-
-def enabled() -> bool:
-    """Whether the harness forks its test-mode commands: ``STARFEVER_TEST_FORKS=1``, which the
-    test suite sets unless it is given (``0``: never). The benchmarks and the screenshots,
-    which use the harness too, start every command as a fresh interpreter."""
-    return os.environ.get(FORKS_ENV) == "1"
-
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 PRELOADED = (
     # what ``starfever serve`` imports before it serves (starfever/server/cli.py) and what
@@ -61,6 +54,16 @@ PRELOADED = (
     "uvicorn.lifespan.on", "uvicorn.loops.auto", "uvicorn.protocols.http.auto",
     "uvicorn.protocols.websockets.auto", "alembic.command", "alembic.config",
 )
+
+_PARENT_PID = os.getpid()
+"""The fork server's own pid (a child on its way out leaves the server's things alone)."""
+
+
+def enabled() -> bool:
+    """Whether the harness forks its test-mode commands: ``STARFEVER_TEST_FORKS=1``, which the
+    test suite sets unless it is given (``0``: never). The benchmarks and the screenshots,
+    which use the harness too, start every command as a fresh interpreter."""
+    return os.environ.get(FORKS_ENV) == "1"
 
 
 # --- the fork server's side ------------------------------------------------------------------
@@ -112,14 +115,11 @@ def serve_forks() -> None:
                     os.close(children.pop(pid))
                     _reply(replies, {"exited": pid, "code": os.waitstatus_to_exitcode(status)})
     finally:
-        if os.getpid() == _PARENT_PID:  # (a child on its way out leaves the server's things)
+        if os.getpid() == _PARENT_PID:
             for pid in children:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
             shutil.rmtree(metrics, ignore_errors=True)
-
-
-_PARENT_PID = os.getpid()
 
 
 def _reply(fd: int, message: Mapping[str, Any]) -> None:

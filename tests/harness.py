@@ -8,7 +8,8 @@ Plain Python, no pytest (the fixtures live in the conftest files):
 - :func:`create_operator` migrates a database and adds the operator account;
   :func:`run_cli` runs the real command line in a subprocess;
 - :class:`Server` is a ``starfever serve`` process on a free port of 127.0.0.1 with an HTTP
-  client and the helpers the tests share (log in, register, deposit, spin, balance);
+  client and the helpers the tests share (log in, register, deposit, spin, balance); in the
+  test suite one in test mode is forked from ``tests/forkserver.py`` (ADR 0084);
 - :func:`start_server` and :func:`running_server` put those together: a fresh database with an
   operator account, and a server on it that answers ``/health``;
 - :class:`OperatorWallet` is the reference operator wallet (``starfever operator-wallet-demo``)
@@ -376,7 +377,8 @@ class Databases:
 
 
 class Server:
-    """A ``starfever serve`` subprocess on 127.0.0.1 and an HTTP client for its API.
+    """A ``starfever serve`` process on 127.0.0.1 and an HTTP client for its API (in the test
+    suite, one in test mode with one worker is forked by the fork server: :func:`start_command`).
 
     The port is chosen at the first :meth:`start` and kept, so a restarted server is where its
     clients expect it. ``env`` adds ``STARFEVER_*`` settings to the harness's own (the secret
