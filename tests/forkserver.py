@@ -38,10 +38,12 @@ from pathlib import Path
 from queue import Empty, Queue
 from typing import Any
 
+# (imports no prometheus_client: the fork server sets the variable before that import)
+from starfever.server.cli import MULTIPROCESS_ENV
+
 ROOT = Path(__file__).resolve().parents[1]
 FORKS_ENV = "STARFEVER_TEST_FORKS"
 
-MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 PRELOADED = (
     # what ``starfever serve`` imports before it serves (starfever/server/cli.py) and what
     # uvicorn imports as it starts; the reference wallet's command
